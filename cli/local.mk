@@ -1,0 +1,1 @@
+arsim_SOURCES += cli/main.c

@@ -1,0 +1,194 @@
+/* The cost of one op from the model's terms (see arsim/cost.h for the formulas). */
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include "arsim/cost.h"
+
+#define MAX_DEV_TOUCH 64  /* devices whose memory one op touches, beyond which we merge */
+#define MAX_ROUTE 256
+
+const char *ar_term_name(ar_term_t t) {
+    static const char *const names[AR_NTERM] = {"link", "memory", "reduce", "sync", "launch"};
+    return (unsigned)t < AR_NTERM ? names[t] : "?";
+}
+
+int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a) {
+    return a->rank == AR_RANK_HOST ? -1 : t->placement[a->rank];
+}
+
+typedef struct acc_s {
+    int dev[MAX_DEV_TOUCH];
+    double rd[MAX_DEV_TOUCH], wr[MAX_DEV_TOUCH];
+    int ndev;
+    ar_op_traffic_t *traffic;
+    int ntraffic, max_traffic;
+    double link_s;      /* bottleneck over link directions seen so far */
+    double lat_s;
+    double chan_rd_bytes, chan_wr_bytes, host_bytes;
+    int overflow;
+} acc_t;
+
+static void acc_mem(acc_t *a, int dev, double rd, double wr) {
+    for (int i = 0; i < a->ndev; i++)
+        if (a->dev[i] == dev) { a->rd[i] += rd; a->wr[i] += wr; return; }
+    if (a->ndev == MAX_DEV_TOUCH) { a->rd[0] += rd; a->wr[0] += wr; return; }
+    a->dev[a->ndev] = dev;
+    a->rd[a->ndev] = rd;
+    a->wr[a->ndev++] = wr;
+}
+
+/* Traffic on each hop of the route from device `from` to device `to`. Per-link
+ * bytes are summed across the op's sources (two pulls over one link share it). */
+static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes,
+                      double link_bytes[], double *hop_lat) {
+    int links[MAX_ROUTE], dirs[MAX_ROUTE];
+    int n = ar_topo_route(t, from, to, links, dirs, MAX_ROUTE);
+    double lat = 0;
+    for (int h = 0; h < n; h++) {
+        const ar_link_t *l = &t->links[links[h]];
+        const ar_link_kind_t *k = &t->model->links[l->kind];
+        int slot = links[h] * 2 + (dirs[h] < 0);
+        link_bytes[slot] += bytes;
+        double s = link_bytes[slot] / (l->count * k->bw_gbps * 1e9);
+        if (s > a->link_s) a->link_s = s;
+        lat += k->lat_ns * 1e-9;
+        int found = 0;
+        for (int i = 0; i < a->ntraffic; i++)
+            if (a->traffic && a->traffic[i].link == links[h] && a->traffic[i].dir == dirs[h]) {
+                a->traffic[i].bytes += bytes;
+                found = 1;
+            }
+        if (!found && a->traffic && a->ntraffic < a->max_traffic) {
+            a->traffic[a->ntraffic].link = links[h];
+            a->traffic[a->ntraffic].dir = dirs[h];
+            a->traffic[a->ntraffic++].bytes = bytes;
+        } else if (!found) {
+            a->overflow = 1;
+        }
+    }
+    *hop_lat = lat;
+}
+
+int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+               ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
+               int *ntraffic) {
+    const ar_model_t *m = t->model;
+    memset(c, 0, sizeof *c);
+    if (ntraffic) *ntraffic = 0;
+    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return AR_OK;
+
+    /* Link bytes are kept per link direction for this op only. */
+    double link_bytes_stack[2 * 64];
+    double *link_bytes = link_bytes_stack;
+    double *heap = NULL;
+    if (t->nlinks > 64) {
+        heap = calloc((size_t)t->nlinks * 2, sizeof(double));
+        if (!heap) return AR_ENOMEM;
+        link_bytes = heap;
+    } else {
+        memset(link_bytes_stack, 0, sizeof link_bytes_stack);
+    }
+
+    acc_t a;
+    memset(&a, 0, sizeof a);
+    a.traffic = traffic;
+    a.max_traffic = traffic ? max_traffic : 0;
+    double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    int edev = t->placement[exec_rank];
+    const ar_mem_level_t *lvl = &m->mem[buffer];
+    double mem_lat = lvl->lat_ns * 1e-9;
+    double max_hop_lat = 0;
+
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        /* s < nsrc: a source (read); s == nsrc: the destination (write). */
+        int is_dst = s == op->nsrc;
+        const ar_addr_t *ad = is_dst ? &op->dst : &p->srcs[op->src + s];
+        int dev = ar_cost_addr_device(t, ad);
+        if (dev < 0) { /* host staging buffer over the host link */
+            a.host_bytes += B;
+            double hl = m->host_link_lat_ns * 1e-9;
+            if (hl > max_hop_lat) max_hop_lat = hl;
+            continue;
+        }
+        acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
+        if (dev == edev) continue;
+        double hop_lat = 0;
+        if (is_dst) {
+            acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
+            a.chan_wr_bytes += B;
+        } else {
+            acc_route(&a, t, dev, edev, B, link_bytes, &hop_lat);
+            a.chan_rd_bytes += B;
+        }
+        if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
+        c->remote = 1;
+    }
+    if (a.host_bytes > 0) {
+        double s = a.host_bytes / (m->host_link_gbps * 1e9);
+        if (s > a.link_s) a.link_s = s;
+        c->remote = 1;
+    }
+    double chan_s = 0;
+    if (a.chan_rd_bytes > 0) chan_s = a.chan_rd_bytes / (ar_model_chan_read_gbps(m) * 1e9);
+    if (a.chan_wr_bytes > 0) {
+        double w = a.chan_wr_bytes / (m->chan_write_gbps * 1e9);
+        if (w > chan_s) chan_s = w;
+    }
+    c->link_s = a.link_s > chan_s ? a.link_s : chan_s;
+    for (int i = 0; i < a.ndev; i++) {
+        double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
+        if (s > c->memory_s) c->memory_s = s;
+    }
+    c->bytes = B;
+    c->lat_s = mem_lat + max_hop_lat;
+    c->lat_term = c->remote ? AR_TERM_LINK : AR_TERM_MEMORY;
+    if (c->link_s >= c->memory_s) {
+        c->move_s = c->link_s;
+        c->move_term = AR_TERM_LINK;
+    } else {
+        c->move_s = c->memory_s;
+        c->move_term = AR_TERM_MEMORY;
+    }
+    if (op->code == AR_OP_REDUCE) c->reduce_s = (op->nsrc - 1) * B / (m->reduce_gbps * 1e9);
+    c->total_s = c->lat_s + c->move_s + c->reduce_s;
+    if (ntraffic) *ntraffic = a.ntraffic;
+    free(heap);
+    return AR_OK;
+}
+
+double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
+    const ar_model_t *m = t->model;
+    int a = t->placement[from_rank], b = t->placement[to_rank];
+    double s = m->signal_lat_ns * 1e-9;
+    if (a == b) return s;
+    int links[MAX_ROUTE], dirs[MAX_ROUTE];
+    int n = ar_topo_route(t, a, b, links, dirs, MAX_ROUTE);
+    for (int h = 1; h < n; h++) s += t->model->links[t->links[links[h]].kind].lat_ns * 1e-9;
+    return s;
+}
+
+double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9; }
+
+double ar_model_chan_read_gbps(const ar_model_t *m) {
+    return m->chan_inflight_bytes / m->chan_read_lat_ns; /* bytes per ns = GB/s */
+}
+
+int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
+                           ar_error_t *err) {
+    const ar_mem_level_t *lvl = &t->model->mem[buffer];
+    if (!lvl->present)
+        return AR_ERR(err, AR_EINVAL, "model %s has no %s memory level", t->model->name,
+                      ar_mem_name(buffer));
+    double per_rank = (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
+    for (int d = 0; d < t->ndevices; d++) {
+        int nr = 0;
+        for (int r = 0; r < p->nranks; r++) nr += t->placement[r] == d;
+        double need = per_rank * nr;
+        if (need > lvl->capacity_bytes)
+            return AR_ERR(err, AR_ELIMIT,
+                          "buffers need %.0f bytes on device %s but its %s holds %.0f bytes",
+                          need, t->nodes[d].name, ar_mem_name(buffer), lvl->capacity_bytes);
+    }
+    return AR_OK;
+}

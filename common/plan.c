@@ -1,0 +1,185 @@
+/* Plan building: ops are appended per (rank, channel) in any order and laid out
+ * channel by channel by ar_plan_finish. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arsim/plan.h"
+
+typedef struct chan_build_s {
+    ar_op_t *ops;
+    uint32_t n, cap;
+} chan_build_t;
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
+    if (need <= *cap) return AR_OK;
+    uint32_t nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > UINT32_MAX / 2) return AR_ELIMIT;
+        nc *= 2;
+    }
+    void *p = realloc(*arr, (size_t)nc * elem);
+    if (!p) return AR_ENOMEM;
+    *arr = p;
+    *cap = nc;
+    return AR_OK;
+}
+
+int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_dtype_t dtype,
+                ar_plan_t **out) {
+    if (nranks < 1 || nchannels < 1 || count == 0) return AR_EINVAL;
+    ar_plan_t *p = calloc(1, sizeof *p);
+    if (!p) return AR_ENOMEM;
+    snprintf(p->algo, sizeof p->algo, "%s", algo ? algo : "");
+    p->nranks = nranks;
+    p->nchannels = nchannels;
+    p->count = count;
+    p->dtype = dtype;
+    p->build = calloc((size_t)nranks * nchannels, sizeof(chan_build_t));
+    p->chans = calloc((size_t)nranks * nchannels, sizeof(ar_chan_t));
+    if (!p->build || !p->chans) {
+        ar_plan_free(p);
+        return AR_ENOMEM;
+    }
+    *out = p;
+    return AR_OK;
+}
+
+static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
+    if (!p->build) return AR_EINVAL; /* already finished */
+    if (rank < 0 || rank >= p->nranks || chan < 0 || chan >= p->nchannels) return AR_EINVAL;
+    chan_build_t *cb = &((chan_build_t *)p->build)[rank * p->nchannels + chan];
+    AR_TRY(grow((void **)&cb->ops, &cb->cap, cb->n + 1, sizeof(ar_op_t)));
+    cb->ops[cb->n++] = *op;
+    return AR_OK;
+}
+
+static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *first) {
+    AR_TRY(grow((void **)&p->srcs, &p->cap_srcs, p->nsrcs + k, sizeof(ar_addr_t)));
+    *first = p->nsrcs;
+    memcpy(p->srcs + p->nsrcs, srcs, k * sizeof *srcs);
+    p->nsrcs += k;
+    return AR_OK;
+}
+
+int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n) {
+    ar_op_t op = {.code = AR_OP_COPY, .nsrc = 1, .n = n, .dst = dst};
+    if (n == 0) return AR_OK; /* an empty tail is no op */
+    AR_TRY(add_srcs(p, &src, 1, &op.src));
+    return append(p, rank, chan, &op);
+}
+
+int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_addr_t *srcs,
+                   uint32_t k, uint64_t n) {
+    if (n == 0) return AR_OK;
+    if (k == 1) return ar_plan_copy(p, rank, chan, dst, srcs[0], n);
+    ar_op_t op = {.code = AR_OP_REDUCE, .nsrc = k, .n = n, .dst = dst};
+    AR_TRY(add_srcs(p, srcs, k, &op.src));
+    return append(p, rank, chan, &op);
+}
+
+int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag) {
+    if (target_rank < 0 || target_rank >= p->nranks) return AR_EINVAL;
+    ar_op_t op = {.code = AR_OP_SIGNAL, .dst = {target_rank, 0, 0}, .flag = flag};
+    if (flag >= p->nflags) p->nflags = flag + 1;
+    return append(p, rank, chan, &op);
+}
+
+int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count) {
+    if (count == 0) return AR_OK;
+    ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = count};
+    if (flag >= p->nflags) p->nflags = flag + 1;
+    return append(p, rank, chan, &op);
+}
+
+int ar_plan_finish(ar_plan_t *p) {
+    if (!p->build) return AR_OK;
+    chan_build_t *cb = p->build;
+    int nch = p->nranks * p->nchannels;
+    uint64_t total = 0;
+    for (int i = 0; i < nch; i++) total += cb[i].n;
+    if (total > UINT32_MAX) return AR_ELIMIT;
+    free(p->ops);
+    p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
+    if (p->nflags == 0) p->nflags = 1;
+    p->per_epoch = calloc((size_t)p->nranks * p->nflags, sizeof(uint64_t));
+    if (!p->ops || !p->per_epoch) return AR_ENOMEM;
+    uint32_t at = 0;
+    for (int i = 0; i < nch; i++) {
+        p->chans[i].first = at;
+        p->chans[i].nops = cb[i].n;
+        if (cb[i].n) memcpy(p->ops + at, cb[i].ops, cb[i].n * sizeof(ar_op_t));
+        at += cb[i].n;
+        free(cb[i].ops);
+    }
+    p->nops = p->cap_ops = at;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i].code == AR_OP_SIGNAL)
+            p->per_epoch[(size_t)p->ops[i].dst.rank * p->nflags + p->ops[i].flag]++;
+    free(p->build);
+    p->build = NULL;
+    return AR_OK;
+}
+
+void ar_plan_free(ar_plan_t *p) {
+    if (!p) return;
+    if (p->build) {
+        chan_build_t *cb = p->build;
+        for (int i = 0; i < p->nranks * p->nchannels; i++) free(cb[i].ops);
+        free(p->build);
+    }
+    free(p->chans);
+    free(p->ops);
+    free(p->srcs);
+    free(p->per_epoch);
+    free(p);
+}
+
+uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf) {
+    if (rank == AR_RANK_HOST) return p->host_elems;
+    switch (buf) {
+    case AR_BUF_IN:
+    case AR_BUF_OUT: return p->count;
+    case AR_BUF_SCRATCH: return p->scratch_elems;
+    default: return 0;
+    }
+}
+
+static void dump_addr(FILE *f, ar_addr_t a) {
+    static const char *const bn[] = {"IN", "OUT", "SCRATCH"};
+    if (a.rank == AR_RANK_HOST) fprintf(f, "host[%" PRIu64 "]", a.off);
+    else fprintf(f, "r%d.%s[%" PRIu64 "]", a.rank, a.buf < AR_NBUF ? bn[a.buf] : "?", a.off);
+}
+
+void ar_plan_dump(const ar_plan_t *p, void *stream) {
+    FILE *f = stream;
+    fprintf(f, "plan %s: %d ranks x %d channels, count %" PRIu64 " %s, scratch %" PRIu64
+               ", host %" PRIu64 ", %u flags, %u ops\n",
+            p->algo, p->nranks, p->nchannels, p->count, ar_dtype_name(p->dtype), p->scratch_elems,
+            p->host_elems, p->nflags, p->nops);
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if (!ch->nops) continue;
+            fprintf(f, "rank %d chan %d:\n", r, c);
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                fprintf(f, "  %4u ", i);
+                switch (op->code) {
+                case AR_OP_COPY:
+                case AR_OP_REDUCE:
+                    fprintf(f, "%s ", op->code == AR_OP_COPY ? "COPY  " : "REDUCE");
+                    dump_addr(f, op->dst);
+                    fprintf(f, " <-");
+                    for (uint32_t s = 0; s < op->nsrc; s++) {
+                        fputc(' ', f);
+                        dump_addr(f, p->srcs[op->src + s]);
+                    }
+                    fprintf(f, " n=%" PRIu64 "\n", op->n);
+                    break;
+                case AR_OP_SIGNAL: fprintf(f, "SIGNAL r%d flag %u\n", op->dst.rank, op->flag); break;
+                case AR_OP_WAIT: fprintf(f, "WAIT   flag %u count %" PRIu64 "\n", op->flag, op->count); break;
+                }
+            }
+        }
+}

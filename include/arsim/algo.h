@@ -1,0 +1,36 @@
+/* arsim: algorithms. Each turns (topology, count, dtype, options) into a plan
+ * and knows nothing of backends. One file per algorithm under algorithms/. */
+#ifndef ARSIM_ALGO_H
+#define ARSIM_ALGO_H
+
+#include "arsim/plan.h"
+#include "arsim/topo.h"
+
+typedef struct ar_algo_opts_s {
+    int channels;          /* 0: the algorithm's default */
+    uint64_t chunk_bytes;  /* pipelining chunk; 0: the algorithm's default */
+    int root;              /* center_root: force this root rank; -1: least eccentricity */
+    int grid_w, grid_h;    /* torus2d/mesh2d on topologies without a grid: 0 = choose */
+} ar_algo_opts_t;
+
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0}
+
+typedef struct ar_algo_s {
+    const char *name;
+    const char *alias;     /* NULL when none */
+    const char *summary;   /* one line for `arsim list algos` */
+    /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
+    int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                 const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
+} ar_algo_t;
+
+/* By name or alias; NULL when unknown. */
+const ar_algo_t *ar_algo_find(const char *name);
+/* The registry, NULL-terminated. */
+const ar_algo_t *const *ar_algo_all(void);
+
+/* Find + build + verify-free convenience: AR_EINVAL for an unknown name. */
+int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
+
+#endif

@@ -1,0 +1,12 @@
+/* arsim: the public surface. */
+#ifndef ARSIM_ARSIM_H
+#define ARSIM_ARSIM_H
+#include "arsim/error.h"
+#include "arsim/types.h"
+#include "arsim/model.h"
+#include "arsim/topo.h"
+#include "arsim/plan.h"
+#include "arsim/algo.h"
+#include "arsim/backend.h"
+#include "arsim/cost.h"
+#endif

@@ -1,0 +1,86 @@
+/* arsim: the backend interface. A backend executes plans and knows nothing of
+ * particular algorithms. Runtime vtable; private state embeds ar_backend_t first. */
+#ifndef ARSIM_BACKEND_H
+#define ARSIM_BACKEND_H
+
+#include <stdio.h>
+#include "arsim/plan.h"
+#include "arsim/topo.h"
+
+/* The terms every op's time is built from. */
+typedef enum ar_term_e {
+    AR_TERM_LINK = 0, AR_TERM_MEMORY, AR_TERM_REDUCE, AR_TERM_SYNC, AR_TERM_LAUNCH, AR_NTERM
+} ar_term_t;
+const char *ar_term_name(ar_term_t t);
+
+typedef struct ar_run_opts_s {
+    ar_mem_t buffer;     /* where IN/OUT/SCRATCH live */
+    int iters;           /* timed executions (cuda: per repeat); >= 1 */
+    int warmup;
+    int check;           /* compare with a float64 reference (ref, cuda) */
+    unsigned long seed;  /* input generator */
+    int breakdown;       /* fill per-term and per-link figures */
+    double timeout_s;    /* cuda: a WAIT that is never met ends the run after this */
+    int force_host;      /* cuda: stage through host even where P2P works */
+} ar_run_opts_t;
+
+#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0}
+
+typedef struct ar_link_stat_s {
+    int link;            /* index into topo->links */
+    int dir;             /* +1 a->b, -1 b->a */
+    double bytes;
+    double busy_s;       /* time the link carried data */
+    double util;         /* bytes / (capacity * total time) */
+} ar_link_stat_t;
+
+typedef struct ar_result_s {
+    double time_s;              /* one execution (median over iterations where measured) */
+    double terms_s[AR_NTERM];   /* critical path split by term; sums to time_s */
+    double cycles;              /* time_s at the model's clock */
+    int checked;                /* a check ran */
+    int check_ok;
+    double max_rel_err;
+    char check_msg[256];        /* first mismatch: rank, element, got, want */
+    ar_link_stat_t *links;      /* breakdown: per link and direction (owned, free with ar_result_free) */
+    int nlinks;
+    double sim_wall_s;          /* the backend's own wall time */
+    uint64_t ops_executed;
+} ar_result_t;
+
+void ar_result_free(ar_result_t *r);
+/* algbw = bytes / time; busbw = algbw * 2(p-1)/p. */
+double ar_algbw_gbps(uint64_t bytes, double time_s);
+double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks);
+
+typedef struct ar_backend_s ar_backend_t;
+
+typedef struct ar_backend_ops_s {
+    const char *name;
+    const char *summary;
+    /* topo outlives the backend. */
+    int (*open)(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err);
+    /* Optional: per-plan set-up (allocation, upload) before execute. */
+    int (*prepare)(ar_backend_t *be, const ar_plan_t *plan, const ar_run_opts_t *opts,
+                   ar_error_t *err);
+    int (*execute)(ar_backend_t *be, const ar_plan_t *plan, const ar_run_opts_t *opts,
+                   ar_result_t *res, ar_error_t *err);
+    void (*close)(ar_backend_t *be);
+} ar_backend_ops_t;
+
+struct ar_backend_s {
+    const ar_backend_ops_t *ops;
+    const ar_topo_t *topo;
+};
+
+/* The registry: by name, or NULL (also for one this build left out). */
+const ar_backend_ops_t *ar_backend_find(const char *name);
+const ar_backend_ops_t *const *ar_backend_all(void);
+/* True when the name is a known backend that this build did not include. */
+int ar_backend_known_missing(const char *name);
+
+/* open + prepare + execute + close in one call. */
+int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
+                   const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* arsim: the cost of one op, from the model's terms. The analytic backend sums
+ * these along the critical path; the sim backend builds the same resources in
+ * SimGrid and lets them contend. Written once here so the two agree.
+ *
+ * For a COPY/REDUCE executed by rank e on device D of B = n * dtype bytes:
+ *   - every source on another device is a pull: B on each link of the route,
+ *     B read from that device's memory; on D itself, B read locally;
+ *     the host buffer (naive) is reached over the host link;
+ *   - the destination likewise (a push when remote);
+ *   lat    = memory latency of the buffer level + link latency of the longest route
+ *   link   = max over link directions of bytes / (count * bw),
+ *            and the channel bounds: remote-read bytes / (inflight / read latency),
+ *            remote-write bytes / chan_write_gbps
+ *   memory = max over devices of reads / read_bw + writes / write_bw
+ *   move   = max(link, memory)          -- a streamed op runs at its bottleneck
+ *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
+ *   total  = lat + move + reduce
+ * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
+ * link latency per hop beyond the first); issuing it costs the sender nothing.
+ * One execution starts after launch_ns. */
+#ifndef ARSIM_COST_H
+#define ARSIM_COST_H
+
+#include "arsim/backend.h"
+
+typedef struct ar_op_cost_s {
+    double lat_s;
+    double link_s;     /* link and channel bounds */
+    double memory_s;
+    double move_s;     /* max(link_s, memory_s) */
+    ar_term_t move_term, lat_term;
+    double reduce_s;
+    double total_s;
+    double bytes;      /* B */
+    int remote;        /* touches another device or the host */
+} ar_op_cost_t;
+
+/* Traffic of one op on one link direction (for breakdowns and for sim). */
+typedef struct ar_op_traffic_s {
+    int link, dir;
+    double bytes;
+} ar_op_traffic_t;
+
+/* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`.
+ * traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
+int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+               ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
+               int *ntraffic);
+/* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
+double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
+double ar_cost_launch_s(const ar_topo_t *t);
+/* Device of an address: the rank's device, or -1 for the host. */
+int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
+/* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit
+ * the chosen level; AR_ELIMIT naming the level and both sizes otherwise. */
+int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
+                           ar_error_t *err);
+
+#endif

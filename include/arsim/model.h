@@ -1,0 +1,59 @@
+/* arsim: hardware models. Loaded from sim/models/<name>.yaml.
+ *
+ * A model names the terms from which every op's time is built. All values are
+ * stored in SI-friendly units (bytes, GB/s = 1e9 bytes/s, ns, GHz); the clock
+ * turns them into cycles for reporting. */
+#ifndef ARSIM_MODEL_H
+#define ARSIM_MODEL_H
+
+#include "arsim/types.h"
+
+#define AR_NAME_MAX 64
+
+typedef struct ar_mem_level_s {
+    int present;           /* 0 when the device has no such level */
+    double capacity_bytes; /* per device */
+    double read_gbps;      /* per device, all readers together */
+    double write_gbps;
+    double lat_ns;         /* access latency from the device's own cores */
+} ar_mem_level_t;
+
+typedef struct ar_link_kind_s {
+    char name[AR_NAME_MAX]; /* "nvlink4", "pcie5", "mesh_link" ... */
+    double bw_gbps;         /* one link, one direction */
+    double lat_ns;          /* one hop, one way */
+} ar_link_kind_t;
+
+typedef struct ar_model_s {
+    char name[AR_NAME_MAX];
+    char path[512];              /* file it came from ("" for built-in) */
+    double clock_ghz;            /* device clock: ns -> cycles */
+    ar_mem_level_t mem[AR_NMEM]; /* tcm, sram, hbm */
+    ar_link_kind_t *links;       /* link kinds this model defines */
+    int nlinks;
+    double reduce_gbps;          /* reduction throughput: bytes of output per second, per channel */
+    /* Per-channel limits (one channel = one thread block / one actor). */
+    double chan_inflight_bytes;  /* bytes a channel keeps in flight on remote reads */
+    double chan_read_lat_ns;     /* remote read round trip seen by a channel */
+    double chan_write_gbps;      /* posted remote stores: per-channel rate */
+    double signal_lat_ns;        /* SIGNAL to visible at the waiter, one way */
+    double launch_ns;            /* starting one plan execution */
+    double host_link_gbps;       /* device <-> host staging (naive), one direction */
+    double host_link_lat_ns;
+} ar_model_t;
+
+/* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
+int ar_model_load(const char *name_or_path, ar_model_t **out, ar_error_t *err);
+int ar_model_load_string(const char *yaml, const char *label, ar_model_t **out, ar_error_t *err);
+void ar_model_free(ar_model_t *m);
+/* Index of a link kind by name, or -1. */
+int ar_model_link_kind(const ar_model_t *m, const char *name);
+/* Names of the shipped models, NULL-terminated. */
+const char *const *ar_model_shipped(void);
+/* Directory searched for shipped models (ARSIM_DATADIR env, else the build's). */
+const char *ar_model_dir(void);
+
+/* Per-channel rate bound on remote reads: inflight bytes over read latency, GB/s. */
+double ar_model_chan_read_gbps(const ar_model_t *m);
+
+#endif

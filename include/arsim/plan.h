@@ -1,0 +1,129 @@
+/* arsim: the plan IR. The one place op semantics are written down.
+ *
+ * A plan is, for every rank, nchannels independent instruction streams
+ * ("channels"; a thread block on a GPU, an actor in the simulator), each a
+ * list of ops over buffers. Algorithms emit plans; backends execute them.
+ *
+ * Buffers, per rank: IN (count elements, the user's input, read-only),
+ * OUT (count elements, the result), SCRATCH (scratch_elems elements).
+ * A fourth space, the HOST staging buffer (host_elems elements, one for the
+ * whole job, in host memory), is addressed with rank = AR_RANK_HOST; only
+ * the `naive` algorithm uses it.
+ *
+ * An address is (rank, buffer, element offset). The executing rank may name
+ * another rank's buffer: that is the data crossing a link, a pull when a
+ * source is remote, a push when the destination is remote. Backends derive
+ * all traffic from addresses.
+ *
+ * Ops:
+ *   COPY    dst, src, n           dst[i] = src[i], i < n
+ *   REDUCE  dst, src[0..k), n     dst[i] = src[0][i] + ... + src[k-1][i], summed in
+ *                                 float32 and rounded once to the dtype; dst may be
+ *                                 exactly one of the sources (same address), never a
+ *                                 partial overlap. 2 <= k <= nranks + 1.
+ *   SIGNAL  rank, flag            every write this channel issued before the SIGNAL is
+ *                                 visible to all ranks before flag `flag` on rank
+ *                                 `rank` is incremented by one.
+ *   WAIT    flag, count           block until the executing rank's flag `flag` has
+ *                                 received `count` increments in this execution;
+ *                                 everything written before those SIGNALs is then
+ *                                 visible to this channel.
+ *
+ * Flags are per rank, nflags of them, and count up across executions: an
+ * execution (epoch e, from 0) waits for e * per_epoch[rank][flag] + count,
+ * where per_epoch is the number of SIGNALs the plan sends to that flag. So
+ * nothing is reset between iterations.
+ *
+ * Ops within one channel execute in order; a later op may rely on an earlier
+ * op's writes (program order). Channels are ordered only by SIGNAL/WAIT. */
+#ifndef ARSIM_PLAN_H
+#define ARSIM_PLAN_H
+
+#include <stdint.h>
+#include "arsim/types.h"
+
+typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NBUF } ar_buf_t;
+
+#define AR_RANK_HOST (-1)
+
+typedef enum ar_opcode_e { AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT } ar_opcode_t;
+
+typedef struct ar_addr_s {
+    int32_t rank;   /* owner, or AR_RANK_HOST */
+    uint32_t buf;   /* ar_buf_t (ignored for HOST) */
+    uint64_t off;   /* element offset */
+} ar_addr_t;
+
+typedef struct ar_op_s {
+    uint32_t code;  /* ar_opcode_t */
+    uint32_t nsrc;  /* COPY: 1; REDUCE: k */
+    uint64_t n;     /* elements (COPY, REDUCE) */
+    ar_addr_t dst;  /* COPY/REDUCE destination; SIGNAL: dst.rank is the target rank */
+    uint32_t src;   /* COPY/REDUCE: index of the first source in plan->srcs */
+    uint32_t flag;  /* SIGNAL, WAIT */
+    uint64_t count; /* WAIT */
+} ar_op_t;
+
+typedef struct ar_chan_s {
+    uint32_t first; /* index of the first op in plan->ops */
+    uint32_t nops;
+} ar_chan_t;
+
+typedef struct ar_plan_s {
+    char algo[32];
+    ar_dtype_t dtype;
+    uint64_t count;          /* elements per rank in IN and OUT */
+    uint64_t scratch_elems;  /* per rank */
+    uint64_t host_elems;     /* host staging, whole job */
+    int nranks;
+    int nchannels;           /* per rank; some may be empty */
+    uint32_t nflags;         /* per rank */
+    ar_chan_t *chans;        /* nranks * nchannels, index rank * nchannels + c */
+    ar_op_t *ops;
+    uint32_t nops, cap_ops;
+    ar_addr_t *srcs;
+    uint32_t nsrcs, cap_srcs;
+    uint64_t *per_epoch;     /* nranks * nflags: SIGNALs per execution (ar_plan_finish) */
+    void *build;             /* builder internals, NULL once finished */
+} ar_plan_t;
+
+/* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
+ * order with the ar_plan_* emitters, then ar_plan_finish. Emitters return AR_OK or
+ * AR_ENOMEM / AR_EINVAL (bad rank, channel or flag). */
+int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_dtype_t dtype,
+                ar_plan_t **out);
+int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
+int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_addr_t *srcs,
+                   uint32_t k, uint64_t n);
+int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag);
+int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count);
+/* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
+int ar_plan_finish(ar_plan_t *p);
+void ar_plan_free(ar_plan_t *p);
+
+static inline ar_addr_t ar_addr(int rank, ar_buf_t buf, uint64_t off) {
+    ar_addr_t a = {rank, (uint32_t)buf, off};
+    return a;
+}
+
+/* Channel (rank, c) of a finished plan. */
+static inline const ar_chan_t *ar_plan_chan(const ar_plan_t *p, int rank, int c) {
+    return &p->chans[rank * p->nchannels + c];
+}
+uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf);
+
+/* Verify by symbolic execution that the plan computes an allreduce-sum:
+ *  - every op's addresses are in bounds, k and flags valid, no write to IN;
+ *  - every WAIT is eventually satisfied (no deadlock) under any interleaving
+ *    the flags allow;
+ *  - no two channels access overlapping ranges (at least one writing)
+ *    without a SIGNAL/WAIT chain ordering them;
+ *  - at the end, every OUT element of every rank holds exactly one
+ *    contribution from the same element of every rank's IN.
+ * On failure err names the rank, channel, op index and what went wrong. */
+int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
+
+/* Human-readable listing, for debugging and `arsim run --dump-plan`. */
+void ar_plan_dump(const ar_plan_t *p, void *FILE_stream);
+
+#endif

@@ -1,0 +1,77 @@
+/* arsim: topologies. Devices (accelerators), switches, links, and the ranks
+ * placed on devices. Built from a SPEC ("torus_2d:4x4") or loaded from YAML. */
+#ifndef ARSIM_TOPO_H
+#define ARSIM_TOPO_H
+
+#include "arsim/model.h"
+
+typedef enum ar_topo_kind_e {
+    AR_TOPO_CUSTOM = 0, AR_TOPO_RING_1D, AR_TOPO_TORUS_2D, AR_TOPO_MESH_2D,
+    AR_TOPO_FULL, AR_TOPO_SWITCH
+} ar_topo_kind_t;
+
+typedef struct ar_node_s {
+    char name[AR_NAME_MAX];
+    int is_switch;   /* switches forward traffic, hold no ranks */
+} ar_node_t;
+
+/* One bundle of `count` parallel links of one kind between nodes a and b,
+ * full duplex: each direction has count * kind.bw_gbps of its own. */
+typedef struct ar_link_s {
+    int a, b;       /* node indices */
+    int kind;       /* index into model->links */
+    int count;
+} ar_link_t;
+
+typedef struct ar_topo_s {
+    char name[AR_NAME_MAX];
+    char path[512];
+    ar_topo_kind_t kind;
+    int grid_w, grid_h;   /* torus_2d / mesh_2d: device (x,y) is node y*w + x; else 0 */
+    ar_node_t *nodes;     /* devices first (indices 0..ndevices-1), then switches */
+    int nnodes, ndevices;
+    ar_link_t *links;
+    int nlinks;
+    int nranks;
+    int *placement;       /* rank -> device index; identity by default */
+    ar_model_t *model;    /* owned */
+    /* Routing, filled by ar_topo_finish: next hop (node index) from node i towards node j,
+     * and the link used for that hop; hop count. Shortest path, lowest index on ties. */
+    int *next_hop;        /* nnodes * nnodes */
+    int *next_link;       /* nnodes * nnodes, index into links */
+    int *hops;            /* nnodes * nnodes */
+} ar_topo_t;
+
+/* SPEC (ring_1d:N, torus_2d:WxH, mesh_2d:WxH, full:N, switch:N), a shipped name
+ * (topologies/<name>.yaml), or a path. model_override (may be NULL) replaces the
+ * topology's own model. */
+int ar_topo_open(const char *spec_or_path, const char *model_override, ar_topo_t **out,
+                 ar_error_t *err);
+int ar_topo_build(const char *spec, ar_model_t *model, ar_topo_t **out, ar_error_t *err);
+int ar_topo_load(const char *path, const char *model_override, ar_topo_t **out, ar_error_t *err);
+int ar_topo_load_string(const char *yaml, const char *label, const char *model_override,
+                        ar_topo_t **out, ar_error_t *err);
+void ar_topo_free(ar_topo_t *t);
+
+/* Place nranks ranks on the devices in contiguous blocks (ranks 0..k-1 on device 0 ...).
+ * nranks must be a multiple of ndevices. */
+int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err);
+
+/* Queries used by algorithms. */
+int ar_topo_rank_device(const ar_topo_t *t, int rank);
+/* Device hops between the devices of two ranks (0 when they share a device; a path
+ * through a switch counts the switch hops, so device-switch-device is 2). */
+int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb);
+/* True when data between the two ranks' devices crosses no other device: same device,
+ * a direct link, or a path through switches only. */
+int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb);
+/* The route between two devices as link indices (and direction: +1 a->b, -1 b->a);
+ * returns the hop count, or -1 when unreachable. */
+int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max);
+
+/* Names of the shipped topology files, NULL-terminated. */
+const char *const *ar_topo_shipped(void);
+const char *ar_topo_dir(void);
+const char *ar_topo_kind_name(ar_topo_kind_t k);
+
+#endif

@@ -1,0 +1,39 @@
+/* arsim: small shared vocabulary: element types, memory levels, size parsing. */
+#ifndef ARSIM_TYPES_H
+#define ARSIM_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "arsim/error.h"
+
+typedef enum ar_dtype_e { AR_BF16 = 0, AR_FP16 = 1, AR_FP32 = 2, AR_NDTYPE } ar_dtype_t;
+
+/* Memory levels of a device, fastest first. */
+typedef enum ar_mem_e { AR_MEM_TCM = 0, AR_MEM_SRAM = 1, AR_MEM_HBM = 2, AR_NMEM } ar_mem_t;
+
+size_t ar_dtype_size(ar_dtype_t t);
+const char *ar_dtype_name(ar_dtype_t t);
+int ar_dtype_parse(const char *s, ar_dtype_t *out); /* AR_OK or AR_EINVAL */
+/* Relative tolerance of a sum of k terms at this dtype, against a float64 reference. */
+double ar_dtype_tolerance(ar_dtype_t t, int k);
+
+const char *ar_mem_name(ar_mem_t m);
+int ar_mem_parse(const char *s, ar_mem_t *out);
+
+/* "8K", "1M", "3G", "4096" (powers of 1024). Rejects 0, negatives, junk, overflow. */
+int ar_size_parse(const char *s, uint64_t *bytes, ar_error_t *err);
+/* "A:B" doubling sweep or a single size; fills up to max entries. */
+int ar_size_range_parse(const char *s, uint64_t *sizes, int max, int *n, ar_error_t *err);
+/* Human form: 8K, 1M, 1G, 1536 (exact when a suffix divides evenly). */
+const char *ar_size_format(uint64_t bytes, char *buf, size_t len);
+
+/* Conversions between the host's float and the storage formats (round to nearest even). */
+float ar_bf16_to_f32(uint16_t v);
+uint16_t ar_f32_to_bf16(float f);
+float ar_fp16_to_f32(uint16_t v);
+uint16_t ar_f32_to_fp16(float f);
+/* Element i of a typed buffer, as double; and store a float into it. */
+double ar_elem_load(const void *buf, ar_dtype_t t, uint64_t i);
+void ar_elem_store(void *buf, ar_dtype_t t, uint64_t i, float v);
+
+#endif

@@ -1,0 +1,6 @@
+#include "tests/suites.h"
+
+Suite *suite_algos(void) {
+    Suite *s = suite_create("algos");
+    return s;
+}
