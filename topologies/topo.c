@@ -1,0 +1,452 @@
+/* Topologies: builders, routing and rank queries.
+ *
+ * SPECs (ar_topo_build, ar_topo_open):
+ *   ring_1d:N     N devices in a ring, device i linked to i+1 mod N
+ *   torus_2d:WxH  W columns (x) by H rows (y), device (x,y) is node y*W+x, links to the
+ *                 x and y neighbours with wrap-around
+ *   mesh_2d:WxH   the same grid without wrap-around
+ *   full:N        every pair of the N devices linked directly
+ *   switch:N      N devices, each linked to one switch node "sw0"
+ * Devices are named d0..d(N-1). Every link is one bundle of the model's first link
+ * kind with count 1, except where the wrap-around link and the direct link join the
+ * same pair (a ring or torus side of 2): one bundle of count 2. 2x3 is not 3x2:
+ * grid_w and grid_h keep what was asked.
+ *
+ * Default model when none is given: accel_tcm for ring_1d, torus_2d and mesh_2d (the
+ * accelerator grids they describe), h200_sxm for full and switch (GPU boards).
+ * ar_topo_build takes ownership of the model it is given, also on failure.
+ *
+ * Routing (topo_finish, run after every build or load): for every destination, a BFS
+ * gives each node's distance; the next hop is the neighbour one step closer with the
+ * lowest node index, over the lowest-index link to it. Deterministic, shortest. Devices
+ * and switches both forward. A topology where some node cannot reach another is an
+ * error naming that node.
+ *
+ * The YAML format is described at the top of topologies/load.c and in
+ * topologies/README.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "topologies/internal.h"
+
+static const char *const kind_names[] = {"custom", "ring_1d", "torus_2d", "mesh_2d", "full",
+                                         "switch"};
+
+static const char *const shipped_topos[] = {"ring_1d_6",    "ring_1d_8",    "torus_2d_2x3",
+                                            "torus_2d_3x2", "mesh_2d_2x3",  "torus_2d_4x4",
+                                            "hgx_h100_8",   "h200_pair",    NULL};
+
+const char *ar_topo_kind_name(ar_topo_kind_t k) {
+    return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
+
+const char *const *ar_topo_shipped(void) { return shipped_topos; }
+
+const char *ar_topo_dir(void) {
+    static char buf[1024];
+    const char *env = getenv("ARSIM_DATADIR");
+    snprintf(buf, sizeof buf, "%s/topologies", env && env[0] ? env : ARSIM_DATADIR);
+    return buf;
+}
+
+const char *ar__topo_default_model(ar_topo_kind_t k) {
+    return (k == AR_TOPO_RING_1D || k == AR_TOPO_TORUS_2D || k == AR_TOPO_MESH_2D) ? "accel_tcm"
+                                                                                  : "h200_sxm";
+}
+
+void ar_topo_free(ar_topo_t *t) {
+    if (!t) return;
+    free(t->nodes);
+    free(t->links);
+    free(t->placement);
+    free(t->next_hop);
+    free(t->next_link);
+    free(t->hops);
+    ar_model_free(t->model);
+    free(t);
+}
+
+int ar__topo_new(int ndevices, int nswitches, ar_topo_t **out, ar_error_t *err) {
+    *out = NULL;
+    if (ndevices < 1) return AR_ERR(err, AR_ETOPO, "devices: at least one device is needed");
+    if ((long)ndevices + nswitches > AR__TOPO_MAX_NODES)
+        return AR_ERR(err, AR_ELIMIT, "devices: more than %d nodes", AR__TOPO_MAX_NODES);
+    ar_topo_t *t = calloc(1, sizeof *t);
+    if (!t) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    t->nnodes = ndevices + nswitches;
+    t->ndevices = ndevices;
+    t->nodes = calloc((size_t)t->nnodes, sizeof *t->nodes);
+    if (!t->nodes) { free(t); return AR_ERR(err, AR_ENOMEM, "out of memory"); }
+    for (int i = 0; i < t->nnodes; i++) {
+        t->nodes[i].is_switch = i >= ndevices;
+        if (i < ndevices) snprintf(t->nodes[i].name, AR_NAME_MAX, "d%d", i);
+        else snprintf(t->nodes[i].name, AR_NAME_MAX, "sw%d", i - ndevices);
+    }
+    *out = t;
+    return AR_OK;
+}
+
+int ar__topo_add_link(ar_topo_t *t, int a, int b, int kind, int count, int merge) {
+    if (merge)
+        for (int i = 0; i < t->nlinks; i++) {
+            ar_link_t *l = &t->links[i];
+            if (l->kind == kind && ((l->a == a && l->b == b) || (l->a == b && l->b == a))) {
+                l->count += count;
+                return AR_OK;
+            }
+        }
+    if ((t->nlinks & (t->nlinks - 1)) == 0) { /* grow at powers of two */
+        int cap = t->nlinks ? t->nlinks * 2 : 4;
+        ar_link_t *nl = realloc(t->links, (size_t)cap * sizeof *nl);
+        if (!nl) return AR_ENOMEM;
+        t->links = nl;
+    }
+    t->links[t->nlinks++] = (ar_link_t){.a = a, .b = b, .kind = kind, .count = count};
+    return AR_OK;
+}
+
+/* Adjacency in CSR form, each node's neighbours sorted by (neighbour, link). */
+typedef struct adj_s {
+    int *start;  /* nnodes + 1 */
+    int *nbr, *link;
+} adj_t;
+
+static int cmp_pair(const void *x, const void *y) {
+    const int *a = x, *b = y;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int adj_build(const ar_topo_t *t, adj_t *g) {
+    int n = t->nnodes;
+    g->start = calloc((size_t)n + 1, sizeof(int));
+    g->nbr = malloc(sizeof(int) * (size_t)(2 * t->nlinks + 1));
+    g->link = malloc(sizeof(int) * (size_t)(2 * t->nlinks + 1));
+    int *pairs = malloc(sizeof(int) * 2 * (size_t)(2 * t->nlinks + 1));
+    if (!g->start || !g->nbr || !g->link || !pairs) { free(pairs); return AR_ENOMEM; }
+    for (int i = 0; i < t->nlinks; i++) {
+        g->start[t->links[i].a + 1]++;
+        g->start[t->links[i].b + 1]++;
+    }
+    for (int i = 0; i < n; i++) g->start[i + 1] += g->start[i];
+    int *fill = calloc((size_t)n, sizeof(int));
+    if (!fill) { free(pairs); return AR_ENOMEM; }
+    for (int i = 0; i < t->nlinks; i++) {
+        int a = t->links[i].a, b = t->links[i].b;
+        int pa = g->start[a] + fill[a]++, pb = g->start[b] + fill[b]++;
+        pairs[2 * pa] = b; pairs[2 * pa + 1] = i;
+        pairs[2 * pb] = a; pairs[2 * pb + 1] = i;
+    }
+    for (int v = 0; v < n; v++)
+        qsort(pairs + 2 * g->start[v], (size_t)(g->start[v + 1] - g->start[v]), 2 * sizeof(int),
+              cmp_pair);
+    for (int k = 0; k < g->start[n]; k++) { g->nbr[k] = pairs[2 * k]; g->link[k] = pairs[2 * k + 1]; }
+    free(fill);
+    free(pairs);
+    return AR_OK;
+}
+
+static void adj_free(adj_t *g) { free(g->start); free(g->nbr); free(g->link); }
+
+int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
+    int n = t->nnodes, rc = AR_OK;
+    if (bad_node) *bad_node = -1;
+    for (int i = 0; i < t->nlinks; i++) {
+        const ar_link_t *l = &t->links[i];
+        if (l->a < 0 || l->a >= n || l->b < 0 || l->b >= n || l->a == l->b || l->count < 1 ||
+            l->kind < 0 || l->kind >= t->model->nlinks)
+            return AR_ERR(err, AR_ETOPO, "links[%d]: invalid link", i);
+    }
+    free(t->next_hop); free(t->next_link); free(t->hops);
+    size_t nn = (size_t)n * (size_t)n;
+    t->next_hop = malloc(nn * sizeof(int));
+    t->next_link = malloc(nn * sizeof(int));
+    t->hops = malloc(nn * sizeof(int));
+    int *queue = malloc((size_t)n * sizeof(int));
+    adj_t g = {0};
+    if (!t->next_hop || !t->next_link || !t->hops || !queue || adj_build(t, &g) != AR_OK) {
+        rc = AR_ERR(err, AR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int j = 0; j < n; j++) {
+        /* dist to j, stored in column j of hops */
+        for (int i = 0; i < n; i++) t->hops[(size_t)i * n + j] = -1;
+        t->hops[(size_t)j * n + j] = 0;
+        int head = 0, tail = 0;
+        queue[tail++] = j;
+        while (head < tail) {
+            int v = queue[head++];
+            int dv = t->hops[(size_t)v * n + j];
+            for (int k = g.start[v]; k < g.start[v + 1]; k++) {
+                int u = g.nbr[k];
+                if (t->hops[(size_t)u * n + j] < 0) {
+                    t->hops[(size_t)u * n + j] = dv + 1;
+                    queue[tail++] = u;
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            size_t ij = (size_t)i * n + j;
+            int di = t->hops[ij];
+            if (di < 0) {
+                if (bad_node) *bad_node = i < j ? j : i;
+                int who = i < j ? j : i, other = i < j ? i : j;
+                rc = AR_ERR(err, AR_ETOPO, "topology is disconnected: %s '%s' cannot reach '%s'",
+                            t->nodes[who].is_switch ? "switch" : "device", t->nodes[who].name,
+                            t->nodes[other].name);
+                goto out;
+            }
+            t->next_hop[ij] = i;
+            t->next_link[ij] = -1;
+            if (i == j) continue;
+            /* neighbours are sorted by index: the first one closer to j wins */
+            for (int k = g.start[i]; k < g.start[i + 1]; k++) {
+                int u = g.nbr[k];
+                if (t->hops[(size_t)u * n + j] == di - 1) {
+                    t->next_hop[ij] = u;
+                    t->next_link[ij] = g.link[k];
+                    break;
+                }
+            }
+        }
+    }
+    if (!t->placement) {
+        t->placement = malloc((size_t)t->ndevices * sizeof(int));
+        if (!t->placement) { rc = AR_ERR(err, AR_ENOMEM, "out of memory"); goto out; }
+        for (int r = 0; r < t->ndevices; r++) t->placement[r] = r;
+        t->nranks = t->ndevices;
+    }
+out:
+    free(queue);
+    adj_free(&g);
+    return rc;
+}
+
+int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err) {
+    if (nranks < 1 || nranks > AR__TOPO_MAX_RANKS)
+        return AR_ERR(err, AR_ETOPO, "ranks: must be between 1 and %d, got %d",
+                      AR__TOPO_MAX_RANKS, nranks);
+    if (nranks % t->ndevices != 0)
+        return AR_ERR(err, AR_ETOPO, "ranks: %d ranks do not divide evenly over %d devices",
+                      nranks, t->ndevices);
+    int *p = malloc((size_t)nranks * sizeof(int));
+    if (!p) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    int per = nranks / t->ndevices;
+    for (int r = 0; r < nranks; r++) p[r] = r / per;
+    free(t->placement);
+    t->placement = p;
+    t->nranks = nranks;
+    return AR_OK;
+}
+
+int ar_topo_rank_device(const ar_topo_t *t, int rank) {
+    return rank >= 0 && rank < t->nranks ? t->placement[rank] : -1;
+}
+
+int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb) {
+    int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
+    if (a < 0 || b < 0) return -1;
+    return t->hops[(size_t)a * t->nnodes + b];
+}
+
+int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
+    int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
+    if (a < 0 || b < 0) return 0;
+    if (a == b) return 1;
+    /* Search from a through switch nodes only; b must be a neighbour of a or of a
+     * reached switch. */
+    int n = t->nnodes, found = 0;
+    char seen_stack[256];
+    char *seen = n <= 256 ? seen_stack : calloc((size_t)n, 1);
+    int qstack[256];
+    int *queue = n <= 256 ? qstack : malloc((size_t)n * sizeof(int));
+    if (!seen || !queue) {
+        if (seen != seen_stack) free(seen);
+        if (queue != qstack) free(queue);
+        return t->hops[(size_t)a * n + b] == 1;
+    }
+    memset(seen, 0, (size_t)n);
+    int head = 0, tail = 0;
+    queue[tail++] = a;
+    seen[a] = 1;
+    while (head < tail && !found) {
+        int v = queue[head++];
+        for (int i = 0; i < t->nlinks && !found; i++) {
+            const ar_link_t *l = &t->links[i];
+            int u = l->a == v ? l->b : l->b == v ? l->a : -1;
+            if (u < 0 || seen[u]) continue;
+            if (u == b) found = 1;
+            else if (t->nodes[u].is_switch) { seen[u] = 1; queue[tail++] = u; }
+        }
+    }
+    if (seen != seen_stack) free(seen);
+    if (queue != qstack) free(queue);
+    return found;
+}
+
+int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max) {
+    int n = t->nnodes;
+    if (dev_from < 0 || dev_from >= n || dev_to < 0 || dev_to >= n) return -1;
+    int h = t->hops[(size_t)dev_from * n + dev_to];
+    if (h < 0 || h > max) return -1;
+    int cur = dev_from;
+    for (int k = 0; k < h; k++) {
+        size_t ij = (size_t)cur * n + dev_to;
+        int l = t->next_link[ij];
+        links[k] = l;
+        dirs[k] = t->links[l].a == cur ? +1 : -1;
+        cur = t->next_hop[ij];
+    }
+    return h;
+}
+
+/* ---- builders ---- */
+
+static int parse_int(const char *s, const char **end, long *out) {
+    char *e;
+    if (*s < '0' || *s > '9') return -1;
+    long v = strtol(s, &e, 10);
+    if (v > AR__TOPO_MAX_NODES * 4L) v = AR__TOPO_MAX_NODES * 4L; /* caught by the limit */
+    *out = v;
+    *end = e;
+    return 0;
+}
+
+int ar__topo_parse_spec(const char *spec, ar_topo_kind_t *kind, int *w, int *h, ar_error_t *err) {
+    const char *colon = strchr(spec, ':');
+    if (!colon) return AR_ERR(err, AR_ETOPO, "topology: '%s' is not a SPEC", spec);
+    size_t klen = (size_t)(colon - spec);
+    int k = -1;
+    for (int i = 1; i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
+        if (strlen(kind_names[i]) == klen && strncmp(spec, kind_names[i], klen) == 0) k = i;
+    if (k < 0)
+        return AR_ERR(err, AR_ETOPO, "topology: unknown builder '%.*s' in '%s' (ring_1d:N, "
+                      "torus_2d:WxH, mesh_2d:WxH, full:N, switch:N)", (int)klen, spec, spec);
+    const char *p = colon + 1, *e;
+    long a, b = 1;
+    if (k == AR_TOPO_TORUS_2D || k == AR_TOPO_MESH_2D) {
+        if (parse_int(p, &e, &a) || (*e != 'x' && *e != 'X') || parse_int(e + 1, &e, &b) || *e)
+            return AR_ERR(err, AR_ETOPO, "topology: '%s': expected %s:WxH", spec, kind_names[k]);
+        if (a < 1 || b < 1)
+            return AR_ERR(err, AR_ETOPO, "topology: '%s': grid side must be at least 1", spec);
+    } else {
+        if (parse_int(p, &e, &a) || *e)
+            return AR_ERR(err, AR_ETOPO, "topology: '%s': expected %s:N", spec, kind_names[k]);
+        if (a < 1)
+            return AR_ERR(err, AR_ETOPO, "topology: '%s': N must be at least 1", spec);
+    }
+    if (a * b > AR__TOPO_MAX_NODES - 1)
+        return AR_ERR(err, AR_ELIMIT, "topology: '%s': more than %d devices", spec,
+                      AR__TOPO_MAX_NODES - 1);
+    *kind = (ar_topo_kind_t)k;
+    *w = (int)a;
+    *h = (int)b;
+    return AR_OK;
+}
+
+int ar__topo_build_kind(ar_topo_kind_t kind, int w, int h, ar_model_t *model, int link_kind,
+                        int count, ar_topo_t **out, ar_error_t *err) {
+    *out = NULL;
+    int rc;
+    if (w < 1 || h < 1) {
+        ar_model_free(model);
+        return AR_ERR(err, AR_ETOPO, "%s: grid side must be at least 1", ar_topo_kind_name(kind));
+    }
+    int grid = kind == AR_TOPO_TORUS_2D || kind == AR_TOPO_MESH_2D;
+    int ndev = grid ? w * h : w;
+    ar_topo_t *t;
+    if ((rc = ar__topo_new(ndev, kind == AR_TOPO_SWITCH ? 1 : 0, &t, err)) != AR_OK) {
+        ar_model_free(model);
+        return rc;
+    }
+    t->model = model;
+    t->kind = kind;
+    if (grid) { t->grid_w = w; t->grid_h = h; }
+    int lk = link_kind, c = count;
+    switch (kind) {
+    case AR_TOPO_RING_1D:
+        for (int i = 0; i < ndev && ndev > 1 && rc == AR_OK; i++)
+            rc = ar__topo_add_link(t, i, (i + 1) % ndev, lk, c, 1);
+        break;
+    case AR_TOPO_TORUS_2D:
+    case AR_TOPO_MESH_2D: {
+        int wrap = kind == AR_TOPO_TORUS_2D;
+        for (int y = 0; y < h && rc == AR_OK; y++) /* x links, row by row */
+            for (int x = 0; x < w && rc == AR_OK; x++)
+                if (x + 1 < w || (wrap && w > 1))
+                    rc = ar__topo_add_link(t, y * w + x, y * w + (x + 1) % w, lk, c, 1);
+        for (int x = 0; x < w && rc == AR_OK; x++) /* y links, column by column */
+            for (int y = 0; y < h && rc == AR_OK; y++)
+                if (y + 1 < h || (wrap && h > 1))
+                    rc = ar__topo_add_link(t, y * w + x, ((y + 1) % h) * w + x, lk, c, 1);
+        break;
+    }
+    case AR_TOPO_FULL:
+        for (int i = 0; i < ndev && rc == AR_OK; i++)
+            for (int j = i + 1; j < ndev && rc == AR_OK; j++) rc = ar__topo_add_link(t, i, j, lk, c, 0);
+        break;
+    case AR_TOPO_SWITCH:
+        for (int i = 0; i < ndev && rc == AR_OK; i++) rc = ar__topo_add_link(t, i, ndev, lk, c, 0);
+        break;
+    default:
+        rc = AR_EINVAL;
+    }
+    if (rc != AR_OK) {
+        ar_topo_free(t);
+        return AR_ERR(err, rc, "%s", ar_strerror(rc));
+    }
+    if ((rc = ar__topo_finish(t, NULL, err)) != AR_OK) {
+        ar_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return AR_OK;
+}
+
+int ar_topo_build(const char *spec, ar_model_t *model, ar_topo_t **out, ar_error_t *err) {
+    *out = NULL;
+    ar_topo_kind_t kind;
+    int w, h, rc;
+    if ((rc = ar__topo_parse_spec(spec, &kind, &w, &h, err)) != AR_OK) {
+        ar_model_free(model);
+        return rc;
+    }
+    if (!model) AR_TRY(ar_model_load(ar__topo_default_model(kind), &model, err));
+    ar_topo_t *t;
+    AR_TRY(ar__topo_build_kind(kind, w, h, model, 0, 1, &t, err));
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    *out = t;
+    return AR_OK;
+}
+
+int ar__topo_is_spec(const char *s) {
+    const char *colon = strchr(s, ':');
+    if (!colon) return 0;
+    for (int i = 1; i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
+        if (strlen(kind_names[i]) == (size_t)(colon - s) && !strncmp(s, kind_names[i], (size_t)(colon - s)))
+            return 1;
+    return 0;
+}
+
+int ar_topo_open(const char *spec_or_path, const char *model_override, ar_topo_t **out,
+                 ar_error_t *err) {
+    *out = NULL;
+    if (!spec_or_path || !spec_or_path[0]) return AR_ERR(err, AR_ETOPO, "topology: empty");
+    const char *s = spec_or_path;
+    if (ar__topo_is_spec(s)) {
+        ar_model_t *m = NULL;
+        if (model_override) AR_TRY(ar_model_load(model_override, &m, err));
+        return ar_topo_build(s, m, out, err);
+    }
+    size_t n = strlen(s);
+    int pathlike = strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".yaml")) ||
+                   (n > 4 && !strcmp(s + n - 4, ".yml"));
+    if (pathlike || access(s, F_OK) == 0) return ar_topo_load(s, model_override, out, err);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.yaml", ar_topo_dir(), s);
+    if (access(path, F_OK) == 0) return ar_topo_load(path, model_override, out, err);
+    return AR_ERR(err, AR_ETOPO, "topology: unknown '%s': not a SPEC (ring_1d:N, torus_2d:WxH, "
+                  "mesh_2d:WxH, full:N, switch:N), a shipped name (arsim list topologies) or a file",
+                  s);
+}
