@@ -1,0 +1,35 @@
+#!/bin/sh
+# CI: build arsim with AddressSanitizer + UndefinedBehaviorSanitizer in a build
+# directory of its own and run `make check` there. Any sanitizer report fails a
+# test (UBSan does not recover; LeakSanitizer is on).
+#
+# usage: scripts/ci-sanitizers.sh [BUILDDIR]    (default: ./build-san)
+# env:   JOBS (default: the CPU count), CONFIGURE_FLAGS (extra flags for configure)
+set -eu
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${1:-build-san}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+[ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
+mkdir -p "$builddir"
+cd "$builddir"
+start=$(date +%s)
+# The cuda backend's kernels are nvcc's and run on no GPU here: leave them out.
+if [ ! -f Makefile ]; then
+    # shellcheck disable=SC2086
+    "$srcdir/configure" -q --enable-sanitizers --with-cuda=no ${CONFIGURE_FLAGS:-}
+fi
+make -j"$jobs" >/dev/null
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+rc=0
+make -j"$jobs" check || rc=$?
+if [ $rc -ne 0 ]; then
+    for f in $(find . -name '*.log' ! -name config.log ! -name test-suite.log); do
+        if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL|ERROR' "$f"; then
+            echo "==== $f"; tail -n 60 "$f"
+        fi
+    done
+fi
+echo "ci-sanitizers: make check exit $rc in $(( $(date +%s) - start ))s"
+exit $rc
