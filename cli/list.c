@@ -1,0 +1,54 @@
+/* arsim list algos|topologies|models|backends */
+#include <stdio.h>
+#include <string.h>
+#include "config.h"
+#include "cli/internal.h"
+#include "cli/opts.h"
+
+static int list_algos(void) {
+    printf("%-12s %-9s %s\n", "# name", "alias", "idea");
+    for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++)
+        printf("%-12s %-9s %s\n", (*a)->name, (*a)->alias ? (*a)->alias : "-",
+               (*a)->summary ? (*a)->summary : "");
+    return 0;
+}
+
+static int list_topologies(void) {
+    printf("# shipped topologies (%s):\n", ar_topo_dir());
+    for (const char *const *n = ar_topo_shipped(); n && *n; n++) printf("%s\n", *n);
+    printf("# builders (SPEC): ring_1d:N  torus_2d:WxH  mesh_2d:WxH  full:N  switch:N\n");
+    return 0;
+}
+
+static int list_models(void) {
+    printf("# shipped hardware models (%s):\n", ar_model_dir());
+    for (const char *const *n = ar_model_shipped(); n && *n; n++) printf("%s\n", *n);
+    return 0;
+}
+
+static int list_backends(void) {
+    printf("%-10s %-8s %s\n", "# name", "built", "what it does");
+    for (const ar_backend_ops_t *const *b = ar_backend_all(); b && *b; b++)
+        printf("%-10s %-8s %s\n", (*b)->name, "yes", (*b)->summary ? (*b)->summary : "");
+    static const char *const all[] = {"ref", "analytic", "sim", "cuda"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (ar_backend_known_missing(all[i]))
+            printf("%-10s %-8s %s\n", all[i], "no", "left out of this build (see ./configure's summary)");
+    return 0;
+}
+
+int ar_cli_list(int argc, char **argv) {
+    static const struct { const char *what; int (*fn)(void); } whats[] = {
+        {"algos", list_algos}, {"algorithms", list_algos}, {"topologies", list_topologies},
+        {"topos", list_topologies}, {"models", list_models}, {"backends", list_backends},
+    };
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: arsim list algos|topologies|models|backends\n");
+        return 0;
+    }
+    if (argc < 2) return ar_cli_fail("list", "what to list? (algos, topologies, models, backends)");
+    if (argc > 2) return ar_cli_fail("list", "unexpected argument '%s'", argv[2]);
+    for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++)
+        if (strcmp(argv[1], whats[i].what) == 0) return whats[i].fn();
+    return ar_cli_fail("list", "'%s': unknown list (algos, topologies, models, backends)", argv[1]);
+}

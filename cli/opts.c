@@ -1,0 +1,562 @@
+/* cli: the shared option parser (run, sweep, bench). Every bad flag or value
+ * ends in one line on stderr naming the flag and the value, and status 2. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "cli/opts.h"
+
+int ar_cli_fail(const char *cmd, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* One line, whatever the message holds. */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    fflush(stdout);
+    if (cmd && *cmd) fprintf(stderr, "arsim %s: %s\n", cmd, msg);
+    else fprintf(stderr, "arsim: %s\n", msg);
+    fflush(stderr);
+    return 2;
+}
+
+int ar_cli_fail_err(const char *cmd, const ar_error_t *err) {
+    char buf[1024];
+    ar_error_format(err, buf, sizeof buf);
+    ar_cli_fail(cmd, "%s", buf);
+    return err->code == AR_ECHECK ? 1 : 2;
+}
+
+int ar_cli_parse_int(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return AR_EINVAL;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi) return AR_EINVAL;
+    *out = v;
+    return AR_OK;
+}
+
+int ar_cli_parse_double(const char *s, double lo, double hi, double *out) {
+    if (!s || !*s) return AR_EINVAL;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s || !isfinite(v) || v < lo || v > hi) return AR_EINVAL;
+    *out = v;
+    return AR_OK;
+}
+
+const char *ar_cli_default_backend(void) {
+    return ar_backend_find("sim") ? "sim" : "analytic";
+}
+
+/* Option values (long-only options have values >= 256; extras >= 1000). */
+enum {
+    O_BACKEND = 256, O_TOPOLOGY, O_MODEL, O_ALGO, O_SIZE, O_COUNT, O_DTYPE, O_BUFFER,
+    O_CHANNELS, O_CHUNK, O_ITERS, O_WARMUP, O_SEED, O_TIMEOUT, O_CHECK, O_BREAKDOWN,
+    O_VERIFY, O_NO_VERIFY, O_DUMP_PLAN, O_CSV, O_JSON, O_RANKS, O_ROOT,
+};
+
+static const struct option base_longopts[] = {
+    {"backend", required_argument, NULL, O_BACKEND},
+    {"topology", required_argument, NULL, O_TOPOLOGY},
+    {"model", required_argument, NULL, O_MODEL},
+    {"algo", required_argument, NULL, O_ALGO},
+    {"size", required_argument, NULL, O_SIZE},
+    {"count", required_argument, NULL, O_COUNT},
+    {"dtype", required_argument, NULL, O_DTYPE},
+    {"buffer", required_argument, NULL, O_BUFFER},
+    {"channels", required_argument, NULL, O_CHANNELS},
+    {"chunk", required_argument, NULL, O_CHUNK},
+    {"iters", required_argument, NULL, O_ITERS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"seed", required_argument, NULL, O_SEED},
+    {"timeout", required_argument, NULL, O_TIMEOUT},
+    {"check", no_argument, NULL, O_CHECK},
+    {"breakdown", no_argument, NULL, O_BREAKDOWN},
+    {"verify", no_argument, NULL, O_VERIFY},
+    {"no-verify", no_argument, NULL, O_NO_VERIFY},
+    {"dump-plan", no_argument, NULL, O_DUMP_PLAN},
+    {"csv", required_argument, NULL, O_CSV},
+    {"json", required_argument, NULL, O_JSON},
+    {"ranks", required_argument, NULL, O_RANKS},
+    {"root", required_argument, NULL, O_ROOT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+};
+#define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
+
+void ar_cli_opts_usage(FILE *f) {
+    fprintf(f,
+        "selectors:\n"
+        "  --backend ref|analytic|sim|cuda   executor (default: sim when built, else analytic)\n"
+        "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
+        "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"
+        "  --model FILE|NAME      hardware model replacing the topology's own\n"
+        "  --algo NAME[,NAME..]|all   algorithms (default all that fit)\n"
+        "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
+        "                         (default 8K:1G)\n"
+        "  --count N[,N..]        elements per rank instead of --size\n"
+        "  --dtype bf16|fp16|fp32 element type (default bf16)\n"
+        "  --buffer tcm|sram|hbm  memory level of the buffers (default hbm)\n"
+        "  --channels N           channels per rank (default: the algorithm's)\n"
+        "  --chunk B              pipelining chunk in bytes (default: the algorithm's)\n"
+        "  --ranks N              place N ranks on the devices in blocks (N a multiple of devices)\n"
+        "  --root R               center_root: force the root rank\n"
+        "run control:\n"
+        "  --iters N  --warmup N  --seed S  --timeout SECONDS (cuda)\n"
+        "  --check                compare every rank's output with float64 (ref, cuda); exit 1 on mismatch\n"
+        "  --breakdown            critical path by term and per-link traffic\n"
+        "  --verify | --no-verify verify every plan first (default: when it is cheap)\n"
+        "  --dump-plan            print each plan before running it\n"
+        "  --csv FILE  --json FILE   write the rows\n"
+        "  -q, --quiet            no progress notes\n");
+}
+
+static char *own(ar_cli_opts_t *o, const char *s) {
+    char *c = strdup(s);
+    char **n = realloc(o->owned, sizeof *n * (size_t)(o->nowned + 1));
+    if (!c || !n) {
+        free(c);
+        if (n) o->owned = n;
+        return NULL;
+    }
+    o->owned = n;
+    o->owned[o->nowned++] = c;
+    return c;
+}
+
+void ar_cli_opts_free(ar_cli_opts_t *o) {
+    for (int i = 0; i < o->nowned; i++) free(o->owned[i]);
+    free(o->owned);
+    o->owned = NULL;
+    o->nowned = 0;
+}
+
+/* Split a comma-separated list in place; empty items are an error. */
+static int split(char *s, char **items, int max, int *n) {
+    int k = 0;
+    for (char *p = s;;) {
+        char *c = strchr(p, ',');
+        if (c) *c = 0;
+        if (!*p || k == max) return AR_EINVAL;
+        items[k++] = p;
+        if (!c) break;
+        p = c + 1;
+    }
+    *n = k;
+    return AR_OK;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-' || *s == '+') return AR_EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end) return AR_EINVAL;
+    if (errno == ERANGE) return AR_ELIMIT;
+    *out = v;
+    return AR_OK;
+}
+
+/* The `given` bits: the first occurrence of a list option replaces the default,
+ * later ones append. */
+enum { G_BACKEND = 1, G_TOPO = 2, G_ALGO = 4, G_SIZE = 8, G_COUNT = 16, G_DTYPE = 32,
+       G_BUFFER = 64, G_CHANNELS = 128, G_CHUNK = 256 };
+
+static int first_time(ar_cli_opts_t *o, unsigned bit) {
+    int first = !(o->given & bit);
+    o->given |= bit;
+    return first;
+}
+
+static void algo_names(char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (const ar_algo_t *const *a = ar_algo_all(); a && *a && at + 2 < len; a++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", (*a)->name);
+}
+
+static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
+    if (strcmp(name, "all") == 0) {
+        o->algo_all = 1;
+        for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++) {
+            int dup = 0;
+            for (int i = 0; i < o->nalgos; i++) dup |= o->algos[i] == *a;
+            if (!dup && o->nalgos < AR_CLI_MAX_LIST) o->algos[o->nalgos++] = *a;
+        }
+        return AR_CLI_OK;
+    }
+    const ar_algo_t *a = ar_algo_find(name);
+    if (!a) {
+        char known[512];
+        algo_names(known, sizeof known);
+        return ar_cli_fail(cmd, "--algo '%s': unknown algorithm (known: %s, all)", name, known);
+    }
+    for (int i = 0; i < o->nalgos; i++)
+        if (o->algos[i] == a) return AR_CLI_OK;
+    if (o->nalgos == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "--algo: too many algorithms");
+    o->algos[o->nalgos++] = a;
+    return AR_CLI_OK;
+}
+
+static int check_backend(const char *cmd, const char *name) {
+    if (ar_backend_find(name)) return AR_CLI_OK;
+    if (ar_backend_known_missing(name))
+        return ar_cli_fail(cmd, "--backend '%s': this build has no %s backend%s", name, name,
+                           strcmp(name, "sim") == 0 ? " (configure found no SimGrid)"
+                           : strcmp(name, "cuda") == 0 ? " (configure found no nvcc)" : "");
+    char known[256] = "";
+    size_t at = 0;
+    for (const ar_backend_ops_t *const *b = ar_backend_all(); b && *b && at + 2 < sizeof known; b++)
+        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "", (*b)->name);
+    return ar_cli_fail(cmd, "--backend '%s': unknown backend (known: %s)", name, known);
+}
+
+/* Handle one list-valued option. `lists` allows several comma-separated values. */
+static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag,
+                    const char *arg, int lists) {
+    char *copy = own(o, arg);
+    if (!copy) return ar_cli_fail(cmd, "out of memory");
+    char *items[AR_CLI_MAX_LIST];
+    int n = 1;
+    items[0] = copy;
+    if (lists && split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK)
+        return ar_cli_fail(cmd, "%s '%s': empty item or more than %d items", flag, arg,
+                           AR_CLI_MAX_LIST);
+    ar_error_t err;
+    ar_error_clear(&err);
+    for (int i = 0; i < n; i++) {
+        const char *v = items[i];
+        switch (opt) {
+        case O_BACKEND:
+            if (first_time(o, G_BACKEND)) o->nbackends = 0;
+            if (check_backend(cmd, v)) return 2;
+            o->backends[o->nbackends++ % AR_CLI_MAX_LIST] = v;
+            o->backend_given = 1;
+            break;
+        case O_TOPOLOGY:
+            if (first_time(o, G_TOPO)) o->ntopos = 0;
+            if (o->ntopos == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many topologies", flag);
+            o->topos[o->ntopos++] = v;
+            break;
+        case O_DTYPE: {
+            ar_dtype_t t;
+            if (first_time(o, G_DTYPE)) o->ndtypes = 0;
+            if (ar_dtype_parse(v, &t) != AR_OK)
+                return ar_cli_fail(cmd, "%s '%s': unknown element type (use bf16, fp16 or fp32)", flag, v);
+            if (o->ndtypes < AR_NDTYPE) o->dtypes[o->ndtypes++] = t;
+            break;
+        }
+        case O_BUFFER: {
+            ar_mem_t m;
+            if (first_time(o, G_BUFFER)) o->nbuffers = 0;
+            if (ar_mem_parse(v, &m) != AR_OK)
+                return ar_cli_fail(cmd, "%s '%s': unknown memory level (use tcm, sram or hbm)", flag, v);
+            if (o->nbuffers < AR_NMEM) o->buffers[o->nbuffers++] = m;
+            break;
+        }
+        case O_CHANNELS: {
+            long c;
+            if (first_time(o, G_CHANNELS)) o->nchannels = 0;
+            if (ar_cli_parse_int(v, 1, 1024, &c) != AR_OK)
+                return ar_cli_fail(cmd, "%s '%s': expected a number of channels from 1 to 1024", flag, v);
+            if (o->nchannels == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many values", flag);
+            o->channels[o->nchannels++] = (int)c;
+            break;
+        }
+        case O_CHUNK: {
+            uint64_t b;
+            if (first_time(o, G_CHUNK)) o->nchunks = 0;
+            if (ar_size_parse(v, &b, &err) != AR_OK)
+                return ar_cli_fail(cmd, "%s '%s': %s", flag, v, err.message);
+            if (o->nchunks == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many values", flag);
+            o->chunks[o->nchunks++] = b;
+            break;
+        }
+        }
+    }
+    return AR_CLI_OK;
+}
+
+static int size_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const char *arg) {
+    char *copy = own(o, arg);
+    if (!copy) return ar_cli_fail(cmd, "out of memory");
+    char *items[AR_CLI_MAX_LIST];
+    int n;
+    if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK)
+        return ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, arg);
+    if (first_time(o, G_SIZE)) o->nsizes = 0;
+    for (int i = 0; i < n; i++) {
+        ar_error_t err;
+        ar_error_clear(&err);
+        int got = 0;
+        if (ar_size_range_parse(items[i], o->sizes + o->nsizes, AR_CLI_MAX_SIZES - o->nsizes,
+                                &got, &err) != AR_OK)
+            return ar_cli_fail(cmd, "%s '%s': %s", flag, items[i], err.message);
+        o->nsizes += got;
+    }
+    return AR_CLI_OK;
+}
+
+static int count_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const char *arg) {
+    char *copy = own(o, arg);
+    if (!copy) return ar_cli_fail(cmd, "out of memory");
+    char *items[AR_CLI_MAX_LIST];
+    int n;
+    if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK)
+        return ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, arg);
+    if (first_time(o, G_COUNT)) o->ncounts = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t c;
+        int rc = parse_u64(items[i], &c);
+        if (rc == AR_ELIMIT) return ar_cli_fail(cmd, "%s '%s': count is too large", flag, items[i]);
+        if (rc != AR_OK)
+            return ar_cli_fail(cmd, "%s '%s': expected a number of elements", flag, items[i]);
+        if (c == 0) return ar_cli_fail(cmd, "%s '%s': count must be at least 1 element", flag, items[i]);
+        /* Bytes must fit 64 bits at the widest dtype. */
+        if (c > UINT64_MAX / 8) return ar_cli_fail(cmd, "%s '%s': count is too large", flag, items[i]);
+        if (o->ncounts == AR_CLI_MAX_SIZES) return ar_cli_fail(cmd, "%s: too many counts", flag);
+        o->counts[o->ncounts++] = c;
+    }
+    return AR_CLI_OK;
+}
+
+static void defaults(ar_cli_opts_t *o, const char *cmd, unsigned flags) {
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->backends[0] = ar_cli_default_backend();
+    o->nbackends = 1;
+    o->topos[0] = AR_CLI_DEFAULT_TOPOLOGY;
+    o->ntopos = 1;
+    o->dtypes[0] = AR_BF16;
+    o->ndtypes = 1;
+    o->buffers[0] = AR_MEM_HBM;
+    o->nbuffers = 1;
+    o->channels[0] = 0;
+    o->nchannels = 1;
+    o->chunks[0] = 0;
+    o->nchunks = 1;
+    o->root = -1;
+    o->iters = 1;
+    o->seed = 1;
+    o->timeout_s = 5.0;
+    o->verify = -1;
+    if (!(flags & AR_CLI_NO_SIZE)) {
+        int n = 0;
+        ar_size_range_parse("8K:1G", o->sizes, AR_CLI_MAX_SIZES, &n, NULL);
+        o->nsizes = n;
+    }
+}
+
+int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
+                      const ar_cli_extra_t *extra, ar_cli_opts_t *o) {
+    defaults(o, cmd, flags);
+    int lists = (flags & AR_CLI_LISTS) != 0;
+
+    /* Shared long options plus the subcommand's own. */
+    int nextra = 0;
+    if (extra && extra->longopts)
+        while (extra->longopts[nextra].name) nextra++;
+    struct option *longopts = calloc((size_t)(NBASE + nextra + 1), sizeof *longopts);
+    if (!longopts) return ar_cli_fail(cmd, "out of memory");
+    memcpy(longopts, base_longopts, sizeof base_longopts);
+    for (int i = 0; i < nextra; i++) longopts[NBASE + i] = extra->longopts[i];
+    char shortopts[64];
+    snprintf(shortopts, sizeof shortopts, ":hq%s", extra && extra->shortopts ? extra->shortopts : "");
+
+    int rc = AR_CLI_OK;
+    opterr = 0;
+    optind = 0; /* full re-initialisation (GNU): the parser may run more than once */
+    for (;;) {
+        int li = -1;
+        int c = getopt_long(argc, argv, shortopts, longopts, &li);
+        if (c == -1) break;
+        /* The flag, for messages. */
+        char flag[64];
+        const char *word = (optind >= 2 && optind - 1 < argc) ? argv[optind - 1] : "?";
+        if (li >= 0) snprintf(flag, sizeof flag, "--%s", longopts[li].name);
+        else if (c > ' ' && c < 127 && c != '?' && c != ':') snprintf(flag, sizeof flag, "-%c", c);
+        else {
+            snprintf(flag, sizeof flag, "%s", word);
+            char *eq = strchr(flag, '=');
+            if (eq) *eq = 0;
+        }
+        if (c == '?') {
+            if (optopt && optopt < 256 && optopt > ' ')
+                rc = ar_cli_fail(cmd, "unknown option '-%c' (see arsim%s%s --help)", optopt, *cmd ? " " : "", cmd);
+            else
+                rc = ar_cli_fail(cmd, "unknown option '%s' (see arsim%s%s --help)", word, *cmd ? " " : "", cmd);
+            goto out;
+        }
+        if (c == ':') {
+            rc = ar_cli_fail(cmd, "option '%s' needs a value", flag);
+            goto out;
+        }
+        long v;
+        double d;
+        uint64_t u;
+        ar_error_t err;
+        ar_error_clear(&err);
+        switch (c) {
+        case 'h':
+            printf("usage: arsim%s%s [options]\n", *cmd ? " " : "", cmd);
+            ar_cli_opts_usage(stdout);
+            if (extra && extra->usage) fputs(extra->usage, stdout);
+            rc = AR_CLI_HELP;
+            goto out;
+        case 'q': o->quiet = 1; break;
+        case O_ALGO: {
+            char *copy = own(o, optarg);
+            char *items[AR_CLI_MAX_LIST];
+            int n;
+            if (!copy) { rc = ar_cli_fail(cmd, "out of memory"); goto out; }
+            if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, optarg);
+                goto out;
+            }
+            if (first_time(o, G_ALGO)) { o->nalgos = 0; o->algo_all = 0; }
+            for (int i = 0; i < n; i++)
+                if ((rc = add_algo(o, cmd, items[i])) != AR_CLI_OK) goto out;
+            break;
+        }
+        case O_SIZE:
+            if ((rc = size_opt(o, cmd, flag, optarg)) != AR_CLI_OK) goto out;
+            break;
+        case O_COUNT:
+            if ((rc = count_opt(o, cmd, flag, optarg)) != AR_CLI_OK) goto out;
+            break;
+        case O_BACKEND:
+        case O_DTYPE:
+        case O_BUFFER:
+        case O_CHANNELS:
+        case O_CHUNK:
+        case O_TOPOLOGY:
+            /* dtype and buffer are short enough never to need a comma: lists always allowed. */
+            if ((rc = list_opt(o, cmd, c, flag, optarg,
+                               lists || c == O_DTYPE || c == O_BUFFER)) != AR_CLI_OK)
+                goto out;
+            break;
+        case O_MODEL:
+            if (!*optarg) { rc = ar_cli_fail(cmd, "%s '': empty model name", flag); goto out; }
+            o->model = optarg;
+            break;
+        case O_ITERS:
+            if (ar_cli_parse_int(optarg, 1, 1000000, &v) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a number of iterations from 1 to 1000000", flag, optarg);
+                goto out;
+            }
+            o->iters = (int)v;
+            break;
+        case O_WARMUP:
+            if (ar_cli_parse_int(optarg, 0, 1000000, &v) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a number from 0 to 1000000", flag, optarg);
+                goto out;
+            }
+            o->warmup = (int)v;
+            break;
+        case O_SEED:
+            if (parse_u64(optarg, &u) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a non-negative integer", flag, optarg);
+                goto out;
+            }
+            o->seed = (unsigned long)u;
+            break;
+        case O_TIMEOUT:
+            if (ar_cli_parse_double(optarg, 1e-3, 86400, &d) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected seconds from 0.001 to 86400", flag, optarg);
+                goto out;
+            }
+            o->timeout_s = d;
+            break;
+        case O_RANKS:
+            if (ar_cli_parse_int(optarg, 1, 1 << 20, &v) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a number of ranks of at least 1", flag, optarg);
+                goto out;
+            }
+            o->ranks = (int)v;
+            break;
+        case O_ROOT:
+            if (ar_cli_parse_int(optarg, 0, 1 << 20, &v) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a rank number", flag, optarg);
+                goto out;
+            }
+            o->root = (int)v;
+            break;
+        case O_CHECK: o->check = 1; break;
+        case O_BREAKDOWN: o->breakdown = 1; break;
+        case O_VERIFY: o->verify = 1; break;
+        case O_NO_VERIFY: o->verify = 0; break;
+        case O_DUMP_PLAN: o->dump_plan = 1; break;
+        case O_CSV:
+        case O_JSON:
+            if (!*optarg) { rc = ar_cli_fail(cmd, "%s '': empty file name", flag); goto out; }
+            if (c == O_CSV) o->csv = optarg;
+            else o->json = optarg;
+            break;
+        default:
+            if (extra && extra->handle) {
+                if ((rc = extra->handle(c, optarg, extra->ctx)) != 0) goto out;
+                break;
+            }
+            rc = ar_cli_fail(cmd, "unknown option '%s'", flag);
+            goto out;
+        }
+    }
+    if (optind < argc) {
+        rc = ar_cli_fail(cmd, "unexpected argument '%s' (see arsim%s%s --help)", argv[optind], *cmd ? " " : "", cmd);
+        goto out;
+    }
+    if (o->nalgos == 0) add_algo(o, cmd, "all");
+    if (o->nsizes == 0 && o->ncounts == 0 && !(flags & AR_CLI_NO_SIZE)) {
+        int n = 0;
+        ar_size_range_parse("8K:1G", o->sizes, AR_CLI_MAX_SIZES, &n, NULL);
+        o->nsizes = n;
+    }
+out:
+    free(longopts);
+    return rc;
+}
+
+int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out) {
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_topo_t *t = NULL;
+    *out = NULL;
+    if (ar_topo_open(spec, o->model, &t, &err) != AR_OK) {
+        if (!err.message[0] && !err.file[0]) snprintf(err.file, sizeof err.file, "%s", spec);
+        return ar_cli_fail_err(o->cmd, &err) ? 2 : 2;
+    }
+    if (o->ranks > 0 && o->ranks != t->nranks) {
+        if (ar_topo_place_blocks(t, o->ranks, &err) != AR_OK) {
+            ar_topo_free(t);
+            char buf[512];
+            return ar_cli_fail(o->cmd, "--ranks %d on %s: %s", o->ranks, spec,
+                               ar_error_format(&err, buf, sizeof buf));
+        }
+    }
+    *out = t;
+    return AR_CLI_OK;
+}
+
+int ar_cli_nsizes(const ar_cli_opts_t *o) { return o->ncounts > 0 ? o->ncounts : o->nsizes; }
+
+void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *bytes,
+                    uint64_t *count) {
+    size_t es = ar_dtype_size(dt);
+    if (o->ncounts > 0) {
+        *count = o->counts[i];
+        *bytes = o->counts[i] * es;
+    } else {
+        /* A size that is not a multiple of the element size is rounded up to whole elements. */
+        *count = (o->sizes[i] + es - 1) / es;
+        *bytes = *count * es;
+    }
+}

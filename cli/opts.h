@@ -1,0 +1,156 @@
+/* cli: the one option parser shared by `run`, `sweep` and `bench`, and the
+ * shared pieces of output (nccl-tests table, CSV, JSON) so that every
+ * subcommand writes the same columns.
+ *
+ * Usage, in a subcommand:
+ *
+ *     ar_cli_opts_t o;
+ *     int rc = ar_cli_opts_parse("sweep", argc, argv, AR_CLI_LISTS, &extra, &o);
+ *     if (rc != AR_CLI_OK) return rc;          // 0 for --help, 2 for bad input
+ *     for (int t = 0; t < o.ntopos; t++) { ... ar_cli_topo_open(&o, o.topos[t], &topo) ... }
+ *     ...
+ *     ar_cli_opts_free(&o);
+ *
+ * Every bad flag or value is reported as one line on stderr
+ * ("arsim sweep: --size '0': size '0' must be greater than 0") and the parser
+ * returns 2, the exit status for bad input. */
+#ifndef ARSIM_CLI_OPTS_H
+#define ARSIM_CLI_OPTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+#include "arsim/arsim.h"
+
+/* Returned by ar_cli_opts_parse besides 0 (go on) and 2 (bad input). */
+#define AR_CLI_OK   0
+#define AR_CLI_HELP 10   /* --help was printed: exit 0 */
+
+/* Flags for ar_cli_opts_parse. */
+#define AR_CLI_LISTS     0x1  /* lists allowed everywhere (sweep): --topology, --dtype, --buffer,
+                                 --channels, --chunk, --backend take comma-separated values.
+                                 Without it only --algo, --size and --count take lists. */
+#define AR_CLI_NO_SIZE   0x2  /* no default size list (the caller sets its own) */
+
+#define AR_CLI_MAX_LIST  64   /* entries per list */
+#define AR_CLI_MAX_SIZES 128
+
+typedef struct ar_cli_opts_s {
+    const char *cmd;                 /* "run", "sweep", "bench" (for messages) */
+
+    /* Selectors. Lists hold at least one entry after parsing (defaults filled in). */
+    const char *backends[AR_CLI_MAX_LIST];  /* --backend (default "sim" when built, else "analytic") */
+    int nbackends;
+    int backend_given;               /* --backend was on the command line */
+    const char *topos[AR_CLI_MAX_LIST];     /* --topology FILE|SPEC (default torus_2d_4x4) */
+    int ntopos;
+    const char *model;               /* --model FILE|NAME, NULL: the topology's own */
+    const ar_algo_t *algos[AR_CLI_MAX_LIST]; /* --algo NAME[,NAME..]|all (default all) */
+    int nalgos;
+    int algo_all;                    /* --algo all, or no --algo: unfit algorithms are skipped */
+    uint64_t sizes[AR_CLI_MAX_SIZES];/* --size B[:B][,..] in bytes (default 8K:1G) */
+    int nsizes;
+    uint64_t counts[AR_CLI_MAX_SIZES];/* --count N[,N..] elements; when ncounts > 0 they
+                                        replace sizes (bytes = count * dtype size) */
+    int ncounts;
+    ar_dtype_t dtypes[AR_NDTYPE];    /* --dtype (default bf16) */
+    int ndtypes;
+    ar_mem_t buffers[AR_NMEM];       /* --buffer (default hbm) */
+    int nbuffers;
+    int channels[AR_CLI_MAX_LIST];   /* --channels N (default 0: the algorithm's own) */
+    int nchannels;
+    uint64_t chunks[AR_CLI_MAX_LIST];/* --chunk B (default 0: the algorithm's own) */
+    int nchunks;
+    int root;                        /* --root R (center_root), -1 = least eccentricity */
+    int ranks;                       /* --ranks N: N ranks in blocks on the devices; 0 = one per device */
+
+    /* Run control. */
+    int iters;                       /* --iters N (default 1; >= 1) */
+    int warmup;                      /* --warmup N (default 0) */
+    unsigned long seed;              /* --seed S (default 1) */
+    double timeout_s;                /* --timeout S (cuda) */
+    int check;                       /* --check */
+    int breakdown;                   /* --breakdown */
+    int verify;                      /* --verify: 1 always, 0 never (--no-verify), -1 when cheap */
+    int dump_plan;                   /* --dump-plan: print each plan to stdout before running */
+    const char *csv;                 /* --csv FILE */
+    const char *json;                /* --json FILE */
+    int quiet;                       /* -q: no progress notes */
+
+    char **owned;                    /* copies of list arguments (freed by ar_cli_opts_free) */
+    int nowned;
+    unsigned given;                  /* internal: which lists were set on the command line */
+} ar_cli_opts_t;
+
+/* Extra options a subcommand adds to the shared ones (sweep: --out, --jobs ...).
+ * longopts is terminated by a zero entry; each entry's `val` must be >= 1000 and
+ * `flag` NULL. handle(val, optarg, ctx) returns 0 or 2 (after printing one line
+ * on stderr with ar_cli_fail). usage, when not NULL, is appended to --help. */
+typedef struct ar_cli_extra_s {
+    const struct option *longopts;
+    const char *shortopts;           /* extra short options in getopt syntax, or NULL */
+    int (*handle)(int val, const char *arg, void *ctx);
+    void *ctx;
+    const char *usage;
+} ar_cli_extra_t;
+
+/* Parse argv[1..] (argv[0] is the subcommand name). flags: AR_CLI_*. extra may be NULL.
+ * Returns AR_CLI_OK, AR_CLI_HELP (usage printed on stdout) or 2 (one line on stderr).
+ * Positional arguments are refused. */
+int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
+                      const ar_cli_extra_t *extra, ar_cli_opts_t *o);
+void ar_cli_opts_free(ar_cli_opts_t *o);
+/* The shared usage text for the selectors. */
+void ar_cli_opts_usage(FILE *f);
+
+/* One line on stderr, "arsim CMD: ...", returns 2. */
+int ar_cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line on stderr from an error record ("arsim CMD: file:line:col: message"); returns
+ * 2 for bad input, 1 for AR_ECHECK. */
+int ar_cli_fail_err(const char *cmd, const ar_error_t *err);
+
+/* Parsers for single values, shared by subcommands' extra options: AR_OK or AR_EINVAL. */
+int ar_cli_parse_int(const char *s, long lo, long hi, long *out);
+int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
+
+/* The backend a study uses by default: "sim" when this build has it, else "analytic". */
+const char *ar_cli_default_backend(void);
+#define AR_CLI_DEFAULT_TOPOLOGY "torus_2d_4x4"
+
+/* Open a topology for the selectors: model override (--model) and --ranks applied.
+ * Prints one line and returns 2 on error. */
+int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out);
+/* Bytes and element count of entry i of the size (or count) list for dtype dt. */
+int ar_cli_nsizes(const ar_cli_opts_t *o);
+void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *bytes,
+                    uint64_t *count);
+
+/* One measured (or predicted) row: what the table, CSV and JSON print. */
+typedef struct ar_cli_row_s {
+    const char *backend, *topology, *model, *algo;
+    int nranks;
+    ar_dtype_t dtype;
+    ar_mem_t buffer;
+    uint64_t bytes, count;
+    int channels;          /* as used by the plan */
+    uint64_t chunk_bytes;  /* as asked (0: the algorithm's default) */
+    const ar_result_t *res;
+    const char *check;     /* "ok", "FAIL", or "" when no check ran */
+} ar_cli_row_t;
+
+/* nccl-tests-shaped table. with_check adds a check column. */
+void ar_cli_table_header(FILE *f, int with_check);
+void ar_cli_table_row(FILE *f, const ar_cli_row_t *r, int with_check);
+/* CSV: the header line and rows, columns in this order:
+ * backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,
+ * algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s */
+extern const char *const ar_cli_csv_columns;
+void ar_cli_csv_header(FILE *f);
+void ar_cli_csv_row(FILE *f, const ar_cli_row_t *r);
+/* JSON: an array of objects with the CSV's keys. begin writes "[", end writes "]". */
+void ar_cli_json_begin(FILE *f);
+void ar_cli_json_row(FILE *f, const ar_cli_row_t *r, int first);
+void ar_cli_json_end(FILE *f);
+/* --breakdown: critical path by term and per-link traffic, as '#' comment lines. */
+void ar_cli_breakdown(FILE *f, const ar_topo_t *t, const ar_result_t *res);
+
+#endif

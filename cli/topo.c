@@ -1,0 +1,101 @@
+/* arsim topo show|check FILE|SPEC [--model M] [--ranks N] */
+#include <stdio.h>
+#include <string.h>
+#include "config.h"
+#include "cli/internal.h"
+#include "cli/opts.h"
+
+static void show(const ar_topo_t *t, const char *spec) {
+    const ar_model_t *m = t->model;
+    printf("topology  %s (%s", t->name[0] ? t->name : spec, ar_topo_kind_name(t->kind));
+    if (t->grid_w > 0) printf(", %d wide x %d high", t->grid_w, t->grid_h);
+    printf(")\n");
+    if (t->path[0]) printf("file      %s\n", t->path);
+    printf("model     %s%s%s\n", m ? m->name : "?", m && m->path[0] ? "  " : "", m && m->path[0] ? m->path : "");
+    if (m) {
+        printf("          clock %.3g GHz;", m->clock_ghz);
+        for (int l = 0; l < AR_NMEM; l++)
+            if (m->mem[l].present)
+                printf(" %s %.4g GB %.4g/%.4g GB/s rd/wr %.4g ns;", ar_mem_name((ar_mem_t)l),
+                       m->mem[l].capacity_bytes / 1e9, m->mem[l].read_gbps, m->mem[l].write_gbps,
+                       m->mem[l].lat_ns);
+        printf("\n");
+    }
+    int nsw = t->nnodes - t->ndevices;
+    printf("devices   %d", t->ndevices);
+    if (nsw) printf(" (+ %d switch%s)", nsw, nsw == 1 ? "" : "es");
+    printf(":");
+    for (int i = 0; i < t->nnodes; i++) printf(" %s%s", t->nodes[i].name, t->nodes[i].is_switch ? "*" : "");
+    printf("\n");
+    printf("links     %d\n", t->nlinks);
+    for (int i = 0; i < t->nlinks; i++) {
+        const ar_link_t *l = &t->links[i];
+        const ar_link_kind_t *k = m && l->kind >= 0 && l->kind < m->nlinks ? &m->links[l->kind] : NULL;
+        printf("  %4d  %-10s <-> %-10s %-12s x%-3d %8.4g GB/s per direction, %.4g ns\n", i,
+               t->nodes[l->a].name, t->nodes[l->b].name, k ? k->name : "?", l->count,
+               k ? k->bw_gbps * l->count : 0.0, k ? k->lat_ns : 0.0);
+    }
+    printf("ranks     %d\n", t->nranks);
+    printf("placement");
+    for (int r = 0; r < t->nranks; r++) {
+        int d = ar_topo_rank_device(t, r);
+        printf(" %d->%s", r, d >= 0 && d < t->nnodes ? t->nodes[d].name : "?");
+    }
+    printf("\n");
+    int diam = 0, disconnected = 0;
+    for (int i = 0; i < t->ndevices; i++)
+        for (int j = 0; j < t->ndevices; j++) {
+            int h = t->hops ? t->hops[i * t->nnodes + j] : 0;
+            if (h < 0) disconnected = 1;
+            else if (h > diam) diam = h;
+        }
+    printf("diameter  %d hop%s between devices%s\n", diam, diam == 1 ? "" : "s",
+           disconnected ? " (some devices unreachable)" : "");
+}
+
+int ar_cli_topo(int argc, char **argv) {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: arsim topo show FILE|SPEC [--model FILE|NAME] [--ranks N]\n"
+               "       arsim topo check FILE|SPEC [--model FILE|NAME]\n");
+        return 0;
+    }
+    if (argc < 2) return ar_cli_fail("topo", "show or check? (arsim topo show|check FILE|SPEC)");
+    const char *sub = argv[1];
+    int is_show = strcmp(sub, "show") == 0, is_check = strcmp(sub, "check") == 0;
+    if (!is_show && !is_check)
+        return ar_cli_fail("topo", "'%s': unknown subcommand (show, check)", sub);
+    char cmd[16];
+    snprintf(cmd, sizeof cmd, "topo %s", sub);
+    /* The shared parser takes --model and --ranks; the FILE|SPEC is the one positional. */
+    const char *spec = NULL;
+    char *rest[64];
+    int nrest = 0;
+    rest[nrest++] = argv[1];
+    for (int i = 2; i < argc; i++) {
+        if (nrest >= 62) return ar_cli_fail(cmd, "too many arguments");
+        if (strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--ranks") == 0) {
+            rest[nrest++] = argv[i];
+            if (i + 1 < argc) rest[nrest++] = argv[++i];
+        } else if (argv[i][0] == '-' || spec) {
+            rest[nrest++] = argv[i];
+        } else {
+            spec = argv[i];
+        }
+    }
+    rest[nrest] = NULL;
+    ar_cli_opts_t o;
+    int rc = ar_cli_opts_parse(cmd, nrest, rest, AR_CLI_NO_SIZE, NULL, &o);
+    if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
+    if (rc) { ar_cli_opts_free(&o); return rc; }
+    if (!spec) { ar_cli_opts_free(&o); return ar_cli_fail(cmd, "which topology? (FILE or SPEC)"); }
+    ar_topo_t *t = NULL;
+    rc = ar_cli_topo_open(&o, spec, &t);
+    if (rc == 0) {
+        if (is_show) show(t, spec);
+        else printf("%s: ok (%d devices, %d links, %d ranks, model %s)\n", spec, t->ndevices,
+                    t->nlinks, t->nranks, t->model ? t->model->name : "?");
+        ar_topo_free(t);
+    }
+    ar_cli_opts_free(&o);
+    return rc;
+}
