@@ -170,10 +170,6 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
 
 double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9; }
 
-double ar_model_chan_read_gbps(const ar_model_t *m) {
-    return m->chan_inflight_bytes / m->chan_read_lat_ns; /* bytes per ns = GB/s */
-}
-
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err) {
     const ar_mem_level_t *lvl = &t->model->mem[buffer];
