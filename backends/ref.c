@@ -1,0 +1,288 @@
+/* The ref backend: executes a plan on host memory with real data, exactly as
+ * arsim/plan.h defines the ops, and compares every rank's OUT with a float64
+ * reference.
+ *
+ * Scheduling: channels are interleaved round-robin, each run until it blocks on a
+ * WAIT or ends; a full round in which no channel moves while some are unfinished is
+ * a deadlock. Memory is sequentially consistent here (a write is visible at once),
+ * so ref proves the arithmetic and the flag counts of a plan; races between
+ * channels are the verifier's business.
+ *
+ * Every execution starts from OUT, SCRATCH and the host buffer full of NaN, so an
+ * element a plan forgets to write (or reads before it is written) shows up as NaN,
+ * and a NaN never passes the check. Flags are not reset: execution e waits for
+ * e * per_epoch + count, as plan.h says, so running several iterations exercises
+ * the epoch arithmetic. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "backends/internal.h"
+
+typedef struct ref_s {
+    ar_backend_t base; /* first: the registry sees an ar_backend_t */
+} ref_t;
+
+/* ---- inputs ---- */
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void ar__ref_fill_inputs(ar_dtype_t dtype, unsigned long seed, int rank, void *buf,
+                         uint64_t count) {
+    uint64_t s = (uint64_t)seed * 0x100000001b3ull + (uint64_t)(rank + 1) * 0x9e3779b97f4a7c15ull;
+    for (uint64_t i = 0; i < count; i++) {
+        /* 24 random bits: u in [0, 1], then [-1, 1]; rounding to the dtype keeps it there. */
+        double u = (double)(splitmix64(&s) >> 40) / (double)((1u << 24) - 1);
+        ar_elem_store(buf, dtype, i, (float)(2.0 * u - 1.0));
+    }
+}
+
+/* ---- the check ---- */
+
+int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
+                  const void *const *out, ar_result_t *res) {
+    double tol = ar_dtype_tolerance(dtype, nranks);
+    int ok = 1;
+    double max_err = 0;
+    char msg[sizeof res->check_msg] = "";
+    for (uint64_t i = 0; i < count; i++) {
+        double want = 0, mag = 0;
+        for (int q = 0; q < nranks; q++) {
+            double v = ar_elem_load(in[q], dtype, i);
+            want += v;
+            mag += fabs(v);
+        }
+        for (int r = 0; r < nranks; r++) {
+            double got = ar_elem_load(out[r], dtype, i);
+            double rel;
+            if (!isfinite(got)) rel = INFINITY;
+            else if (mag > 0) rel = fabs(got - want) / mag;
+            else rel = got == want ? 0 : INFINITY;
+            if (rel > max_err) max_err = rel;
+            if (!(rel <= tol) && ok) {
+                ok = 0;
+                snprintf(msg, sizeof msg,
+                         "rank %d element %" PRIu64 ": got %.9g, want %.9g (rel err %.3g > tol %.3g)",
+                         r, i, got, want, rel, tol);
+            }
+        }
+    }
+    if (res) {
+        /* Several checks into one result keep the first failure and the worst error. */
+        if (!res->checked || res->check_ok) {
+            res->check_ok = ok;
+            if (!ok) snprintf(res->check_msg, sizeof res->check_msg, "%s", msg);
+        }
+        if (!res->checked || max_err > res->max_rel_err) res->max_rel_err = max_err;
+        res->checked = 1;
+    }
+    return ok;
+}
+
+/* ---- execution ---- */
+
+typedef struct exec_s {
+    const ar_plan_t *p;
+    size_t esize;
+    unsigned char *buf[AR_NBUF]; /* each nranks * elems(buf) elements, rank-major */
+    unsigned char *host;
+    uint64_t *flags;             /* nranks * nflags, counting up across executions */
+    uint32_t *pc;                /* per channel */
+} exec_t;
+
+static void *elem_ptr(exec_t *x, const ar_addr_t *a) {
+    const ar_plan_t *p = x->p;
+    if (a->rank == AR_RANK_HOST) return x->host + a->off * x->esize;
+    uint64_t n = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
+    return x->buf[a->buf] + ((uint64_t)a->rank * n + a->off) * x->esize;
+}
+
+static void poison(void *buf, ar_dtype_t dtype, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) ar_elem_store(buf, dtype, i, NAN);
+}
+
+static void do_reduce(exec_t *x, const ar_op_t *op) {
+    const ar_plan_t *p = x->p;
+    void *dst = elem_ptr(x, &op->dst);
+    const void *src[op->nsrc];
+    for (uint32_t s = 0; s < op->nsrc; s++) src[s] = elem_ptr(x, &p->srcs[op->src + s]);
+    for (uint64_t i = 0; i < op->n; i++) {
+        /* In source order, in float32, rounded once to the dtype. dst may be one of
+         * the sources: element i is read from every source before it is written. */
+        float acc = (float)ar_elem_load(src[0], p->dtype, i);
+        for (uint32_t s = 1; s < op->nsrc; s++) acc += (float)ar_elem_load(src[s], p->dtype, i);
+        ar_elem_store(dst, p->dtype, i, acc);
+    }
+}
+
+/* One execution (epoch) of every channel. */
+static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error_t *err) {
+    const ar_plan_t *p = x->p;
+    int nch = p->nranks * p->nchannels;
+    memset(x->pc, 0, (size_t)nch * sizeof *x->pc);
+    int left = 0;
+    for (int i = 0; i < nch; i++) left += p->chans[i].nops > 0;
+    while (left > 0) {
+        int progress = 0;
+        for (int i = 0; i < nch; i++) {
+            const ar_chan_t *ch = &p->chans[i];
+            int rank = i / p->nchannels;
+            uint32_t start = x->pc[i];
+            while (x->pc[i] < ch->nops) {
+                const ar_op_t *op = &p->ops[ch->first + x->pc[i]];
+                if (op->code == AR_OP_WAIT) {
+                    size_t f = (size_t)rank * p->nflags + op->flag;
+                    if (x->flags[f] < epoch * p->per_epoch[f] + op->count) break;
+                } else if (op->code == AR_OP_SIGNAL) {
+                    x->flags[(size_t)op->dst.rank * p->nflags + op->flag]++;
+                } else if (op->code == AR_OP_COPY) {
+                    memmove(elem_ptr(x, &op->dst), elem_ptr(x, &p->srcs[op->src]),
+                            op->n * x->esize);
+                } else {
+                    do_reduce(x, op);
+                }
+                x->pc[i]++;
+                (*ops_executed)++;
+            }
+            if (x->pc[i] != start) {
+                progress = 1;
+                if (x->pc[i] == ch->nops) left--;
+            }
+        }
+        if (!progress) {
+            /* Name the first blocked channel, and how far its flag got. */
+            for (int i = 0; i < nch; i++) {
+                const ar_chan_t *ch = &p->chans[i];
+                if (x->pc[i] >= ch->nops) continue;
+                int rank = i / p->nchannels;
+                const ar_op_t *op = &p->ops[ch->first + x->pc[i]];
+                size_t f = (size_t)rank * p->nflags + op->flag;
+                uint64_t base = epoch * p->per_epoch[f];
+                return AR_ERR(err, AR_EPLAN,
+                              "deadlock in execution %" PRIu64 ": rank %d channel %d op %u waits "
+                              "for flag %u to reach %" PRIu64 " but it has %" PRIu64
+                              " (%" PRIu64 " SIGNALs per execution, %d channels blocked)",
+                              epoch, rank, i % p->nchannels, x->pc[i], op->flag, op->count,
+                              x->flags[f] - base, p->per_epoch[f], left);
+            }
+        }
+    }
+    return AR_OK;
+}
+
+int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *const *out,
+                 int check, ar_result_t *res, ar_error_t *err) {
+    if (res) {
+        res->checked = res->check_ok = 0;
+        res->max_rel_err = 0;
+        res->check_msg[0] = 0;
+        res->ops_executed = 0;
+    }
+    AR_TRY(ar__backend_check_plan(p, NULL, err));
+    exec_t x;
+    memset(&x, 0, sizeof x);
+    x.p = p;
+    x.esize = ar_dtype_size(p->dtype);
+    int rc = AR_OK;
+    int nch = p->nranks * p->nchannels;
+    const void **outs = calloc((size_t)p->nranks, sizeof *outs);
+    for (int b = 0; b < AR_NBUF; b++) {
+        uint64_t n = ar_plan_buf_elems(p, 0, (ar_buf_t)b);
+        x.buf[b] = malloc((n ? n : 1) * p->nranks * x.esize);
+        if (!x.buf[b]) goto nomem;
+    }
+    x.host = malloc((p->host_elems ? p->host_elems : 1) * x.esize);
+    x.flags = calloc((size_t)p->nranks * p->nflags, sizeof *x.flags);
+    x.pc = calloc((size_t)nch, sizeof *x.pc);
+    if (!x.host || !x.flags || !x.pc || !outs) goto nomem;
+
+    for (int r = 0; r < p->nranks; r++) {
+        memcpy(x.buf[AR_BUF_IN] + (size_t)r * p->count * x.esize, in[r], p->count * x.esize);
+        outs[r] = x.buf[AR_BUF_OUT] + (size_t)r * p->count * x.esize;
+    }
+    uint64_t ops = 0;
+    for (int e = 0; e < nexec; e++) {
+        poison(x.buf[AR_BUF_OUT], p->dtype, p->count * p->nranks);
+        poison(x.buf[AR_BUF_SCRATCH], p->dtype, p->scratch_elems * p->nranks);
+        poison(x.host, p->dtype, p->host_elems);
+        AR_TRY_GOTO(run_epoch(&x, (uint64_t)e, &ops, err), rc, out);
+        if (check && res) ar__ref_check(p->dtype, p->nranks, p->count, in, outs, res);
+    }
+    if (res) res->ops_executed = ops;
+    for (int r = 0; out && r < p->nranks; r++)
+        if (out[r]) memcpy(out[r], outs[r], p->count * x.esize);
+    goto out;
+nomem:
+    rc = AR_ERR(err, AR_ENOMEM, "ref: cannot allocate host buffers for %d ranks x %" PRIu64
+                " elements", p->nranks, p->count);
+out:
+    for (int b = 0; b < AR_NBUF; b++) free(x.buf[b]);
+    free(x.host);
+    free(x.flags);
+    free(x.pc);
+    free(outs);
+    return rc;
+}
+
+/* ---- the backend ---- */
+
+static int ref_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
+    ref_t *be = calloc(1, sizeof *be);
+    if (!be) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
+    be->base.ops = &ar_ref_backend;
+    be->base.topo = topo;
+    *out = &be->base;
+    return AR_OK;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ref measures no time (time_s = 0); sim_wall_s is its own wall time. Inputs are
+ * fresh from opts->seed; warmup + iters executions run, each checked when
+ * opts->check is set. */
+static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t *opts,
+                       ar_result_t *res, ar_error_t *err) {
+    double t0 = now_s();
+    memset(res, 0, sizeof *res);
+    AR_TRY(ar__backend_check_plan(p, be->topo, err));
+    int nexec = (opts->iters > 0 ? opts->iters : 1) + (opts->warmup > 0 ? opts->warmup : 0);
+    size_t bytes = p->count * ar_dtype_size(p->dtype);
+    void **in = calloc((size_t)p->nranks, sizeof *in);
+    int rc = AR_OK;
+    if (!in) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
+    for (int r = 0; r < p->nranks; r++) {
+        in[r] = malloc(bytes);
+        if (!in[r]) {
+            rc = AR_ERR(err, AR_ENOMEM, "ref: cannot allocate inputs of %zu bytes", bytes);
+            goto out;
+        }
+        ar__ref_fill_inputs(p->dtype, opts->seed, r, in[r], p->count);
+    }
+    rc = ar__ref_exec(p, nexec, (const void *const *)in, NULL, opts->check, res, err);
+out:
+    for (int r = 0; r < p->nranks; r++) free(in[r]);
+    free(in);
+    res->sim_wall_s = now_s() - t0;
+    return rc;
+}
+
+static void ref_close(ar_backend_t *be) { free(be); }
+
+const ar_backend_ops_t ar_ref_backend = {
+    .name = "ref",
+    .summary = "executes the plan on host memory with real data; float64 check",
+    .open = ref_open,
+    .execute = ref_execute,
+    .close = ref_close,
+};

@@ -1,0 +1,177 @@
+/* The backend registry: one table of the backends this build holds, plus the
+ * helpers every backend and the command line share (results, bandwidths, the
+ * structural plan check). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "backends/internal.h"
+
+#ifdef HAVE_SIMGRID
+extern const ar_backend_ops_t ar_sim_backend;
+#endif
+#ifdef HAVE_CUDA
+extern const ar_backend_ops_t ar_cuda_backend;
+#endif
+
+static const ar_backend_ops_t *const backends[] = {
+    &ar_ref_backend,
+    &ar_analytic_backend,
+#ifdef HAVE_SIMGRID
+    &ar_sim_backend,
+#endif
+#ifdef HAVE_CUDA
+    &ar_cuda_backend,
+#endif
+    NULL,
+};
+
+/* Every backend arsim knows of, built or not, with what leaving it out means. */
+static const struct {
+    const char *name, *why;
+} known[] = {
+    {"ref", NULL},
+    {"analytic", NULL},
+    {"sim", "configure found no SimGrid (install libsimgrid-dev and reconfigure)"},
+    {"cuda", "configure found no nvcc (use --with-cuda=DIR)"},
+};
+
+const ar_backend_ops_t *ar_backend_find(const char *name) {
+    for (int i = 0; name && backends[i]; i++)
+        if (strcmp(backends[i]->name, name) == 0) return backends[i];
+    return NULL;
+}
+
+const ar_backend_ops_t *const *ar_backend_all(void) { return backends; }
+
+int ar_backend_known_missing(const char *name) {
+    if (!name || ar_backend_find(name)) return 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(known[i].name, name) == 0) return 1;
+    return 0;
+}
+
+static const char *missing_why(const char *name) {
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(known[i].name, name) == 0 && known[i].why) return known[i].why;
+    return "not built";
+}
+
+int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
+                   const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err) {
+    const ar_backend_ops_t *ops = ar_backend_find(name);
+    if (!ops) {
+        if (ar_backend_known_missing(name))
+            return AR_ERR(err, AR_ENOTSUP, "backend '%s' is not in this build: %s", name,
+                          missing_why(name));
+        return AR_ERR(err, AR_EINVAL, "unknown backend '%s' (ref, analytic, sim, cuda)",
+                      name ? name : "");
+    }
+    ar_run_opts_t def = AR_RUN_OPTS_DEFAULT;
+    if (!opts) opts = &def;
+    memset(res, 0, sizeof *res);
+    ar_backend_t *be = NULL;
+    int rc = ops->open(topo, &be, err);
+    if (rc != AR_OK) return rc;
+    if (ops->prepare) rc = ops->prepare(be, plan, opts, err);
+    if (rc == AR_OK) rc = ops->execute(be, plan, opts, res, err);
+    ops->close(be);
+    return rc;
+}
+
+void ar_result_free(ar_result_t *r) {
+    if (!r) return;
+    free(r->links);
+    r->links = NULL;
+    r->nlinks = 0;
+}
+
+/* GB/s = 1e9 bytes per second, as nccl-tests prints them. A time that is not
+ * positive (a backend that measures no time, such as ref) gives 0. */
+double ar_algbw_gbps(uint64_t bytes, double time_s) {
+    if (!(time_s > 0)) return 0;
+    return (double)bytes / time_s / 1e9;
+}
+
+/* busbw = algbw * 2(p-1)/p, nccl-tests' allreduce factor: the bytes each rank must
+ * send and receive on its busiest link in an optimal algorithm. With one rank
+ * nothing crosses a bus, so busbw is 0 (as nccl-tests reports it). */
+double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks) {
+    if (nranks < 2) return 0;
+    return ar_algbw_gbps(bytes, time_s) * 2.0 * (nranks - 1) / nranks;
+}
+
+static int bad_addr(const ar_plan_t *p, const ar_addr_t *a, uint64_t n, const char **why) {
+    if (a->rank == AR_RANK_HOST) {
+        if (a->off > p->host_elems || n > p->host_elems - a->off) {
+            *why = "host range out of bounds";
+            return 1;
+        }
+        return 0;
+    }
+    if (a->rank < 0 || a->rank >= p->nranks) {
+        *why = "no such rank";
+        return 1;
+    }
+    if (a->buf >= AR_NBUF) {
+        *why = "no such buffer";
+        return 1;
+    }
+    uint64_t size = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
+    if (a->off > size || n > size - a->off) {
+        *why = "range out of bounds";
+        return 1;
+    }
+    return 0;
+}
+
+int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t *err) {
+    if (!p || p->build || !p->chans || !p->per_epoch)
+        return AR_ERR(err, AR_EPLAN, "plan is not finished (call ar_plan_finish)");
+    if (topo && topo->nranks != p->nranks)
+        return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
+                      topo->name, topo->nranks);
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if ((uint64_t)ch->first + ch->nops > p->nops)
+                return AR_ERR(err, AR_EPLAN, "rank %d channel %d: ops out of range", r, c);
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                const char *why = NULL;
+                switch (op->code) {
+                case AR_OP_COPY:
+                case AR_OP_REDUCE:
+                    if (op->code == AR_OP_COPY ? op->nsrc != 1
+                                               : op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1) {
+                        why = "bad source count";
+                        break;
+                    }
+                    if ((uint64_t)op->src + op->nsrc > p->nsrcs) {
+                        why = "sources out of range";
+                        break;
+                    }
+                    if (bad_addr(p, &op->dst, op->n, &why)) break;
+                    if (op->dst.rank != AR_RANK_HOST && op->dst.buf == AR_BUF_IN) {
+                        why = "writes IN";
+                        break;
+                    }
+                    for (uint32_t s = 0; s < op->nsrc && !why; s++)
+                        bad_addr(p, &p->srcs[op->src + s], op->n, &why);
+                    break;
+                case AR_OP_SIGNAL:
+                    if (op->dst.rank < 0 || op->dst.rank >= p->nranks) why = "signals no such rank";
+                    else if (op->flag >= p->nflags) why = "flag out of range";
+                    break;
+                case AR_OP_WAIT:
+                    if (op->flag >= p->nflags) why = "flag out of range";
+                    break;
+                default:
+                    why = "unknown opcode";
+                }
+                if (why)
+                    return AR_ERR(err, AR_EPLAN, "rank %d channel %d op %u: %s", r, c, i, why);
+            }
+        }
+    return AR_OK;
+}
