@@ -1,3 +1,901 @@
-/* verifier: see arsim/plan.h */
+/* The plan verifier: symbolic execution of a plan (see arsim/plan.h).
+ *
+ * Values. Every element of OUT, SCRATCH and HOST holds either nothing
+ * (poison) or a symbolic value: the element index j it belongs to and a vector
+ * of contribution counts, one per (execution, rank), i.e. how many times
+ * IN[j] of that rank in that execution was summed into it. Reading IN yields
+ * the unit vector of (current execution, rank). Buffers are kept as sorted
+ * lists of segments with one value per segment (element index affine in the
+ * position), so cost grows with the number of ops, not elements.
+ *
+ * Schedule. Flags only grow, so a greedy execution that gets stuck is stuck
+ * under every schedule: running every channel as far as it goes, again and
+ * again, proves that every WAIT is satisfied or finds the deadlock.
+ *
+ * Ordering. Each channel carries a vector clock; a SIGNAL snapshots the
+ * sender's clock, a WAIT joins the snapshots it is guaranteed to follow. A
+ * WAIT for cumulative count C on a flag fed by several channels is only
+ * guaranteed to follow sender X's (C - others)-th signal, where others is the
+ * most the other senders can have sent by then: (e + 1) * (total - m_X) in
+ * execution e, with m_X X's signals per execution and total their sum. That
+ * bound is an assumption (no sender runs an execution ahead) and is checked
+ * afterwards: sender Y's first signal of the next execution must come after
+ * the WAIT. Each buffer segment remembers its last write and the reads since
+ * (FastTrack); an access not ordered after them is a race. With no races the
+ * final values do not depend on the schedule, so the one greedy schedule
+ * tells what every schedule computes.
+ *
+ * Executions. Backends run the plan again and again with no barrier between
+ * executions (flags count across executions), so two executions are run back
+ * to back, the second's WAITs offset by per_epoch, and checked for races
+ * across the boundary and for the contributions at the end of each. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "arsim/plan.h"
-int ar_plan_verify(const ar_plan_t *p, ar_error_t *err) { (void)p; return AR_ERR(err, AR_ENOTSUP, "verifier not built yet"); }
+
+#define NONE UINT32_MAX
+#define NEPOCH 2
+/* Snapshot memory above which the plan is declared too large to verify. */
+#define MAX_SNAP_BYTES ((size_t)1 << 30)
+
+typedef struct acc_s {
+    uint32_t ch, clk;
+} acc_t;
+
+typedef struct seg_s {
+    uint64_t start;
+    int64_t base;       /* element index at start (vec != 0) */
+    uint32_t vec;       /* interned contribution vector; 0 = no value */
+    uint32_t wch, wclk; /* last write (NONE when never written) */
+    uint32_t rset, rlen; /* reads since the last write, in the read arena */
+} seg_t;
+
+typedef struct space_s {
+    seg_t *s;
+    uint32_t n, cap;
+    uint64_t size;
+} space_t;
+
+typedef struct piece_s {
+    uint64_t len;
+    int64_t base;
+    uint32_t vec;
+} piece_t;
+
+typedef struct sender_s {
+    uint32_t flag;   /* target rank * nflags + flag */
+    uint32_t ch;     /* sending channel */
+    uint64_t m;      /* signals per execution */
+    uint64_t sent;   /* cumulative */
+    size_t snap0;    /* first snapshot slot */
+} sender_t;
+
+typedef struct xcheck_s {  /* a WAIT whose guarantee relied on the bound */
+    uint32_t ch, clk, flag;
+    uint32_t only;  /* the one sender it acquired from, or NONE for several */
+} xcheck_t;
+
+typedef struct vs_s {
+    const ar_plan_t *p;
+    ar_error_t *err;
+    int P, nch;
+    size_t V;  /* vector length: NEPOCH * P */
+    /* interned vectors */
+    uint8_t *vecs;
+    uint32_t nvec, capvec;
+    uint32_t *htab;
+    uint32_t hcap;
+    uint32_t *unit; /* [epoch * P + rank] */
+    /* read sets */
+    acc_t *ra;
+    size_t nra, capra;
+    /* buffers: OUT r -> 2r, SCRATCH r -> 2r+1, HOST -> 2P */
+    space_t *sp;
+    int nsp;
+    /* channels */
+    uint32_t *vc; /* nch * nch */
+    uint32_t *pc;
+    /* flags */
+    uint64_t *arrived;
+    sender_t *snd;
+    uint32_t nsnd;
+    uint32_t *flag_first, *flag_n; /* senders of each flag, contiguous in snd */
+    uint32_t *op_sender;           /* SIGNAL op -> sender index */
+    uint32_t *snap;
+    xcheck_t *xc;
+    size_t nxc, capxc;
+    /* scratch lists */
+    piece_t *pc_src[2], *pc_out;
+    size_t cap_src[2], cap_out;
+    piece_t **red;       /* per source pieces for REDUCE */
+    size_t *red_n, *red_cap;
+} vs_t;
+
+static const char *const buf_names[] = {"IN", "OUT", "SCRATCH"};
+static const char *const op_names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
+
+/* ---------- messages ---------- */
+
+static const char *fmt_addr(char *b, size_t len, ar_addr_t a, uint64_t n) {
+    if (a.rank == AR_RANK_HOST)
+        snprintf(b, len, "host[%" PRIu64 "..%" PRIu64 ")", a.off, a.off + n);
+    else
+        snprintf(b, len, "r%d.%s[%" PRIu64 "..%" PRIu64 ")", (int)a.rank,
+                 a.buf < AR_NBUF ? buf_names[a.buf] : "?", a.off, a.off + n);
+    return b;
+}
+
+static const char *fmt_elem(char *b, size_t len, int space, int P, uint64_t e) {
+    if (space == 2 * P)
+        snprintf(b, len, "host[%" PRIu64 "]", e);
+    else
+        snprintf(b, len, "r%d.%s[%" PRIu64 "]", space / 2, space % 2 ? "SCRATCH" : "OUT", e);
+    return b;
+}
+
+/* "rank R chan C op I (NAME)" of a channel and op index. */
+static const char *fmt_op(const vs_t *v, char *b, size_t len, uint32_t ch, uint32_t i) {
+    const ar_plan_t *p = v->p;
+    const ar_chan_t *c = &p->chans[ch];
+    const char *name = "?";
+    if (i < c->nops && p->ops[c->first + i].code <= AR_OP_WAIT)
+        name = op_names[p->ops[c->first + i].code];
+    snprintf(b, len, "rank %u chan %u op %u (%s)", ch / (uint32_t)p->nchannels,
+             ch % (uint32_t)p->nchannels, i, name);
+    return b;
+}
+
+/* The op behind an access (channel, clock), with its execution when it differs. */
+static const char *fmt_acc(const vs_t *v, char *b, size_t len, uint32_t ch, uint32_t clk) {
+    uint32_t n = v->p->chans[ch].nops;
+    char o[96];
+    uint32_t e = (clk - 1) / n, i = (clk - 1) % n;
+    fmt_op(v, o, sizeof o, ch, i);
+    snprintf(b, len, "%s of execution %u", o, e + 1);
+    return b;
+}
+
+/* ---------- vectors ---------- */
+
+static uint32_t vhash(const uint8_t *x, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ x[i]) * 16777619u;
+    return h;
+}
+
+static int vec_rehash(vs_t *v) {
+    uint32_t nc = v->hcap ? v->hcap * 2 : 1024;
+    uint32_t *t = malloc((size_t)nc * sizeof *t);
+    if (!t) return AR_ENOMEM;
+    memset(t, 0xff, (size_t)nc * sizeof *t);
+    for (uint32_t id = 1; id < v->nvec; id++) {
+        uint32_t h = vhash(v->vecs + (size_t)id * v->V, v->V) & (nc - 1);
+        while (t[h] != NONE) h = (h + 1) & (nc - 1);
+        t[h] = id;
+    }
+    free(v->htab);
+    v->htab = t;
+    v->hcap = nc;
+    return AR_OK;
+}
+
+/* Intern x (V bytes); *id receives its id (never 0). */
+static int vec_intern(vs_t *v, const uint8_t *x, uint32_t *id) {
+    if ((v->nvec + 1) * 2 > v->hcap) AR_TRY(vec_rehash(v));
+    uint32_t h = vhash(x, v->V) & (v->hcap - 1);
+    while (v->htab[h] != NONE) {
+        if (!memcmp(v->vecs + (size_t)v->htab[h] * v->V, x, v->V)) {
+            *id = v->htab[h];
+            return AR_OK;
+        }
+        h = (h + 1) & (v->hcap - 1);
+    }
+    if (v->nvec == v->capvec) {
+        uint32_t nc = v->capvec * 2;
+        uint8_t *nv = realloc(v->vecs, (size_t)nc * v->V);
+        if (!nv) return AR_ENOMEM;
+        v->vecs = nv;
+        v->capvec = nc;
+    }
+    memcpy(v->vecs + (size_t)v->nvec * v->V, x, v->V);
+    v->htab[h] = v->nvec;
+    *id = v->nvec++;
+    return AR_OK;
+}
+
+/* ---------- segments ---------- */
+
+static int space_init(space_t *s, uint64_t size) {
+    s->size = size;
+    s->n = 0;
+    s->cap = 16;
+    s->s = malloc(s->cap * sizeof *s->s);
+    if (!s->s) return AR_ENOMEM;
+    if (size) {
+        seg_t z = {0, 0, 0, NONE, 0, 0, 0};
+        s->s[s->n++] = z;
+    }
+    return AR_OK;
+}
+
+static uint64_t seg_end(const space_t *s, uint32_t i) {
+    return i + 1 < s->n ? s->s[i + 1].start : s->size;
+}
+
+static int space_insert(space_t *s, uint32_t at, const seg_t *segs, uint32_t k, uint32_t remove) {
+    uint32_t nn = s->n - remove + k;
+    if (nn > s->cap) {
+        uint32_t nc = s->cap;
+        while (nc < nn) nc *= 2;
+        seg_t *ns = realloc(s->s, nc * sizeof *ns);
+        if (!ns) return AR_ENOMEM;
+        s->s = ns;
+        s->cap = nc;
+    }
+    memmove(s->s + at + k, s->s + at + remove, (s->n - at - remove) * sizeof *s->s);
+    memcpy(s->s + at, segs, k * sizeof *segs);
+    s->n = nn;
+    return AR_OK;
+}
+
+/* Index of the segment that starts at x (splitting one if needed); s->n for x == size. */
+static int space_split(space_t *s, uint64_t x, uint32_t *idx) {
+    if (x >= s->size) {
+        *idx = s->n;
+        return AR_OK;
+    }
+    uint32_t lo = 0, hi = s->n; /* last segment with start <= x */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (s->s[mid].start <= x) lo = mid;
+        else hi = mid;
+    }
+    if (s->s[lo].start == x) {
+        *idx = lo;
+        return AR_OK;
+    }
+    seg_t t = s->s[lo];
+    if (t.vec) t.base += (int64_t)(x - t.start);
+    t.start = x;
+    AR_TRY(space_insert(s, lo + 1, &t, 1, 0));
+    *idx = lo + 1;
+    return AR_OK;
+}
+
+static int seg_mergeable(const seg_t *a, const seg_t *b) {
+    if (a->vec != b->vec || a->wch != b->wch || a->wclk != b->wclk || a->rlen != b->rlen) return 0;
+    if (a->rlen && a->rset != b->rset) return 0;
+    return !a->vec || a->base + (int64_t)(b->start - a->start) == b->base;
+}
+
+/* Merge equal neighbours among segments lo..hi+1. */
+static void space_compact(space_t *s, uint32_t lo, uint32_t hi) {
+    if (s->n < 2) return;
+    if (hi > s->n - 2) hi = s->n - 2;
+    if (lo > hi) return;
+    uint32_t w = lo;
+    for (uint32_t i = lo + 1; i <= hi + 1; i++)
+        if (!seg_mergeable(&s->s[w], &s->s[i])) s->s[++w] = s->s[i];
+    uint32_t removed = hi + 1 - w;
+    if (removed) {
+        memmove(s->s + w + 1, s->s + hi + 2, (s->n - hi - 2) * sizeof *s->s);
+        s->n -= removed;
+    }
+}
+
+/* ---------- accesses ---------- */
+
+static inline int hb(const vs_t *v, uint32_t ch, acc_t a) {
+    return a.ch == ch || a.clk <= v->vc[(size_t)ch * v->nch + a.ch];
+}
+
+static int space_of(const vs_t *v, ar_addr_t a) {
+    return a.rank == AR_RANK_HOST ? 2 * v->P : 2 * a.rank + (a.buf == AR_BUF_SCRATCH);
+}
+
+static int push_piece(piece_t **arr, size_t *n, size_t *cap, piece_t x) {
+    if (*n && (*arr)[*n - 1].vec == x.vec && x.vec &&
+        (*arr)[*n - 1].base + (int64_t)(*arr)[*n - 1].len == x.base) {
+        (*arr)[*n - 1].len += x.len;
+        return AR_OK;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        piece_t *na = realloc(*arr, nc * sizeof *na);
+        if (!na) return AR_ENOMEM;
+        *arr = na;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = x;
+    return AR_OK;
+}
+
+static int ra_reserve(vs_t *v, size_t k) {
+    if (v->nra + k <= v->capra) return AR_OK;
+    size_t nc = v->capra ? v->capra : 1024;
+    while (nc < v->nra + k) nc *= 2;
+    acc_t *na = realloc(v->ra, nc * sizeof *na);
+    if (!na) return AR_ENOMEM;
+    v->ra = na;
+    v->capra = nc;
+    return AR_OK;
+}
+
+/* Read [a.off, a.off+n) by channel ch at execution e: race check against the last
+ * write, no poison, record the read; pieces appended to out. */
+static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr_t a, uint64_t n,
+                   piece_t **out, size_t *nout, size_t *capout) {
+    char b1[96], b2[128], b3[64];
+    if (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN) {
+        piece_t x = {n, (int64_t)a.off, v->unit[e * v->P + a.rank]};
+        return push_piece(out, nout, capout, x);
+    }
+    int si = space_of(v, a);
+    space_t *s = &v->sp[si];
+    uint32_t i0, i1;
+    AR_TRY(space_split(s, a.off, &i0));
+    AR_TRY(space_split(s, a.off + n, &i1));
+    uint32_t clk = v->vc[(size_t)ch * v->nch + ch];
+    uint32_t single = NONE; /* read set holding only this read, made on first use */
+    for (uint32_t i = i0; i < i1; i++) {
+        seg_t *g = &s->s[i];
+        if (g->wch != NONE && !hb(v, ch, (acc_t){g->wch, g->wclk})) {
+            const char *kind = (g->wclk - 1) / v->p->chans[g->wch].nops != (uint32_t)e
+                                   ? "race between executions"
+                                   : "race";
+            return AR_ERR(v->err, AR_EPLAN,
+                          "%s: %s of execution %d reads %s (source %d), written by %s with no "
+                          "SIGNAL/WAIT ordering them",
+                          kind, fmt_op(v, b1, sizeof b1, ch, op_i), e + 1,
+                          fmt_elem(b3, sizeof b3, si, v->P, g->start), srci,
+                          fmt_acc(v, b2, sizeof b2, g->wch, g->wclk));
+        }
+        if (!g->vec)
+            return AR_ERR(v->err, AR_EPLAN,
+                          "%s of execution %d reads %s (source %d), which holds no value yet",
+                          fmt_op(v, b1, sizeof b1, ch, op_i), e + 1,
+                          fmt_elem(b3, sizeof b3, si, v->P, g->start), srci);
+        piece_t x = {seg_end(s, i) - g->start, g->base, g->vec};
+        AR_TRY(push_piece(out, nout, capout, x));
+        /* new read set: the old reads not ordered before this one, plus this one */
+        uint32_t keep = 0;
+        for (uint32_t r = 0; r < g->rlen; r++)
+            if (!hb(v, ch, v->ra[g->rset + r])) keep++;
+        if (!keep) {
+            if (single == NONE) {
+                AR_TRY(ra_reserve(v, 1));
+                single = (uint32_t)v->nra;
+                v->ra[v->nra++] = (acc_t){ch, clk};
+            }
+            g = &s->s[i];
+            g->rset = single;
+            g->rlen = 1;
+            continue;
+        }
+        AR_TRY(ra_reserve(v, keep + 1));
+        g = &s->s[i];
+        uint32_t at = (uint32_t)v->nra;
+        for (uint32_t r = 0; r < g->rlen; r++)
+            if (!hb(v, ch, v->ra[g->rset + r])) v->ra[v->nra++] = v->ra[g->rset + r];
+        v->ra[v->nra++] = (acc_t){ch, clk};
+        g->rset = at;
+        g->rlen = keep + 1;
+    }
+    space_compact(s, i0 ? i0 - 1 : 0, i1);
+    return AR_OK;
+}
+
+/* Write pieces over [a.off, a.off + total) by channel ch: race check against the last
+ * write and the reads since, then replace. */
+static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, const piece_t *pcs,
+                    size_t npcs) {
+    char b1[96], b2[128], b3[64];
+    int si = space_of(v, a);
+    space_t *s = &v->sp[si];
+    uint64_t n = 0;
+    for (size_t k = 0; k < npcs; k++) n += pcs[k].len;
+    uint32_t i0, i1;
+    AR_TRY(space_split(s, a.off, &i0));
+    AR_TRY(space_split(s, a.off + n, &i1));
+    uint32_t clk = v->vc[(size_t)ch * v->nch + ch];
+    for (uint32_t i = i0; i < i1; i++) {
+        const seg_t *g = &s->s[i];
+        acc_t other = {NONE, 0};
+        const char *what = NULL;
+        if (g->wch != NONE && !hb(v, ch, (acc_t){g->wch, g->wclk})) {
+            other = (acc_t){g->wch, g->wclk};
+            what = "written";
+        }
+        for (uint32_t r = 0; !what && r < g->rlen; r++)
+            if (!hb(v, ch, v->ra[g->rset + r])) {
+                other = v->ra[g->rset + r];
+                what = "read";
+            }
+        if (what) {
+            const char *kind = (other.clk - 1) / v->p->chans[other.ch].nops != (uint32_t)e
+                                   ? "race between executions"
+                                   : "race";
+            return AR_ERR(v->err, AR_EPLAN,
+                          "%s: %s of execution %d writes %s, %s by %s with no SIGNAL/WAIT "
+                          "ordering them",
+                          kind, fmt_op(v, b1, sizeof b1, ch, op_i), e + 1,
+                          fmt_elem(b3, sizeof b3, si, v->P, g->start), what,
+                          fmt_acc(v, b2, sizeof b2, other.ch, other.clk));
+        }
+    }
+    /* replace segments [i0, i1) with the pieces */
+    seg_t stack[64];
+    seg_t *ns = npcs <= 64 ? stack : malloc(npcs * sizeof *ns);
+    if (!ns) return AR_ENOMEM;
+    uint64_t at = a.off;
+    for (size_t k = 0; k < npcs; k++) {
+        ns[k] = (seg_t){at, pcs[k].base, pcs[k].vec, ch, clk, 0, 0};
+        at += pcs[k].len;
+    }
+    int rc = space_insert(s, i0, ns, (uint32_t)npcs, i1 - i0);
+    if (ns != stack) free(ns);
+    AR_TRY(rc);
+    space_compact(s, i0 ? i0 - 1 : 0, i0 + (uint32_t)npcs);
+    return AR_OK;
+}
+
+/* ---------- ops ---------- */
+
+static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *op) {
+    const ar_plan_t *p = v->p;
+    char b1[96];
+    if (op->n == 0) return AR_OK;
+    if (op->code == AR_OP_COPY) {
+        size_t n = 0;
+        AR_TRY(do_read(v, ch, e, op_i, 0, p->srcs[op->src], op->n, &v->pc_src[0], &n, &v->cap_src[0]));
+        return do_write(v, ch, e, op_i, op->dst, v->pc_src[0], n);
+    }
+    uint32_t k = op->nsrc;
+    for (uint32_t j = 0; j < k; j++) {
+        v->red_n[j] = 0;
+        AR_TRY(do_read(v, ch, e, op_i, (int)j, p->srcs[op->src + j], op->n, &v->red[j], &v->red_n[j],
+                       &v->red_cap[j]));
+    }
+    /* walk the k piece lists together */
+    size_t nout = 0;
+    uint8_t *sum = malloc(v->V);
+    size_t *idx = calloc(k, sizeof *idx);
+    uint64_t *used = calloc(k, sizeof *used); /* consumed of the current piece */
+    int rc = (sum && idx && used) ? AR_OK : AR_ENOMEM;
+    uint64_t pos = 0;
+    while (rc == AR_OK && pos < op->n) {
+        uint64_t step = UINT64_MAX;
+        for (uint32_t j = 0; j < k; j++) {
+            uint64_t left = v->red[j][idx[j]].len - used[j];
+            if (left < step) step = left;
+        }
+        int64_t elem = v->red[0][idx[0]].base + (int64_t)used[0];
+        memset(sum, 0, v->V);
+        for (uint32_t j = 0; j < k && rc == AR_OK; j++) {
+            const piece_t *x = &v->red[j][idx[j]];
+            int64_t ej = x->base + (int64_t)used[j];
+            if (ej != elem) {
+                rc = AR_ERR(v->err, AR_EPLAN,
+                            "%s adds element %" PRId64 " (source %u) to element %" PRId64
+                            " (source 0) at %s[+%" PRIu64 "]",
+                            fmt_op(v, b1, sizeof b1, ch, op_i), ej, j, elem,
+                            p->srcs[op->src + j].rank == AR_RANK_HOST
+                                ? "host"
+                                : buf_names[p->srcs[op->src + j].buf % AR_NBUF],
+                            pos);
+                break;
+            }
+            const uint8_t *xv = v->vecs + (size_t)x->vec * v->V;
+            for (size_t t = 0; t < v->V; t++) {
+                unsigned s2 = (unsigned)sum[t] + xv[t];
+                sum[t] = s2 > 255 ? 255 : (uint8_t)s2;
+            }
+        }
+        if (rc != AR_OK) break;
+        uint32_t id;
+        rc = vec_intern(v, sum, &id);
+        if (rc != AR_OK) break;
+        rc = push_piece(&v->pc_out, &nout, &v->cap_out, (piece_t){step, elem, id});
+        for (uint32_t j = 0; j < k; j++) {
+            used[j] += step;
+            if (used[j] == v->red[j][idx[j]].len) {
+                idx[j]++;
+                used[j] = 0;
+            }
+        }
+        pos += step;
+    }
+    free(sum);
+    free(idx);
+    free(used);
+    AR_TRY(rc);
+    return do_write(v, ch, e, op_i, op->dst, v->pc_out, nout);
+}
+
+/* Static checks of one op: bounds, k, flags, IN read-only, overlaps. */
+static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
+    const ar_plan_t *p = v->p;
+    char b1[96], b2[64];
+    fmt_op(v, b1, sizeof b1, ch, i);
+    if (op->code > AR_OP_WAIT)
+        return AR_ERR(v->err, AR_EPLAN, "rank %u chan %u op %u: unknown opcode %u",
+                      ch / (uint32_t)p->nchannels, ch % (uint32_t)p->nchannels, i, op->code);
+    if (op->code == AR_OP_SIGNAL) {
+        if (op->dst.rank < 0 || op->dst.rank >= p->nranks)
+            return AR_ERR(v->err, AR_EPLAN, "%s: target rank %d out of range (%d ranks)", b1,
+                          (int)op->dst.rank, p->nranks);
+        if (op->flag >= p->nflags)
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", b1, op->flag,
+                          p->nflags);
+        return AR_OK;
+    }
+    if (op->code == AR_OP_WAIT) {
+        if (op->flag >= p->nflags)
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", b1, op->flag,
+                          p->nflags);
+        uint32_t r = ch / (uint32_t)p->nchannels;
+        uint64_t pe = p->per_epoch[(size_t)r * p->nflags + op->flag];
+        if (op->count > pe)
+            return AR_ERR(v->err, AR_EPLAN,
+                          "deadlock: %s waits for count %" PRIu64 " on flag %u but the plan sends "
+                          "only %" PRIu64 " SIGNALs to it per execution",
+                          b1, op->count, op->flag, pe);
+        return AR_OK;
+    }
+    if (op->code == AR_OP_COPY && op->nsrc != 1)
+        return AR_ERR(v->err, AR_EPLAN, "%s: COPY with %u sources", b1, op->nsrc);
+    if (op->code == AR_OP_REDUCE && (op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1))
+        return AR_ERR(v->err, AR_EPLAN, "%s: k = %u sources, want 2..%d", b1, op->nsrc,
+                      p->nranks + 1);
+    if ((uint64_t)op->src + op->nsrc > p->nsrcs)
+        return AR_ERR(v->err, AR_EPLAN, "%s: source list out of range", b1);
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        const char *role = s == op->nsrc ? "destination" : "source";
+        if (a->rank != AR_RANK_HOST && (a->rank < 0 || a->rank >= p->nranks))
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s rank %d out of range (%d ranks)", b1, role,
+                          (int)a->rank, p->nranks);
+        if (a->rank != AR_RANK_HOST && a->buf >= AR_NBUF)
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", b1, role, a->buf);
+        uint64_t size = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
+        if (op->n > size || a->off > size - op->n)
+            return AR_ERR(v->err, AR_EPLAN,
+                          "%s: out of bounds: %s %s, buffer holds %" PRIu64 " elements", b1, role,
+                          fmt_addr(b2, sizeof b2, *a, op->n), size);
+    }
+    if (op->dst.rank != AR_RANK_HOST && op->dst.buf == AR_BUF_IN)
+        return AR_ERR(v->err, AR_EPLAN, "%s: writes %s, but IN is read-only", b1,
+                      fmt_addr(b2, sizeof b2, op->dst, op->n));
+    for (uint32_t s = 0; s < op->nsrc; s++) {
+        const ar_addr_t *a = &p->srcs[op->src + s];
+        if (space_of(v, *a) != space_of(v, op->dst) || a->buf == AR_BUF_IN) continue;
+        if (a->off + op->n <= op->dst.off || op->dst.off + op->n <= a->off) continue;
+        if (op->code == AR_OP_REDUCE && a->off == op->dst.off) continue;
+        return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
+                      fmt_addr(b2, sizeof b2, *a, op->n));
+    }
+    return AR_OK;
+}
+
+static int exec_signal(vs_t *v, uint32_t ch, const ar_op_t *op, uint32_t opidx) {
+    sender_t *x = &v->snd[v->op_sender[opidx]];
+    memcpy(v->snap + x->snap0 + (size_t)x->sent * v->nch, v->vc + (size_t)ch * v->nch,
+           (size_t)v->nch * sizeof *v->snap);
+    x->sent++;
+    v->arrived[(size_t)op->dst.rank * v->p->nflags + op->flag]++;
+    return AR_OK;
+}
+
+static int exec_wait(vs_t *v, uint32_t ch, int e, const ar_op_t *op) {
+    const ar_plan_t *p = v->p;
+    uint32_t r = ch / (uint32_t)p->nchannels;
+    uint32_t f = r * p->nflags + op->flag;
+    uint64_t total = p->per_epoch[f];
+    uint64_t want = (uint64_t)e * total + op->count;
+    uint32_t *mine = v->vc + (size_t)ch * v->nch;
+    uint32_t nacq = 0, last = NONE;
+    for (uint32_t k = 0; k < v->flag_n[f]; k++) {
+        sender_t *x = &v->snd[v->flag_first[f] + k];
+        uint64_t others = (uint64_t)(e + 1) * (total - x->m);
+        if (want <= others) continue;
+        uint64_t g = want - others; /* X's g-th signal, cumulative, 1-based */
+        if (g > x->sent) /* cannot happen when the arrivals respect the bound */
+            return AR_ERR(v->err, AR_EPLAN, "internal: WAIT satisfied before its sender signalled");
+        const uint32_t *s = v->snap + x->snap0 + (size_t)(g - 1) * v->nch;
+        for (int c = 0; c < v->nch; c++)
+            if (s[c] > mine[c]) mine[c] = s[c];
+        nacq++;
+        last = v->flag_first[f] + k;
+    }
+    if (nacq && v->flag_n[f] > 1 && e == 0) {
+        if (v->nxc == v->capxc) {
+            size_t nc = v->capxc ? v->capxc * 2 : 64;
+            xcheck_t *nx = realloc(v->xc, nc * sizeof *nx);
+            if (!nx) return AR_ENOMEM;
+            v->xc = nx;
+            v->capxc = nc;
+        }
+        v->xc[v->nxc++] = (xcheck_t){ch, mine[ch], f, nacq == 1 ? last : NONE};
+    }
+    return AR_OK;
+}
+
+/* After both executions: every sender of a multi-sender flag sends its next
+ * execution's first signal only after each WAIT that relied on the bound. */
+static int check_bounds(vs_t *v) {
+    char b1[96], b2[96];
+    for (size_t i = 0; i < v->nxc; i++) {
+        const xcheck_t *w = &v->xc[i];
+        for (uint32_t k = 0; k < v->flag_n[w->flag]; k++) {
+            uint32_t yi = v->flag_first[w->flag] + k;
+            if (yi == w->only) continue;
+            const sender_t *y = &v->snd[yi];
+            const uint32_t *s = v->snap + y->snap0 + (size_t)y->m * v->nch;
+            if (s[w->ch] >= w->clk) continue;
+            const ar_chan_t *wc = &v->p->chans[w->ch];
+            const ar_chan_t *yc = &v->p->chans[y->ch];
+            uint32_t yop = 0; /* the first SIGNAL of y to this flag */
+            for (uint32_t j = 0; j < yc->nops; j++)
+                if (v->p->ops[yc->first + j].code == AR_OP_SIGNAL &&
+                    v->op_sender[yc->first + j] == yi) {
+                    yop = j;
+                    break;
+                }
+            (void)wc;
+            return AR_ERR(v->err, AR_EPLAN,
+                          "race between executions: %s (flag %u, several senders) may count "
+                          "%s of the next execution instead of this one's",
+                          fmt_op(v, b1, sizeof b1, w->ch, (w->clk - 1) % wc->nops),
+                          w->flag % v->p->nflags, fmt_op(v, b2, sizeof b2, y->ch, yop));
+        }
+    }
+    return AR_OK;
+}
+
+/* Every OUT element holds exactly one contribution of every rank of execution e. */
+static int check_out(vs_t *v, int e) {
+    char b2[128];
+    for (int r = 0; r < v->P; r++) {
+        const space_t *s = &v->sp[2 * r];
+        for (uint32_t i = 0; i < s->n; i++) {
+            const seg_t *g = &s->s[i];
+            char by[160] = "";
+            if (g->wch != NONE)
+                snprintf(by, sizeof by, " (last written by %s)",
+                         fmt_acc(v, b2, sizeof b2, g->wch, g->wclk));
+            if (!g->vec)
+                return AR_ERR(v->err, AR_EPLAN,
+                              "rank %d OUT[%" PRIu64 "] holds no value at the end of execution %d",
+                              r, g->start, e + 1);
+            if (g->base != (int64_t)g->start)
+                return AR_ERR(v->err, AR_EPLAN,
+                              "rank %d OUT[%" PRIu64 "] holds element %" PRId64 "%s", r, g->start,
+                              g->base, by);
+            const uint8_t *x = v->vecs + (size_t)g->vec * v->V;
+            for (int q = 0; q < v->P; q++) {
+                for (int f = 0; f < NEPOCH; f++) {
+                    unsigned c = x[f * v->P + q];
+                    if (f == e && c == 0)
+                        return AR_ERR(v->err, AR_EPLAN,
+                                      "rank %d OUT[%" PRIu64 "] misses the contribution of rank "
+                                      "%d at the end of execution %d%s",
+                                      r, g->start, q, e + 1, by);
+                    if (f == e && c > 1)
+                        return AR_ERR(v->err, AR_EPLAN,
+                                      "rank %d OUT[%" PRIu64 "] holds the contribution of rank %d "
+                                      "%u times at the end of execution %d%s",
+                                      r, g->start, q, c, e + 1, by);
+                    if (f != e && c)
+                        return AR_ERR(v->err, AR_EPLAN,
+                                      "rank %d OUT[%" PRIu64 "] holds rank %d's contribution from "
+                                      "execution %d at the end of execution %d%s",
+                                      r, g->start, q, f + 1, e + 1, by);
+                }
+            }
+        }
+    }
+    return AR_OK;
+}
+
+static int cmp_sender(const void *a, const void *b) {
+    const sender_t *x = a, *y = b;
+    if (x->flag != y->flag) return x->flag < y->flag ? -1 : 1;
+    return x->ch < y->ch ? -1 : x->ch > y->ch;
+}
+
+static int setup(vs_t *v) {
+    const ar_plan_t *p = v->p;
+    v->P = p->nranks;
+    v->nch = p->nranks * p->nchannels;
+    v->V = (size_t)NEPOCH * v->P;
+    v->capvec = 64;
+    v->vecs = calloc(v->capvec, v->V);
+    v->unit = calloc((size_t)NEPOCH * v->P, sizeof *v->unit);
+    v->nsp = 2 * v->P + 1;
+    v->sp = calloc(v->nsp, sizeof *v->sp);
+    v->vc = calloc((size_t)v->nch * v->nch, sizeof *v->vc);
+    v->pc = calloc(v->nch, sizeof *v->pc);
+    size_t nf = (size_t)p->nranks * p->nflags;
+    v->arrived = calloc(nf, sizeof *v->arrived);
+    v->flag_first = calloc(nf, sizeof *v->flag_first);
+    v->flag_n = calloc(nf, sizeof *v->flag_n);
+    v->op_sender = malloc((p->nops ? p->nops : 1) * sizeof *v->op_sender);
+    uint32_t kmax = (uint32_t)p->nranks + 1;
+    v->red = calloc(kmax, sizeof *v->red);
+    v->red_n = calloc(kmax, sizeof *v->red_n);
+    v->red_cap = calloc(kmax, sizeof *v->red_cap);
+    if (!v->vecs || !v->unit || !v->sp || !v->vc || !v->pc || !v->arrived || !v->flag_first ||
+        !v->flag_n || !v->op_sender || !v->red || !v->red_n || !v->red_cap)
+        return AR_ENOMEM;
+    v->nvec = 1; /* id 0: no value */
+    uint8_t *u = calloc(1, v->V);
+    if (!u) return AR_ENOMEM;
+    for (size_t t = 0; t < v->V; t++) {
+        u[t] = 1;
+        int rc = vec_intern(v, u, &v->unit[t]);
+        u[t] = 0;
+        if (rc != AR_OK) {
+            free(u);
+            return rc;
+        }
+    }
+    free(u);
+    for (int r = 0; r < v->P; r++) {
+        AR_TRY(space_init(&v->sp[2 * r], p->count));
+        AR_TRY(space_init(&v->sp[2 * r + 1], p->scratch_elems));
+    }
+    AR_TRY(space_init(&v->sp[2 * v->P], p->host_elems));
+
+    /* senders per flag */
+    uint32_t nsig = 0;
+    for (uint32_t i = 0; i < p->nops; i++) nsig += p->ops[i].code == AR_OP_SIGNAL;
+    sender_t *all = malloc((nsig ? nsig : 1) * sizeof *all);
+    if (!all) return AR_ENOMEM;
+    uint32_t k = 0;
+    for (int ch = 0; ch < v->nch; ch++) {
+        const ar_chan_t *c = &p->chans[ch];
+        for (uint32_t j = 0; j < c->nops; j++) {
+            const ar_op_t *op = &p->ops[c->first + j];
+            if (op->code == AR_OP_SIGNAL)
+                all[k++] = (sender_t){(uint32_t)op->dst.rank * p->nflags + op->flag, (uint32_t)ch,
+                                      1, 0, 0};
+        }
+    }
+    qsort(all, nsig, sizeof *all, cmp_sender);
+    v->snd = all;
+    v->nsnd = 0;
+    for (uint32_t i = 0; i < nsig; i++) {
+        if (v->nsnd && all[v->nsnd - 1].flag == all[i].flag && all[v->nsnd - 1].ch == all[i].ch) {
+            all[v->nsnd - 1].m++;
+            continue;
+        }
+        all[v->nsnd++] = all[i];
+    }
+    size_t slots = 0;
+    for (uint32_t i = 0; i < v->nsnd; i++) {
+        sender_t *x = &v->snd[i];
+        if (!v->flag_n[x->flag]) v->flag_first[x->flag] = i;
+        v->flag_n[x->flag]++;
+        x->snap0 = slots * v->nch;
+        slots += NEPOCH * x->m;
+    }
+    if (slots && (size_t)v->nch * sizeof(uint32_t) > MAX_SNAP_BYTES / slots)
+        return AR_ERR(v->err, AR_ELIMIT,
+                      "plan too large to verify: %zu SIGNALs x %d channels of vector clocks",
+                      slots, v->nch);
+    v->snap = malloc((slots ? slots : 1) * v->nch * sizeof *v->snap);
+    if (!v->snap) return AR_ENOMEM;
+    for (int ch = 0; ch < v->nch; ch++) {
+        const ar_chan_t *c = &p->chans[ch];
+        for (uint32_t j = 0; j < c->nops; j++) {
+            const ar_op_t *op = &p->ops[c->first + j];
+            if (op->code != AR_OP_SIGNAL) continue;
+            sender_t key = {(uint32_t)op->dst.rank * p->nflags + op->flag, (uint32_t)ch, 0, 0, 0};
+            sender_t *x = bsearch(&key, v->snd, v->nsnd, sizeof key, cmp_sender);
+            v->op_sender[c->first + j] = (uint32_t)(x - v->snd);
+        }
+    }
+    return AR_OK;
+}
+
+static void teardown(vs_t *v) {
+    free(v->vecs);
+    free(v->htab);
+    free(v->unit);
+    free(v->ra);
+    if (v->sp)
+        for (int i = 0; i < v->nsp; i++) free(v->sp[i].s);
+    free(v->sp);
+    free(v->vc);
+    free(v->pc);
+    free(v->arrived);
+    free(v->snd);
+    free(v->flag_first);
+    free(v->flag_n);
+    free(v->op_sender);
+    free(v->snap);
+    free(v->xc);
+    free(v->pc_src[0]);
+    free(v->pc_src[1]);
+    free(v->pc_out);
+    if (v->red)
+        for (int j = 0; j <= v->P; j++) free(v->red[j]);
+    free(v->red);
+    free(v->red_n);
+    free(v->red_cap);
+}
+
+static int run(vs_t *v) {
+    const ar_plan_t *p = v->p;
+    char b1[96];
+    v->P = p->nranks;
+    v->nch = p->nranks * p->nchannels;
+    for (int ch = 0; ch < v->nch; ch++) {
+        const ar_chan_t *c = &p->chans[ch];
+        if ((uint64_t)c->first + c->nops > p->nops)
+            return AR_ERR(v->err, AR_EPLAN, "rank %d chan %d: op range out of the plan",
+                          ch / p->nchannels, ch % p->nchannels);
+        for (uint32_t j = 0; j < c->nops; j++)
+            AR_TRY(check_static(v, (uint32_t)ch, j, &p->ops[c->first + j]));
+    }
+    AR_TRY(setup(v));
+    for (int e = 0; e < NEPOCH; e++) {
+        memset(v->pc, 0, (size_t)v->nch * sizeof *v->pc);
+        int progress = 1;
+        while (progress) {
+            progress = 0;
+            for (int ch = 0; ch < v->nch; ch++) {
+                const ar_chan_t *c = &p->chans[ch];
+                while (v->pc[ch] < c->nops) {
+                    uint32_t oi = c->first + v->pc[ch];
+                    const ar_op_t *op = &p->ops[oi];
+                    if (op->code == AR_OP_WAIT) {
+                        size_t f = (size_t)(ch / p->nchannels) * p->nflags + op->flag;
+                        if (v->arrived[f] < (uint64_t)e * p->per_epoch[f] + op->count) break;
+                    }
+                    v->vc[(size_t)ch * v->nch + ch]++;
+                    switch (op->code) {
+                    case AR_OP_COPY:
+                    case AR_OP_REDUCE: AR_TRY(exec_data(v, (uint32_t)ch, e, v->pc[ch], op)); break;
+                    case AR_OP_SIGNAL: AR_TRY(exec_signal(v, (uint32_t)ch, op, oi)); break;
+                    case AR_OP_WAIT: AR_TRY(exec_wait(v, (uint32_t)ch, e, op)); break;
+                    }
+                    v->pc[ch]++;
+                    progress = 1;
+                }
+            }
+        }
+        int stuck = 0, first = -1;
+        for (int ch = 0; ch < v->nch; ch++)
+            if (v->pc[ch] < p->chans[ch].nops) {
+                stuck++;
+                if (first < 0) first = ch;
+            }
+        if (stuck) {
+            const ar_op_t *op = &p->ops[p->chans[first].first + v->pc[first]];
+            size_t f = (size_t)(first / p->nchannels) * p->nflags + op->flag;
+            return AR_ERR(v->err, AR_EPLAN,
+                          "deadlock in execution %d: %s waits for flag %u to reach %" PRIu64
+                          " but it stops at %" PRIu64 " (%d channels stuck)",
+                          e + 1, fmt_op(v, b1, sizeof b1, (uint32_t)first, v->pc[first]), op->flag,
+                          op->count, v->arrived[f] - (uint64_t)e * p->per_epoch[f], stuck);
+        }
+        AR_TRY(check_out(v, e));
+    }
+    return check_bounds(v);
+}
+
+int ar_plan_verify(const ar_plan_t *p, ar_error_t *err) {
+    if (!p || p->build || !p->chans || !p->per_epoch)
+        return AR_ERR(err, AR_EINVAL, "plan not finished (call ar_plan_finish)");
+    vs_t v;
+    memset(&v, 0, sizeof v);
+    v.p = p;
+    v.err = err;
+    int rc = run(&v);
+    if (rc == AR_ENOMEM) AR_ERR(err, AR_ENOMEM, "out of memory while verifying the plan");
+    teardown(&v);
+    return rc;
+}
