@@ -239,7 +239,8 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
         case O_BACKEND:
             if (first_time(o, G_BACKEND)) o->nbackends = 0;
             if (check_backend(cmd, v)) return 2;
-            o->backends[o->nbackends++ % AR_CLI_MAX_LIST] = v;
+            if (o->nbackends == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many backends", flag);
+            o->backends[o->nbackends++] = v;
             o->backend_given = 1;
             break;
         case O_TOPOLOGY:

@@ -95,7 +95,7 @@ typedef struct ar_cli_extra_s {
 
 /* Parse argv[1..] (argv[0] is the subcommand name). flags: AR_CLI_*. extra may be NULL.
  * Returns AR_CLI_OK, AR_CLI_HELP (usage printed on stdout) or 2 (one line on stderr).
- * Positional arguments are refused. */
+ * Positional arguments are refused. Call ar_cli_opts_free whatever it returned. */
 int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
                       const ar_cli_extra_t *extra, ar_cli_opts_t *o);
 void ar_cli_opts_free(ar_cli_opts_t *o);

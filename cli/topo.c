@@ -15,10 +15,12 @@ static void show(const ar_topo_t *t, const char *spec) {
     if (m) {
         printf("          clock %.3g GHz;", m->clock_ghz);
         for (int l = 0; l < AR_NMEM; l++)
-            if (m->mem[l].present)
-                printf(" %s %.4g GB %.4g/%.4g GB/s rd/wr %.4g ns;", ar_mem_name((ar_mem_t)l),
-                       m->mem[l].capacity_bytes / 1e9, m->mem[l].read_gbps, m->mem[l].write_gbps,
-                       m->mem[l].lat_ns);
+            if (m->mem[l].present) {
+                char cap[32];
+                ar_size_format((uint64_t)m->mem[l].capacity_bytes, cap, sizeof cap);
+                printf(" %s %sB %.4g/%.4g GB/s rd/wr %.4g ns;", ar_mem_name((ar_mem_t)l), cap,
+                       m->mem[l].read_gbps, m->mem[l].write_gbps, m->mem[l].lat_ns);
+            }
         printf("\n");
     }
     int nsw = t->nnodes - t->ndevices;
