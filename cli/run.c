@@ -14,10 +14,9 @@
 #include "cli/internal.h"
 #include "cli/opts.h"
 
-/* Symbolic verification costs about (elements x ranks) per op touched; below
- * these it takes well under a second and runs unasked. */
-#define VERIFY_MAX_ELEMS (1u << 20)   /* count * nranks */
-#define VERIFY_MAX_OPS   (1u << 16)
+/* The verifier's cost grows with the ops (not the elements) times the vector
+ * clock of every channel; below this it takes well under a second and runs unasked. */
+#define VERIFY_MAX_WORK ((uint64_t)1 << 24)   /* nops * nranks * nchannels */
 
 typedef struct run_state_s {
     const char *cmd;
@@ -134,8 +133,8 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     ar_plan_dump(plan, stdout);
                     fflush(stdout);
                 }
-                int cheap = count * (uint64_t)plan->nranks <= VERIFY_MAX_ELEMS &&
-                            plan->nops <= VERIFY_MAX_OPS;
+                int cheap = (uint64_t)plan->nops * (uint64_t)plan->nranks *
+                            (uint64_t)plan->nchannels <= VERIFY_MAX_WORK;
                 if (o->verify == 1 || (o->verify == -1 && cheap)) {
                     if (ar_plan_verify(plan, &err) != AR_OK) {
                         char buf[512];
