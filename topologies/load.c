@@ -59,7 +59,10 @@ static int load_model(ld_t *L, const ar__ynode_t *root, ar_topo_kind_t kind,
     char path[1600];
     char rel[1600];
     const char *use = s;
-    if (strchr(s, '/') && s[0] != '/' && L->dir[0]) {
+    size_t sl = strlen(s);
+    int pathlike = strchr(s, '/') || (sl > 5 && !strcmp(s + sl - 5, ".yaml")) ||
+                   (sl > 4 && !strcmp(s + sl - 4, ".yml"));
+    if (pathlike && s[0] != '/' && L->dir[0]) {
         snprintf(rel, sizeof rel, "%s/%s", L->dir, s);
         use = rel;
     }
