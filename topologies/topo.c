@@ -254,6 +254,8 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
     if (a < 0 || b < 0) return 0;
     if (a == b) return 1;
+    if (t->hops[(size_t)a * t->nnodes + b] == 1) return 1;
+    if (t->nnodes == t->ndevices) return 0; /* no switches: only a direct link will do */
     /* Search from a through switch nodes only; b must be a neighbour of a or of a
      * reached switch. */
     int n = t->nnodes, found = 0;
