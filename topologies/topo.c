@@ -20,7 +20,8 @@
  * gives each node's distance; the next hop is the neighbour one step closer with the
  * lowest node index, over the lowest-index link to it. Deterministic, shortest. Devices
  * and switches both forward. A topology where some node cannot reach another is an
- * error naming that node.
+ * error naming that node. ar_topo_route also returns -1 when the route has more hops
+ * than the caller's arrays hold (max).
  *
  * The YAML format is described at the top of topologies/load.c and in
  * topologies/README.md. */
