@@ -7,7 +7,7 @@
 int main(void) {
     Suite *(*const suites[])(void) = {
         suite_core, suite_topo, suite_model, suite_plan, suite_algos, suite_ref,
-        suite_analytic, suite_cli,
+        suite_analytic, suite_cli, suite_validate,
 #ifdef HAVE_SIMGRID
         suite_sim,
 #endif

@@ -3,7 +3,8 @@ check_PROGRAMS += tests/check_arsim
 TESTS += tests/check_arsim
 tests_check_arsim_SOURCES = tests/check_main.c tests/suites.h tests/util.c \
 	tests/check_core.c tests/check_topo.c tests/check_model.c tests/check_plan.c \
-	tests/check_algos.c tests/check_ref.c tests/check_analytic.c tests/check_cli.c
+	tests/check_algos.c tests/check_ref.c tests/check_analytic.c tests/check_cli.c \
+	tests/check_validate.c
 if HAVE_SIMGRID
 tests_check_arsim_SOURCES += tests/check_sim.c
 endif

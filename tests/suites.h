@@ -11,6 +11,7 @@ Suite *suite_ref(void);
 Suite *suite_analytic(void);
 Suite *suite_cli(void);
 Suite *suite_sim(void);
+Suite *suite_validate(void);
 /* Path of a file in the source tree (tests/data/..., topologies/...). */
 const char *test_path(const char *rel);
 #endif

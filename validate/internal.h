@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "arsim/arsim.h"
+#include "hw/calib.h"
 
 /* ---- CSV (RFC 4180: quoted fields, "" inside quotes, no newline inside a field) ---- */
 
@@ -108,5 +109,19 @@ static inline double ar_validate_err_pct(double measured, double predicted) {
 }
 /* Median of n values (copies and sorts; 0 when n == 0). */
 double ar_validate_median(const double *v, int n);
+
+/* ---- Calibration -> model file (validate/calib_yaml.c) ---- */
+
+typedef struct ar_calib_fit_s {
+    const char *name;       /* the model's name */
+    const char *link_from;  /* link ceiling from "read", "write" or "mean" (NULL: mean) */
+    int nvlink_count;       /* links between the two GPUs (0: 18, NV18) */
+    int launch_wide;        /* launch_ns from a full-width grid instead of one block */
+} ar_calib_fit_t;
+
+/* Write the model YAML. AR_EMODEL (nothing written) when a benchmark gave no
+ * positive value. */
+int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,
+                            ar_error_t *err);
 
 #endif

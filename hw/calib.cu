@@ -1,0 +1,775 @@
+/* hw: calibration micro-benchmarks (see hw/calib.h).
+ *
+ * Every benchmark is a small kernel of its own; none runs an allreduce or the
+ * plan executor, so no allreduce timing ever reaches the fitted model. The
+ * per-block benchmarks use the executor's load shape (threads per block and
+ * 16-byte loads in flight per thread, from the options), because the model's
+ * per-channel terms describe one executor block.
+ *
+ * Times: CUDA events around kernels for bandwidths and launches (median of
+ * repeats), %globaltimer inside one thread for latencies. Every spin loop has a
+ * time limit, so a benchmark that cannot complete ends with an error instead of
+ * hanging the GPU. */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+#include "arsim/error.h"
+}
+#include "hw/calib.h"
+
+typedef unsigned long long u64;
+
+#define CK(call)                                                                        \
+    do {                                                                                \
+        cudaError_t e_ = (call);                                                        \
+        if (e_ != cudaSuccess) {                                                        \
+            rc = ar_error_set(err, AR_EDEVICE, NULL, 0, 0, "cuda: %s: %s (%s:%d)", #call, \
+                              cudaGetErrorString(e_), "hw/calib.cu", __LINE__);         \
+            goto out;                                                                   \
+        }                                                                               \
+    } while (0)
+
+#define TRY(expr)                      \
+    do {                               \
+        rc = (expr);                   \
+        if (rc != AR_OK) goto out;     \
+    } while (0)
+
+static const u64 SPIN_LIMIT_NS = 2000000000ull; /* 2 s */
+
+__device__ __forceinline__ u64 gtimer() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void st_release(u64 *p, u64 v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ u64 ld_acquire(const u64 *p) {
+    u64 v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ u64 ld_volatile(const u64 *p) {
+    u64 v;
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* ---- kernels ---- */
+
+/* Ping-pong between two single threads: the initiator bumps the peer's flag and
+ * waits for its own; the responder waits, then bumps. mine is local memory, peer
+ * is the other side's flag (peer GPU memory, or another address of this GPU). */
+__device__ void pingpong(u64 *mine, u64 *peer, int iters, int initiator, u64 *out, int *fail) {
+    u64 t0 = gtimer();
+    for (int i = 1; i <= iters; i++) {
+        if (initiator) st_release(peer, (u64)i);
+        u64 ts = gtimer();
+        unsigned polls = 0;
+        while (ld_acquire(mine) < (u64)i) {
+            if ((++polls & 1023) == 0 && gtimer() - ts > SPIN_LIMIT_NS) { *fail = 1; return; }
+        }
+        if (!initiator) st_release(peer, (u64)i);
+    }
+    *out = gtimer() - t0;
+}
+
+__global__ void k_pingpong(u64 *mine, u64 *peer, int iters, int initiator, u64 *out, int *fail) {
+    if (threadIdx.x == 0) pingpong(mine, peer, iters, initiator, out, fail);
+}
+
+/* Two blocks of one GPU: block 0 starts, block 1 answers. */
+__global__ void k_pingpong_local(u64 *f, int iters, u64 *out, int *fail) {
+    if (threadIdx.x) return;
+    int b = blockIdx.x;
+    pingpong(&f[b * 32], &f[(1 - b) * 32], iters, b == 0, &out[b], fail);
+}
+
+__global__ void k_empty() {}
+
+/* Block b streams its own contiguous slice (like one executor block on one op),
+ * threads striding by blockDim, U 16-byte loads in flight per thread. */
+template <int U>
+__global__ void k_read(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    size_t i = lo + threadIdx.x, step = (size_t)blockDim.x;
+    for (; i + (U - 1) * step < hi; i += U * step) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = src[i + u * step];
+#pragma unroll
+        for (int u = 0; u < U; u++) { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
+    }
+    for (; i < hi; i += step) { uint4 v = src[i]; acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
+}
+
+template <int U>
+__global__ void k_write(uint4 *__restrict__ dst, size_t n16) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    size_t step = (size_t)blockDim.x;
+    for (size_t i = lo + threadIdx.x; i < hi; i += step)
+        dst[i] = make_uint4((unsigned)i, (unsigned)(i >> 32), 1u, 2u);
+}
+
+template <int U>
+__global__ void k_copy(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    size_t i = lo + threadIdx.x, step = (size_t)blockDim.x;
+    for (; i + (U - 1) * step < hi; i += U * step) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = src[i + u * step];
+#pragma unroll
+        for (int u = 0; u < U; u++) dst[i + u * step] = v[u];
+    }
+    for (; i < hi; i += step) dst[i] = src[i];
+}
+
+/* dst = a + b over one block's slice, `reps` times (data stays in L2).
+ * MODE 0: bf16 sum in float32, rounded once; 1: fp32 sum; 2: xor (no arithmetic). */
+__device__ __forceinline__ uint4 add_bf16(uint4 a, uint4 b) {
+    uint4 r;
+    const __nv_bfloat162 *x = (const __nv_bfloat162 *)&a, *y = (const __nv_bfloat162 *)&b;
+    __nv_bfloat162 *z = (__nv_bfloat162 *)&r;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float2 fx = __bfloat1622float2(x[j]), fy = __bfloat1622float2(y[j]);
+        z[j] = __float22bfloat162_rn(make_float2(fx.x + fy.x, fx.y + fy.y));
+    }
+    return r;
+}
+__device__ __forceinline__ uint4 add_f32(uint4 a, uint4 b) {
+    return make_uint4(__float_as_uint(__uint_as_float(a.x) + __uint_as_float(b.x)),
+                      __float_as_uint(__uint_as_float(a.y) + __uint_as_float(b.y)),
+                      __float_as_uint(__uint_as_float(a.z) + __uint_as_float(b.z)),
+                      __float_as_uint(__uint_as_float(a.w) + __uint_as_float(b.w)));
+}
+
+template <int MODE, int U>
+__global__ void k_reduce2(uint4 *dst, const uint4 *a, const uint4 *b, size_t n16, int reps) {
+    size_t step = (size_t)blockDim.x;
+    for (int r = 0; r < reps; r++) {
+        size_t i = threadIdx.x;
+        for (; i + (U - 1) * step < n16; i += U * step) {
+            uint4 va[U], vb[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) { va[u] = a[i + u * step]; vb[u] = b[i + u * step]; }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                uint4 o;
+                if (MODE == 0) o = add_bf16(va[u], vb[u]);
+                else if (MODE == 1) o = add_f32(va[u], vb[u]);
+                else o = make_uint4(va[u].x ^ vb[u].x, va[u].y ^ vb[u].y, va[u].z ^ vb[u].z, va[u].w ^ vb[u].w);
+                dst[i + u * step] = o;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* One thread follows a chain of indices; ns per dependent load. */
+__global__ void k_chase(const u64 *chain, int steps, u64 *out) {
+    if (threadIdx.x || blockIdx.x) return;
+    u64 j = 0;
+    for (int i = 0; i < 64; i++) j = ld_volatile(&chain[j]); /* warm the TLB a little */
+    u64 t0 = gtimer();
+    for (int i = 0; i < steps; i++) j = ld_volatile(&chain[j]);
+    u64 t1 = gtimer();
+    out[0] = t1 - t0;
+    out[1] = j;
+}
+
+/* ---- host helpers ---- */
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void note(const ar_calib_opts_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const ar_calib_opts_t *o, const char *fmt, ...) {
+    if (o->quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("calibrate: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+typedef void (*launch_fn)(int blocks, int threads, cudaStream_t s, void *ctx);
+
+/* Median over reps of one timed launch (after one warm-up), ms. */
+static int time_ms(int dev, launch_fn fn, int blocks, int threads, void *ctx, int reps, double *ms,
+                   ar_error_t *err) {
+    int rc = AR_OK;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    std::vector<double> t;
+    CK(cudaSetDevice(dev));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    fn(blocks, threads, 0, ctx);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    for (int r = 0; r < reps; r++) {
+        CK(cudaEventRecord(e0, 0));
+        fn(blocks, threads, 0, ctx);
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float f;
+        CK(cudaEventElapsedTime(&f, e0, e1));
+        t.push_back(f);
+    }
+    *ms = median(t);
+out:
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    return rc;
+}
+
+struct rw_ctx {
+    int unroll;
+    void *dst;
+    const void *src;
+    size_t n16;
+    uint4 *sink;
+};
+
+static void launch_read(int blocks, int threads, cudaStream_t s, void *p) {
+    rw_ctx *c = (rw_ctx *)p;
+    const uint4 *src = (const uint4 *)c->src;
+    switch (c->unroll) {
+    case 1: k_read<1><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
+    case 2: k_read<2><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
+    case 4: k_read<4><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
+    default: k_read<8><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
+    }
+}
+static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
+    rw_ctx *c = (rw_ctx *)p;
+    k_write<1><<<blocks, threads, 0, s>>>((uint4 *)c->dst, c->n16);
+}
+static void launch_copy(int blocks, int threads, cudaStream_t s, void *p) {
+    rw_ctx *c = (rw_ctx *)p;
+    switch (c->unroll) {
+    case 1: k_copy<1><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
+    case 2: k_copy<2><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
+    case 4: k_copy<4><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
+    default: k_copy<8><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
+    }
+}
+
+struct red_ctx {
+    int mode, unroll, reps;
+    uint4 *dst;
+    const uint4 *a, *b;
+    size_t n16;
+};
+template <int M>
+static void launch_red_m(int blocks, int threads, cudaStream_t s, red_ctx *c) {
+    switch (c->unroll) {
+    case 1: k_reduce2<M, 1><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
+    case 2: k_reduce2<M, 2><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
+    case 4: k_reduce2<M, 4><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
+    default: k_reduce2<M, 8><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
+    }
+}
+static void launch_red(int blocks, int threads, cudaStream_t s, void *p) {
+    red_ctx *c = (red_ctx *)p;
+    if (c->mode == 0) launch_red_m<0>(blocks, threads, s, c);
+    else if (c->mode == 1) launch_red_m<1>(blocks, threads, s, c);
+    else launch_red_m<2>(blocks, threads, s, c);
+}
+
+/* A random cyclic chain over `slots` slots `stride_bytes` apart, in host memory,
+ * indices in u64 elements. */
+static std::vector<u64> make_chain(size_t bytes, size_t stride_bytes) {
+    size_t slots = bytes / stride_bytes, st = stride_bytes / sizeof(u64);
+    std::vector<u64> order(slots), chain(bytes / sizeof(u64), 0);
+    for (size_t i = 0; i < slots; i++) order[i] = i;
+    unsigned long long x = 88172645463325252ull;
+    for (size_t i = slots - 1; i > 0; i--) { /* Fisher-Yates, xorshift */
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        std::swap(order[i], order[x % (i + 1)]);
+    }
+    for (size_t i = 0; i < slots; i++) chain[order[i] * st] = order[(i + 1) % slots] * st;
+    return chain;
+}
+
+/* ns per dependent load, chain placed at dchain (device-visible). */
+static int chase(int dev, const u64 *dchain, int steps, double *ns, ar_error_t *err) {
+    int rc = AR_OK;
+    u64 *dout = NULL, hout[2];
+    std::vector<double> t;
+    CK(cudaSetDevice(dev));
+    CK(cudaMalloc(&dout, 2 * sizeof(u64)));
+    for (int r = 0; r < 3; r++) {
+        k_chase<<<1, 1>>>(dchain, steps, dout);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
+        t.push_back((double)hout[0] / steps);
+    }
+    *ns = median(t);
+out:
+    if (dout) cudaFree(dout);
+    return rc;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int enable_peer(int a, int b, ar_error_t *err) {
+    int can = 0, rc = AR_OK;
+    CK(cudaDeviceCanAccessPeer(&can, a, b));
+    if (!can)
+        return AR_ERR(err, AR_EDEVICE, "calibrate: GPU %d cannot access GPU %d (no peer access)", a, b);
+    CK(cudaSetDevice(a));
+    {
+        cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+        else CK(e);
+    }
+out:
+    return rc;
+}
+
+/* Ping-pong between (dev_a, flag fa) and (dev_b, flag fb); ns per round trip. */
+static int pingpong_rtt(int da, int db, u64 *fa, u64 *fb, int iters, double *rtt_ns, ar_error_t *err) {
+    int rc = AR_OK;
+    u64 *oa = NULL, *ob = NULL;
+    int *fail = NULL, hfail = 0;
+    u64 hout = 0;
+    CK(cudaHostAlloc(&fail, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+    *fail = 0;
+    CK(cudaSetDevice(da));
+    CK(cudaMemset(fa, 0, sizeof(u64)));
+    CK(cudaMalloc(&oa, sizeof(u64)));
+    CK(cudaDeviceSynchronize());
+    CK(cudaSetDevice(db));
+    CK(cudaMemset(fb, 0, sizeof(u64)));
+    CK(cudaMalloc(&ob, sizeof(u64)));
+    CK(cudaDeviceSynchronize());
+    /* The responder first, so the initiator never waits for a launch. */
+    k_pingpong<<<1, 32>>>(fb, fa, iters, 0, ob, fail);
+    CK(cudaGetLastError());
+    CK(cudaSetDevice(da));
+    k_pingpong<<<1, 32>>>(fa, fb, iters, 1, oa, fail);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaSetDevice(db));
+    CK(cudaDeviceSynchronize());
+    hfail = *(volatile int *)fail;
+    if (hfail) {
+        rc = AR_ERR(err, AR_ETIMEOUT, "calibrate: flag ping-pong between GPU %d and %d did not complete "
+                                      "within %.0f s", da, db, SPIN_LIMIT_NS * 1e-9);
+        goto out;
+    }
+    CK(cudaSetDevice(da));
+    CK(cudaMemcpy(&hout, oa, sizeof hout, cudaMemcpyDeviceToHost));
+    *rtt_ns = (double)hout / iters;
+out:
+    if (oa) { cudaSetDevice(da); cudaFree(oa); }
+    if (ob) { cudaSetDevice(db); cudaFree(ob); }
+    if (fail) cudaFreeHost(fail);
+    return rc;
+}
+
+static int launch_overhead(int dev, int blocks, int threads, int use_graph, double *ns, ar_error_t *err) {
+    const int N = 2000;
+    int rc = AR_OK;
+    cudaStream_t s = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    std::vector<double> t;
+    CK(cudaSetDevice(dev));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    if (use_graph) {
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < N; i++) k_empty<<<blocks, threads, 0, s>>>();
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        CK(cudaGraphLaunch(ge, s));
+    } else {
+        for (int i = 0; i < N; i++) k_empty<<<blocks, threads, 0, s>>>();
+    }
+    CK(cudaStreamSynchronize(s));
+    for (int r = 0; r < 5; r++) {
+        CK(cudaEventRecord(e0, s));
+        if (use_graph) CK(cudaGraphLaunch(ge, s));
+        else for (int i = 0; i < N; i++) k_empty<<<blocks, threads, 0, s>>>();
+        CK(cudaEventRecord(e1, s));
+        CK(cudaEventSynchronize(e1));
+        float f;
+        CK(cudaEventElapsedTime(&f, e0, e1));
+        t.push_back(f * 1e6 / N);
+    }
+    CK(cudaGetLastError());
+    *ns = median(t);
+out:
+    if (ge) cudaGraphExecDestroy(ge);
+    if (g) cudaGraphDestroy(g);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (s) cudaStreamDestroy(s);
+    return rc;
+}
+
+/* Both GPUs stream at once (a reads b's memory and b reads a's, or both write);
+ * GB/s each way (the slower of the two). */
+static int bidir(int da, int db, void *buf_a, void *buf_b, void *loc_a, void *loc_b, size_t bytes,
+                 int blocks, int threads, int unroll, int write, uint4 *sink_a, uint4 *sink_b,
+                 int reps, double *gbps, ar_error_t *err) {
+    int rc = AR_OK;
+    cudaEvent_t ea0 = NULL, ea1 = NULL, eb0 = NULL, eb1 = NULL;
+    cudaStream_t sa = NULL, sb = NULL;
+    std::vector<double> t;
+    rw_ctx ca = {unroll, buf_b, buf_b, bytes / 16, sink_a};
+    rw_ctx cb = {unroll, buf_a, buf_a, bytes / 16, sink_b};
+    (void)loc_a;
+    (void)loc_b;
+    CK(cudaSetDevice(da));
+    CK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&ea0));
+    CK(cudaEventCreate(&ea1));
+    CK(cudaSetDevice(db));
+    CK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&eb0));
+    CK(cudaEventCreate(&eb1));
+    for (int r = 0; r <= reps; r++) {
+        CK(cudaSetDevice(da));
+        CK(cudaEventRecord(ea0, sa));
+        (write ? launch_write : launch_read)(blocks, threads, sa, &ca);
+        CK(cudaEventRecord(ea1, sa));
+        CK(cudaSetDevice(db));
+        CK(cudaEventRecord(eb0, sb));
+        (write ? launch_write : launch_read)(blocks, threads, sb, &cb);
+        CK(cudaEventRecord(eb1, sb));
+        CK(cudaEventSynchronize(eb1));
+        CK(cudaSetDevice(da));
+        CK(cudaEventSynchronize(ea1));
+        CK(cudaGetLastError());
+        float fa, fb;
+        CK(cudaEventElapsedTime(&fa, ea0, ea1));
+        CK(cudaEventElapsedTime(&fb, eb0, eb1));
+        if (r > 0) t.push_back(bytes / (std::max(fa, fb) * 1e-3) / 1e9);
+    }
+    *gbps = median(t);
+out:
+    if (ea0) cudaEventDestroy(ea0);
+    if (ea1) cudaEventDestroy(ea1);
+    if (eb0) cudaEventDestroy(eb0);
+    if (eb1) cudaEventDestroy(eb1);
+    if (sa) cudaStreamDestroy(sa);
+    if (sb) cudaStreamDestroy(sb);
+    return rc;
+}
+
+extern "C" int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err) {
+    int n = 0, drv = 0, rt = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0)
+        return AR_ERR(err, AR_EDEVICE, "no CUDA GPU found (%s)",
+                      e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    cudaDeviceProp p;
+    if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess)
+        return AR_ERR(err, AR_EDEVICE, "cuda: %s", cudaGetErrorString(e));
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    snprintf(buf, len, "%d x %.100s (%d SMs, %.0f GiB), CUDA driver %d.%d, runtime %d.%d", n, p.name,
+             p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, drv / 1000, (drv % 1000) / 10,
+             rt / 1000, (rt % 1000) / 10);
+    return AR_OK;
+}
+
+extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error_t *err) {
+    const ar_calib_opts_t defaults = AR_CALIB_OPTS_DEFAULT;
+    ar_calib_opts_t o = opts ? *opts : defaults;
+    int rc = AR_OK, n = 0;
+    const int d0 = o.dev0, d1 = o.dev1, T = o.threads;
+    const size_t BIG = (size_t)1 << 30;   /* peer and HBM buffers */
+    void *peer1 = NULL, *peer0 = NULL, *loc0 = NULL, *loc0b = NULL;
+    uint4 *sink0 = NULL, *sink1 = NULL;
+    u64 *flags0 = NULL, *flags1 = NULL, *chain_d = NULL, *chain_p = NULL, *chain_l2 = NULL;
+    u64 *chain_h = NULL, *chain_hd = NULL;
+    void *host = NULL, *host_d = NULL;
+    uint4 *ra = NULL, *rb = NULL, *rd = NULL;
+    double t_start = now_s();
+    cudaDeviceProp p0, p1;
+
+    memset(c, 0, sizeof *c);
+    if (o.threads <= 0) o.threads = 512;
+    if (o.unroll != 1 && o.unroll != 2 && o.unroll != 4 && o.unroll != 8)
+        return AR_ERR(err, AR_EINVAL, "calibrate: --unroll must be 1, 2, 4 or 8 (got %d)", o.unroll);
+    if (o.reps < 1) o.reps = 1;
+    c->threads = o.threads;
+    c->unroll = o.unroll;
+    {
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess || n == 0)
+            return AR_ERR(err, AR_EDEVICE, "calibrate: no CUDA GPU found (%s); calibration needs 2 GPUs "
+                                           "with peer access", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    }
+    c->ngpus = n;
+    if (n < 2 || d0 < 0 || d1 < 0 || d0 >= n || d1 >= n || d0 == d1)
+        return AR_ERR(err, AR_EDEVICE, "calibrate: needs two distinct GPUs (asked for %d and %d, %d visible)",
+                      d0, d1, n);
+    CK(cudaGetDeviceProperties(&p0, d0));
+    CK(cudaGetDeviceProperties(&p1, d1));
+    {
+        int khz = 0;
+        CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d0));
+        c->clock_ghz = khz * 1e-6;
+    }
+    c->nsm = p0.multiProcessorCount;
+    c->hbm_capacity_bytes = (double)p0.totalGlobalMem;
+    c->l2_bytes = (double)p0.l2CacheSize;
+    snprintf(c->device, sizeof c->device, "%.100s (GPU %d) + %.100s (GPU %d)", p0.name, d0, p1.name, d1);
+    {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(c->date, sizeof c->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    TRY(enable_peer(d0, d1, err));
+    TRY(enable_peer(d1, d0, err));
+    note(&o, "%s, %d SMs, %.2f GHz, %d threads x %d loads in flight per block", c->device, c->nsm,
+         c->clock_ghz, T, o.unroll);
+
+    CK(cudaSetDevice(d1));
+    CK(cudaMalloc(&peer1, BIG));
+    CK(cudaMemset(peer1, 1, BIG));
+    CK(cudaMalloc(&flags1, 4096));
+    CK(cudaMalloc(&sink1, 64));
+    CK(cudaSetDevice(d0));
+    CK(cudaMalloc(&peer0, BIG));
+    CK(cudaMemset(peer0, 1, BIG));
+    CK(cudaMalloc(&loc0, BIG));
+    CK(cudaMalloc(&loc0b, BIG));
+    CK(cudaMemset(loc0b, 3, BIG));
+    CK(cudaMalloc(&flags0, 4096));
+    CK(cudaMalloc(&sink0, 64));
+    CK(cudaDeviceSynchronize());
+
+    /* 1. flag latency */
+    {
+        double rtt = 0;
+        TRY(pingpong_rtt(d0, d1, flags0, flags1, 200, &rtt, err)); /* warm-up */
+        TRY(pingpong_rtt(d0, d1, flags0, flags1, 20000, &rtt, err));
+        c->flag_rtt_ns = rtt;
+        c->flag_oneway_ns = rtt / 2;
+        int *fail = NULL;
+        u64 *out = NULL, hout[2] = {0, 0};
+        CK(cudaSetDevice(d0));
+        CK(cudaHostAlloc(&fail, sizeof(int), cudaHostAllocMapped));
+        *fail = 0;
+        CK(cudaMalloc(&out, 2 * sizeof(u64)));
+        CK(cudaMemset(flags0, 0, 4096));
+        k_pingpong_local<<<2, 32>>>(flags0, 20000, out, fail);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(hout, out, sizeof hout, cudaMemcpyDeviceToHost));
+        int f = *(volatile int *)fail;
+        cudaFree(out);
+        cudaFreeHost(fail);
+        if (f) { rc = AR_ERR(err, AR_ETIMEOUT, "calibrate: local flag ping-pong did not complete"); goto out; }
+        c->flag_local_oneway_ns = (double)hout[0] / 20000 / 2;
+        note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns",
+             c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns);
+    }
+
+    /* 2. launch overhead */
+    TRY(launch_overhead(d0, 1, T, 0, &c->launch_stream_ns, err));
+    TRY(launch_overhead(d0, 1, T, 1, &c->launch_graph_ns, err));
+    TRY(launch_overhead(d0, c->nsm, T, 1, &c->launch_graph_wide_ns, err));
+    note(&o, "launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns", c->launch_stream_ns,
+         c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns);
+
+    /* 3. peer bandwidth vs blocks (dev0's blocks on dev1's memory) */
+    {
+        int pts[] = {1, 2, 4, 8, 16, 32, 64, c->nsm / 2, c->nsm, 2 * c->nsm};
+        int np = (int)(sizeof pts / sizeof pts[0]);
+        for (int i = 0; i < np && c->npoints < AR_CALIB_MAX_POINTS; i++) {
+            int B = pts[i];
+            if (c->npoints && B <= c->blocks[c->npoints - 1]) continue;
+            size_t bytes = std::min(BIG, std::max((size_t)64 << 20, (size_t)B * (16u << 20)));
+            rw_ctx rc_ = {o.unroll, peer1, peer1, bytes / 16, sink0};
+            double ms_r, ms_w;
+            TRY(time_ms(d0, launch_read, B, T, &rc_, o.reps, &ms_r, err));
+            TRY(time_ms(d0, launch_write, B, T, &rc_, o.reps, &ms_w, err));
+            c->blocks[c->npoints] = B;
+            c->peer_read_gbps[c->npoints] = bytes / (ms_r * 1e-3) / 1e9;
+            c->peer_write_gbps[c->npoints] = bytes / (ms_w * 1e-3) / 1e9;
+            note(&o, "peer: %4d blocks read %6.1f GB/s, write %6.1f GB/s", B, c->peer_read_gbps[c->npoints],
+                 c->peer_write_gbps[c->npoints]);
+            c->npoints++;
+        }
+        /* Per-block rate: least squares through the origin over the points up to 8
+         * blocks, where the link is far from full. */
+        double sxx = 0, sxr = 0, sxw = 0;
+        for (int i = 0; i < c->npoints; i++) {
+            if (c->blocks[i] > 8) continue;
+            sxx += (double)c->blocks[i] * c->blocks[i];
+            sxr += c->blocks[i] * c->peer_read_gbps[i];
+            sxw += c->blocks[i] * c->peer_write_gbps[i];
+        }
+        c->peer_read_block_gbps = sxr / sxx;
+        c->peer_write_block_gbps = sxw / sxx;
+        for (int i = 0; i < c->npoints; i++) {
+            c->peer_read_max_gbps = std::max(c->peer_read_max_gbps, c->peer_read_gbps[i]);
+            c->peer_write_max_gbps = std::max(c->peer_write_max_gbps, c->peer_write_gbps[i]);
+        }
+        TRY(bidir(d0, d1, peer0, peer1, loc0, NULL, BIG, 2 * c->nsm, T, o.unroll, 0, sink0, sink1, o.reps,
+                  &c->peer_read_bidir_gbps, err));
+        TRY(bidir(d0, d1, peer0, peer1, loc0, NULL, BIG, 2 * c->nsm, T, o.unroll, 1, sink0, sink1, o.reps,
+                  &c->peer_write_bidir_gbps, err));
+        note(&o, "peer: per block read %.2f GB/s, write %.2f GB/s; both ways at once: read %.1f, write %.1f GB/s each way",
+             c->peer_read_block_gbps, c->peer_write_block_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
+    }
+
+    /* 4. latencies: pointer chase */
+    {
+        std::vector<u64> ch = make_chain((size_t)256 << 20, 64 << 10); /* 4096 slots, 64 KB apart */
+        size_t chb = ch.size() * sizeof(u64);
+        CK(cudaSetDevice(d1));
+        CK(cudaMalloc(&chain_p, chb));
+        CK(cudaMemcpy(chain_p, ch.data(), chb, cudaMemcpyHostToDevice));
+        CK(cudaSetDevice(d0));
+        CK(cudaMalloc(&chain_d, chb));
+        CK(cudaMemcpy(chain_d, ch.data(), chb, cudaMemcpyHostToDevice));
+        TRY(chase(d0, chain_p, 2000, &c->peer_read_lat_ns, err));
+        TRY(chase(d0, chain_d, 2000, &c->local_read_lat_ns, err));
+        std::vector<u64> cl = make_chain((size_t)4 << 20, 4096); /* 4 MB: stays in L2 */
+        CK(cudaMalloc(&chain_l2, cl.size() * sizeof(u64)));
+        CK(cudaMemcpy(chain_l2, cl.data(), cl.size() * sizeof(u64), cudaMemcpyHostToDevice));
+        TRY(chase(d0, chain_l2, 4000, &c->l2_read_lat_ns, err));
+        std::vector<u64> chh = make_chain((size_t)64 << 20, 16 << 10);
+        CK(cudaHostAlloc(&chain_h, chh.size() * sizeof(u64), cudaHostAllocMapped | cudaHostAllocPortable));
+        memcpy(chain_h, chh.data(), chh.size() * sizeof(u64));
+        CK(cudaHostGetDevicePointer((void **)&chain_hd, chain_h, 0));
+        TRY(chase(d0, chain_hd, 1000, &c->host_read_lat_ns, err));
+        note(&o, "latency: peer read %.0f ns, HBM %.0f ns, L2 %.0f ns, host %.0f ns", c->peer_read_lat_ns,
+             c->local_read_lat_ns, c->l2_read_lat_ns, c->host_read_lat_ns);
+    }
+
+    /* 5. local memory bandwidth (all SMs, 4 blocks each, 4 loads in flight) */
+    {
+        int B = 4 * c->nsm;
+        rw_ctx r = {4, loc0, loc0b, BIG / 16, sink0};
+        double ms;
+        TRY(time_ms(d0, launch_read, B, T, &r, o.reps, &ms, err));
+        c->hbm_read_gbps = BIG / (ms * 1e-3) / 1e9;
+        TRY(time_ms(d0, launch_write, B, T, &r, o.reps, &ms, err));
+        c->hbm_write_gbps = BIG / (ms * 1e-3) / 1e9;
+        TRY(time_ms(d0, launch_copy, B, T, &r, o.reps, &ms, err));
+        c->hbm_copy_gbps = 2.0 * BIG / (ms * 1e-3) / 1e9;
+        size_t l2b = std::min((size_t)(c->l2_bytes / 4), (size_t)8 << 20) & ~(size_t)4095;
+        rw_ctx rl = {4, loc0, loc0b, l2b / 16, sink0};
+        /* many passes over an L2-sized buffer: one launch per pass is too short, so
+         * time 50 launches */
+        std::vector<double> t;
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        for (int rr = 0; rr < o.reps; rr++) {
+            CK(cudaEventRecord(e0, 0));
+            for (int k = 0; k < 50; k++) launch_read(c->nsm, T, 0, &rl);
+            CK(cudaEventRecord(e1, 0));
+            CK(cudaEventSynchronize(e1));
+            float f;
+            CK(cudaEventElapsedTime(&f, e0, e1));
+            t.push_back(50.0 * l2b / (f * 1e-3 - 50 * c->launch_stream_ns * 1e-9 * 0) / 1e9);
+        }
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        c->l2_read_gbps = median(t);
+        note(&o, "HBM: read %.0f GB/s, write %.0f GB/s, copy %.0f GB/s (read+write); L2 read %.0f GB/s",
+             c->hbm_read_gbps, c->hbm_write_gbps, c->hbm_copy_gbps, c->l2_read_gbps);
+    }
+
+    /* 6. reduction throughput of one block, k = 2, data resident in L2 */
+    {
+        size_t rb_bytes = (size_t)2 << 20;
+        int reps = 64;
+        CK(cudaSetDevice(d0));
+        CK(cudaMalloc(&ra, rb_bytes));
+        CK(cudaMalloc(&rb, rb_bytes));
+        CK(cudaMalloc(&rd, rb_bytes));
+        CK(cudaMemset(ra, 0x3f, rb_bytes));
+        CK(cudaMemset(rb, 0x3e, rb_bytes));
+        double ms[3];
+        for (int m = 0; m < 3; m++) {
+            red_ctx x = {m, o.unroll, reps, rd, ra, rb, rb_bytes / 16};
+            TRY(time_ms(d0, launch_red, 1, T, &x, o.reps, &ms[m], err));
+        }
+        double out_bytes = (double)rb_bytes * reps;
+        c->reduce_block_gbps_bf16 = out_bytes / (ms[0] * 1e-3) / 1e9;
+        c->reduce_block_gbps_fp32 = out_bytes / (ms[1] * 1e-3) / 1e9;
+        c->xor_block_gbps_bf16 = out_bytes / (ms[2] * 1e-3) / 1e9;
+        /* The additions alone: what a REDUCE costs beyond moving its bytes. A
+         * difference within the noise means the arithmetic hides under the loads. */
+        double d_bf = ms[0] - ms[2], d_f = ms[1] - ms[2];
+        c->reduce_extra_gbps_bf16 = d_bf > 0.01 * ms[2] ? out_bytes / (d_bf * 1e-3) / 1e9 : 0;
+        c->reduce_extra_gbps_fp32 = d_f > 0.01 * ms[2] ? out_bytes / (d_f * 1e-3) / 1e9 : 0;
+        note(&o, "reduce, one block: bf16 %.1f GB/s, fp32 %.1f GB/s, no-arithmetic %.1f GB/s (output bytes)",
+             c->reduce_block_gbps_bf16, c->reduce_block_gbps_fp32, c->xor_block_gbps_bf16);
+    }
+
+    /* 7. host staging: kernel loads/stores on mapped pinned memory */
+    {
+        size_t hb = (size_t)256 << 20;
+        CK(cudaHostAlloc(&host, hb, cudaHostAllocMapped | cudaHostAllocPortable));
+        memset(host, 1, hb);
+        CK(cudaHostGetDevicePointer(&host_d, host, 0));
+        rw_ctx r = {4, host_d, host_d, hb / 16, sink0};
+        double ms;
+        TRY(time_ms(d0, launch_read, c->nsm, T, &r, std::min(o.reps, 3), &ms, err));
+        c->host_read_gbps = hb / (ms * 1e-3) / 1e9;
+        TRY(time_ms(d0, launch_write, c->nsm, T, &r, std::min(o.reps, 3), &ms, err));
+        c->host_write_gbps = hb / (ms * 1e-3) / 1e9;
+        note(&o, "host: read %.1f GB/s, write %.1f GB/s", c->host_read_gbps, c->host_write_gbps);
+    }
+    c->wall_s = now_s() - t_start;
+
+out:
+    cudaSetDevice(d0);
+    if (peer0) cudaFree(peer0);
+    if (loc0) cudaFree(loc0);
+    if (loc0b) cudaFree(loc0b);
+    if (flags0) cudaFree(flags0);
+    if (sink0) cudaFree(sink0);
+    if (chain_d) cudaFree(chain_d);
+    if (chain_l2) cudaFree(chain_l2);
+    if (ra) cudaFree(ra);
+    if (rb) cudaFree(rb);
+    if (rd) cudaFree(rd);
+    if (chain_h) cudaFreeHost(chain_h);
+    if (host) cudaFreeHost(host);
+    cudaSetDevice(d1);
+    if (peer1) cudaFree(peer1);
+    if (flags1) cudaFree(flags1);
+    if (sink1) cudaFree(sink1);
+    if (chain_p) cudaFree(chain_p);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* hw: calibration micro-benchmarks for `arsim calibrate --backend cuda`.
+ *
+ * Each number below comes from one small benchmark on two peer GPUs (dev0,
+ * dev1); none runs an allreduce. validate/calib_yaml.c turns them into a model
+ * file. Without CUDA (or without a GPU) ar_calib_run returns AR_ENOTSUP /
+ * AR_EDEVICE with a message saying so. */
+#ifndef ARSIM_HW_CALIB_H
+#define ARSIM_HW_CALIB_H
+
+#include "arsim/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AR_CALIB_MAX_POINTS 16
+
+typedef struct ar_calib_opts_s {
+    int dev0, dev1;        /* the two GPUs (default 0 and 1) */
+    int threads;           /* threads per block, as the executor uses (default 512) */
+    int unroll;            /* 16-byte loads in flight per thread (1, 2, 4 or 8; default 1) */
+    int reps;              /* repeats per point; the median is kept (default 5) */
+    int quiet;             /* no progress lines on stderr */
+} ar_calib_opts_t;
+
+#define AR_CALIB_OPTS_DEFAULT {0, 1, 512, 1, 5, 0}
+
+typedef struct ar_calib_s {
+    char device[256];          /* "NVIDIA H200 x2 (NV18?)" as the driver names them */
+    char date[64];             /* UTC, ISO 8601 */
+    int ngpus;                 /* GPUs visible */
+    int threads, unroll;       /* the load shape used for the per-block benchmarks */
+    int nsm;                   /* multiprocessors of dev0 */
+    double clock_ghz;          /* dev0 max SM clock */
+    double hbm_capacity_bytes;
+    double l2_bytes;
+    int nvlink_links;          /* NVLink links dev0 <-> dev1 as NVML/attributes report; 0 unknown */
+
+    /* flag ping-pong, st.release.sys / ld.acquire.sys, one thread each side */
+    double flag_rtt_ns;        /* dev0 -> dev1 -> dev0 */
+    double flag_oneway_ns;     /* rtt / 2 */
+    double flag_local_oneway_ns; /* two blocks of one GPU */
+    /* launch overhead, empty kernel, back-to-back */
+    double launch_stream_ns;   /* <<<1, threads>>> on a stream */
+    double launch_graph_ns;    /* same kernel as nodes of one CUDA graph */
+    double launch_graph_wide_ns; /* graph node of a full-width grid (nsm blocks) */
+    /* peer bandwidth (dev0's blocks reading/writing dev1's memory) vs block count */
+    int npoints;
+    int blocks[AR_CALIB_MAX_POINTS];
+    double peer_read_gbps[AR_CALIB_MAX_POINTS];
+    double peer_write_gbps[AR_CALIB_MAX_POINTS];
+    double peer_read_block_gbps;  /* slope of the read curve at few blocks (per block) */
+    double peer_write_block_gbps; /* same for writes */
+    double peer_read_max_gbps, peer_write_max_gbps; /* one direction, most blocks */
+    double peer_read_bidir_gbps, peer_write_bidir_gbps; /* both GPUs at once, each way */
+    /* dependent-load latencies (pointer chase, one thread) */
+    double peer_read_lat_ns;
+    double local_read_lat_ns;
+    double l2_read_lat_ns;
+    double host_read_lat_ns;
+    /* local memory */
+    double hbm_read_gbps, hbm_write_gbps, hbm_copy_gbps; /* copy: read + write bytes */
+    double l2_read_gbps;       /* all blocks re-reading an L2-resident buffer */
+    /* reduction, one block, L2-resident data, bf16 and fp32, k = 2 */
+    double reduce_block_gbps_bf16; /* output bytes/s of a summing block */
+    double reduce_block_gbps_fp32;
+    double xor_block_gbps_bf16;    /* same loads and stores, no arithmetic */
+    double reduce_extra_gbps_bf16; /* B / (t_sum - t_xor): the additions alone */
+    double reduce_extra_gbps_fp32;
+    /* host staging (mapped pinned memory, kernel loads/stores, all blocks) */
+    double host_read_gbps, host_write_gbps;
+    double wall_s;             /* time the whole calibration took */
+} ar_calib_t;
+
+/* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE
+ * when there is none, AR_ENOTSUP in a build without CUDA. */
+int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err);
+
+/* Run every benchmark. AR_EDEVICE when fewer than two GPUs or no peer access;
+ * AR_ENOTSUP in a build without CUDA. */
+int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

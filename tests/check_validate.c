@@ -1,0 +1,432 @@
+/* validate/: the CSV reader, reference files, measured rows, statistics, the
+ * calibration -> model writer, and the calibrate / validate commands' refusals. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tests/suites.h"
+#include "validate/internal.h"
+
+static const char *HDR = "source,system,topology,algorithm,dtype,bytes,buffer_kind,latency_us,provenance\n";
+
+static char *tmpfile_with(const char *text) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/arsim-check-validate-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* ---- ar__csv_load_string ---- */
+
+START_TEST(csv_fields_quotes_comments) {
+    ar__csv_t *c = NULL;
+    ar_error_t err;
+    ar_error_clear(&err);
+    const char *text = "# a comment\n"
+                       "a,b,c\n"
+                       "\n"
+                       "1, two ,\"x, \"\"y\"\"\"\n"
+                       "  # indented comment\n"
+                       "4,,6\r\n";
+    ck_assert_int_eq(ar__csv_load_string(text, "t.csv", &c, &err), AR_OK);
+    ck_assert_int_eq(c->ncols, 3);
+    ck_assert_int_eq(c->nrows, 2);
+    ck_assert_str_eq(c->rows[0][1], "two");
+    ck_assert_str_eq(c->rows[0][2], "x, \"y\"");
+    ck_assert_int_eq(c->lines[0], 4);
+    ck_assert_int_eq(c->cols[0][2], 8);
+    ck_assert_str_eq(c->rows[1][1], "");
+    ck_assert_str_eq(c->rows[1][2], "6");
+    ck_assert_int_eq(c->lines[1], 6);
+    ck_assert_int_eq(ar__csv_col(c, "c"), 2);
+    ck_assert_int_eq(ar__csv_col(c, "d"), -1);
+    ar__csv_free(c);
+}
+END_TEST
+
+START_TEST(csv_errors_have_line_and_column) {
+    ar__csv_t *c = NULL;
+    ar_error_t err;
+    char buf[512];
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load_string("a,b\n1,2\n3,4,5\n", "x.csv", &c, &err), AR_EPARSE);
+    ck_assert_ptr_null(c);
+    ar_error_format(&err, buf, sizeof buf);
+    ck_assert_str_eq(buf, "x.csv:3:5: 3 fields, the header has 2");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load_string("a,b\n1,\"open\n", "y.csv", &c, &err), AR_EPARSE);
+    ar_error_format(&err, buf, sizeof buf);
+    ck_assert_str_eq(buf, "y.csv:2:3: unterminated quoted field");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load_string("# only a comment\n", "z.csv", &c, &err), AR_EPARSE);
+    ck_assert_str_eq(err.message, "no header line");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load_string("a,a\n", "d.csv", &c, &err), AR_EPARSE);
+    ck_assert_str_eq(err.message, "header: column 'a' appears twice");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load("/nonexistent/refs.csv", &c, &err), AR_EIO);
+    ck_assert_str_eq(err.file, "/nonexistent/refs.csv");
+}
+END_TEST
+
+/* ---- ar_validate_refs_load_string ---- */
+
+START_TEST(refs_good_rows_and_unknowns) {
+    ar_refs_t refs = {0};
+    ar_error_t err;
+    ar_error_clear(&err);
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s%s", HDR,
+             "A,sys,h100_pair,2stage,bf16,67108864,hbm,21610,\"seed, row 1\"\n",
+             "B,sys,single_device,,,,,366,p\n");
+    ck_assert_int_eq(ar_validate_refs_load_string(text, "r.csv", &refs, &err), AR_OK);
+    ck_assert_int_eq(refs.n, 2);
+    ck_assert_str_eq(refs.rows[0].algorithm, "2stage");
+    ck_assert_int_eq(refs.rows[0].has_dtype, 1);
+    ck_assert_int_eq(refs.rows[0].dtype, AR_BF16);
+    ck_assert_uint_eq(refs.rows[0].bytes, 67108864u);
+    ck_assert_int_eq(refs.rows[0].buffer, AR_MEM_HBM);
+    ck_assert_double_eq(refs.rows[0].latency_us, 21610);
+    ck_assert_str_eq(refs.rows[0].provenance, "seed, row 1");
+    ck_assert_int_eq(refs.rows[0].line, 2);
+    ck_assert_int_eq(refs.rows[1].has_dtype, 0);
+    ck_assert_int_eq(refs.rows[1].has_buffer, 0);
+    ck_assert_uint_eq(refs.rows[1].bytes, 0);
+    ck_assert_str_eq(refs.rows[1].algorithm, "");
+    ar_validate_refs_free(&refs);
+}
+END_TEST
+
+START_TEST(refs_bad_rows_name_file_line_col_field) {
+    static const struct { const char *row, *want; } cases[] = {
+        {"A,s,t,ring,bf17,8,hbm,1,p\n", "r.csv:2:12: dtype: unknown dtype 'bf17' (bf16, fp16, fp32)"},
+        {"A,s,t,ring,bf16,-8,hbm,1,p\n", "r.csv:2:17: bytes: '-8' is not a positive whole number of bytes"},
+        {"A,s,t,ring,bf16,0,hbm,1,p\n", "r.csv:2:17: bytes: '0' is not a positive whole number of bytes"},
+        {"A,s,t,ring,bf16,8,dram,1,p\n", "r.csv:2:19: buffer_kind: unknown buffer kind 'dram' (tcm, sram, hbm)"},
+        {"A,s,t,ring,bf16,8,hbm,nan,p\n", "r.csv:2:23: latency_us: 'nan' is not a positive finite number of us"},
+        {"A,s,t,ring,bf16,8,hbm,0,p\n", "r.csv:2:23: latency_us: '0' is not a positive finite number of us"},
+        {"A,s,t,ring,bf16,8,hbm,12us,p\n", "r.csv:2:23: latency_us: '12us' is not a positive finite number of us"},
+        {"A,s,t,ring,bf16,8,hbm,1,\n", "r.csv:2:25: provenance: required, but empty"},
+        {",s,t,ring,bf16,8,hbm,1,p\n", "r.csv:2:1: source: required, but empty"},
+        {"A,s,t,ring,bf16,8,hbm,1\n", "r.csv:2:24: 8 fields, the header has 9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_refs_t refs = {0};
+        ar_error_t err;
+        ar_error_clear(&err);
+        char text[512], buf[512];
+        snprintf(text, sizeof text, "%s%s", HDR, cases[i].row);
+        ck_assert_int_eq(ar_validate_refs_load_string(text, "r.csv", &refs, &err), AR_EPARSE);
+        ck_assert_str_eq(ar_error_format(&err, buf, sizeof buf), cases[i].want);
+        ar_validate_refs_free(&refs);
+    }
+    /* Header problems. */
+    ar_refs_t refs = {0};
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_refs_load_string("source,system\nA,B\n", "h.csv", &refs, &err), AR_EPARSE);
+    ck_assert_ptr_nonnull(strstr(err.message, "column 'topology' is missing"));
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_refs_load_string(
+                         "source,system,topology,algorithm,dtype,bytes,buffer_kind,latency_us,provenance,extra\n",
+                         "h.csv", &refs, &err), AR_EPARSE);
+    ck_assert_str_eq(err.message, "header: unknown column 'extra'");
+    ar_validate_refs_free(&refs);
+}
+END_TEST
+
+/* ---- ar_validate_refs_load_dir: the shipped reference files ---- */
+
+START_TEST(refs_shipped_values) {
+    ar_refs_t refs = {0};
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_refs_load_dir(test_path("validate/refs"), &refs, &err), AR_OK);
+    int fsim = 0, h100 = 0;
+    double sum_h100 = 0;
+    for (int i = 0; i < refs.n; i++) {
+        const ar_ref_t *r = &refs.rows[i];
+        ck_assert(r->provenance[0]);
+        if (!strcmp(r->source, "FSIM")) {
+            fsim++;
+            ck_assert_double_eq(r->latency_us, 366);
+            ck_assert_str_eq(r->topology, "single_device");
+            ck_assert_uint_eq(r->bytes, 0); /* the source gives no size */
+        }
+        if (!strcmp(r->topology, "h100_pair")) {
+            h100++;
+            sum_h100 += r->latency_us;
+            /* 3.1 GB/s = bytes / latency with MB = MiB (seeds/000) */
+            double gbps = r->bytes / (r->latency_us * 1e-6) / 1e9;
+            ck_assert(gbps > 3.10 && gbps < 3.11);
+        }
+    }
+    ck_assert_int_eq(fsim, 1);
+    ck_assert_int_eq(h100, 6);
+    ck_assert_double_eq_tol(sum_h100, 21610 + 43220 + 86400 + 172770 + 86390 + 86410, 1e-6);
+    ar_validate_refs_free(&refs);
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_refs_load_dir("/nonexistent-dir", &refs, &err), AR_EIO);
+}
+END_TEST
+
+/* ---- ar_validate_rows_load ---- */
+
+START_TEST(rows_sweep_csv) {
+    const char *text =
+        "# device: 2 x TestGPU\n# date: 2026-01-01T00:00:00Z\n"
+        "backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,"
+        "algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s\n"
+        "cuda,h200_pair,h200_sxm,2,ring,bf16,hbm,8192,4096,1,0,5.25,1,1,0,0,0,0,0,0,ok,0\n"
+        "nccl,h200_pair,h200_sxm,2,nccl,bf16,hbm,8192,4096,0,0,10.3,1,1,0,0,0,0,0,0,,0\n";
+    char *p = tmpfile_with(text);
+    ar_vrows_t rows = {0};
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_rows_load(p, &rows, &err), AR_OK);
+    ck_assert_int_eq(rows.n, 2);
+    ck_assert_str_eq(rows.rows[0].algo, "ring");
+    ck_assert_double_eq(rows.rows[0].time_us, 5.25);
+    ck_assert_uint_eq(rows.rows[0].count, 4096);
+    ck_assert_str_eq(rows.rows[1].backend, "nccl");
+    ck_assert_str_eq(rows.device, "2 x TestGPU");
+    ck_assert_str_eq(rows.date, "2026-01-01T00:00:00Z");
+    ar_validate_rows_free(&rows);
+    unlink(p);
+    p = tmpfile_with("backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,check\n"
+                     "cuda,t,m,2,ring,bf16,hbm,8192,4096,1,0,-3,ok\n");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_rows_load(p, &rows, &err), AR_EPARSE);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_str_eq(err.message, "time_us: '-3' is not a positive time in us");
+    ar_validate_rows_free(&rows);
+    unlink(p);
+}
+END_TEST
+
+/* ---- ar_validate_median ---- */
+
+START_TEST(median_values) {
+    double a[] = {5, 1, 3}, b[] = {4, 1, 3, 2};
+    ck_assert_double_eq(ar_validate_median(a, 3), 3);
+    ck_assert_double_eq(ar_validate_median(b, 4), 2.5);
+    ck_assert_double_eq(ar_validate_median(a, 0), 0);
+    ck_assert_double_eq(ar_validate_err_pct(100, 105), 5);
+    ck_assert_double_eq(ar_validate_err_pct(100, 90), -10);
+}
+END_TEST
+
+/* ---- ar_validate_calib_write ---- */
+
+static ar_calib_t fake_calib(void) {
+    ar_calib_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.device, sizeof c.device, "TestGPU (GPU 0) + TestGPU (GPU 1)");
+    snprintf(c.date, sizeof c.date, "2026-01-01T00:00:00Z");
+    c.threads = 512; c.unroll = 1; c.nsm = 132;
+    c.clock_ghz = 1.98; c.hbm_capacity_bytes = 150e9; c.l2_bytes = 52428800;
+    c.flag_rtt_ns = 2400; c.flag_oneway_ns = 1200; c.flag_local_oneway_ns = 700;
+    c.launch_stream_ns = 2500; c.launch_graph_ns = 600; c.launch_graph_wide_ns = 900;
+    c.npoints = 2; c.blocks[0] = 1; c.blocks[1] = 8;
+    c.peer_read_gbps[0] = 7.5; c.peer_read_gbps[1] = 60;
+    c.peer_write_gbps[0] = 20; c.peer_write_gbps[1] = 160;
+    c.peer_read_block_gbps = 7.5; c.peer_write_block_gbps = 20;
+    c.peer_read_bidir_gbps = 330; c.peer_write_bidir_gbps = 366;
+    c.peer_read_lat_ns = 1100; c.local_read_lat_ns = 600; c.l2_read_lat_ns = 200; c.host_read_lat_ns = 1800;
+    c.hbm_read_gbps = 4300; c.hbm_write_gbps = 4100; c.hbm_copy_gbps = 4000; c.l2_read_gbps = 9000;
+    c.reduce_block_gbps_bf16 = 60; c.xor_block_gbps_bf16 = 60; c.reduce_extra_gbps_bf16 = 0;
+    c.host_read_gbps = 40; c.host_write_gbps = 50;
+    return c;
+}
+
+START_TEST(calib_write_loads_as_model) {
+    ar_calib_t c = fake_calib();
+    char path[] = "/tmp/arsim-check-calib-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_calib_fit_t fit = {"h200_test", NULL, 18, 0};
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ar_model_t *m = NULL;
+    char buf[600];
+    int rc = ar_model_load(path, &m, &err);
+    ck_assert_msg(rc == AR_OK, "%s", ar_error_format(&err, buf, sizeof buf));
+    ck_assert_str_eq(m->name, "h200_test");
+    int k = ar_model_link_kind(m, "nvlink4");
+    ck_assert_int_ge(k, 0);
+    ck_assert_double_eq_tol(m->links[k].bw_gbps, (330 + 366) / 2.0 / 18, 1e-3);
+    ck_assert_double_eq_tol(m->links[k].lat_ns, 500, 1e-9);         /* 1100 - 600 */
+    ck_assert_double_eq_tol(m->chan_inflight_bytes, 7.5 * 1100, 1); /* Little's law */
+    ck_assert_double_eq_tol(m->chan_read_lat_ns, 1100, 1e-9);
+    ck_assert_double_eq_tol(m->chan_write_gbps, 20, 1e-9);
+    ck_assert_double_eq_tol(m->signal_lat_ns, 1200, 1e-9);
+    ck_assert_double_eq_tol(m->launch_ns, 600, 1e-9);
+    ck_assert_double_eq_tol(m->reduce_gbps, 100000, 1e-9);         /* additions hidden */
+    ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);
+    ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);
+    ck_assert_double_eq_tol(m->host_link_gbps, 40, 1e-9);
+    ck_assert_int_eq(m->mem[AR_MEM_TCM].present, 0);
+    ar_model_free(m);
+    /* Every value line names where it came from. */
+    f = fopen(path, "r");
+    char line[512];
+    int values = 0, sourced = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strchr(line, ':') || strstr(line, "name:") || strstr(line, "description:") ||
+            line[strlen(line) - 2] == ':')
+            continue;
+        values++;
+        sourced += strstr(line, "# measured:") || strstr(line, "# assumed:");
+    }
+    fclose(f);
+    ck_assert_int_gt(values, 15);
+    ck_assert_int_eq(values, sourced);
+    unlink(path);
+
+    /* A benchmark that produced nothing writes no model. */
+    c.peer_read_block_gbps = 0;
+    f = fopen("/dev/null", "w");
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_EMODEL);
+    fclose(f);
+    /* The link rule. */
+    c = fake_calib();
+    fit.link_from = "write";
+    char mp[] = "/tmp/arsim-check-calib2-XXXXXX.yaml";
+    fd = mkstemps(mp, 5);
+    f = fdopen(fd, "w");
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    ck_assert_double_eq_tol(m->links[ar_model_link_kind(m, "nvlink4")].bw_gbps, 366.0 / 18, 1e-3);
+    ar_model_free(m);
+    unlink(mp);
+}
+END_TEST
+
+/* ---- ar_calib_run without a GPU ---- */
+
+START_TEST(calib_run_without_gpu) {
+    char dev[256];
+    ar_error_t err;
+    ar_error_clear(&err);
+    if (ar_calib_device_info(dev, sizeof dev, &err) == AR_OK) return; /* a GPU machine: nothing to refuse */
+    ck_assert(err.code == AR_ENOTSUP || err.code == AR_EDEVICE);
+    ar_calib_t c;
+    ar_error_clear(&err);
+    int rc = ar_calib_run(NULL, &c, &err);
+    ck_assert(rc == AR_ENOTSUP || rc == AR_EDEVICE);
+    ck_assert(err.message[0]);
+}
+END_TEST
+
+/* ---- the commands (the built binary) ---- */
+
+static int run_status(const char *args, char *err_out, size_t len) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd /tmp && %s/arsim %s 2>/tmp/arsim-check-validate.err >/dev/null",
+             ARSIM_BUILDDIR, args);
+    int st = system(cmd);
+    FILE *f = fopen("/tmp/arsim-check-validate.err", "r");
+    size_t n = f ? fread(err_out, 1, len - 1, f) : 0;
+    err_out[n] = 0;
+    if (f) fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+START_TEST(cli_calibrate_and_validate_refusals) {
+    char e[4096], dev[256];
+    ar_error_t err;
+    int gpu = ar_calib_device_info(dev, sizeof dev, &err) == AR_OK;
+    if (!gpu) {
+        ck_assert_int_eq(run_status("calibrate --backend cuda -o /tmp/arsim-never.yaml", e, sizeof e), 2);
+        ck_assert_int_eq(lines(e), 1);
+        ck_assert_ptr_nonnull(strstr(e, "arsim calibrate: "));
+        ck_assert_int_ne(access("/tmp/arsim-never.yaml", F_OK), 0);
+    }
+    ck_assert_int_eq(run_status("calibrate --backend sim -o /tmp/x.yaml", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "cuda backend only"));
+    ck_assert_int_eq(run_status("calibrate --backend cuda", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "-o MODEL.yaml"));
+    ck_assert_int_eq(run_status("validate --measured /nonexistent.csv --model h200_sxm", e, sizeof e), 2);
+    ck_assert_int_eq(lines(e), 1);
+    ck_assert_ptr_nonnull(strstr(e, "/nonexistent.csv"));
+    char *bad = tmpfile_with("backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,check\n"
+                             "cuda,h200_pair,m,2,ring,bf16,hbm,8192,4096,1,0,5,ok\n"
+                             "cuda,h200_pair,m,two,ring,bf16,hbm,8192,4096,1,0,5,ok\n");
+    char args[512];
+    snprintf(args, sizeof args, "validate --measured %s --model h200_sxm", bad);
+    ck_assert_int_eq(run_status(args, e, sizeof e), 2);
+    ck_assert_int_eq(lines(e), 1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3:", bad);
+    ck_assert_ptr_nonnull(strstr(e, want));
+    ck_assert_ptr_nonnull(strstr(e, "nranks"));
+    unlink(bad);
+    ck_assert_int_eq(run_status("validate --refs-dir /nonexistent-refs", e, sizeof e), 2);
+    ck_assert_int_eq(lines(e), 1);
+}
+END_TEST
+
+/* validate --refs on the shipped files: every row gets a model value and the ratio. */
+START_TEST(cli_validate_refs) {
+    char e[4096];
+    const char *out = "/tmp/arsim-check-refs.csv";
+    char args[256];
+    snprintf(args, sizeof args, "validate --refs --predict-with analytic -o %s", out);
+    ck_assert_int_eq(run_status(args, e, sizeof e), 0);
+    ar__csv_t *c = NULL;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar__csv_load(out, &c, &err), AR_OK);
+    ck_assert_int_ge(c->nrows, 11);
+    int ref = ar__csv_col(c, "ref_us"), mod = ar__csv_col(c, "model_us"), ratio = ar__csv_col(c, "model_over_ref");
+    ck_assert_int_ge(ratio, 0);
+    for (int r = 0; r < c->nrows; r++) {
+        double rv = atof(c->rows[r][ref]), mv = atof(c->rows[r][mod]), q = atof(c->rows[r][ratio]);
+        ck_assert_msg(mv > 0, "row %d has no model value", r);
+        ck_assert_double_eq_tol(q, mv / rv, 1e-3 * q + 1e-4);
+    }
+    ar__csv_free(c);
+    unlink(out);
+}
+END_TEST
+
+Suite *suite_validate(void) {
+    Suite *s = suite_create("validate");
+    struct { const char *name; const TTest *fn; } cases[] = {
+        {"ar__csv_load_string", csv_fields_quotes_comments},
+        {"ar__csv_load_string errors", csv_errors_have_line_and_column},
+        {"ar_validate_refs_load_string", refs_good_rows_and_unknowns},
+        {"ar_validate_refs_load_string errors", refs_bad_rows_name_file_line_col_field},
+        {"ar_validate_refs_load_dir", refs_shipped_values},
+        {"ar_validate_rows_load", rows_sweep_csv},
+        {"ar_validate_median", median_values},
+        {"ar_validate_calib_write", calib_write_loads_as_model},
+        {"ar_calib_run", calib_run_without_gpu},
+        {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},
+        {"arsim validate --refs", cli_validate_refs},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, cases[i].fn);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}

@@ -1,0 +1,146 @@
+/* validate: turn calibration measurements (hw/calib.h) into a model file in the
+ * sim/models format. Every value carries its unit in the key and a comment naming
+ * the micro-benchmark it came from; values no benchmark measures say "assumed".
+ * No allreduce timing enters here.
+ *
+ * How the model's terms are read off the benchmarks:
+ *   link bw_gbps        the link ceiling, per direction, over the links of the pair:
+ *                       streaming both ways at once (an allreduce's traffic), pushes
+ *                       or pulls as `link_from` says (default: the mean of the two)
+ *   link lat_ns         peer dependent-load latency minus local HBM latency: what one
+ *                       hop adds to a remote access
+ *   chan_read_lat_ns    peer dependent-load latency (the round trip a pulling block sees)
+ *   chan_inflight_bytes per-block peer read rate (slope at few blocks) x chan_read_lat_ns
+ *                       (Little's law: the bytes one block keeps in flight)
+ *   chan_write_gbps     per-block peer write rate (slope at few blocks)
+ *   signal_lat_ns       flag ping-pong round trip / 2
+ *   launch_ns           empty-kernel node in a CUDA graph (the timing path replays graphs)
+ *   reduce_gbps         output bytes / (time of a summing block - time of the same block
+ *                       moving the same bytes without arithmetic): the additions alone,
+ *                       which is what the cost formula adds on top of the data movement */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "validate/internal.h"
+
+/* Cap for a term no benchmark can resolve (the arithmetic hides under the loads). */
+#define REDUCE_HIDDEN_GBPS 100000.0
+
+static double link_ceiling(const ar_calib_t *c, const char *rule, const char **what) {
+    if (rule && !strcmp(rule, "read")) {
+        *what = "peer reads, both GPUs at once";
+        return c->peer_read_bidir_gbps;
+    }
+    if (rule && !strcmp(rule, "write")) {
+        *what = "peer writes, both GPUs at once";
+        return c->peer_write_bidir_gbps;
+    }
+    *what = "mean of peer reads and peer writes, both GPUs at once";
+    return 0.5 * (c->peer_read_bidir_gbps + c->peer_write_bidir_gbps);
+}
+
+int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,
+                            ar_error_t *err) {
+    const char *what;
+    int nl = fit->nvlink_count > 0 ? fit->nvlink_count : 18;
+    double ceil = link_ceiling(c, fit->link_from, &what);
+    double link_bw = ceil / nl;
+    double link_lat = c->peer_read_lat_ns - c->local_read_lat_ns;
+    if (link_lat < 50) link_lat = 50;
+    double inflight = c->peer_read_block_gbps * c->peer_read_lat_ns;
+    double reduce = c->reduce_extra_gbps_bf16 > 0 ? c->reduce_extra_gbps_bf16 : REDUCE_HIDDEN_GBPS;
+    double host_bw = fmin(c->host_read_gbps, c->host_write_gbps);
+    double host_link_lat = c->host_read_lat_ns - c->local_read_lat_ns;
+    if (host_link_lat < 50) host_link_lat = 50;
+    double launch = fit->launch_wide ? c->launch_graph_wide_ns : c->launch_graph_ns;
+
+    double vals[] = {c->clock_ghz, c->l2_bytes, c->l2_read_gbps, c->l2_read_lat_ns,
+                     c->hbm_capacity_bytes, c->hbm_read_gbps, c->hbm_write_gbps,
+                     c->local_read_lat_ns, link_bw, c->peer_read_lat_ns, inflight,
+                     c->peer_write_block_gbps, c->flag_oneway_ns, launch, host_bw};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        if (!(vals[i] > 0) || !isfinite(vals[i]))
+            return AR_ERR(err, AR_EMODEL,
+                          "calibrate: benchmark %zu gave %g, not a positive number; "
+                          "no model written", i, vals[i]);
+
+    fprintf(f, "# %s: calibrated from micro-benchmarks by `arsim calibrate --backend cuda`.\n",
+            fit->name);
+    fprintf(f, "# device: %s\n# date: %s\n", c->device, c->date);
+    fprintf(f, "# Per-block benchmarks use the executor's shape: %d threads per block, %d 16-byte\n"
+               "# load(s) in flight per thread. No allreduce was timed to make this file.\n",
+            c->threads, c->unroll);
+    fprintf(f, "# \"measured: X\" names the benchmark (hw/calib.cu) a value comes from;\n"
+               "# \"assumed\" marks a value no benchmark here measures.\n");
+    fprintf(f, "name: %s\n", fit->name);
+    fprintf(f, "description: \"calibrated on %s, %s\"\n", c->device, c->date);
+    fprintf(f, "clock_ghz: %.3f                # measured: device attribute cudaDevAttrClockRate (max SM clock)\n",
+            c->clock_ghz);
+    fprintf(f, "memory:\n  tcm:\n    present: false             # no peer-addressable tightly-coupled memory\n");
+    fprintf(f, "  sram:\n");
+    fprintf(f, "    capacity_bytes: %.0f     # measured: device property l2CacheSize\n", c->l2_bytes);
+    fprintf(f, "    read_gbps: %.0f            # measured: all SMs re-reading a %.0f MB buffer resident in L2\n",
+            c->l2_read_gbps, fmin(c->l2_bytes / 4, 8 << 20) / 1048576.0);
+    fprintf(f, "    write_gbps: %.0f           # assumed: same as the measured L2 read\n", c->l2_read_gbps);
+    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 4 MB chain resident in L2\n",
+            c->l2_read_lat_ns);
+    fprintf(f, "  hbm:\n");
+    fprintf(f, "    capacity_bytes: %.0f  # measured: device property totalGlobalMem\n",
+            c->hbm_capacity_bytes);
+    fprintf(f, "    read_gbps: %.0f            # measured: all SMs reading 1 GB of local memory\n",
+            c->hbm_read_gbps);
+    fprintf(f, "    write_gbps: %.0f           # measured: all SMs writing 1 GB of local memory\n",
+            c->hbm_write_gbps);
+    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 256 MB chain in local memory\n",
+            c->local_read_lat_ns);
+    fprintf(f, "links:\n");
+    fprintf(f, "  - name: nvlink4\n");
+    fprintf(f, "    bw_gbps: %.3f             # measured: %.1f GB/s per direction (%s, %d blocks each),\n"
+               "                               # over the %d links of the pair\n",
+            link_bw, ceil, what, 2 * c->nsm, nl);
+    fprintf(f, "    lat_ns: %.0f                # measured: peer pointer chase %.0f ns - local %.0f ns\n",
+            link_lat, c->peer_read_lat_ns, c->local_read_lat_ns);
+    fprintf(f, "  - name: pcie5\n");
+    fprintf(f, "    bw_gbps: %.1f               # measured: kernel loads/stores on mapped pinned host memory (min of read %.1f, write %.1f)\n",
+            host_bw, c->host_read_gbps, c->host_write_gbps);
+    fprintf(f, "    lat_ns: %.0f               # measured: host pointer chase %.0f ns - local %.0f ns\n",
+            host_link_lat, c->host_read_lat_ns, c->local_read_lat_ns);
+    if (c->reduce_extra_gbps_bf16 > 0)
+        fprintf(f, "reduce_gbps: %.1f              # measured: one block, k=2 bf16 in L2: %.1f GB/s summing vs %.1f moving only\n",
+                reduce, c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
+    else
+        fprintf(f, "reduce_gbps: %.0f             # measured: one block, k=2 bf16 in L2: summing (%.1f GB/s) is no slower than\n"
+                   "                               # moving only (%.1f GB/s): the additions hide under the loads\n",
+                reduce, c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
+    fprintf(f, "chan_inflight_bytes: %.0f       # measured: per-block peer read %.2f GB/s x chan_read_lat_ns (Little's law)\n",
+            inflight, c->peer_read_block_gbps);
+    fprintf(f, "chan_read_lat_ns: %.0f          # measured: peer pointer chase (one dependent load per access)\n",
+            c->peer_read_lat_ns);
+    fprintf(f, "chan_write_gbps: %.2f           # measured: per-block peer write rate (slope of the write curve, 1-8 blocks)\n",
+            c->peer_write_block_gbps);
+    fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
+            c->flag_oneway_ns, c->flag_rtt_ns);
+    fprintf(f, "launch_ns: %.0f                 # measured: empty kernel as a CUDA graph node (%s); on a stream: %.0f ns\n",
+            launch, fit->launch_wide ? "one block per SM" : "one block", c->launch_stream_ns);
+    fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);
+    fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
+            c->host_read_lat_ns, c->host_read_lat_ns);
+
+    /* The raw curves, for the record and for plots. */
+    fprintf(f, "\n# Raw measurements (not read by the model loader):\n");
+    fprintf(f, "#   blocks  peer_read_gbps  peer_write_gbps   (one direction, dev0's blocks on dev1's memory)\n");
+    for (int i = 0; i < c->npoints; i++)
+        fprintf(f, "#   %6d  %14.2f  %15.2f\n", c->blocks[i], c->peer_read_gbps[i], c->peer_write_gbps[i]);
+    fprintf(f, "#   one way, most blocks: read %.1f GB/s, write %.1f GB/s; both ways at once: read %.1f, write %.1f GB/s each way\n",
+            c->peer_read_max_gbps, c->peer_write_max_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
+    fprintf(f, "#   flag one way inside one GPU (two blocks): %.0f ns\n", c->flag_local_oneway_ns);
+    fprintf(f, "#   launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns\n", c->launch_stream_ns,
+            c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns);
+    fprintf(f, "#   HBM copy (read + write bytes): %.0f GB/s\n", c->hbm_copy_gbps);
+    fprintf(f, "#   reduce, one block: bf16 %.1f GB/s, fp32 %.1f GB/s, no arithmetic %.1f GB/s; additions alone bf16 %s, fp32 %s\n",
+            c->reduce_block_gbps_bf16, c->reduce_block_gbps_fp32, c->xor_block_gbps_bf16,
+            c->reduce_extra_gbps_bf16 > 0 ? "measurable" : "hidden",
+            c->reduce_extra_gbps_fp32 > 0 ? "measurable" : "hidden");
+    fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
+    return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
+}
