@@ -1,4 +1,157 @@
-/* arsim bench. */
+/* arsim bench --backend cuda: our plans on this machine's GPUs, side by side
+ * with NCCL's ncclAllReduce on the same data, in one process and run.
+ *
+ *   arsim bench --backend cuda [--topology SPEC] [--ranks N] [--algo auto|all|NAME,..]
+ *               [--size 8K:1G] [--dtype bf16] [--channels N] [--check]
+ *               [--iters N] [--repeats N] [--no-nccl] [--force-host] [--csv FILE]
+ *
+ * --algo also takes `auto` (the choice by size and rank count) and the probe
+ * plans x-oneshot, x-pushshot, x-twoshot (hw/probe.c), which the shared option
+ * parser does not know: bench takes --algo out of argv before parsing. The
+ * topology defaults to full:N over the N visible GPUs. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
 #include "cli/internal.h"
-int ar_cli_bench(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "arsim bench: not available in this build\n"); return 2; }
+#include "cli/opts.h"
+#ifdef HAVE_CUDA
+#include "hw/bench.h"
+#endif
+
+#ifndef HAVE_CUDA
+int ar_cli_bench(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "arsim bench: the cuda backend is not in this build (configure found no nvcc; "
+                    "use --with-cuda=DIR)\n");
+    return 2;
+}
+#else
+
+enum { O_REPEATS = 1000, O_NO_NCCL, O_FORCE_HOST };
+
+typedef struct bench_extra_s {
+    int repeats;
+    int nccl;
+    int force_host;
+} bench_extra_t;
+
+static int handle(int val, const char *arg, void *ctx) {
+    bench_extra_t *x = ctx;
+    long v;
+    switch (val) {
+    case O_REPEATS:
+        if (ar_cli_parse_int(arg, 1, 1000, &v) != AR_OK)
+            return ar_cli_fail("bench", "--repeats '%s': expected a number from 1 to 1000", arg);
+        x->repeats = (int)v;
+        return 0;
+    case O_NO_NCCL: x->nccl = 0; return 0;
+    case O_FORCE_HOST: x->force_host = 1; return 0;
+    }
+    return 2;
+}
+
+int ar_cli_bench(int argc, char **argv) {
+    /* Take --algo and --topology out before the shared parser sees argv. */
+    const char *algos = "auto";
+    const char *topo_spec = NULL;
+    char **av = calloc((size_t)argc + 3, sizeof *av);
+    if (!av) return ar_cli_fail("bench", "out of memory");
+    int ac = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = !strncmp(a, "--algo", 6) ? &algos : !strncmp(a, "--topology", 10) ? &topo_spec : NULL;
+        size_t fl = slot == &algos ? 6 : 10;
+        if (i > 0 && slot && (a[fl] == '=' || a[fl] == 0)) {
+            if (a[fl] == '=') *slot = a + fl + 1;
+            else if (i + 1 < argc) *slot = argv[++i];
+            else {
+                free(av);
+                return ar_cli_fail("bench", "%s needs a value", a);
+            }
+            continue;
+        }
+        av[ac++] = argv[i];
+    }
+    static const struct option longopts[] = {
+        {"repeats", required_argument, NULL, O_REPEATS},
+        {"no-nccl", no_argument, NULL, O_NO_NCCL},
+        {"force-host", no_argument, NULL, O_FORCE_HOST},
+        {0, 0, 0, 0},
+    };
+    bench_extra_t x = {0, 1, 0};
+    const ar_cli_extra_t extra = {
+        longopts, NULL, handle, &x,
+        "options of bench:\n"
+        "  --algo auto|all|NAME[,NAME..]  our algorithms; auto picks by size and rank count;\n"
+        "                         x-oneshot, x-pushshot, x-twoshot are the executor's probe plans\n"
+        "  --iters N              executions captured per CUDA graph (default: by size)\n"
+        "  --repeats N            graph launches timed; the median is reported (default: by size)\n"
+        "  --no-nccl              leave out NCCL's ncclAllReduce\n"
+        "  --force-host           stage through pinned host memory even where peer access works\n"
+        "  --topology defaults to full:N over the N GPUs of this machine\n",
+    };
+    ar_cli_opts_t o;
+    int rc = ar_cli_opts_parse("bench", ac, av, AR_CLI_NO_SIZE, &extra, &o);
+    if (rc != AR_CLI_OK) {
+        ar_cli_opts_free(&o);
+        free(av);
+        return rc == AR_CLI_HELP ? 0 : rc;
+    }
+    if (o.backend_given && strcmp(o.backends[0], "cuda") != 0) {
+        rc = ar_cli_fail("bench", "--backend %s: bench measures real GPUs; use --backend cuda", o.backends[0]);
+        goto out;
+    }
+    char spec[32];
+    if (!topo_spec) {
+        int n = ar_hw_gpu_count();
+        if (n <= 0) {
+            rc = ar_cli_fail("bench", "no CUDA GPU visible on this machine");
+            goto out;
+        }
+        snprintf(spec, sizeof spec, "full:%d", n);
+        topo_spec = spec;
+    }
+    ar_topo_t *topo = NULL;
+    rc = ar_cli_topo_open(&o, topo_spec, &topo);
+    if (rc != AR_CLI_OK) goto out;
+
+    uint64_t sizes[AR_CLI_MAX_SIZES];
+    int nsizes = 0;
+    if (o.ncounts || o.nsizes) {
+        nsizes = ar_cli_nsizes(&o);
+        for (int i = 0; i < nsizes && i < AR_CLI_MAX_SIZES; i++) {
+            uint64_t count;
+            ar_cli_size_at(&o, i, o.dtypes[0], &sizes[i], &count);
+        }
+    } else {
+        for (uint64_t s = 8 << 10; s <= (1ull << 30); s *= 2) sizes[nsizes++] = s;
+    }
+    FILE *csv = NULL;
+    if (o.csv && !(csv = fopen(o.csv, "w"))) {
+        rc = ar_cli_fail("bench", "--csv '%s': cannot write: %s", o.csv, strerror(errno));
+        ar_topo_free(topo);
+        goto out;
+    }
+    ar_hw_bench_opts_t bo = {
+        .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = o.dtypes[0],
+        .channels = o.nchannels ? o.channels[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
+        .repeats = x.repeats, .check = o.check, .nccl = x.nccl, .force_host = x.force_host,
+        .timeout_s = o.timeout_s, .csv = csv,
+    };
+    ar_error_t err;
+    ar_error_clear(&err);
+    int wrong = 0;
+    int brc = ar_hw_bench(topo, &bo, stdout, &wrong, &err);
+    if (csv) fclose(csv);
+    ar_topo_free(topo);
+    if (brc != AR_OK) rc = ar_cli_fail_err("bench", &err);
+    else rc = wrong ? 1 : 0;
+out:
+    ar_cli_opts_free(&o);
+    free(av);
+    return rc;
+}
+#endif

@@ -1,0 +1,467 @@
+/* hw: `arsim bench --backend cuda`.
+ *
+ * For every size: every requested plan is built, prepared, given random inputs,
+ * optionally checked once against the float64 reference, then timed: `iters`
+ * executions are captured into one CUDA graph per GPU (so launch cost is the
+ * graph's), the graphs are launched once to warm up, then `repeats` times
+ * between events on the first GPU's stream (the other GPUs forked from and
+ * joined to it); the median launch over iters is one allreduce. NCCL's
+ * ncclAllReduce runs the same way on the same IN buffers, one communicator per
+ * GPU from ncclCommInitAll, with NVLink multicast (NVLS) off. libnccl is opened
+ * with dlopen, so arsim builds and runs where NCCL is absent. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <inttypes.h>
+#include "hw/bench.h"
+#include "hw/cuda.h"
+#include "hw/probe.h"
+
+/* The few NCCL entry points used, declared here (ABI of nccl.h 2.x) so no
+ * header is needed at build time. */
+typedef struct nccl_comm *nccl_comm_t;
+enum { NCCL_SUM = 0, NCCL_FLOAT16 = 6, NCCL_FLOAT32 = 7, NCCL_BFLOAT16 = 9 };
+typedef struct nccl_s {
+    void *lib;
+    int version;
+    int (*comm_init_all)(nccl_comm_t *, int, const int *);
+    int (*comm_destroy)(nccl_comm_t);
+    int (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*group_start)(void);
+    int (*group_end)(void);
+    const char *(*error_string)(int);
+    int (*get_version)(int *);
+    nccl_comm_t comm[AR__MAX_GPUS];
+    int ncomm;
+    void *out[AR__MAX_GPUS];
+    size_t out_cap[AR__MAX_GPUS];
+} nccl_t;
+
+static int nccl_open(nccl_t *n, const ar__cuda_t *be, char *why, size_t len) {
+    memset(n, 0, sizeof *n);
+    /* Never NVLink multicast on these machines. */
+    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    const char *names[] = {"libnccl.so.2", "libnccl.so", NULL};
+    for (int i = 0; names[i] && !n->lib; i++) n->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!n->lib) {
+        snprintf(why, len, "libnccl not found (%s)", dlerror());
+        return -1;
+    }
+#define SYM(field, name)                                                  \
+    do {                                                                  \
+        *(void **)&n->field = dlsym(n->lib, name);                        \
+        if (!n->field) {                                                  \
+            snprintf(why, len, "libnccl lacks %s", name);                 \
+            return -1;                                                    \
+        }                                                                 \
+    } while (0)
+    SYM(comm_init_all, "ncclCommInitAll");
+    SYM(comm_destroy, "ncclCommDestroy");
+    SYM(all_reduce, "ncclAllReduce");
+    SYM(group_start, "ncclGroupStart");
+    SYM(group_end, "ncclGroupEnd");
+    SYM(error_string, "ncclGetErrorString");
+    SYM(get_version, "ncclGetVersion");
+#undef SYM
+    n->get_version(&n->version);
+    int devs[AR__MAX_GPUS];
+    for (int r = 0; r < be->nranks; r++) devs[r] = be->rank_gpu[r];
+    int rc = n->comm_init_all(n->comm, be->nranks, devs);
+    if (rc) {
+        snprintf(why, len, "ncclCommInitAll: %s", n->error_string(rc));
+        return -1;
+    }
+    n->ncomm = be->nranks;
+    return 0;
+}
+
+static void nccl_close(nccl_t *n) {
+    for (int i = 0; i < n->ncomm; i++) n->comm_destroy(n->comm[i]);
+    for (int i = 0; i < AR__MAX_GPUS; i++)
+        if (n->out[i]) cudaFree(n->out[i]);
+    if (n->lib) dlclose(n->lib);
+    memset(n, 0, sizeof *n);
+}
+
+/* One iteration of work on every used GPU, enqueued on be->stream[]. */
+typedef int (*body_fn)(ar__cuda_t *be, void *ctx, ar_error_t *err);
+
+typedef struct plan_ctx_s {
+    const ar_plan_t *plan;
+    double timeout_s;
+} plan_ctx_t;
+
+static int plan_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
+    plan_ctx_t *pc = ctx;
+    for (int i = 0; i < be->nused; i++) {
+        const int g = be->used[i];
+        const ar__gpu_plan_t *gp = &be->g[i];
+        if (!gp->nblocks) continue;
+        ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
+                         (uint64_t)(pc->timeout_s * 1e9), gp->nblocks};
+        cudaSetDevice(g);
+        AR__CU((cudaError_t)ar__exec_launch(&k, (int)pc->plan->dtype, be->stream[g]), "launching the executor");
+    }
+    return AR_OK;
+}
+
+typedef struct nccl_ctx_s {
+    nccl_t *n;
+    uint64_t count;
+    int dtype;
+} nccl_ctx_t;
+
+static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
+    nccl_ctx_t *nc = ctx;
+    nccl_t *n = nc->n;
+    n->group_start();
+    for (int r = 0; r < be->nranks; r++) {
+        int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        int rc = n->all_reduce(be->buf[AR_BUF_IN][r], n->out[r], nc->count, nc->dtype, NCCL_SUM, n->comm[r],
+                               be->stream[g]);
+        if (rc) {
+            n->group_end();
+            return AR_ERR(err, AR_EDEVICE, "ncclAllReduce: %s", n->error_string(rc));
+        }
+    }
+    int rc = n->group_end();
+    if (rc) return AR_ERR(err, AR_EDEVICE, "ncclGroupEnd: %s", n->error_string(rc));
+    return AR_OK;
+}
+
+static int sync_all(ar__cuda_t *be, ar_error_t *err) {
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        AR__CU(cudaStreamSynchronize(be->stream[be->used[i]]), "waiting for the GPUs");
+    }
+    if (*be->abort_word) return AR_ERR(err, AR_ETIMEOUT, "a WAIT was not met within the timeout");
+    return AR_OK;
+}
+
+int ar_hw_gpu_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+    return n;
+}
+
+static double algbw_gbps(uint64_t bytes, double t) { return t > 0 ? (double)bytes / t / 1e9 : 0; }
+static double busbw_gbps(uint64_t bytes, double t, int p) { return algbw_gbps(bytes, t) * 2.0 * (p - 1) / p; }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Capture iters iterations into one graph per GPU, warm up, time repeats
+ * launches; the median per-iteration time in *out_s. */
+static int time_graphs(ar__cuda_t *be, body_fn body, void *ctx, int iters, int repeats, double *out_s,
+                       ar_error_t *err) {
+    cudaGraph_t graph[AR__MAX_GPUS] = {0};
+    cudaGraphExec_t exec[AR__MAX_GPUS] = {0};
+    double *t = calloc((size_t)repeats, sizeof *t);
+    int rc = AR_OK;
+    if (!t) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        cudaError_t ce = cudaStreamBeginCapture(be->stream[be->used[i]], cudaStreamCaptureModeGlobal);
+        if (ce != cudaSuccess) {
+            rc = ar__cuda_fail(err, ce, "starting graph capture");
+            goto out;
+        }
+    }
+    for (int it = 0; it < iters && rc == AR_OK; it++) rc = body(be, ctx, err);
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        cudaError_t ce = cudaStreamEndCapture(be->stream[be->used[i]], &graph[i]);
+        if (ce != cudaSuccess && rc == AR_OK) rc = ar__cuda_fail(err, ce, "ending graph capture");
+    }
+    if (rc != AR_OK) goto out;
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        cudaError_t ce = cudaGraphInstantiate(&exec[i], graph[i], 0);
+        if (ce != cudaSuccess) {
+            rc = ar__cuda_fail(err, ce, "instantiating the graph");
+            goto out;
+        }
+    }
+    const int g0 = be->used[0];
+    for (int rep = -1; rep < repeats; rep++) { /* rep -1: warm-up */
+        cudaSetDevice(g0);
+        cudaEventRecord(be->ev_start, be->stream[g0]);
+        cudaEventRecord(be->ev_fork, be->stream[g0]);
+        for (int i = 0; i < be->nused; i++) {
+            const int g = be->used[i];
+            cudaSetDevice(g);
+            if (i) cudaStreamWaitEvent(be->stream[g], be->ev_fork, 0);
+            cudaError_t ce = cudaGraphLaunch(exec[i], be->stream[g]);
+            if (ce != cudaSuccess) {
+                rc = ar__cuda_fail(err, ce, "launching the graph");
+                goto out;
+            }
+            if (i) {
+                cudaEventRecord(be->ev_join[g], be->stream[g]);
+                cudaSetDevice(g0);
+                cudaStreamWaitEvent(be->stream[g0], be->ev_join[g], 0);
+            }
+        }
+        cudaSetDevice(g0);
+        cudaEventRecord(be->ev_end, be->stream[g0]);
+        AR_TRY_GOTO(sync_all(be, err), rc, out);
+        float ms = 0;
+        cudaSetDevice(g0);
+        cudaError_t ce = cudaEventElapsedTime(&ms, be->ev_start, be->ev_end);
+        if (ce != cudaSuccess) {
+            rc = ar__cuda_fail(err, ce, "reading the timer");
+            goto out;
+        }
+        if (rep >= 0) t[rep] = ms * 1e-3 / iters;
+    }
+    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
+    *out_s = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+out:
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        if (exec[i]) cudaGraphExecDestroy(exec[i]);
+        if (graph[i]) cudaGraphDestroy(graph[i]);
+    }
+    free(t);
+    return rc;
+}
+
+/* --algo auto. Measured on 2 x H200 (docs/PERFORMANCE.md): one-shot while the
+ * barrier dominates, then the two-phase push shape. */
+void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
+    (void)ngpus;
+    if (!p2p) {
+        *algo = "naive";
+        *channels = 0;
+        return;
+    }
+    if (nranks <= 1) {
+        *algo = "1stage";
+        *channels = 1;
+        return;
+    }
+    if (bytes <= 256 * 1024) {
+        *algo = "1stage";
+        *channels = bytes <= 32 * 1024 ? 1 : bytes <= 128 * 1024 ? 4 : 8;
+        return;
+    }
+    *algo = "2stage";
+    *channels = bytes <= 4u << 20 ? 16 : bytes <= 64u << 20 ? 32 : 64;
+}
+
+static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
+                      ar_plan_t **plan, ar_error_t *err) {
+    if (!strncmp(name, "x-", 2)) return ar__probe_build(name, topo->nranks, count, dt, channels ? channels : 1, plan, err);
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.channels = channels;
+    return ar_algo_build(name, topo, count, dt, &ao, plan, err);
+}
+
+typedef struct row_s {
+    char algo[64];
+    int channels;
+    double time_s;
+    int wrong;   /* -1: not checked */
+} row_t;
+
+static int pick_iters(double est_s, const ar_hw_bench_opts_t *o, int *iters, int *repeats) {
+    *iters = o->iters > 0 ? o->iters : (int)fmin(200, fmax(2, 4e-3 / fmax(est_s, 1e-7)));
+    *repeats = o->repeats > 0 ? o->repeats : est_s < 1e-4 ? 15 : est_s < 1e-3 ? 9 : 5;
+    return 0;
+}
+
+int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err) {
+    ar_backend_t *b = NULL;
+    AR_TRY(ar_cuda_backend.open(topo, &b, err));
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    *wrong = 0;
+    int rc = AR_OK;
+    const double timeout_s = o->timeout_s > 0 ? o->timeout_s : 5.0;
+    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+    ro.force_host = o->force_host;
+    ro.timeout_s = timeout_s;
+    const int p2p = be->p2p && !o->force_host;
+
+    nccl_t nccl;
+    memset(&nccl, 0, sizeof nccl);
+    char nccl_why[256] = "";
+    int have_nccl = 0;
+    if (o->nccl) {
+        int distinct = be->nused == be->nranks;
+        if (!distinct) snprintf(nccl_why, sizeof nccl_why, "NCCL runs one rank per GPU (%d ranks on %d GPUs)",
+                                be->nranks, be->nused);
+        else have_nccl = nccl_open(&nccl, be, nccl_why, sizeof nccl_why) == 0;
+    }
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, be->used[0]);
+    fprintf(out, "# arsim bench: backend cuda, %d ranks on %d GPU%s (%s), peer access %s%s\n", be->nranks,
+            be->nused, be->nused == 1 ? "" : "s", prop.name, p2p ? "on" : "off",
+            !be->p2p ? " (unavailable)" : o->force_host ? " (host staging forced)" : "");
+    if (o->nccl) {
+        if (have_nccl)
+            fprintf(out, "# NCCL %d.%d.%d beside it (ncclCommInitAll, NCCL_NVLS_ENABLE=0)\n", nccl.version / 10000,
+                    nccl.version / 100 % 100, nccl.version % 100);
+        else
+            fprintf(out, "# NCCL: not run: %s\n", nccl_why);
+    }
+    fprintf(out, "# time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * 2(p-1)/p\n");
+    fprintf(out, "#\n# %12s %12s %5s  %-22s %10s %10s %10s %6s  %10s %10s %8s\n", "size", "count", "type", "algo",
+            "time(us)", "algbw", "busbw", "#wrong", "nccl(us)", "nccl_bus", "speedup");
+    if (o->csv)
+        fprintf(o->csv, "size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,algbw_gbps,busbw_gbps,wrong,"
+                        "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
+
+    /* The algorithm list. */
+    char list[1024];
+    if (!strcmp(o->algos, "all")) {
+        list[0] = 0;
+        const ar_algo_t *const *all = ar_algo_all();
+        for (int i = 0; all && all[i]; i++) {
+            if (!strcmp(all[i]->name, "naive") && p2p) continue; /* the no-P2P fallback */
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? "," : "", all[i]->name);
+        }
+    } else {
+        snprintf(list, sizeof list, "%s", o->algos);
+    }
+
+    const size_t es = ar_dtype_size(o->dtype);
+    for (int si = 0; si < o->nsizes && rc == AR_OK; si++) {
+        const uint64_t bytes = o->sizes[si];
+        const uint64_t count = bytes / es ? bytes / es : 1;
+        row_t rows[32];
+        int nrows = 0;
+        const uint64_t seed = ar__mix64(0xa5a5 + bytes);
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s", list);
+        for (char *save = NULL, *name = strtok_r(tmp, ",", &save); name && nrows < 32 && rc == AR_OK;
+             name = strtok_r(NULL, ",", &save)) {
+            const char *algo = name;
+            int channels = o->channels;
+            char label[64];
+            if (!strcmp(name, "auto")) {
+                int ach = 0;
+                ar_hw_auto_algo(be->nranks, be->nused, bytes, p2p, &algo, &ach);
+                if (!channels) channels = ach;
+                snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
+            } else if (channels) {
+                snprintf(label, sizeof label, "%s/%d", name, channels);
+            } else {
+                snprintf(label, sizeof label, "%s", name);
+            }
+            ar_plan_t *plan = NULL;
+            ar_error_t e;
+            ar_error_clear(&e);
+            int brc = build_plan(algo, topo, count, o->dtype, channels, &plan, &e);
+            if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, &ro, &e);
+            if (brc != AR_OK) {
+                char msg[300];
+                fprintf(out, "# %s at %" PRIu64 " bytes: skipped: %s\n", label, bytes, ar_error_format(&e, msg, sizeof msg));
+                ar_plan_free(plan);
+                if (brc == AR_EDEVICE) {
+                    *err = e;
+                    rc = brc;
+                }
+                continue;
+            }
+            row_t *row = &rows[nrows++];
+            snprintf(row->algo, sizeof row->algo, "%s", label);
+            row->channels = plan->nchannels;
+            row->wrong = -1;
+            rc = ar__cuda_fill_inputs(be, plan, seed, err);
+            /* One eager run: a check and a first estimate for the iteration count. */
+            if (rc == AR_OK && o->check) rc = ar__cuda_poison(be, plan, err);
+            if (rc == AR_OK) rc = ar__cuda_enqueue(be, plan, timeout_s, err);
+            if (rc == AR_OK) rc = ar__cuda_sync(be, plan, timeout_s, err);
+            if (rc == AR_OK && o->check) {
+                ar_result_t res;
+                memset(&res, 0, sizeof res);
+                rc = ar__cuda_check(be, plan, seed, &res, err);
+                row->wrong = res.check_ok ? 0 : 1;
+                if (!res.check_ok) {
+                    fprintf(out, "# %s at %" PRIu64 " bytes: WRONG: %s\n", label, bytes, res.check_msg);
+                    ++*wrong;
+                }
+            }
+            double est = 0;
+            if (rc == AR_OK) {
+                plan_ctx_t pc = {plan, timeout_s};
+                int iters, reps;
+                pick_iters(1e-5, o, &iters, &reps);
+                rc = time_graphs(be, plan_body, &pc, 2, 1, &est, err); /* estimate */
+                pick_iters(est, o, &iters, &reps);
+                if (rc == AR_OK) rc = time_graphs(be, plan_body, &pc, iters, reps, &row->time_s, err);
+            }
+            if (rc == AR_ETIMEOUT) { /* report, reset, go on */
+                char msg[300];
+                fprintf(out, "# %s at %" PRIu64 " bytes: %s\n", label, bytes, ar_error_format(err, msg, sizeof msg));
+                nrows--;
+                ar_error_t e2;
+                be->plan = NULL;
+                *be->abort_word = 0;
+                rc = ar__cuda_prepare(be, plan, &ro, &e2) == AR_OK ? AR_OK : AR_EDEVICE;
+            }
+            ar_plan_free(plan);
+            be->plan = NULL; /* the plan is gone; buffers stay (IN still holds this size's data) */
+        }
+        if (rc != AR_OK) break;
+
+        double nccl_s = NAN;
+        if (have_nccl && nrows) {
+            nccl_ctx_t nc = {&nccl, count, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32};
+            for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
+                if (nccl.out_cap[r] < count * es) {
+                    cudaSetDevice(be->rank_gpu[r]);
+                    if (nccl.out[r]) cudaFree(nccl.out[r]);
+                    nccl.out[r] = NULL;
+                    cudaError_t ce = cudaMalloc(&nccl.out[r], count * es);
+                    if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating NCCL's output");
+                    nccl.out_cap[r] = count * es;
+                }
+            }
+            if (rc == AR_OK) rc = nccl_body(be, &nc, err);
+            if (rc == AR_OK) rc = sync_all(be, err);
+            if (rc == AR_OK && o->check) {
+                ar_result_t res;
+                memset(&res, 0, sizeof res);
+                for (int r = 0; r < be->nranks && rc == AR_OK; r++)
+                    rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, count, be->nranks, seed, r, &res, err);
+                if (rc == AR_OK && !res.check_ok) fprintf(out, "# NCCL at %" PRIu64 " bytes: WRONG: %s\n", bytes, res.check_msg);
+            }
+            double est = 0;
+            int iters, reps;
+            if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, 2, 1, &est, err);
+            pick_iters(est, o, &iters, &reps);
+            if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, iters, reps, &nccl_s, err);
+            if (rc != AR_OK) break;
+        }
+        for (int i = 0; i < nrows; i++) {
+            const row_t *row = &rows[i];
+            double algbw = algbw_gbps(count * es, row->time_s);
+            double busbw = busbw_gbps(count * es, row->time_s, be->nranks);
+            char wr[16];
+            snprintf(wr, sizeof wr, row->wrong < 0 ? "-" : "%d", row->wrong);
+            fprintf(out, "  %12" PRIu64 " %12" PRIu64 " %5s  %-22s %10.2f %10.2f %10.2f %6s", count * es, count,
+                    ar_dtype_name(o->dtype), row->algo, row->time_s * 1e6, algbw, busbw, wr);
+            if (!isnan(nccl_s))
+                fprintf(out, "  %10.2f %10.2f %8.2f\n", nccl_s * 1e6, busbw_gbps(count * es, nccl_s, be->nranks),
+                        nccl_s / row->time_s);
+            else
+                fprintf(out, "  %10s %10s %8s\n", "-", "-", "-");
+            if (o->csv)
+                fprintf(o->csv, "%" PRIu64 ",%" PRIu64 ",%s,%s,%d,%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,%s\n", count * es,
+                        count, ar_dtype_name(o->dtype), row->algo, row->channels, be->nranks, be->nused,
+                        row->time_s * 1e6, algbw, busbw, row->wrong, isnan(nccl_s) ? -1.0 : nccl_s * 1e6,
+                        isnan(nccl_s) ? -1.0 : busbw_gbps(count * es, nccl_s, be->nranks),
+                        isnan(nccl_s) ? -1.0 : nccl_s / row->time_s, prop.name);
+        }
+        fflush(out);
+    }
+    if (have_nccl) nccl_close(&nccl);
+    ar_cuda_backend.close(b);
+    return rc;
+}

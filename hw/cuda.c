@@ -1,0 +1,666 @@
+/* hw: the cuda backend. One process drives every local GPU.
+ *
+ * open:    finds the GPUs, maps each rank to the GPU its placement names
+ *          (topology device index d runs on GPU d; a device index with no GPU
+ *          is an error), enables peer access between every pair of GPUs used.
+ * prepare: allocates IN/OUT/SCRATCH of every rank on its GPU (kept and grown
+ *          across plans), the HOST buffer in mapped pinned memory, the flags;
+ *          lowers the plan to the device form of hw/internal.h (raw pointers,
+ *          one block per non-empty channel) and uploads it; refuses a plan whose
+ *          blocks on a GPU could not all be resident at once (spinning blocks
+ *          that are not resident never let the others finish).
+ * execute: one executor launch per GPU per execution, forked from and joined
+ *          to the first GPU's stream so its events time the whole allreduce.
+ *
+ * Without peer access between two used GPUs (or with force_host), flags live in
+ * host memory and a plan that addresses another GPU's memory is refused: only
+ * plans that stage through the HOST buffer (the naive algorithm) run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <inttypes.h>
+#include "hw/cuda.h"
+
+int ar__cuda_fail(ar_error_t *err, int cuda_status, const char *what) {
+    return AR_ERR(err, AR_EDEVICE, "cuda backend: %s: %s", what,
+                  cudaGetErrorString((cudaError_t)cuda_status));
+}
+
+int ar__cuda_slot(const ar__cuda_t *be, int gpu) {
+    for (int i = 0; i < be->nused; i++)
+        if (be->used[i] == gpu) return i;
+    return -1;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void free_gpu_plans(ar__cuda_t *be) {
+    for (int i = 0; i < be->nused; i++) {
+        ar__gpu_plan_t *g = &be->g[i];
+        cudaSetDevice(be->used[i]);
+        cudaFree(g->d_ops);
+        cudaFree(g->d_srcs);
+        cudaFree(g->d_blocks);
+        cudaFree(g->d_epochs);
+        memset(g, 0, sizeof *g);
+    }
+    be->plan = NULL;
+}
+
+static void cuda_close(ar_backend_t *b) {
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    if (!be) return;
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        cudaDeviceSynchronize();
+    }
+    free_gpu_plans(be);
+    for (int r = 0; r < be->nranks; r++) {
+        if (be->rank_gpu) cudaSetDevice(be->rank_gpu[r]);
+        for (int k = 0; k < 3; k++) cudaFree(be->buf[k][r]);
+        cudaFree(be->flags[r]);
+    }
+    if (be->host_buf) cudaFreeHost(be->host_buf);
+    if (be->host_flags) cudaFreeHost(be->host_flags);
+    if (be->abort_word) cudaFreeHost((void *)be->abort_word);
+    for (int i = 0; i < be->nused; i++) {
+        int g = be->used[i];
+        cudaSetDevice(g);
+        if (be->stream[g]) cudaStreamDestroy(be->stream[g]);
+        if (be->ev_join[g]) cudaEventDestroy(be->ev_join[g]);
+    }
+    if (be->nused) cudaSetDevice(be->used[0]);
+    if (be->ev_start) cudaEventDestroy(be->ev_start);
+    if (be->ev_end) cudaEventDestroy(be->ev_end);
+    if (be->ev_fork) cudaEventDestroy(be->ev_fork);
+    free(be->rank_gpu);
+    free(be);
+}
+
+static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
+    int n = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n <= 0)
+        return AR_ERR(err, AR_EDEVICE, "cuda backend: no CUDA GPU visible (%s)",
+                      ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    if (n > AR__MAX_GPUS) n = AR__MAX_GPUS;
+    if (topo->nranks < 1 || topo->nranks > 64)
+        return AR_ERR(err, AR_ELIMIT, "cuda backend: %d ranks; this backend runs 1 to 64", topo->nranks);
+    ar__cuda_t *be = calloc(1, sizeof *be);
+    if (!be) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    be->base.ops = &ar_cuda_backend;
+    be->base.topo = topo;
+    be->ngpus = n;
+    be->nranks = topo->nranks;
+    be->rank_gpu = calloc((size_t)topo->nranks, sizeof(int));
+    int rc = AR_OK;
+    if (!be->rank_gpu) {
+        rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+        goto fail;
+    }
+    int present[AR__MAX_GPUS] = {0};
+    for (int r = 0; r < topo->nranks; r++) {
+        int d = topo->placement ? topo->placement[r] : r;
+        if (d < 0 || d >= n) {
+            rc = AR_ERR(err, AR_EDEVICE,
+                        "cuda backend: rank %d is placed on device %d (%s), but this machine has %d GPU%s "
+                        "(device index d runs on GPU d); place ranks on devices 0..%d",
+                        r, d, d >= 0 && d < topo->ndevices ? topo->nodes[d].name : "?", n,
+                        n == 1 ? "" : "s", n - 1);
+            goto fail;
+        }
+        be->rank_gpu[r] = d;
+        present[d] = 1;
+    }
+    for (int g = 0; g < n; g++)
+        if (present[g]) be->used[be->nused++] = g;
+
+    be->p2p = 1;
+    for (int i = 0; i < be->nused; i++)
+        for (int j = 0; j < be->nused; j++) {
+            if (i == j) continue;
+            int can = 0;
+            cudaDeviceCanAccessPeer(&can, be->used[i], be->used[j]);
+            if (!can) {
+                if (be->p2p)
+                    snprintf(be->p2p_why, sizeof be->p2p_why, "GPU %d cannot access GPU %d's memory",
+                             be->used[i], be->used[j]);
+                be->p2p = 0;
+                continue;
+            }
+            cudaSetDevice(be->used[i]);
+            ce = cudaDeviceEnablePeerAccess(be->used[j], 0);
+            if (ce == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+            else if (ce != cudaSuccess) {
+                if (be->p2p)
+                    snprintf(be->p2p_why, sizeof be->p2p_why, "enabling GPU %d -> GPU %d: %s",
+                             be->used[i], be->used[j], cudaGetErrorString(ce));
+                (void)cudaGetLastError();
+                be->p2p = 0;
+            }
+        }
+    for (int i = 0; i < be->nused; i++) {
+        int g = be->used[i];
+        ce = cudaSetDevice(g);
+        if (ce == cudaSuccess) ce = cudaStreamCreateWithFlags(&be->stream[g], cudaStreamNonBlocking);
+        if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&be->ev_join[g], cudaEventDisableTiming);
+        if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&be->sms[g], cudaDevAttrMultiProcessorCount, g);
+        if (ce != cudaSuccess) {
+            rc = ar__cuda_fail(err, ce, "setting up a GPU");
+            goto fail;
+        }
+    }
+    cudaSetDevice(be->used[0]);
+    ce = cudaEventCreate(&be->ev_start);
+    if (ce == cudaSuccess) ce = cudaEventCreate(&be->ev_end);
+    if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&be->ev_fork, cudaEventDisableTiming);
+    if (ce == cudaSuccess)
+        ce = cudaHostAlloc((void **)&be->abort_word, 64, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (ce != cudaSuccess) {
+        rc = ar__cuda_fail(err, ce, "creating events");
+        goto fail;
+    }
+    *be->abort_word = 0;
+    *out = &be->base;
+    return AR_OK;
+fail:
+    cuda_close(&be->base);
+    return rc;
+}
+
+/* Grow a device allocation on a GPU to at least want bytes (contents lost). */
+static int ensure_dev(void **p, size_t *cap, size_t want, int gpu, ar_error_t *err) {
+    if (want < 256) want = 256;
+    if (*p && *cap >= want) return AR_OK;
+    cudaSetDevice(gpu);
+    if (*p) cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    cudaError_t ce = cudaMalloc(p, want);
+    if (ce != cudaSuccess) {
+        *p = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "allocating %zu bytes on GPU %d", want, gpu);
+        return ar__cuda_fail(err, ce, what);
+    }
+    *cap = want;
+    return AR_OK;
+}
+
+static int ensure_host(void **p, size_t *cap, size_t want, ar_error_t *err) {
+    if (want < 256) want = 256;
+    if (*p && *cap >= want) return AR_OK;
+    if (*p) cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    cudaError_t ce = cudaHostAlloc(p, want, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (ce != cudaSuccess) {
+        *p = NULL;
+        return ar__cuda_fail(err, ce, "allocating pinned host memory");
+    }
+    *cap = want;
+    return AR_OK;
+}
+
+static const char *const buf_names[] = {"IN", "OUT", "SCRATCH"};
+
+/* Where an address lives, as a pointer this GPU can use. */
+static int resolve(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i, int gpu, ar_addr_t a,
+                   uint64_t n, void **out, int *sys, ar_error_t *err) {
+    size_t es = ar_dtype_size(p->dtype);
+    if (a.rank == AR_RANK_HOST) {
+        if (a.off > p->host_elems || n > p->host_elems - a.off)
+            return AR_ERR(err, AR_EPLAN,
+                          "cuda backend: rank %d channel %d op %u: host[%" PRIu64 "..+%" PRIu64
+                          ") is past the host buffer's %" PRIu64 " elements",
+                          r, c, i, a.off, n, p->host_elems);
+        *out = (char *)be->host_buf + a.off * es;
+        *sys = 1;
+        return AR_OK;
+    }
+    if (a.rank < 0 || a.rank >= p->nranks || a.buf >= AR_NBUF)
+        return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad address (rank %d, buffer %u)",
+                      r, c, i, a.rank, a.buf);
+    uint64_t elems = ar_plan_buf_elems(p, a.rank, (ar_buf_t)a.buf);
+    if (a.off > elems || n > elems - a.off)
+        return AR_ERR(err, AR_EPLAN,
+                      "cuda backend: rank %d channel %d op %u: r%d.%s[%" PRIu64 "..+%" PRIu64
+                      ") is past the buffer's %" PRIu64 " elements",
+                      r, c, i, a.rank, buf_names[a.buf], a.off, n, elems);
+    if (be->host_mode && be->rank_gpu[a.rank] != gpu)
+        return AR_ERR(err, AR_ENOTSUP,
+                      "cuda backend: rank %d channel %d op %u addresses rank %d's %s on GPU %d from GPU %d, "
+                      "but peer access is off (%s); the naive algorithm stages through host memory",
+                      r, c, i, a.rank, buf_names[a.buf], be->rank_gpu[a.rank], gpu,
+                      be->p2p ? "host staging forced" : be->p2p_why);
+    *out = (char *)be->buf[a.buf][a.rank] + a.off * es;
+    return AR_OK;
+}
+
+int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *opts, ar_error_t *err) {
+    if (opts && opts->buffer != AR_MEM_HBM)
+        return AR_ERR(err, AR_ENOTSUP,
+                      "cuda backend: buffers live in GPU memory (hbm); --buffer %s is a simulator what-if",
+                      ar_mem_name(opts->buffer));
+    if (p->build) return AR_ERR(err, AR_EINVAL, "cuda backend: plan %s is not finished", p->algo);
+    if (p->nranks != be->nranks)
+        return AR_ERR(err, AR_EINVAL, "cuda backend: plan %s has %d ranks, the topology %d", p->algo,
+                      p->nranks, be->nranks);
+    if ((unsigned)p->dtype >= AR_NDTYPE) return AR_ERR(err, AR_EINVAL, "cuda backend: bad dtype");
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        AR__CU(cudaDeviceSynchronize(), "waiting for the GPU");
+    }
+    free_gpu_plans(be);
+    be->host_mode = (opts && opts->force_host) || !be->p2p;
+
+    const size_t es = ar_dtype_size(p->dtype);
+    const uint32_t nflags = p->nflags ? p->nflags : 1;
+    for (int r = 0; r < p->nranks; r++) {
+        int g = be->rank_gpu[r];
+        AR_TRY(ensure_dev(&be->buf[AR_BUF_IN][r], &be->buf_cap[AR_BUF_IN][r], p->count * es, g, err));
+        AR_TRY(ensure_dev(&be->buf[AR_BUF_OUT][r], &be->buf_cap[AR_BUF_OUT][r], p->count * es, g, err));
+        AR_TRY(ensure_dev(&be->buf[AR_BUF_SCRATCH][r], &be->buf_cap[AR_BUF_SCRATCH][r], p->scratch_elems * es,
+                          g, err));
+        AR_TRY(ensure_dev((void **)&be->flags[r], &be->flags_cap[r], nflags * sizeof(uint64_t), g, err));
+        AR__CU(cudaMemset(be->flags[r], 0, nflags * sizeof(uint64_t)), "clearing flags");
+    }
+    if (p->host_elems) AR_TRY(ensure_host(&be->host_buf, &be->host_cap, p->host_elems * es, err));
+    size_t hf = (size_t)p->nranks * nflags * be->nused * sizeof(uint64_t);
+    AR_TRY(ensure_host((void **)&be->host_flags, &be->host_flags_cap, hf, err));
+    memset(be->host_flags, 0, hf);
+
+    int mb_per_sm = 0;
+    AR__CU((cudaError_t)ar__exec_max_blocks_per_sm((int)p->dtype, &mb_per_sm), "occupancy query");
+
+    int rc = AR_OK;
+    for (int gi = 0; gi < be->nused; gi++) {
+        const int g = be->used[gi];
+        uint32_t nb = 0, nops = 0, nsrcs = 0;
+        for (int r = 0; r < p->nranks; r++) {
+            if (be->rank_gpu[r] != g) continue;
+            for (int c = 0; c < p->nchannels; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, r, c);
+                if (!ch->nops) continue;
+                nb++;
+                nops += ch->nops;
+                for (uint32_t i = 0; i < ch->nops; i++) {
+                    const ar_op_t *op = &p->ops[ch->first + i];
+                    if (op->code == AR_OP_COPY || op->code == AR_OP_REDUCE) nsrcs += op->nsrc;
+                }
+            }
+        }
+        if (!nb) continue;
+        int limit = mb_per_sm * be->sms[g];
+        if ((int)nb > limit)
+            return AR_ERR(err, AR_ELIMIT,
+                          "cuda backend: plan %s puts %u channels on GPU %d, but only %d executor blocks "
+                          "fit there at once (%d SMs x %d); spinning blocks that are not resident would "
+                          "deadlock: use fewer channels or fewer ranks per GPU",
+                          p->algo, nb, g, limit, be->sms[g], mb_per_sm);
+        ar__dop_t *ops = calloc(nops ? nops : 1, sizeof *ops);
+        void **srcs = calloc(nsrcs ? nsrcs : 1, sizeof *srcs);
+        ar__dblock_t *blocks = calloc(nb, sizeof *blocks);
+        if (!ops || !srcs || !blocks) {
+            free(ops), free(srcs), free(blocks);
+            return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+        }
+        uint32_t bi = 0, oi = 0, si = 0;
+        for (int r = 0; r < p->nranks && rc == AR_OK; r++) {
+            if (be->rank_gpu[r] != g) continue;
+            for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, r, c);
+                if (!ch->nops) continue;
+                blocks[bi].first = oi;
+                blocks[bi].nops = ch->nops;
+                blocks[bi].src_first = si;
+                for (uint32_t i = 0; i < ch->nops && rc == AR_OK; i++) {
+                    const ar_op_t *op = &p->ops[ch->first + i];
+                    ar__dop_t *d = &ops[oi++];
+                    d->code = op->code;
+                    switch (op->code) {
+                    case AR_OP_COPY:
+                    case AR_OP_REDUCE: {
+                        int sys = 0;
+                        if (op->nsrc < 1 || op->src + op->nsrc > p->nsrcs) {
+                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad sources",
+                                        r, c, i);
+                            break;
+                        }
+                        d->nsrc = op->nsrc;
+                        d->n = op->n;
+                        d->src = si;
+                        rc = resolve(be, p, r, c, i, g, op->dst, op->n, &d->dst, &sys, err);
+                        for (uint32_t s = 0; s < op->nsrc && rc == AR_OK; s++)
+                            rc = resolve(be, p, r, c, i, g, p->srcs[op->src + s], op->n, &srcs[si++], &sys, err);
+                        if (sys) d->code |= AR__DOP_SYS;
+                        break;
+                    }
+                    case AR_OP_SIGNAL: {
+                        int t = op->dst.rank;
+                        if (t < 0 || t >= p->nranks || op->flag >= nflags) {
+                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad SIGNAL", r, c, i);
+                            break;
+                        }
+                        if (be->host_mode)
+                            d->dst = be->host_flags + ((size_t)t * nflags + op->flag) * be->nused + gi;
+                        else
+                            d->dst = be->flags[t] + op->flag;
+                        break;
+                    }
+                    case AR_OP_WAIT:
+                        if (op->flag >= nflags) {
+                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad WAIT", r, c, i);
+                            break;
+                        }
+                        d->count = op->count;
+                        d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
+                        if (be->host_mode) {
+                            d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->nused;
+                            d->nsrc = (uint32_t)be->nused;
+                            d->src = 1;
+                        } else {
+                            d->dst = be->flags[r] + op->flag;
+                            d->nsrc = 1;
+                            d->src = 0;
+                        }
+                        break;
+                    default:
+                        rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: unknown opcode %u",
+                                    r, c, i, op->code);
+                    }
+                }
+                blocks[bi].nsrcs = si - blocks[bi].src_first;
+                bi++;
+            }
+        }
+        if (rc == AR_OK) {
+            ar__gpu_plan_t *gp = &be->g[gi];
+            cudaSetDevice(g);
+            cudaError_t ce = cudaMalloc((void **)&gp->d_ops, nops * sizeof *ops);
+            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_srcs, (nsrcs ? nsrcs : 1) * sizeof *srcs);
+            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_blocks, nb * sizeof *blocks);
+            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_epochs, nb * sizeof(uint64_t));
+            if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_ops, ops, nops * sizeof *ops, cudaMemcpyHostToDevice);
+            if (ce == cudaSuccess && nsrcs)
+                ce = cudaMemcpy(gp->d_srcs, srcs, nsrcs * sizeof *srcs, cudaMemcpyHostToDevice);
+            if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_blocks, blocks, nb * sizeof *blocks, cudaMemcpyHostToDevice);
+            if (ce == cudaSuccess) ce = cudaMemset(gp->d_epochs, 0, nb * sizeof(uint64_t));
+            gp->nblocks = (int)nb;
+            if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "uploading the plan");
+        }
+        free(ops), free(srcs), free(blocks);
+        if (rc != AR_OK) {
+            free_gpu_plans(be);
+            return rc;
+        }
+    }
+    for (int i = 0; i < be->nused; i++) {
+        cudaSetDevice(be->used[i]);
+        AR__CU(cudaDeviceSynchronize(), "uploading the plan");
+    }
+    be->plan = p;
+    be->plan_nops = p->nops;
+    be->plan_count = p->count;
+    return AR_OK;
+}
+
+static int plan_current(const ar__cuda_t *be, const ar_plan_t *p) {
+    return be->plan == p && be->plan_nops == p->nops && be->plan_count == p->count;
+}
+
+static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int timed, ar_error_t *err) {
+    const int g0 = be->used[0];
+    cudaSetDevice(g0);
+    if (timed) AR__CU(cudaEventRecord(be->ev_start, be->stream[g0]), "recording an event");
+    if (be->nused > 1) {
+        AR__CU(cudaEventRecord(be->ev_fork, be->stream[g0]), "recording an event");
+        for (int i = 1; i < be->nused; i++)
+            AR__CU(cudaStreamWaitEvent(be->stream[be->used[i]], be->ev_fork, 0), "ordering streams");
+    }
+    for (int i = 0; i < be->nused; i++) {
+        const int g = be->used[i];
+        const ar__gpu_plan_t *gp = &be->g[i];
+        if (!gp->nblocks) continue;
+        ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
+                         (uint64_t)(timeout_s * 1e9), gp->nblocks};
+        cudaSetDevice(g);
+        AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
+    }
+    for (int i = 1; i < be->nused; i++) {
+        const int g = be->used[i];
+        cudaSetDevice(g);
+        AR__CU(cudaEventRecord(be->ev_join[g], be->stream[g]), "recording an event");
+        cudaSetDevice(g0);
+        AR__CU(cudaStreamWaitEvent(be->stream[g0], be->ev_join[g], 0), "ordering streams");
+    }
+    cudaSetDevice(g0);
+    if (timed) AR__CU(cudaEventRecord(be->ev_end, be->stream[g0]), "recording an event");
+    return AR_OK;
+}
+
+int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
+    return enqueue(be, p, timeout_s, 0, err);
+}
+
+int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
+    /* The device side ends by itself after timeout_s; the host waits a little
+     * longer before calling the GPU stuck. */
+    const double give_up = now_s() + timeout_s + 30.0;
+    for (int i = 0; i < be->nused; i++) {
+        const int g = be->used[i];
+        cudaSetDevice(g);
+        for (;;) {
+            cudaError_t ce = cudaStreamQuery(be->stream[g]);
+            if (ce == cudaSuccess) break;
+            if (ce != cudaErrorNotReady) return ar__cuda_fail(err, ce, "running the executor");
+            if (now_s() > give_up)
+                return AR_ERR(err, AR_EDEVICE, "cuda backend: GPU %d did not finish within %.0f s", g,
+                              timeout_s + 30.0);
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (*be->abort_word) {
+        /* Flags and epochs are out of step now: start them again from zero. */
+        for (int gi = 0; gi < be->nused; gi++) {
+            cudaSetDevice(be->used[gi]);
+            if (be->g[gi].nblocks)
+                AR__CU(cudaMemset(be->g[gi].d_epochs, 0, be->g[gi].nblocks * sizeof(uint64_t)), "reset");
+        }
+        const uint32_t nflags = p->nflags ? p->nflags : 1;
+        for (int r = 0; r < be->nranks; r++) {
+            cudaSetDevice(be->rank_gpu[r]);
+            AR__CU(cudaMemset(be->flags[r], 0, nflags * sizeof(uint64_t)), "reset");
+        }
+        memset(be->host_flags, 0, (size_t)be->nranks * nflags * be->nused * sizeof(uint64_t));
+        for (int gi = 0; gi < be->nused; gi++) {
+            cudaSetDevice(be->used[gi]);
+            AR__CU(cudaDeviceSynchronize(), "reset");
+        }
+        *be->abort_word = 0;
+        return AR_ERR(err, AR_ETIMEOUT,
+                      "cuda backend: plan %s: a WAIT was not met within %.3g s; the run was ended and the "
+                      "flags reset (the GPUs stay usable)",
+                      p->algo, timeout_s);
+    }
+    return AR_OK;
+}
+
+int ar__cuda_fill_inputs(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_error_t *err) {
+    for (int r = 0; r < p->nranks; r++) {
+        int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        AR__CU((cudaError_t)ar__fill_launch(be->buf[AR_BUF_IN][r], p->count, (int)p->dtype, seed, r, be->stream[g]),
+               "filling inputs");
+    }
+    return AR_OK;
+}
+
+int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
+    const size_t es = ar_dtype_size(p->dtype);
+    for (int r = 0; r < p->nranks; r++) {
+        int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        AR__CU(cudaMemsetAsync(be->buf[AR_BUF_OUT][r], 0xff, p->count * es, be->stream[g]), "poisoning OUT");
+        if (p->scratch_elems)
+            AR__CU(cudaMemsetAsync(be->buf[AR_BUF_SCRATCH][r], 0xff, p->scratch_elems * es, be->stream[g]),
+                   "poisoning SCRATCH");
+    }
+    if (p->host_elems) {
+        for (int i = 0; i < be->nused; i++) {
+            cudaSetDevice(be->used[i]);
+            AR__CU(cudaStreamSynchronize(be->stream[be->used[i]]), "poisoning");
+        }
+        memset(be->host_buf, 0xff, p->host_elems * es);
+    }
+    return AR_OK;
+}
+
+/* The generator's value for (seed, rank, i) as stored in the dtype. */
+static double gen_rounded(ar_dtype_t t, uint64_t seed, int rank, uint64_t i) {
+    float v = ar__gen_value(seed, rank, i);
+    switch (t) {
+    case AR_BF16: return ar_bf16_to_f32(ar_f32_to_bf16(v));
+    case AR_FP16: return ar_fp16_to_f32(ar_f32_to_fp16(v));
+    default: return v;
+    }
+}
+
+/* Compare host copy `got` (n elements) with the float64 reference. Error is
+ * relative to the sum of magnitudes (as ar_dtype_tolerance assumes). */
+static int compare(const void *got, ar_dtype_t t, uint64_t n, int nranks, uint64_t seed, int rank_label,
+                   ar_result_t *res) {
+    const double tol = ar_dtype_tolerance(t, nranks);
+    int ok = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        double want = 0, mag = 0;
+        for (int r = 0; r < nranks; r++) {
+            double v = gen_rounded(t, seed, r, i);
+            want += v;
+            mag += fabs(v);
+        }
+        double g = ar_elem_load(got, t, i);
+        double e = fabs(g - want) / (mag > 0 ? mag : 1.0);
+        if (!(e <= tol)) { /* NaN fails too */
+            if (ok)
+                snprintf(res->check_msg, sizeof res->check_msg,
+                         "rank %d element %" PRIu64 ": got %.9g, want %.9g (relative error %.3g > %.3g)",
+                         rank_label, i, g, want, e, tol);
+            ok = 0;
+            if (isnan(e)) e = INFINITY;
+        }
+        if (e > res->max_rel_err || isnan(e)) res->max_rel_err = isnan(e) ? INFINITY : e;
+        if (!ok && res->max_rel_err == INFINITY) break;
+    }
+    return ok;
+}
+
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n, int nranks, uint64_t seed,
+                     int rank_label, ar_result_t *res, ar_error_t *err) {
+    size_t bytes = n * ar_dtype_size(dtype);
+    void *h = malloc(bytes ? bytes : 1);
+    if (!h) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory for the check");
+    cudaSetDevice(gpu);
+    cudaError_t ce = cudaMemcpy(h, dev_buf, bytes, cudaMemcpyDeviceToHost);
+    if (ce != cudaSuccess) {
+        free(h);
+        return ar__cuda_fail(err, ce, "reading a result back");
+    }
+    int was_ok = !res->checked || res->check_ok;
+    int ok = compare(h, dtype, n, nranks, seed, rank_label, res);
+    res->checked = 1;
+    res->check_ok = was_ok && ok;
+    free(h);
+    return AR_OK;
+}
+
+int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_result_t *res, ar_error_t *err) {
+    for (int r = 0; r < p->nranks; r++) {
+        char keep[256];
+        memcpy(keep, res->check_msg, sizeof keep);
+        int had_fail = res->checked && !res->check_ok;
+        AR_TRY(ar__check_buffer(be->buf[AR_BUF_OUT][r], be->rank_gpu[r], p->dtype, p->count, p->nranks, seed, r,
+                                res, err));
+        if (had_fail) memcpy(res->check_msg, keep, sizeof keep); /* keep the first mismatch */
+    }
+    return AR_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cuda_prepare(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t *opts, ar_error_t *err) {
+    return ar__cuda_prepare((ar__cuda_t *)b, p, opts, err);
+}
+
+static int cuda_execute(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t *opts_in, ar_result_t *res,
+                        ar_error_t *err) {
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    const ar_run_opts_t defaults = AR_RUN_OPTS_DEFAULT;
+    const ar_run_opts_t *opts = opts_in ? opts_in : &defaults;
+    const double t0 = now_s();
+    const double timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 5.0;
+    if (!plan_current(be, p) || be->host_mode != (opts->force_host || !be->p2p))
+        AR_TRY(ar__cuda_prepare(be, p, opts, err));
+    const int iters = opts->iters > 0 ? opts->iters : 1;
+    /* Fresh random inputs for every execute call (never zeros). */
+    const uint64_t seed = ar__mix64((uint64_t)opts->seed * 0x9e3779b97f4a7c15ull + ++be->check_serial);
+    AR_TRY(ar__cuda_fill_inputs(be, p, seed, err));
+    for (int w = 0; w < opts->warmup; w++) {
+        AR_TRY(enqueue(be, p, timeout_s, 0, err));
+        AR_TRY(ar__cuda_sync(be, p, timeout_s, err));
+    }
+    double *times = calloc((size_t)iters, sizeof *times);
+    if (!times) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    int rc = AR_OK;
+    res->checked = 0;
+    res->check_ok = 0;
+    res->max_rel_err = 0;
+    res->check_msg[0] = 0;
+    for (int it = 0; it < iters && rc == AR_OK; it++) {
+        if (opts->check) AR_TRY_GOTO(ar__cuda_poison(be, p, err), rc, out);
+        AR_TRY_GOTO(enqueue(be, p, timeout_s, 1, err), rc, out);
+        AR_TRY_GOTO(ar__cuda_sync(be, p, timeout_s, err), rc, out);
+        float ms = 0;
+        cudaSetDevice(be->used[0]);
+        cudaError_t ce = cudaEventElapsedTime(&ms, be->ev_start, be->ev_end);
+        if (ce != cudaSuccess) {
+            rc = ar__cuda_fail(err, ce, "reading the timer");
+            goto out;
+        }
+        times[it] = ms * 1e-3;
+        if (opts->check) AR_TRY_GOTO(ar__cuda_check(be, p, seed, res, err), rc, out);
+    }
+    qsort(times, (size_t)iters, sizeof *times, cmp_double);
+    res->time_s = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+    for (int t = 0; t < AR_NTERM; t++) res->terms_s[t] = 0;
+    const ar_model_t *m = be->base.topo->model;
+    res->cycles = m ? res->time_s * m->clock_ghz * 1e9 : 0;
+    res->ops_executed = (uint64_t)p->nops * (uint64_t)(iters + opts->warmup);
+out:
+    free(times);
+    res->sim_wall_s = now_s() - t0;
+    return rc;
+}
+
+static int cuda_backend_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
+    return cuda_open(topo, out, err);
+}
+
+const ar_backend_ops_t ar_cuda_backend = {
+    .name = "cuda",
+    .summary = "the plan executor on this machine's NVIDIA GPUs (one process, peer access, CUDA)",
+    .open = cuda_backend_open,
+    .prepare = cuda_prepare,
+    .execute = cuda_execute,
+    .close = cuda_close,
+};

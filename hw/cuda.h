@@ -1,0 +1,86 @@
+/* hw: the cuda backend's host side, shared by the backend (hw/cuda.c), the
+ * benchmark (hw/bench.c) and the GPU tests (hw/gpu_test.c). Not part of the
+ * public surface: the rest of arsim reaches the backend through its vtable
+ * (ar_cuda_backend) and `arsim bench` through ar_hw_bench (hw/bench.h). */
+#ifndef ARSIM_HW_CUDA_H
+#define ARSIM_HW_CUDA_H
+
+#include <cuda_runtime_api.h>
+#include "arsim/arsim.h"
+#include "hw/internal.h"
+
+#define AR__MAX_GPUS 16
+
+typedef struct ar__gpu_plan_s {
+    ar__dop_t *d_ops;
+    void **d_srcs;
+    ar__dblock_t *d_blocks;
+    uint64_t *d_epochs;
+    int nblocks;
+} ar__gpu_plan_t;
+
+typedef struct ar__cuda_s {
+    ar_backend_t base;
+    int ngpus;                 /* visible */
+    int nused;                 /* GPUs that hold at least one rank */
+    int used[AR__MAX_GPUS];    /* their ids, ascending */
+    int p2p;                   /* peer access enabled between every pair of used GPUs */
+    char p2p_why[160];         /* why not, when p2p == 0 */
+    int nranks;
+    int *rank_gpu;             /* rank -> GPU id */
+    cudaStream_t stream[AR__MAX_GPUS];
+    cudaEvent_t ev_start, ev_end, ev_fork, ev_join[AR__MAX_GPUS];
+    volatile int *abort_word;  /* mapped pinned */
+    int sms[AR__MAX_GPUS];
+
+    /* Buffers: kept across plans, grown when a plan needs more. */
+    void *buf[3][64];          /* [ar_buf_t][rank] (nranks <= 64) */
+    size_t buf_cap[3][64];
+    void *host_buf;            /* mapped pinned */
+    size_t host_cap;
+    uint64_t *flags[64];       /* peer mode: per rank, on its GPU */
+    size_t flags_cap[64];
+    uint64_t *host_flags;      /* host mode: nranks * nflags * nused slots */
+    size_t host_flags_cap;
+
+    /* The prepared plan. */
+    const ar_plan_t *plan;
+    uint32_t plan_nops;
+    uint64_t plan_count;
+    int host_mode;             /* flags in host memory, no peer addressing */
+    ar__gpu_plan_t g[AR__MAX_GPUS];
+    uint64_t check_serial;     /* fresh inputs for every checked execution */
+} ar__cuda_t;
+
+/* Index of a GPU id in used[], or -1. */
+int ar__cuda_slot(const ar__cuda_t *be, int gpu);
+/* Lower and upload a plan (also called by execute when the plan changed). */
+int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *plan, const ar_run_opts_t *opts, ar_error_t *err);
+/* Enqueue one execution on every used GPU, forked from and joined to the
+ * stream of the first used GPU (so events there time the whole execution). */
+int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar_error_t *err);
+/* Wait for everything enqueued; AR_ETIMEOUT (flags reset, GPUs usable) when a
+ * WAIT was never met. */
+int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar_error_t *err);
+/* Fill every rank's IN with the generator's values for seed. */
+int ar__cuda_fill_inputs(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_error_t *err);
+/* Set every byte of OUT (and SCRATCH, HOST) to 0xff: NaN in every dtype. */
+int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *err);
+/* Compare every rank's OUT with the float64 sum of the generated inputs. */
+int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_result_t *res,
+                   ar_error_t *err);
+/* Compare n elements of a device buffer on a GPU with the float64 reference. */
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n, int nranks,
+                     uint64_t seed, int rank_label, ar_result_t *res, ar_error_t *err);
+/* A CUDA error as an arsim error (AR_EDEVICE), naming what failed. */
+int ar__cuda_fail(ar_error_t *err, int cuda_status, const char *what);
+
+#define AR__CU(call, what)                                                  \
+    do {                                                                    \
+        cudaError_t ar__ce = (call);                                        \
+        if (ar__ce != cudaSuccess) return ar__cuda_fail(err, ar__ce, what); \
+    } while (0)
+
+extern const ar_backend_ops_t ar_cuda_backend;
+
+#endif

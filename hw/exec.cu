@@ -1,0 +1,352 @@
+/* hw: the plan-executor kernel. One launch per GPU per execution; one thread
+ * block per (rank, channel) placed on that GPU; each block interprets its
+ * channel's lowered ops in order (see hw/internal.h).
+ *
+ * Data ops move 16-byte vectors when every pointer of the op has the same
+ * alignment within 16 bytes (a scalar head and tail around them), and fall back
+ * to element-wise otherwise. Loads bypass L1 (ld.global.cg): a peer may have
+ * rewritten the data since an earlier execution. Reductions sum in fp32 and
+ * round once.
+ *
+ * SIGNAL: bar.sync (the channel's earlier writes are done), then one thread
+ * does red.release.sys.add on the target flag. WAIT: one thread spins on
+ * ld.acquire.sys until the flag reaches epoch * per_epoch + count, then
+ * bar.sync. The epoch is per block, kept in device memory, so a captured graph
+ * replays correctly. A spinning thread checks the %globaltimer against a
+ * deadline and a shared abort word; past the deadline it raises the abort word
+ * and the whole launch unwinds, leaving the GPU usable. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "hw/internal.h"
+
+namespace {
+
+enum { OP_COPY = 0, OP_REDUCE = 1, OP_SIGNAL = 2, OP_WAIT = 3 };
+enum { DT_BF16 = 0, DT_FP16 = 1, DT_FP32 = 2 };
+
+constexpr int WIN_OPS = 64;   /* ops staged in shared memory at a time */
+constexpr int WIN_SRCS = 256; /* source pointers staged in shared memory */
+constexpr int UNROLL = 3;     /* vectors per thread per source in flight (no spills at 128 registers) */
+constexpr int KGROUP = 2;     /* sources loaded together */
+
+__device__ __forceinline__ uint64_t gtimer() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ uint64_t ld_acquire_sys(const uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void red_release_sys(uint64_t *p, uint64_t v) {
+    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* Loads: L2 only for GPU memory; sys-scope for host memory. */
+template <bool SYS> __device__ __forceinline__ uint4 ldv(const uint4 *p) {
+    if (SYS) {
+        uint4 v;
+        asm volatile("ld.relaxed.sys.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p)
+                     : "memory");
+        return v;
+    }
+    return __ldcg(p);
+}
+template <bool SYS> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) {
+    if (SYS) {
+        uint32_t v;
+        asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return v;
+    }
+    return __ldcg(p);
+}
+template <bool SYS> __device__ __forceinline__ uint16_t ld16(const uint16_t *p) {
+    if (SYS) {
+        uint16_t v;
+        asm volatile("ld.relaxed.sys.global.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+        return v;
+    }
+    return __ldcg((const unsigned short *)p);
+}
+
+/* Per-dtype element handling: storage type, vector width, conversions. */
+template <int DT> struct Elt;
+template <> struct Elt<DT_BF16> {
+    typedef uint16_t raw;
+    static constexpr int VEC = 8;
+    static __device__ __forceinline__ float to_f(raw r) { return __bfloat162float(__ushort_as_bfloat16(r)); }
+    static __device__ __forceinline__ raw from_f(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+};
+template <> struct Elt<DT_FP16> {
+    typedef uint16_t raw;
+    static constexpr int VEC = 8;
+    static __device__ __forceinline__ float to_f(raw r) { return __half2float(__ushort_as_half(r)); }
+    static __device__ __forceinline__ raw from_f(float f) { return __half_as_ushort(__float2half_rn(f)); }
+};
+template <> struct Elt<DT_FP32> {
+    typedef uint32_t raw;
+    static constexpr int VEC = 4;
+    static __device__ __forceinline__ float to_f(raw r) { return __uint_as_float(r); }
+    static __device__ __forceinline__ raw from_f(float f) { return __float_as_uint(f); }
+};
+
+template <int DT, bool SYS> __device__ __forceinline__ typename Elt<DT>::raw ld_elt(const void *p) {
+    if (sizeof(typename Elt<DT>::raw) == 2) return (typename Elt<DT>::raw)ld16<SYS>((const uint16_t *)p);
+    return (typename Elt<DT>::raw)ld32<SYS>((const uint32_t *)p);
+}
+
+/* acc[0..VEC) (+)= the elements of v. */
+template <int DT> __device__ __forceinline__ void vec_acc(float *acc, uint4 v, bool first) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    if (DT == DT_FP32) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[i] = first ? __uint_as_float(w[i]) : acc[i] + __uint_as_float(w[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            float lo = Elt<DT>::to_f((uint16_t)(w[i] & 0xffffu));
+            float hi = Elt<DT>::to_f((uint16_t)(w[i] >> 16));
+            acc[2 * i] = first ? lo : acc[2 * i] + lo;
+            acc[2 * i + 1] = first ? hi : acc[2 * i + 1] + hi;
+        }
+    }
+}
+template <int DT> __device__ __forceinline__ uint4 vec_pack(const float *acc) {
+    uint32_t w[4];
+    if (DT == DT_FP32) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) w[i] = __float_as_uint(acc[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            w[i] = (uint32_t)Elt<DT>::from_f(acc[2 * i]) | ((uint32_t)Elt<DT>::from_f(acc[2 * i + 1]) << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* COPY / REDUCE over n elements by the whole block. */
+template <int DT, bool SYS>
+__device__ void data_op(const ar__dop_t &op, void *const *src) {
+    typedef typename Elt<DT>::raw raw;
+    constexpr int VEC = Elt<DT>::VEC;
+    const int k = (int)op.nsrc;
+    const uint64_t n = op.n;
+    raw *dst = (raw *)op.dst;
+    const int tid = threadIdx.x, nth = blockDim.x;
+
+    const uintptr_t mis = (uintptr_t)dst & 15;
+    bool same = true;
+    for (int j = 0; j < k; j++) same &= (((uintptr_t)src[j] & 15) == mis);
+
+    if (!same) { /* element-wise: pointers disagree on alignment */
+        for (uint64_t i = tid; i < n; i += nth) {
+            if (k == 1) {
+                dst[i] = ld_elt<DT, SYS>((const raw *)src[0] + i);
+            } else {
+                float acc = 0.f;
+                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src[j] + i));
+                dst[i] = Elt<DT>::from_f(acc);
+            }
+        }
+        return;
+    }
+
+    uint64_t head = mis ? (16 - mis) / sizeof(raw) : 0;
+    if (head > n) head = n;
+    const uint64_t nvec = (n - head) / VEC;
+    const uint64_t tail_at = head + nvec * VEC;
+
+    /* Scalar head and tail: fewer than VEC elements each, one per thread. */
+    {
+        const uint64_t ntail = n - tail_at;
+        uint64_t i = UINT64_MAX;
+        if ((uint64_t)tid < head) i = tid;
+        else if ((uint64_t)tid - head < ntail) i = tail_at + ((uint64_t)tid - head);
+        if (i != UINT64_MAX) {
+            if (k == 1) {
+                dst[i] = ld_elt<DT, SYS>((const raw *)src[0] + i);
+            } else {
+                float acc = 0.f;
+                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src[j] + i));
+                dst[i] = Elt<DT>::from_f(acc);
+            }
+        }
+    }
+    if (!nvec) return;
+
+    uint4 *vdst = (uint4 *)(dst + head);
+    if (k == 1) {
+        const uint4 *s = (const uint4 *)((const raw *)src[0] + head);
+        constexpr int U = 2 * UNROLL;
+        for (uint64_t base = tid; base < nvec; base += (uint64_t)U * nth) {
+            uint4 v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                uint64_t idx = base + (uint64_t)u * nth;
+                if (idx < nvec) v[u] = ldv<SYS>(s + idx);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                uint64_t idx = base + (uint64_t)u * nth;
+                if (idx < nvec) vdst[idx] = v[u];
+            }
+        }
+        return;
+    }
+
+    for (uint64_t base = tid; base < nvec; base += (uint64_t)UNROLL * nth) {
+        float acc[UNROLL][VEC];
+        for (int j0 = 0; j0 < k; j0 += KGROUP) {
+            uint4 v[KGROUP][UNROLL];
+#pragma unroll
+            for (int j = 0; j < KGROUP; j++)
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    uint64_t idx = base + (uint64_t)u * nth;
+                    if (j0 + j < k && idx < nvec)
+                        v[j][u] = ldv<SYS>((const uint4 *)((const raw *)src[j0 + j] + head) + idx);
+                }
+#pragma unroll
+            for (int j = 0; j < KGROUP; j++)
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    uint64_t idx = base + (uint64_t)u * nth;
+                    if (j0 + j < k && idx < nvec) vec_acc<DT>(acc[u], v[j][u], j0 + j == 0);
+                }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            uint64_t idx = base + (uint64_t)u * nth;
+            if (idx < nvec) vdst[idx] = vec_pack<DT>(acc[u]);
+        }
+    }
+}
+
+template <int DT>
+__global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t a) {
+    __shared__ ar__dop_t sops[WIN_OPS];
+    __shared__ void *ssrcs[WIN_SRCS];
+    __shared__ uint64_t s_epoch, s_deadline;
+    __shared__ int s_abort;
+    __shared__ uint32_t s_src_base, s_src_n, s_cursor;
+
+    const ar__dblock_t blk = a.blocks[blockIdx.x];
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        s_epoch = a.epochs[blockIdx.x];
+        s_deadline = gtimer() + a.timeout_ns;
+        s_abort = 0;
+    }
+
+    for (uint32_t w = 0; w < blk.nops; w += WIN_OPS) {
+        const uint32_t wn = blk.nops - w < (uint32_t)WIN_OPS ? blk.nops - w : (uint32_t)WIN_OPS;
+        __syncthreads(); /* the previous window is done with the staging arrays */
+        if (tid < (int)wn) sops[tid] = a.ops[blk.first + w + tid];
+        /* This window's source pointers: a block's ops keep their sources in
+         * order, so they start where the previous window's ended. */
+        {
+            const uint32_t base = w == 0 ? blk.src_first : s_cursor;
+            const uint32_t left = blk.src_first + blk.nsrcs - base;
+            const uint32_t sn = left < (uint32_t)WIN_SRCS ? left : (uint32_t)WIN_SRCS;
+            if (tid < (int)sn) ssrcs[tid] = a.srcs[base + tid];
+            if (tid == 0) {
+                s_src_base = base;
+                s_src_n = sn;
+            }
+        }
+        __syncthreads();
+        if (tid == 0) { /* where the next window's sources start */
+            uint32_t c = s_src_base;
+            for (uint32_t i = 0; i < wn; i++) {
+                uint32_t code = AR__DOP_CODE(sops[i].code);
+                if (code == OP_COPY || code == OP_REDUCE) c = (uint32_t)sops[i].src + sops[i].nsrc;
+            }
+            s_cursor = c;
+        }
+        for (uint32_t i = 0; i < wn; i++) {
+            const ar__dop_t &op = sops[i];
+            const uint32_t code = AR__DOP_CODE(op.code);
+            if (code == OP_COPY || code == OP_REDUCE) {
+                void *const *src = (op.src >= s_src_base && op.src + op.nsrc <= s_src_base + s_src_n)
+                                       ? &ssrcs[op.src - s_src_base]
+                                       : &a.srcs[op.src];
+                if (op.code & AR__DOP_SYS) data_op<DT, true>(op, src);
+                else data_op<DT, false>(op, src);
+                __syncthreads(); /* program order: the next op may read these writes */
+            } else if (code == OP_SIGNAL) {
+                /* The bar.sync after the last data op ordered every thread's writes
+                 * before this release (cumulativity). */
+                if (tid == 0) red_release_sys((uint64_t *)op.dst, 1);
+            } else if (code == OP_WAIT) {
+                if (tid == 0) {
+                    const uint64_t target = s_epoch * op.per_epoch + op.count;
+                    const uint64_t *f = (const uint64_t *)op.dst;
+                    for (uint32_t spins = 1;; spins++) {
+                        uint64_t sum = 0;
+                        for (uint32_t s = 0; s < op.nsrc; s++) sum += ld_acquire_sys(f + s * op.src);
+                        if (sum >= target) break;
+                        if ((spins & 1023u) == 0) {
+                            if (*a.abort_word || gtimer() > s_deadline) {
+                                *a.abort_word = AR__ABORT_TIMEOUT;
+                                __threadfence_system();
+                                s_abort = 1;
+                                break;
+                            }
+                        }
+                    }
+                }
+                __syncthreads();
+                if (s_abort) return; /* epoch not advanced: the host resets after a timeout */
+            }
+        }
+    }
+    if (tid == 0) a.epochs[blockIdx.x] = s_epoch + 1;
+}
+
+template <int DT> __global__ void fill_kernel(typename Elt<DT>::raw *dst, uint64_t n, uint64_t seed, int rank) {
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        dst[i] = Elt<DT>::from_f(ar__gen_value(seed, rank, i));
+}
+
+} /* namespace */
+
+extern "C" int ar__exec_launch(const ar__kargs_t *a, int dtype, void *stream) {
+    if (a->nblocks <= 0) return cudaSuccess;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (dtype) {
+    case DT_BF16: exec_kernel<DT_BF16><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
+    case DT_FP16: exec_kernel<DT_FP16><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
+    case DT_FP32: exec_kernel<DT_FP32><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" int ar__fill_launch(void *dst, uint64_t n, int dtype, uint64_t seed, int rank, void *stream) {
+    cudaStream_t s = (cudaStream_t)stream;
+    uint64_t want = (n + 255) / 256;
+    unsigned grid = want > 4096 ? 4096u : (unsigned)(want ? want : 1);
+    switch (dtype) {
+    case DT_BF16: fill_kernel<DT_BF16><<<grid, 256, 0, s>>>((uint16_t *)dst, n, seed, rank); break;
+    case DT_FP16: fill_kernel<DT_FP16><<<grid, 256, 0, s>>>((uint16_t *)dst, n, seed, rank); break;
+    case DT_FP32: fill_kernel<DT_FP32><<<grid, 256, 0, s>>>((uint32_t *)dst, n, seed, rank); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" int ar__exec_max_blocks_per_sm(int dtype, int *out) {
+    cudaError_t e;
+    switch (dtype) {
+    case DT_BF16: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, exec_kernel<DT_BF16>, AR__THREADS, 0); break;
+    case DT_FP16: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, exec_kernel<DT_FP16>, AR__THREADS, 0); break;
+    case DT_FP32: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, exec_kernel<DT_FP32>, AR__THREADS, 0); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return e;
+}

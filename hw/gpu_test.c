@@ -1,0 +1,248 @@
+/* hw: the cuda backend's tests on real GPUs. A plain program (the GPU machines
+ * have no Check): each case prints "ok" or "FAIL" with what went wrong; exit 1
+ * when any failed, 77 (automake's skip) with a message when no GPU is visible.
+ *
+ * Covered: every algorithm that fits and the probe plans, every dtype, element
+ * counts that are not multiples of the vector width, one rank per GPU and
+ * several (4, 6, 8 ranks on 2 GPUs), fresh random inputs per check, outputs
+ * poisoned before every execution, float64 reference; back-to-back executions
+ * on the same buffers (flag epochs); the host-staging path, forced; a WAIT that
+ * is never met (timeout, then the GPUs still work); a placement whose blocks
+ * cannot all be resident (refused up front). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "hw/bench.h"
+#include "hw/cuda.h"
+#include "hw/probe.h"
+
+static int failures, passes, skips;
+static int verbose;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void report(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(int ok, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (!ok || verbose) {
+        printf("%s ", ok ? "ok  " : "FAIL");
+        vprintf(fmt, ap);
+        printf("\n");
+    }
+    va_end(ap);
+    if (ok) passes++;
+    else failures++;
+}
+
+static const char *const probes[] = {"x-oneshot", "x-pushshot", "x-twoshot", NULL};
+
+/* Build a plan by name (algorithm or probe). */
+static int build(const char *name, const ar_topo_t *t, uint64_t count, ar_dtype_t dt, int channels, ar_plan_t **p,
+                 ar_error_t *e) {
+    if (!strncmp(name, "x-", 2)) return ar__probe_build(name, t->nranks, count, dt, channels ? channels : 2, p, e);
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.channels = channels;
+    return ar_algo_build(name, t, count, dt, &ao, p, e);
+}
+
+/* One checked execute: iters executions, each poisoned first and checked after. */
+static void check_one(ar_backend_t *be, const ar_topo_t *t, const char *name, uint64_t count, ar_dtype_t dt,
+                      int channels, int force_host, unsigned long seed) {
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    int rc = build(name, t, count, dt, channels, &p, &e);
+    if (rc == AR_EUNFIT || (rc != AR_OK && force_host)) {
+        if (verbose) printf("skip %s on %d ranks: %s\n", name, t->nranks, ar_error_format(&e, msg, sizeof msg));
+        skips++;
+        return;
+    }
+    if (rc != AR_OK) {
+        report(0, "%s %d ranks %s count %llu: build: %s", name, t->nranks, ar_dtype_name(dt),
+               (unsigned long long)count, ar_error_format(&e, msg, sizeof msg));
+        return;
+    }
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.check = 1;
+    o.iters = 3;
+    o.seed = seed;
+    o.force_host = force_host;
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    rc = be->ops->execute(be, p, &o, &res, &e);
+    if (rc != AR_OK)
+        report(0, "%s %d ranks %s count %llu ch %d%s: %s", name, t->nranks, ar_dtype_name(dt), (unsigned long long)count,
+               p->nchannels, force_host ? " host" : "", ar_error_format(&e, msg, sizeof msg));
+    else
+        report(res.checked && res.check_ok, "%s %d ranks %s count %llu ch %d%s: max rel err %.3g %s", name,
+               t->nranks, ar_dtype_name(dt), (unsigned long long)count, p->nchannels, force_host ? " host" : "",
+               res.max_rel_err, res.check_msg);
+    ar_plan_free(p);
+}
+
+/* Many executions back to back with no host sync between (flags count up across
+ * epochs), then one check. */
+static void check_back_to_back(ar_backend_t *b, const ar_topo_t *t, const char *name, uint64_t count, int channels) {
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    if (build(name, t, count, AR_BF16, channels, &p, &e) != AR_OK) {
+        skips++;
+        return;
+    }
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    int rc = ar__cuda_prepare(be, p, &o, &e);
+    const uint64_t seed = 0x1234 + count;
+    if (rc == AR_OK) rc = ar__cuda_fill_inputs(be, p, seed, &e);
+    for (int round = 0; round < 3 && rc == AR_OK; round++) {
+        if (rc == AR_OK) rc = ar__cuda_poison(be, p, &e);
+        for (int i = 0; i < 40 && rc == AR_OK; i++) rc = ar__cuda_enqueue(be, p, 5.0, &e);
+        if (rc == AR_OK) rc = ar__cuda_sync(be, p, 5.0, &e);
+        ar_result_t res;
+        memset(&res, 0, sizeof res);
+        if (rc == AR_OK) rc = ar__cuda_check(be, p, seed, &res, &e);
+        if (rc != AR_OK) report(0, "%s back-to-back %d ranks: %s", name, t->nranks, ar_error_format(&e, msg, sizeof msg));
+        else report(res.check_ok, "%s %d ranks: 40 executions back to back, round %d: %s", name, t->nranks, round,
+                    res.check_msg);
+    }
+    be->plan = NULL;
+    ar_plan_free(p);
+}
+
+static void check_timeout(ar_backend_t *b, const ar_topo_t *t) {
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    /* Rank 0 waits for a SIGNAL nobody sends; the others finish at once. */
+    ar_plan_new("never", t->nranks, 1, 64, AR_BF16, &p);
+    ar_plan_wait(p, 0, 0, 0, 1);
+    for (int r = 0; r < t->nranks; r++) ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), 64);
+    ar_plan_finish(p);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.timeout_s = 0.5;
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    double t0 = now_s();
+    int rc = b->ops->execute(b, p, &o, &res, &e);
+    double dt = now_s() - t0;
+    report(rc == AR_ETIMEOUT && dt < 5.0, "a WAIT never met ends with AR_ETIMEOUT after %.2f s (timeout 0.5 s): %s", dt,
+           rc == AR_ETIMEOUT ? ar_error_format(&e, msg, sizeof msg) : ar_strerror(rc));
+    ar_plan_free(p);
+    /* The GPUs stay usable: a correct plan right after. */
+    check_one(b, t, "x-oneshot", 4099, AR_BF16, 2, 0, 99);
+}
+
+static void check_occupancy(ar_backend_t *b, const ar_topo_t *t) {
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    if (ar__probe_build("x-oneshot", t->nranks, 1 << 20, AR_BF16, 1000, &p, &e) != AR_OK) {
+        report(0, "occupancy: build: %s", ar_error_format(&e, msg, sizeof msg));
+        return;
+    }
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    int rc = ar__cuda_prepare((ar__cuda_t *)b, p, &o, &e);
+    report(rc == AR_ELIMIT && strstr(e.message, "deadlock") != NULL,
+           "1000 channels per rank are refused up front: %s", rc ? ar_error_format(&e, msg, sizeof msg) : "accepted");
+    ar_plan_free(p);
+}
+
+static void check_force_host(ar_backend_t *b, const ar_topo_t *t) {
+    /* A plan that reads peers' memory is refused when host staging is forced ... */
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    if (be->nused > 1) {
+        ar__probe_build("x-oneshot", t->nranks, 1000, AR_BF16, 1, &p, &e);
+        ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+        o.force_host = 1;
+        int rc = ar__cuda_prepare(be, p, &o, &e);
+        report(rc == AR_ENOTSUP, "forced host staging refuses a peer-reading plan: %s",
+               rc ? ar_error_format(&e, msg, sizeof msg) : "accepted");
+        ar_plan_free(p);
+        be->plan = NULL;
+    }
+    /* ... and the naive algorithm runs through pinned host memory. */
+    static const uint64_t counts[] = {1, 1001, 65539};
+    for (int d = 0; d < AR_NDTYPE; d++)
+        for (int i = 0; i < 3; i++) check_one(b, t, "naive", counts[i], (ar_dtype_t)d, 0, 1, 7 + i);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-v")) verbose = 1;
+    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    int ngpus = ar_hw_gpu_count();
+    if (ngpus <= 0) {
+        printf("SKIP: hw/gpu_test: no CUDA GPU visible on this machine; the cuda backend's GPU tests need one "
+               "(scripts/gpu-check.sh runs them on a GPU machine)\n");
+        return 77;
+    }
+    if (ngpus > 2) ngpus = 2; /* the several-ranks-per-GPU layouts below are written for 2 */
+    char spec[32];
+    snprintf(spec, sizeof spec, "full:%d", ngpus);
+    const int rank_counts[] = {ngpus, 2 * ngpus, 3 * ngpus, 4 * ngpus};
+    double t0 = now_s();
+    for (int rc_i = 0; rc_i < 4; rc_i++) {
+        const int nranks = rank_counts[rc_i];
+        ar_topo_t *t = NULL;
+        ar_error_t e;
+        ar_error_clear(&e);
+        char msg[400];
+        if (ar_topo_open(spec, NULL, &t, &e) != AR_OK ||
+            (nranks != t->nranks && ar_topo_place_blocks(t, nranks, &e) != AR_OK)) {
+            report(0, "topology %s with %d ranks: %s", spec, nranks, ar_error_format(&e, msg, sizeof msg));
+            ar_topo_free(t);
+            continue;
+        }
+        ar_backend_t *b = NULL;
+        if (ar_cuda_backend.open(t, &b, &e) != AR_OK) {
+            report(0, "open %d ranks: %s", nranks, ar_error_format(&e, msg, sizeof msg));
+            ar_topo_free(t);
+            continue;
+        }
+        printf("# %d ranks on %d GPUs (%s), peer access %s\n", nranks, ngpus, spec,
+               ((ar__cuda_t *)b)->p2p ? "on" : "off");
+        /* Every plan: probes, then every registered algorithm. */
+        const char *names[64];
+        int nn = 0;
+        for (int i = 0; probes[i]; i++) names[nn++] = probes[i];
+        const ar_algo_t *const *all = ar_algo_all();
+        for (int i = 0; all && all[i] && nn < 63; i++) names[nn++] = all[i]->name;
+        static const uint64_t counts[] = {1, 7, 1003, 65536 + 5, (1 << 20) + 3};
+        unsigned long seed = 1000 * nranks;
+        for (int n = 0; n < nn; n++)
+            for (int d = 0; d < AR_NDTYPE; d++)
+                for (int c = 0; c < 5; c++) {
+                    if (c == 4 && (d != AR_BF16 || nranks > 2 * ngpus)) continue; /* keep it quick */
+                    check_one(b, t, names[n], counts[c], (ar_dtype_t)d, c == 3 ? 3 : 0, 0, ++seed);
+                }
+        for (int n = 0; n < nn; n++) check_back_to_back(b, t, names[n], 100003, 0);
+        if (rc_i == 0) {
+            check_force_host(b, t);
+            check_timeout(b, t);
+            check_occupancy(b, t);
+        }
+        ar_cuda_backend.close(b);
+        ar_topo_free(t);
+        printf("# %d ranks: %d passed, %d failed so far (%.1f s)\n", nranks, passes, failures, now_s() - t0);
+        fflush(stdout);
+    }
+    printf("%s: hw/gpu_test: %d passed, %d failed, %d skipped (did not fit)\n", failures ? "FAIL" : "PASS", passes,
+           failures, skips);
+    return failures ? 1 : 0;
+}

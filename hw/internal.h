@@ -1,0 +1,99 @@
+/* hw: the cuda backend's internals, shared between the host side (hw/cuda.c,
+ * plain C against the CUDA runtime) and the plan-executor kernel (hw/exec.cu).
+ *
+ * At prepare time the plan is lowered to a device form: every address becomes a
+ * raw pointer (peer GPUs through unified addressing and peer access, the HOST
+ * buffer through mapped pinned memory), every WAIT carries its per-epoch count,
+ * every SIGNAL the address of the target rank's flag. The kernel then only
+ * interprets: it never looks at ranks, buffers or algorithms. */
+#ifndef ARSIM_HW_INTERNAL_H
+#define ARSIM_HW_INTERNAL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One lowered op (opcodes as ar_opcode_t). */
+typedef struct ar__dop_s {
+    uint32_t code;       /* ar_opcode_t, | AR__DOP_SYS when an address is in host memory */
+    uint32_t nsrc;       /* COPY 1, REDUCE k; WAIT: flag slots to sum (see below) */
+    uint64_t n;          /* elements */
+    void *dst;           /* COPY/REDUCE: destination; SIGNAL: the target flag (uint64_t);
+                          * WAIT: the executing rank's own flag (uint64_t) */
+    uint64_t src;        /* COPY/REDUCE: index of the first source pointer;
+                          * WAIT: distance between flag slots, in uint64_t */
+    uint64_t count;      /* WAIT: count within one execution */
+    uint64_t per_epoch;  /* WAIT: SIGNALs the flag receives per execution */
+} ar__dop_t;
+
+/* Data op touching host memory: loads are sys-scope (another GPU may have
+ * written the line since this GPU last cached it). */
+#define AR__DOP_SYS 0x100u
+#define AR__DOP_CODE(c) ((c) & 0xffu)
+
+/* Flags. With peer access, flag f of rank r is one uint64_t in r's GPU memory and
+ * a SIGNAL is one system-scope atomic add over NVLink. Without peer access (or
+ * forced host staging) flags live in mapped pinned host memory, where atomics are
+ * atomic only per GPU: each flag then has one slot per GPU, a SIGNAL adds to its
+ * own GPU's slot and a WAIT sums the slots. */
+
+/* One thread block = one (rank, channel) with at least one op. */
+typedef struct ar__dblock_s {
+    uint32_t first;      /* first op in the GPU's op array */
+    uint32_t nops;
+    uint32_t src_first;  /* this block's source pointers: srcs[src_first, src_first + nsrcs) */
+    uint32_t nsrcs;
+} ar__dblock_t;
+
+/* Kernel parameters, by value (so a captured graph replays them unchanged:
+ * everything that changes between executions lives in device memory). */
+typedef struct ar__kargs_s {
+    const ar__dop_t *ops;
+    void *const *srcs;
+    const ar__dblock_t *blocks;
+    uint64_t *epochs;         /* per block: executions completed (device memory) */
+    volatile int *abort_word; /* mapped pinned host memory shared by every GPU: 0 ok,
+                               * else AR__ABORT_* (first failure wins) */
+    uint64_t timeout_ns;      /* a WAIT spinning longer ends the run */
+    int nblocks;
+} ar__kargs_t;
+
+#define AR__ABORT_TIMEOUT 1
+
+#define AR__THREADS 512      /* threads per block */
+
+/* Launch the executor for one GPU on a stream (cudaStream_t as void *).
+ * dtype is ar_dtype_t. Returns a cudaError_t. */
+int ar__exec_launch(const ar__kargs_t *a, int dtype, void *stream);
+/* Fill n elements of dtype at dst with the generator's values for (seed, rank):
+ * ar__gen_value below, rounded once to the dtype. */
+int ar__fill_launch(void *dst, uint64_t n, int dtype, uint64_t seed, int rank, void *stream);
+/* Blocks of the executor one multiprocessor can hold at once (cudaError_t on
+ * failure as a negative number). */
+int ar__exec_max_blocks_per_sm(int dtype, int *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The input generator, identical on host and device: a uniform value in [-1, 1)
+ * with 24 significant bits, so exactly a float; rounding to the dtype is then
+ * the same round-to-nearest-even on both sides. */
+#ifdef __CUDACC__
+#define AR__HD __host__ __device__ __forceinline__
+#else
+#define AR__HD static inline
+#endif
+AR__HD uint64_t ar__mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+AR__HD float ar__gen_value(uint64_t seed, int rank, uint64_t i) {
+    uint64_t h = ar__mix64(ar__mix64(seed * 0x100000001b3ull + (uint64_t)rank) ^ i);
+    return (float)(h >> 40) * (1.0f / 8388608.0f) - 1.0f;
+}
+#endif

@@ -1,0 +1,121 @@
+/* hw: probe plans. Hand-built plan shapes that measure what the executor can do
+ * on a machine, independent of the algorithms under algorithms/ (and that test
+ * the executor when those are not built). They are test fixtures for the cuda
+ * backend, not algorithms: `arsim bench --algo x-...` names them, nothing else
+ * does. Every channel works on its own element range and its own flags.
+ *
+ *  x-oneshot   pull: arrive (SIGNAL every peer), WAIT; REDUCE OUT <- every IN;
+ *              SIGNAL, WAIT (peers are done reading my IN).
+ *  x-pushshot  push: COPY my IN into every peer's SCRATCH slot, SIGNAL; WAIT;
+ *              REDUCE OUT <- IN + every slot; SIGNAL, WAIT (my SCRATCH is free
+ *              again before anyone pushes the next execution into it).
+ *  x-twoshot   push reduce-scatter + push all-gather: COPY slice s of my IN into
+ *              rank s's SCRATCH slot, SIGNAL s; WAIT; REDUCE my slice into OUT;
+ *              COPY it into every peer's OUT, SIGNAL; WAIT. */
+#include <string.h>
+#include "hw/probe.h"
+
+/* Element range of part i of n parts of count, 8-element aligned (16 bytes in
+ * the 2-byte types) except for the last part. */
+static void part(uint64_t count, int n, int i, uint64_t *off, uint64_t *len) {
+    uint64_t per = (count + (uint64_t)n - 1) / (uint64_t)n;
+    per = (per + 7) & ~(uint64_t)7;
+    uint64_t a = per * (uint64_t)i, b = a + per;
+    if (a > count) a = count;
+    if (b > count) b = count;
+    *off = a;
+    *len = b - a;
+}
+
+static int arrive(ar_plan_t *p, int r, int c, uint32_t flag) {
+    for (int s = 0; s < p->nranks; s++)
+        if (s != r) AR_TRY(ar_plan_signal(p, r, c, s, flag));
+    return ar_plan_wait(p, r, c, flag, (uint64_t)(p->nranks - 1));
+}
+
+static int build_oneshot(ar_plan_t *p, int push) {
+    const int n = p->nranks, C = p->nchannels;
+    if (push) p->scratch_elems = p->count * (uint64_t)n;
+    ar_addr_t srcs[65];
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < C; c++) {
+            uint64_t off, len;
+            part(p->count, C, c, &off, &len);
+            if (!len) continue;
+            if (push) {
+                for (int s = 0; s < n; s++)
+                    if (s != r)
+                        AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_SCRATCH, (uint64_t)r * p->count + off),
+                                            ar_addr(r, AR_BUF_IN, off), len));
+                AR_TRY(arrive(p, r, c, (uint32_t)c));
+                srcs[0] = ar_addr(r, AR_BUF_IN, off);
+                int k = 1;
+                for (int s = 0; s < n; s++)
+                    if (s != r) srcs[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)s * p->count + off);
+                AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, (uint32_t)k, len));
+            } else {
+                AR_TRY(arrive(p, r, c, (uint32_t)c));
+                for (int s = 0; s < n; s++) srcs[s] = ar_addr((r + s) % n, AR_BUF_IN, off);
+                AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, (uint32_t)n, len));
+            }
+            AR_TRY(arrive(p, r, c, (uint32_t)(C + c)));
+        }
+    return AR_OK;
+}
+
+static int build_twoshot(ar_plan_t *p) {
+    const int n = p->nranks, C = p->nchannels;
+    uint64_t soff[65] = {0}, slen[65] = {0};
+    for (int s = 0; s < n; s++) part(p->count, n, s, &soff[s], &slen[s]);
+    const uint64_t smax = slen[0];
+    p->scratch_elems = smax * (uint64_t)n; /* slot q: rank q's copy of my slice */
+    ar_addr_t srcs[65];
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < C; c++) {
+            /* Channel c's share of every slice. */
+            uint64_t coff[65], clen[65];
+            int any = 0;
+            for (int s = 0; s < n; s++) {
+                part(slen[s], C, c, &coff[s], &clen[s]);
+                any |= clen[s] != 0;
+            }
+            if (!any) continue;
+            for (int d = 1; d < n; d++) {
+                int s = (r + d) % n;
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_SCRATCH, (uint64_t)r * smax + coff[s]),
+                                    ar_addr(r, AR_BUF_IN, soff[s] + coff[s]), clen[s]));
+            }
+            AR_TRY(arrive(p, r, c, (uint32_t)c));
+            srcs[0] = ar_addr(r, AR_BUF_IN, soff[r] + coff[r]);
+            int k = 1;
+            for (int q = 0; q < n; q++)
+                if (q != r) srcs[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * smax + coff[r]);
+            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), srcs, (uint32_t)k, clen[r]));
+            for (int d = 1; d < n; d++) {
+                int s = (r + d) % n;
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_OUT, soff[r] + coff[r]),
+                                    ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), clen[r]));
+            }
+            AR_TRY(arrive(p, r, c, (uint32_t)(C + c)));
+        }
+    return AR_OK;
+}
+
+int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
+                    ar_error_t *err) {
+    int kind = !strcmp(name, "x-oneshot") ? 0 : !strcmp(name, "x-pushshot") ? 1 : !strcmp(name, "x-twoshot") ? 2 : -1;
+    if (kind < 0) return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot)", name);
+    if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
+    if (channels < 1) channels = 1;
+    ar_plan_t *p = NULL;
+    int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
+    if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
+    rc = kind == 2 ? build_twoshot(p) : build_oneshot(p, kind == 1);
+    if (rc == AR_OK) rc = ar_plan_finish(p);
+    if (rc != AR_OK) {
+        ar_plan_free(p);
+        return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
+    }
+    *out = p;
+    return AR_OK;
+}
