@@ -1,0 +1,553 @@
+/* sim: the SimGrid engine behind the sim backend (the one C++ file; sim.c is the
+ * C side). SimGrid 3.32's C API cannot build a platform, so this file builds it
+ * through the S4U NetZone API and runs one plan execution on it.
+ *
+ * The platform (one NetZone whose routes come from the topology's own routing,
+ * computed per flow: no O(n^2) table inside SimGrid):
+ *   - every link bundle is a split-duplex pair of SimGrid links (SPLITDUPLEX: the
+ *     two directions do not share), bandwidth count x the kind's bandwidth, the
+ *     kind's latency;
+ *   - every device has a host "m<d>" standing for its memory at the chosen level,
+ *     reached through one SHARED link of the level's bandwidth and latency: every
+ *     byte read or written there crosses it, so concurrent readers share it;
+ *   - every channel (rank, c) is a host "r<r>.c<c>" running one actor; its two
+ *     private links bound its remote reads (bytes in flight over read latency) and
+ *     its posted remote writes, so few channels cannot fill a link; its CPU is the
+ *     model's per-channel reduction rate;
+ *   - the host staging buffer (naive) is a host "host" behind one SHARED host link
+ *     per device.
+ * Network model CM02 with latency and bandwidth factors 1, no cross-traffic and a
+ * huge TCP gamma, so a flow runs at exactly its max-min share.
+ *
+ * An op (COPY/REDUCE of B bytes, executed by channel ch on device E) is a set of
+ * flows of B bytes each: one per source (source memory -> link route -> ch) and
+ * one for the destination (ch -> route -> destination memory). A flow's latency is
+ * its route's; all flows of an op start streaming together at the op's latency
+ * (the longest flow latency: a channel cannot write what has not arrived yet), so
+ * without contention the op takes lat + max over resources of bytes/bandwidth,
+ * exactly arsim/cost.h's lat + max(link, memory). A REDUCE then computes
+ * (k-1) x B bytes on the channel's CPU. SIGNAL/WAIT follow plan.h: a SIGNAL is
+ * visible at its target ar_cost_signal_s after issue; a WAIT blocks until the
+ * count-th arrival (in time order) at its flag.
+ *
+ * Every channel carries the critical path that set its clock, by term: an op's
+ * latency (link when it leaves the device, memory otherwise), its streaming time
+ * (the term of its uncontended bottleneck, link or memory), its reduction; a WAIT
+ * that blocked takes over the path of the SIGNAL that released it plus the signal
+ * latency (sync). */
+#include <simgrid/s4u.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sim/internal.h"
+
+namespace sg4 = simgrid::s4u;
+namespace skr = simgrid::kernel::routing;
+
+namespace {
+
+enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST };
+
+struct Resource {
+    sg4::Link *link = nullptr;
+    simgrid::kernel::resource::StandardLinkImpl *impl = nullptr;
+    double bw = 0;   /* bytes/s */
+    double lat = 0;  /* s */
+    int kind = RES_NET;
+};
+
+struct Arrival {
+    double t;
+    double terms[AR_NTERM];
+};
+
+struct FlagState {
+    std::vector<Arrival> arr;  /* sorted by t */
+    std::vector<int> waiters;  /* channels blocked on this flag */
+};
+
+struct Span {
+    double a, b;
+};
+
+struct ChanState {
+    double terms[AR_NTERM] = {0, 0, 0, 0, 0};
+    double end = 0;
+    uint32_t pc = 0;
+    bool done = false;
+    sg4::SemaphorePtr wake; /* released by a SIGNAL to a flag this channel waits on */
+};
+
+struct Flow {
+    int src_ep, dst_ep;
+    double bytes;
+    double lat;
+    size_t route_first, route_n; /* into Sim::route_buf */
+};
+
+/* Per-channel scratch, reused op after op. */
+struct OpScratch {
+    std::vector<Flow> flows;
+    std::vector<int> route_buf;
+    std::vector<sg4::CommPtr> comms;
+    std::vector<std::pair<int, double>> load; /* resource -> bytes, this op */
+};
+
+struct Sim;
+
+/* The one NetZone: routes between endpoints from the topology's routing. */
+class ArZone : public skr::NetZoneImpl {
+public:
+    Sim *sim = nullptr;
+    explicit ArZone(const std::string &name) : skr::NetZoneImpl(name) {}
+    void get_local_route(const skr::NetPoint *src, const skr::NetPoint *dst, skr::Route *into,
+                         double *latency) override;
+};
+
+struct Sim {
+    const ar_topo_t *t;
+    const ar_plan_t *p;
+    const ar_run_opts_t *o;
+    const ar_model_t *m;
+    int ndev, nch;
+    /* endpoints: MEM(d) = d, CHAN(gi) = ndev + gi, HOST = ndev + nch */
+    int ep_host;
+    std::vector<int> np2ep;           /* netpoint id -> endpoint */
+    std::vector<sg4::Host *> ep_hosts;
+    /* resources: net 2*l+(dir<0), mem, chan (rd, wr per channel), host link per device */
+    int base_mem, base_chan, base_host;
+    std::vector<Resource> res;
+    std::vector<double> res_bytes;
+    std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
+    std::vector<ChanState> ch;
+    std::vector<FlagState> flags;
+    double mem_lat, rd_over_wr;
+    std::vector<int> hop_links, hop_dirs;
+    uint64_t ops = 0;
+    int fail = 0;
+    char fail_msg[256] = "";
+
+    /* Resources from endpoint a to endpoint b into out; returns the count (or -1 when
+     * there is no route) and the route's latency. */
+    int route(int a, int b, std::vector<int> &out, double *lat) {
+        size_t start = out.size();
+        double l = 0;
+        auto add = [&](int r) {
+            out.push_back(r);
+            l += res[r].lat;
+        };
+        auto net = [&](int from, int to) -> bool {
+            if (from == to) return true;
+            int n = ar_topo_route(t, from, to, hop_links.data(), hop_dirs.data(), t->nnodes);
+            if (n < 0) return false;
+            for (int h = 0; h < n; h++) add(hop_links[h] * 2 + (hop_dirs[h] < 0));
+            return true;
+        };
+        if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
+            int gi = b - ndev, e = t->placement[gi / p->nchannels];
+            add(base_mem + a);
+            if (a != e) {
+                if (!net(a, e)) return -1;
+                add(base_chan + 2 * gi);
+            }
+        } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
+            int gi = a - ndev, e = t->placement[gi / p->nchannels];
+            if (b != e) {
+                add(base_chan + 2 * gi + 1);
+                if (!net(e, b)) return -1;
+            }
+            add(base_mem + b);
+        } else if (a == ep_host && b >= ndev && b < ep_host) { /* host staging -> channel */
+            int e = t->placement[(b - ndev) / p->nchannels];
+            add(base_host + e);
+            l += mem_lat; /* cost.h: the buffer level's latency is part of every op */
+        } else if (a >= ndev && a < ep_host && b == ep_host) {
+            int e = t->placement[(a - ndev) / p->nchannels];
+            add(base_host + e);
+            l += mem_lat;
+        } else {
+            return -1;
+        }
+        *lat = l;
+        return (int)(out.size() - start);
+    }
+
+    void set_fail(const char *fmt, int r, int c, uint32_t i) {
+        if (!fail) {
+            fail = 1;
+            snprintf(fail_msg, sizeof fail_msg, fmt, r, c, i);
+        }
+    }
+
+    int addr_ep(const ar_addr_t &a) const {
+        return a.rank == AR_RANK_HOST ? ep_host : t->placement[a.rank];
+    }
+
+    void data_op(int gi, const ar_op_t *op, OpScratch &s);
+    void signal_op(int gi, const ar_op_t *op);
+    void wait_op(int gi, const ar_op_t *op);
+    void actor(int gi);
+};
+
+void ArZone::get_local_route(const skr::NetPoint *src, const skr::NetPoint *dst, skr::Route *into,
+                             double *latency) {
+    static thread_local std::vector<int> buf;
+    buf.clear();
+    double lat = 0;
+    int a = sim->np2ep[src->id()], b = sim->np2ep[dst->id()];
+    if (sim->route(a, b, buf, &lat) < 0)
+        throw std::runtime_error("arsim: no route between endpoints " + std::to_string(a) + " and " +
+                                 std::to_string(b));
+    for (int r : buf) into->link_list_.push_back(sim->res[r].impl);
+    *latency += lat;
+}
+
+
+void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
+    ChanState &cs = ch[gi];
+    s.flows.clear();
+    s.route_buf.clear();
+    s.load.clear();
+    int rank = gi / p->nchannels;
+    int self = ndev + gi;
+    int edev = t->placement[rank];
+    double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    bool remote = false;
+
+    auto add_flow = [&](int a, int b, double bytes) -> bool {
+        Flow f;
+        f.src_ep = a;
+        f.dst_ep = b;
+        f.bytes = bytes;
+        f.route_first = s.route_buf.size();
+        int n = route(a, b, s.route_buf, &f.lat);
+        if (n < 0) return false;
+        f.route_n = (size_t)n;
+        for (size_t i = f.route_first; i < f.route_first + f.route_n; i++) {
+            int r = s.route_buf[i];
+            if (res[r].kind != RES_MEM) remote = true;
+            bool found = false;
+            for (auto &pr : s.load)
+                if (pr.first == r) {
+                    pr.second += bytes;
+                    found = true;
+                    break;
+                }
+            if (!found) s.load.emplace_back(r, bytes);
+        }
+        s.flows.push_back(f);
+        return true;
+    };
+
+    for (uint32_t i = 0; i < op->nsrc; i++)
+        if (!add_flow(addr_ep(p->srcs[op->src + i]), self, B)) {
+            set_fail("rank %d channel %d op %u: no route from a source", rank, gi % p->nchannels,
+                     cs.pc);
+            return;
+        }
+    {
+        int d = addr_ep(op->dst);
+        /* One memory link carries reads at read_gbps; a local write is scaled so that
+         * it costs bytes / write_gbps there (cost.h: reads/rd + writes/wr). */
+        double wb = (d == edev && rd_over_wr != 1.0) ? B * rd_over_wr : B;
+        if (!add_flow(self, d, wb)) {
+            set_fail("rank %d channel %d op %u: no route to the destination", rank,
+                     gi % p->nchannels, cs.pc);
+            return;
+        }
+    }
+
+    double lat_op = 0;
+    for (const Flow &f : s.flows) lat_op = std::max(lat_op, f.lat);
+    /* The uncontended bottleneck decides which term the streaming time belongs to. */
+    double link_pred = 0, mem_pred = 0;
+    for (const auto &pr : s.load) {
+        double x = pr.second / res[pr.first].bw;
+        res_bytes[pr.first] += pr.second;
+        if (res[pr.first].kind == RES_MEM) mem_pred = std::max(mem_pred, x);
+        else link_pred = std::max(link_pred, x);
+    }
+    ar_term_t move_term = link_pred >= mem_pred ? AR_TERM_LINK : AR_TERM_MEMORY;
+
+    double t0 = sg4::Engine::get_clock();
+    double t1 = t0 + lat_op;
+    if (B > 0) {
+        /* Longest latency first; each flow starts so that it streams from t0 + lat_op. */
+        std::sort(s.flows.begin(), s.flows.end(),
+                  [](const Flow &x, const Flow &y) { return x.lat > y.lat; });
+        s.comms.clear();
+        for (const Flow &f : s.flows) {
+            double start = t0 + (lat_op - f.lat);
+            if (start > sg4::Engine::get_clock() + 1e-15) sg4::this_actor::sleep_until(start);
+            s.comms.push_back(
+                sg4::Comm::sendto_async(ep_hosts[f.src_ep], ep_hosts[f.dst_ep], (uint64_t)llround(f.bytes)));
+        }
+        sg4::Comm::wait_all(s.comms);
+        t1 = sg4::Engine::get_clock();
+        if (o->breakdown) {
+            for (size_t i = 0; i < s.flows.size(); i++) {
+                const Flow &f = s.flows[i];
+                double fin = s.comms[i]->get_finish_time();
+                for (size_t k = f.route_first; k < f.route_first + f.route_n; k++) {
+                    int r = s.route_buf[k];
+                    if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, fin});
+                }
+            }
+        }
+        s.comms.clear();
+    } else if (lat_op > 0) {
+        sg4::this_actor::sleep_for(lat_op);
+        t1 = sg4::Engine::get_clock();
+    }
+    double t2 = t1;
+    if (op->code == AR_OP_REDUCE && B > 0 && op->nsrc > 1) {
+        sg4::this_actor::execute((double)(op->nsrc - 1) * B);
+        t2 = sg4::Engine::get_clock();
+    }
+    cs.terms[remote ? AR_TERM_LINK : AR_TERM_MEMORY] += lat_op;
+    cs.terms[move_term] += (t1 - t0) - lat_op;
+    cs.terms[AR_TERM_REDUCE] += t2 - t1;
+}
+
+void Sim::signal_op(int gi, const ar_op_t *op) {
+    ChanState &cs = ch[gi];
+    int rank = gi / p->nchannels;
+    double now = sg4::Engine::get_clock();
+    double lat = ar_cost_signal_s(t, rank, op->dst.rank);
+    Arrival a;
+    a.t = now + lat;
+    memcpy(a.terms, cs.terms, sizeof a.terms);
+    a.terms[AR_TERM_SYNC] += lat;
+    FlagState &f = flags[(size_t)op->dst.rank * p->nflags + op->flag];
+    auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
+                               [](double x, const Arrival &y) { return x < y.t; });
+    f.arr.insert(it, a);
+    for (int w : f.waiters) ch[w].wake->release();
+}
+
+void Sim::wait_op(int gi, const ar_op_t *op) {
+    ChanState &cs = ch[gi];
+    int rank = gi / p->nchannels;
+    uint64_t need = op->count;
+    if (need == 0) return;
+    FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
+    double t_enter = sg4::Engine::get_clock();
+    for (;;) {
+        double now = sg4::Engine::get_clock();
+        double T = f.arr.size() >= need ? f.arr[need - 1].t : -1;
+        if (T >= 0 && T <= now + 1e-12 * std::max(1e-9, now)) break;
+        /* Sleep until the count-th arrival known so far, or until a new SIGNAL to
+         * this flag (which may arrive earlier); then look again. */
+        if (!cs.wake) cs.wake = sg4::Semaphore::create(0);
+        f.waiters.push_back(gi);
+        if (T < 0) cs.wake->acquire();
+        else cs.wake->acquire_timeout(T - now);
+        f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
+    }
+    const Arrival &a = f.arr[need - 1];
+    if (a.t > t_enter) memcpy(cs.terms, a.terms, sizeof cs.terms);
+}
+
+void Sim::actor(int gi) {
+    const ar_chan_t *c = &p->chans[gi];
+    ChanState &cs = ch[gi];
+    OpScratch s;
+    for (cs.pc = 0; cs.pc < c->nops && !fail; cs.pc++) {
+        const ar_op_t *op = &p->ops[c->first + cs.pc];
+        switch (op->code) {
+        case AR_OP_COPY:
+        case AR_OP_REDUCE: data_op(gi, op, s); break;
+        case AR_OP_SIGNAL: signal_op(gi, op); break;
+        case AR_OP_WAIT: wait_op(gi, op); break;
+        default: break;
+        }
+        ops++;
+    }
+    if (!fail) {
+        cs.done = true;
+        cs.end = sg4::Engine::get_clock();
+    }
+}
+
+double span_union(std::vector<Span> &v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end(), [](const Span &x, const Span &y) { return x.a < y.a; });
+    double total = 0, a = v[0].a, b = v[0].b;
+    for (size_t i = 1; i < v.size(); i++) {
+        if (v[i].a > b) {
+            total += b - a;
+            a = v[i].a;
+            b = v[i].b;
+        } else if (v[i].b > b) {
+            b = v[i].b;
+        }
+    }
+    return total + (b - a);
+}
+
+sg4::Link *make_link(ArZone *z, const std::string &name, double bw, double lat) {
+    return z->create_link(name, std::vector<double>{bw})
+        ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
+        ->set_latency(lat)
+        ->seal();
+}
+
+} // namespace
+
+extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o,
+                                  ar_result_t *r, ar_error_t *err) {
+    try {
+        Sim s;
+        s.t = t;
+        s.p = p;
+        s.o = o;
+        s.m = t->model;
+        s.ndev = t->ndevices;
+        s.nch = p->nranks * p->nchannels;
+        s.ep_host = s.ndev + s.nch;
+        const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
+        s.mem_lat = lvl->lat_ns * 1e-9;
+        s.rd_over_wr = lvl->read_gbps / lvl->write_gbps;
+        s.hop_links.resize((size_t)t->nnodes + 1);
+        s.hop_dirs.resize((size_t)t->nnodes + 1);
+
+        xbt_log_control_set("root.thresh:critical");
+        int argc = 1;
+        char arg0[] = "arsim";
+        char *argv[] = {arg0, nullptr};
+        sg4::Engine e(&argc, argv);
+        e.set_config("network/model:CM02");
+        e.set_config("network/latency-factor:1");
+        e.set_config("network/bandwidth-factor:1");
+        e.set_config("network/TCP-gamma:1e30");
+        e.set_config("network/crosstraffic:0");
+        /* Nanosecond ops in millisecond runs: the default precision (1e-9 s) is a
+         * whole op's worth. */
+        e.set_config("surf/precision:1e-13");
+        e.set_config("maxmin/precision:1e-11");
+        e.set_config("contexts/stack-size:256");
+
+        auto *z = new ArZone("arsim");
+        z->sim = &s;
+
+        s.base_mem = 2 * t->nlinks;
+        s.base_chan = s.base_mem + s.ndev;
+        s.base_host = s.base_chan + 2 * s.nch;
+        s.res.resize((size_t)s.base_host + s.ndev);
+        for (int l = 0; l < t->nlinks; l++) {
+            const ar_link_t *lk = &t->links[l];
+            const ar_link_kind_t *k = &s.m->links[lk->kind];
+            double bw = lk->count * k->bw_gbps * 1e9, lat = k->lat_ns * 1e-9;
+            auto *sd = z->get_iface()->create_split_duplex_link("l" + std::to_string(l), bw);
+            sd->set_latency(lat)->seal();
+            sg4::Link *dirs[2] = {sd->get_link_up(), sd->get_link_down()};
+            for (int d = 0; d < 2; d++) {
+                Resource &R = s.res[2 * l + d];
+                R.link = dirs[d];
+                R.bw = bw;
+                R.lat = lat;
+                R.kind = RES_NET;
+            }
+        }
+        for (int d = 0; d < s.ndev; d++) {
+            Resource &R = s.res[s.base_mem + d];
+            R.bw = lvl->read_gbps * 1e9;
+            R.lat = s.mem_lat;
+            R.kind = RES_MEM;
+            R.link = make_link(z, "mem" + std::to_string(d), R.bw, R.lat);
+            Resource &H = s.res[s.base_host + d];
+            H.bw = s.m->host_link_gbps * 1e9;
+            H.lat = s.m->host_link_lat_ns * 1e-9;
+            H.kind = RES_HOST;
+            H.link = make_link(z, "pcie" + std::to_string(d), H.bw, H.lat);
+        }
+        double chan_rd = ar_model_chan_read_gbps(s.m) * 1e9, chan_wr = s.m->chan_write_gbps * 1e9;
+        s.ep_hosts.assign((size_t)s.ep_host + 1, nullptr);
+        s.ch.resize((size_t)s.nch);
+        for (int gi = 0; gi < s.nch; gi++) {
+            if (p->chans[gi].nops == 0) continue;
+            std::string nm = "r" + std::to_string(gi / p->nchannels) + ".c" +
+                             std::to_string(gi % p->nchannels);
+            Resource &Rr = s.res[s.base_chan + 2 * gi], &Rw = s.res[s.base_chan + 2 * gi + 1];
+            Rr.bw = chan_rd;
+            Rr.kind = RES_CHAN;
+            Rr.link = make_link(z, nm + ".rd", chan_rd, 0);
+            Rw.bw = chan_wr;
+            Rw.kind = RES_CHAN;
+            Rw.link = make_link(z, nm + ".wr", chan_wr, 0);
+            s.ep_hosts[s.ndev + gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
+        }
+        for (int d = 0; d < s.ndev; d++)
+            s.ep_hosts[d] = z->create_host("m" + std::to_string(d), std::vector<double>{1.0})->seal();
+        s.ep_hosts[s.ep_host] = z->create_host("host", std::vector<double>{1.0})->seal();
+        for (auto &R : s.res)
+            if (R.link) R.impl = R.link->get_impl();
+        for (int ep = 0; ep <= s.ep_host; ep++) {
+            if (!s.ep_hosts[ep]) continue;
+            unsigned long id = s.ep_hosts[ep]->get_netpoint()->id();
+            if (s.np2ep.size() <= id) s.np2ep.resize(id + 1, -1);
+            s.np2ep[id] = ep;
+        }
+        z->seal();
+
+        s.res_bytes.assign(s.res.size(), 0.0);
+        if (o->breakdown) s.spans.resize((size_t)2 * t->nlinks);
+        s.flags.resize((size_t)p->nranks * p->nflags);
+
+        Sim *sp = &s;
+        for (int gi = 0; gi < s.nch; gi++) {
+            if (p->chans[gi].nops == 0) continue;
+            sg4::Actor::create(s.ep_hosts[s.ndev + gi]->get_name(), s.ep_hosts[s.ndev + gi],
+                               [sp, gi]() { sp->actor(gi); });
+        }
+        e.run();
+
+        if (s.fail) return AR_ERR(err, AR_EPLAN, "sim: %s", s.fail_msg);
+        int last = -1;
+        for (int gi = 0; gi < s.nch; gi++) {
+            const ChanState &c = s.ch[gi];
+            if (p->chans[gi].nops == 0) continue;
+            if (!c.done) {
+                const ar_op_t *op = &p->ops[p->chans[gi].first + c.pc];
+                return AR_ERR(err, AR_EPLAN,
+                              "deadlock: rank %d channel %d op %u waits for flag %u to reach %llu but "
+                              "only %zu SIGNALs arrive",
+                              gi / p->nchannels, gi % p->nchannels, c.pc, op->flag,
+                              (unsigned long long)op->count,
+                              s.flags[(size_t)(gi / p->nchannels) * p->nflags + op->flag].arr.size());
+            }
+            if (last < 0 || c.end > s.ch[last].end) last = gi;
+        }
+        double launch = ar_cost_launch_s(t);
+        if (last >= 0) memcpy(r->terms_s, s.ch[last].terms, sizeof r->terms_s);
+        r->terms_s[AR_TERM_LAUNCH] += launch;
+        r->time_s = launch + (last >= 0 ? s.ch[last].end : 0);
+        r->cycles = r->time_s * s.m->clock_ghz * 1e9;
+        r->ops_executed = s.ops;
+        if (o->breakdown) {
+            r->links = (ar_link_stat_t *)calloc((size_t)2 * t->nlinks + 1, sizeof *r->links);
+            if (!r->links) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+            for (int l = 0; l < t->nlinks; l++)
+                for (int d = 0; d < 2; d++) {
+                    ar_link_stat_t *st = &r->links[r->nlinks++];
+                    double cap = s.res[2 * l + d].bw;
+                    st->link = l;
+                    st->dir = d ? -1 : 1;
+                    st->bytes = s.res_bytes[2 * l + d];
+                    st->busy_s = span_union(s.spans[2 * l + d]);
+                    st->util = r->time_s > 0 && cap > 0 ? st->bytes / (cap * r->time_s) : 0;
+                }
+        }
+        return AR_OK;
+    } catch (const std::exception &ex) {
+        return AR_ERR(err, AR_EINVAL, "sim: SimGrid: %s", ex.what());
+    }
+}

@@ -1,0 +1,158 @@
+/* The sim backend: SimGrid timing with contention (see engine.cpp for the model).
+ *
+ * SimGrid holds one engine per process, configured once and never torn down, so
+ * every execution runs in a child process: the child builds the platform, runs
+ * the plan and sends the result back through a pipe; the parent never touches
+ * SimGrid. A fork costs about a millisecond, and a crash or abort inside SimGrid
+ * becomes an error here instead of taking the caller down. ARSIM_SIM_NOFORK=1 runs
+ * in this process instead (once per process; for debuggers). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "backends/internal.h"
+#include "sim/internal.h"
+
+typedef struct sim_s {
+    ar_backend_t base; /* first: the registry sees an ar_backend_t */
+} sim_t;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int write_all(int fd, const void *buf, size_t n) {
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* What the child sends: status, error, result, then nlinks link stats. */
+typedef struct reply_s {
+    int rc;
+    ar_error_t err;
+    ar_result_t res;
+} reply_t;
+
+static void child(int fd, const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o) {
+    reply_t rep;
+    memset(&rep, 0, sizeof rep);
+    rep.rc = ar__sim_engine_run(t, p, o, &rep.res, &rep.err);
+    ar_link_stat_t *links = rep.res.links;
+    if (rep.rc != AR_OK) rep.res.nlinks = 0;
+    rep.res.links = NULL;
+    int bad = write_all(fd, &rep, sizeof rep) ||
+              (rep.res.nlinks > 0 &&
+               write_all(fd, links, (size_t)rep.res.nlinks * sizeof *links));
+    close(fd);
+    /* _exit: nothing of SimGrid's to tear down, no stdio buffers of the parent's. */
+    _exit(bad ? 3 : 0);
+}
+
+static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o,
+                      ar_result_t *res, ar_error_t *err) {
+    int fds[2];
+    if (pipe(fds) != 0) return AR_ERR(err, AR_EIO, "sim: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return AR_ERR(err, AR_ENOMEM, "sim: fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child(fds[1], t, p, o);
+    }
+    close(fds[1]);
+    reply_t rep;
+    int rc = AR_OK;
+    int got = read_all(fds[0], &rep, sizeof rep) == 0;
+    ar_link_stat_t *links = NULL;
+    if (got && rep.rc == AR_OK && rep.res.nlinks > 0) {
+        links = calloc((size_t)rep.res.nlinks, sizeof *links);
+        if (!links || read_all(fds[0], links, (size_t)rep.res.nlinks * sizeof *links) != 0)
+            got = 0;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!got) {
+        free(links);
+        if (WIFSIGNALED(status))
+            return AR_ERR(err, AR_EINVAL, "sim: the simulator died (signal %d: %s)",
+                          WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return AR_ERR(err, AR_EINVAL, "sim: the simulator exited (status %d) without a result",
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (rep.rc != AR_OK) {
+        if (err) *err = rep.err;
+        return rep.rc;
+    }
+    *res = rep.res;
+    res->links = links;
+    return rc;
+}
+
+static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t *opts,
+                       ar_result_t *res, ar_error_t *err) {
+    double t0 = now_s();
+    const ar_topo_t *t = be->topo;
+    ar_run_opts_t def = AR_RUN_OPTS_DEFAULT;
+    if (!opts) opts = &def;
+    memset(res, 0, sizeof *res);
+    AR_TRY(ar__backend_check_plan(p, t, err));
+    if ((unsigned)opts->buffer >= AR_NMEM)
+        return AR_ERR(err, AR_EINVAL, "sim: no such memory level %d", (int)opts->buffer);
+    AR_TRY(ar_cost_check_capacity(t, p, opts->buffer, err));
+    int rc;
+    const char *nofork = getenv("ARSIM_SIM_NOFORK");
+    if (nofork && strcmp(nofork, "1") == 0) rc = ar__sim_engine_run(t, p, opts, res, err);
+    else rc = run_forked(t, p, opts, res, err);
+    res->sim_wall_s = now_s() - t0;
+    return rc;
+}
+
+static int sim_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
+    if (!topo || !topo->model) return AR_ERR(err, AR_EINVAL, "sim: needs a topology with a model");
+    sim_t *be = calloc(1, sizeof *be);
+    if (!be) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+    be->base.ops = &ar_sim_backend;
+    be->base.topo = topo;
+    *out = &be->base;
+    return AR_OK;
+}
+
+static void sim_close(ar_backend_t *be) { free(be); }
+
+const ar_backend_ops_t ar_sim_backend = {
+    .name = "sim",
+    .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
+    .open = sim_open,
+    .execute = sim_execute,
+    .close = sim_close,
+};
