@@ -570,7 +570,7 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
                       fmt_addr(b2, sizeof b2, op->dst, op->n));
     for (uint32_t s = 0; s < op->nsrc; s++) {
         const ar_addr_t *a = &p->srcs[op->src + s];
-        if (space_of(v, *a) != space_of(v, op->dst) || a->buf == AR_BUF_IN) continue;
+        if (space_of(v, *a) != space_of(v, op->dst) || (a->rank != AR_RANK_HOST && a->buf == AR_BUF_IN)) continue;
         if (a->off + op->n <= op->dst.off || op->dst.off + op->n <= a->off) continue;
         if (op->code == AR_OP_REDUCE && a->off == op->dst.off) continue;
         return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,

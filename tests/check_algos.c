@@ -1,6 +1,256 @@
+/* algos: every algorithm on every topology it accepts passes the verifier (and the
+ * ref backend with real data); refusals name the missing property; center_root's
+ * centre beats a corner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arsim/arsim.h"
 #include "tests/suites.h"
+
+static ar_topo_t *topo(const char *spec) {
+    ar_topo_t *t = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int rc = ar_topo_open(spec, NULL, &t, &e);
+    ck_assert_msg(rc == AR_OK, "%s: %s", spec, e.message);
+    return t;
+}
+
+/* Build, verify, and (small plans) run on ref with a float64 check. */
+static void build_ok(const char *algo, const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
+                     int channels, int run_ref) {
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = channels;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int rc = ar_algo_build(algo, t, count, dt, &o, &p, &e);
+    ck_assert_msg(rc == AR_OK, "%s on %s count %llu: build: %s", algo, t->name,
+                  (unsigned long long)count, e.message);
+    ck_assert_int_eq(p->nranks, t->nranks);
+    ck_assert_uint_eq(p->count, count);
+    rc = ar_plan_verify(p, &e);
+    ck_assert_msg(rc == AR_OK, "%s on %s count %llu %s ch %d: verify: %s", algo, t->name,
+                  (unsigned long long)count, ar_dtype_name(dt), channels, e.message);
+    if (run_ref && ar_backend_find("ref")) {
+        ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+        ro.check = 1;
+        ar_result_t res;
+        memset(&res, 0, sizeof res);
+        rc = ar_backend_run("ref", t, p, &ro, &res, &e);
+        ck_assert_msg(rc == AR_OK, "%s on %s: ref: %s", algo, t->name, e.message);
+        ck_assert_msg(res.checked && res.check_ok, "%s on %s count %llu: ref check: %s", algo,
+                      t->name, (unsigned long long)count, res.check_msg);
+        ar_result_free(&res);
+    }
+    ar_plan_free(p);
+}
+
+static void refuse(const char *algo, const char *spec, const char *msg) {
+    ar_topo_t *t = topo(spec);
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    int rc = ar_algo_build(algo, t, 100, AR_FP32, &o, &p, &e);
+    ck_assert_msg(rc == AR_EUNFIT, "%s on %s: want AR_EUNFIT, got %d (%s)", algo, spec, rc, e.message);
+    ck_assert_msg(strstr(e.message, msg), "%s on %s: message \"%s\" lacks \"%s\"", algo, spec,
+                  e.message, msg);
+    ck_assert_ptr_null(p);
+    ar_topo_free(t);
+}
+
+/* Which topologies each algorithm accepts. */
+static const struct {
+    const char *algo;
+    const char *specs[16];
+} fits[] = {
+    {"ring", {"ring_1d:1", "ring_1d:2", "ring_1d:5", "ring_1d:7", "torus_2d:2x3", "torus_2d:3x2",
+              "torus_2d:5x3", "torus_2d:3x3", "mesh_2d:2x3", "mesh_2d:3x2", "full:5", "switch:4",
+              "h200_pair", NULL}},
+    {"torus2d", {"torus_2d:2x3", "torus_2d:3x2", "torus_2d:5x3", "torus_2d:3x3", "torus_2d:1x1",
+                 "full:6", "switch:7", "full:2", NULL}},
+    {"mesh2d", {"mesh_2d:2x3", "mesh_2d:3x2", "mesh_2d:5x3", "mesh_2d:3x3", "mesh_2d:1x5",
+                "torus_2d:3x3", "torus_2d:2x3", "full:4", "mesh_2d:1x1", "mesh_2d:2x1", NULL}},
+    {"1stage", {"full:1", "full:2", "full:3", "full:5", "switch:8", "ring_1d:3", "h200_pair", NULL}},
+    {"oneshot", {"full:4", NULL}},
+    {"2stage", {"full:1", "full:2", "full:3", "full:7", "switch:6", "ring_1d:3", NULL}},
+    {"twoshot", {"switch:4", NULL}},
+    {"center_root", {"ring_1d:1", "ring_1d:2", "ring_1d:7", "torus_2d:2x3", "torus_2d:3x2",
+                     "torus_2d:5x3", "mesh_2d:3x3", "mesh_2d:5x3", "full:5", "switch:4", NULL}},
+    {"naive", {"ring_1d:1", "ring_1d:2", "ring_1d:5", "mesh_2d:3x3", "switch:3", NULL}},
+};
+
+START_TEST(test_algo_fits) {
+    const ar_dtype_t dts[] = {AR_FP32, AR_BF16, AR_FP16};
+    for (size_t a = 0; a < sizeof fits / sizeof fits[0]; a++)
+        for (int s = 0; fits[a].specs[s]; s++) {
+            ar_topo_t *t = topo(fits[a].specs[s]);
+            int P = t->nranks;
+            uint64_t counts[] = {1, 7, (uint64_t)(P > 1 ? P - 1 : 1), (uint64_t)P + 1, 1001};
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+                build_ok(fits[a].algo, t, counts[c], dts[c % 3], 0, 1);
+            /* several channels, and chunking that leaves tails */
+            build_ok(fits[a].algo, t, 1001, AR_BF16, 3, 1);
+            build_ok(fits[a].algo, t, 4093, AR_FP32, 2, 0);
+            ar_topo_free(t);
+        }
+}
+END_TEST
+
+START_TEST(test_algo_chunked) {
+    /* small chunks force many pipeline groups */
+    const char *cases[][2] = {{"ring", "torus_2d:3x2"}, {"torus2d", "torus_2d:3x3"},
+                              {"mesh2d", "mesh_2d:3x3"}, {"mesh2d", "mesh_2d:2x3"},
+                              {"center_root", "torus_2d:5x3"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = topo(cases[i][1]);
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 2;
+        o.chunk_bytes = 64;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_int_eq(ar_algo_build(cases[i][0], t, 3001, AR_FP32, &o, &p, &e), AR_OK);
+        int rc = ar_plan_verify(p, &e);
+        ck_assert_msg(rc == AR_OK, "%s on %s chunked: %s", cases[i][0], cases[i][1], e.message);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+START_TEST(test_algo_refuse) {
+    refuse("ring", "mesh_2d:3x3", "ranks 2 and 3 are not neighbours on mesh_2d:3x3");
+    refuse("ring", "mesh_2d:5x3", "odd mesh, no wrap-around links");
+    refuse("torus2d", "mesh_2d:2x3", "no wrap-around links; use mesh2d");
+    refuse("torus2d", "ring_1d:6", "ring_1d:6 (ring_1d) is not a 2D torus grid");
+    refuse("mesh2d", "ring_1d:6", "is not a 2D mesh or torus grid");
+    refuse("1stage", "ring_1d:5", "ranks 0 and 2 are not neighbours on ring_1d:5 (needs every pair");
+    refuse("oneshot", "torus_2d:3x3", "1stage: ranks 0 and 4 are not neighbours");
+    refuse("2stage", "mesh_2d:2x3", "2stage: ranks 0 and 3 are not neighbours");
+    ar_topo_t *t = topo("full:4");
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ck_assert_int_eq(ar_algo_build("allgather", t, 10, AR_FP32, NULL, &p, &e), AR_EINVAL);
+    ck_assert(strstr(e.message, "unknown algorithm 'allgather'"));
+    ck_assert_int_eq(ar_algo_build("ring", t, 0, AR_FP32, NULL, &p, &e), AR_EINVAL);
+    ar_topo_free(t);
+}
+END_TEST
+
+START_TEST(test_algo_find) {
+    ck_assert_ptr_eq(ar_algo_find("oneshot"), ar_algo_find("1stage"));
+    ck_assert_ptr_eq(ar_algo_find("twoshot"), ar_algo_find("2stage"));
+    ck_assert_ptr_null(ar_algo_find("3stage"));
+    int n = 0;
+    for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) n++;
+    ck_assert_int_eq(n, 7);
+}
+END_TEST
+
+/* Longest chain of dependent remote ops: a critical-path step count over the plan's
+ * SIGNAL/WAIT edges, each COPY/REDUCE one step. */
+static double critical_steps(const ar_plan_t *p) {
+    /* greedy execution assigning times: op time = max(channel time, signal times) + 1 */
+    int nch = p->nranks * p->nchannels;
+    double *tch = calloc(nch, sizeof *tch);
+    uint32_t *pc = calloc(nch, sizeof *pc);
+    size_t nf = (size_t)p->nranks * p->nflags;
+    double **sig = calloc(nf, sizeof *sig);
+    uint64_t *ns = calloc(nf, sizeof *ns);
+    for (size_t f = 0; f < nf; f++) sig[f] = calloc(p->per_epoch[f] + 1, sizeof(double));
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        for (int ch = 0; ch < nch; ch++) {
+            const ar_chan_t *c = &p->chans[ch];
+            while (pc[ch] < c->nops) {
+                const ar_op_t *op = &p->ops[c->first + pc[ch]];
+                int r = ch / p->nchannels;
+                if (op->code == AR_OP_WAIT) {
+                    size_t f = (size_t)r * p->nflags + op->flag;
+                    if (ns[f] < op->count) break;
+                    /* the count-th signal by arrival time */
+                    double tm = 0;
+                    for (uint64_t i = 0; i < ns[f]; i++) {
+                        int before = 0;
+                        for (uint64_t j = 0; j < ns[f]; j++) before += sig[f][j] < sig[f][i];
+                        if ((uint64_t)before < op->count && sig[f][i] > tm) tm = sig[f][i];
+                    }
+                    if (tm > tch[ch]) tch[ch] = tm;
+                } else if (op->code == AR_OP_SIGNAL) {
+                    size_t f = (size_t)op->dst.rank * p->nflags + op->flag;
+                    sig[f][ns[f]++] = tch[ch];
+                } else {
+                    tch[ch] += 1;
+                }
+                pc[ch]++;
+                progress = 1;
+            }
+        }
+    }
+    double m = 0;
+    for (int ch = 0; ch < nch; ch++) if (tch[ch] > m) m = tch[ch];
+    for (size_t f = 0; f < nf; f++) free(sig[f]);
+    free(sig); free(ns); free(tch); free(pc);
+    return m;
+}
+
+START_TEST(test_center_root_beats_corner) {
+    const char *specs[] = {"torus_2d:5x3", "mesh_2d:5x3", "mesh_2d:3x3", "torus_2d:4x4"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        ar_topo_t *t = topo(specs[i]);
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 1;
+        ar_plan_t *pc = NULL, *pk = NULL;
+        ar_error_t e;
+        uint64_t count = 1 << 16;
+        ck_assert_int_eq(ar_algo_build("center_root", t, count, AR_BF16, &o, &pc, &e), AR_OK);
+        o.root = 0; /* the corner */
+        ck_assert_int_eq(ar_algo_build("center_root", t, count, AR_BF16, &o, &pk, &e), AR_OK);
+        double sc = critical_steps(pc), sk = critical_steps(pk);
+        int mesh = t->kind == AR_TOPO_MESH_2D;
+        /* on a torus every node is a centre: equal; on a mesh the centre wins */
+        if (mesh) ck_assert_msg(sc < sk, "%s: centre %g steps, corner %g", specs[i], sc, sk);
+        else ck_assert_msg(sc <= sk, "%s: centre %g steps, corner %g", specs[i], sc, sk);
+        if (ar_backend_find("analytic")) {
+            ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+            ar_result_t rc_, rk_;
+            memset(&rc_, 0, sizeof rc_);
+            memset(&rk_, 0, sizeof rk_);
+            ck_assert_int_eq(ar_backend_run("analytic", t, pc, &ro, &rc_, &e), AR_OK);
+            ck_assert_int_eq(ar_backend_run("analytic", t, pk, &ro, &rk_, &e), AR_OK);
+            if (mesh)
+                ck_assert_msg(rc_.time_s < rk_.time_s, "%s: centre %g s, corner %g s", specs[i],
+                              rc_.time_s, rk_.time_s);
+            else
+                ck_assert_msg(rc_.time_s <= rk_.time_s * (1 + 1e-9), "%s: centre %g s, corner %g s",
+                              specs[i], rc_.time_s, rk_.time_s);
+            ar_result_free(&rc_);
+            ar_result_free(&rk_);
+        }
+        ar_plan_free(pc);
+        ar_plan_free(pk);
+        ar_topo_free(t);
+    }
+}
+END_TEST
 
 Suite *suite_algos(void) {
     Suite *s = suite_create("algos");
+    TCase *tc;
+    tc = tcase_create("ar_algo_build");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_algo_fits);
+    tcase_add_test(tc, test_algo_chunked);
+    tcase_add_test(tc, test_algo_refuse);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ar_algo_find");
+    tcase_add_test(tc, test_algo_find);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("center_root");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_center_root_beats_corner);
+    suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,113 @@
+/* algorithms: shared building blocks, not part of the public surface.
+ *
+ * Conventions every algorithm here follows:
+ *  - a "lane" is one independent slice of the element range with its own
+ *    channels and its own flags; no op of one lane touches another's ranges;
+ *  - data moves by pushes (remote stores) into the receiver's SCRATCH or OUT,
+ *    each followed by a SIGNAL the receiver WAITs for; pushing beats pulling
+ *    when traffic flows both ways (DESIGN.md);
+ *  - epoch safety: the next execution may start on one rank while another is
+ *    still in this one, so every receiver acknowledges (SIGNAL back) once it has
+ *    read what was pushed to it, and the pusher WAITs for those
+ *    acknowledgements at the end of its execution, before it can push again. */
+#ifndef ARSIM_ALGORITHMS_INTERNAL_H
+#define ARSIM_ALGORITHMS_INTERNAL_H
+#include "arsim/algo.h"
+
+/* Part b of [lo, hi) cut into n near-equal parts (the first ones one larger). */
+void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);
+
+/* Number of lanes: from opts->channels, else enough to fill one neighbour link at
+ * the model's per-channel push rate for large messages, one for small; never more
+ * lanes than elements. */
+int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
+              int max_lanes);
+/* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
+uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
+
+/* A ring of n ranks on one channel with its data and acknowledgement flags. */
+typedef struct ar__ring_s {
+    ar_plan_t *p;
+    int n;
+    const int *ranks;   /* ring order; position i pushes to position i+1 */
+    int chan;
+    uint32_t fdata, fack;
+    uint64_t scr_base;  /* SCRATCH offset of element 0 */
+    uint64_t *nrecv;    /* per position: data WAITs so far */
+    uint64_t nack;      /* acknowledgements each position sent */
+} ar__ring_t;
+
+/* Reduce-scatter [lo, hi) of `src` (IN or OUT): position i ends with block (i+1)%n
+ * of the sum over the ring in OUT. */
+int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src);
+/* All-gather block (i+1)%n of every position into every OUT; acknowledges the
+ * previous position once the last forward has read OUT. */
+int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi);
+/* End of execution: wait for the next position's acknowledgements. */
+int ar__ring_end(ar__ring_t *r);
+
+/* A spanning tree over the ranks, reduce up then broadcast down, pipelined. */
+typedef struct ar__tree_s {
+    ar_plan_t *p;
+    int P;
+    const int *parent;  /* -1 for the root */
+    int root;
+    int maxdeg;         /* most children of any rank */
+    int cred, cbc;      /* the reduce and broadcast channels */
+    uint32_t fbase;     /* ar__tree_nflags(maxdeg) flags from here */
+    uint64_t scr_base;  /* child slot j of element x at scr_base + j * count + x */
+    uint64_t nchunks;   /* chunks emitted so far */
+    int *nchild, *slot; /* filled by ar__tree_init */
+    int **child;
+} ar__tree_t;
+
+uint32_t ar__tree_nflags(int maxdeg);
+int ar__tree_init(ar__tree_t *t);
+void ar__tree_fini(ar__tree_t *t);
+int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len);
+int ar__tree_end(ar__tree_t *t);
+/* Emit the whole range [lo, hi) in chunks of `chunk` elements, then the end. */
+int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk);
+
+/* BFS over the rank adjacency graph: hop distances from src into dist (-1 unreachable)
+ * and parents (lowest index first); returns the eccentricity, -1 when disconnected. */
+int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent);
+
+/* A cycle through all ranks with consecutive ranks adjacent: identity, snake on grids,
+ * else a bounded search. Returns 1 found, 0 none (bad_a/bad_b: a non-adjacent pair
+ * of the identity order), AR_ENOMEM. */
+int ar__find_ring(const ar_topo_t *t, int *order, int *bad_a, int *bad_b);
+/* Snake cycle on a W x H grid (W*H even, both >= 2, or W*H <= 2): order[] of node
+ * indices y*W + x. Returns 0 when none exists. */
+int ar__snake_cycle(int W, int H, int *order);
+/* Snake path (always exists): rows alternate direction. */
+void ar__snake_path(int W, int H, int *order);
+
+/* Grid of the topology for torus2d/mesh2d: the topology's own, or for full/switch
+ * topologies opts grid_w x grid_h or the most square factorisation. rank_at[y*W+x]
+ * receives the rank on each grid point. Returns AR_OK or AR_EUNFIT with err set. */
+int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int need_torus,
+             int *W, int *H, int *rank_at, ar_error_t *err);
+
+/* AR_EUNFIT unless every pair of ranks is adjacent. */
+int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err);
+
+/* The builders. */
+int ar__build_ring(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
+                   ar_error_t *);
+int ar__build_torus2d(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
+                      ar_plan_t **, ar_error_t *);
+int ar__build_mesh2d(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
+                     ar_plan_t **, ar_error_t *);
+int ar__build_oneshot(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
+                      ar_plan_t **, ar_error_t *);
+int ar__build_twoshot(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
+                      ar_plan_t **, ar_error_t *);
+int ar__build_center_root(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
+                          ar_plan_t **, ar_error_t *);
+int ar__build_naive(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
+                    ar_error_t *);
+
+/* ar_plan_* emitters return AR_OK or AR_ENOMEM/AR_EINVAL; this maps to AR_TRY. */
+#define EMIT(x) AR_TRY(x)
+#endif

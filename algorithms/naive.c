@@ -1,0 +1,52 @@
+/* naive: the no-P2P fallback. Every rank copies its input to its slot of the
+ * HOST staging buffer and signals every peer; once all have arrived each rank
+ * reduces its own input with every peer's host slot into OUT, then tells the
+ * peers it is done reading (so the next execution cannot overwrite a slot early).
+ * Runs on any topology. */
+#include <stdlib.h>
+#include "algorithms/internal.h"
+
+int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                    ar_plan_t **out, ar_error_t *err) {
+    int P = t->nranks;
+    /* one lane unless asked: the host link is shared by everything anyway */
+    int lanes = o && o->channels > 0 ? ar__lanes(t, o, count, dt, 64) : 1;
+    ar_plan_t *p;
+    AR_TRY(ar_plan_new("naive", P, lanes, count, dt, &p));
+    p->host_elems = (uint64_t)P * count;
+    int rc = AR_OK;
+    ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
+    if (!sv) rc = AR_ENOMEM;
+    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+        uint64_t lo, len;
+        ar__split(0, count, lanes, c, &lo, &len);
+        uint32_t fd = 2u * c, fdone = 2u * c + 1;
+        for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (P == 1) {
+                rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
+                continue;
+            }
+            rc = ar_plan_copy(p, r, c, ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * count + lo),
+                              ar_addr(r, AR_BUF_IN, lo), len);
+            for (int q = 0; q < P && rc == AR_OK; q++)
+                if (q != r) rc = ar_plan_signal(p, r, c, q, fd);
+            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fd, (uint64_t)P - 1);
+            int k = 0;
+            sv[k++] = ar_addr(r, AR_BUF_IN, lo);
+            for (int q = 0; q < P; q++)
+                if (q != r) sv[k++] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)q * count + lo);
+            if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, lo), sv, (uint32_t)k, len);
+            for (int q = 0; q < P && rc == AR_OK; q++)
+                if (q != r) rc = ar_plan_signal(p, r, c, q, fdone);
+            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fdone, (uint64_t)P - 1);
+        }
+    }
+    free(sv);
+    if (rc == AR_OK) rc = ar_plan_finish(p);
+    if (rc != AR_OK) {
+        ar_plan_free(p);
+        return AR_ERR(err, rc, "naive: cannot build the plan: %s", ar_strerror(rc));
+    }
+    *out = p;
+    return AR_OK;
+}

@@ -1,0 +1,56 @@
+/* ring: reduce-scatter then all-gather around a ring of neighbours, 2(p-1) steps
+ * per chunk group, pipelined over groups; lanes alternate direction so both
+ * directions of every link carry data. */
+#include <stdlib.h>
+#include "algorithms/internal.h"
+
+int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                   ar_plan_t **out, ar_error_t *err) {
+    int P = t->nranks, a, b;
+    int *ord = malloc((size_t)P * sizeof *ord), *rev = malloc((size_t)P * sizeof *rev);
+    uint64_t *nrecv = calloc((size_t)P, sizeof *nrecv);
+    ar_plan_t *p = NULL;
+    int rc = (ord && rev && nrecv) ? AR_OK : AR_ENOMEM;
+    if (rc == AR_OK) {
+        int f = ar__find_ring(t, ord, &a, &b);
+        if (f < 0) rc = f;
+        else if (!f)
+            rc = AR_ERR(err, AR_EUNFIT,
+                        "ring: ranks %d and %d are not neighbours on %s and no ring through "
+                        "neighbours exists (%s)",
+                        a, b, t->name,
+                        t->kind == AR_TOPO_MESH_2D ? "odd mesh, no wrap-around links"
+                                                   : "no Hamiltonian cycle found");
+    }
+    int lanes = ar__lanes(t, o, count, dt, 64);
+    if (rc == AR_OK) rc = ar_plan_new("ring", P, lanes, count, dt, &p);
+    if (rc == AR_OK) {
+        p->scratch_elems = count;
+        for (int i = 0; i < P; i++) rev[i] = ord[(P - i) % P];
+    }
+    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+        uint64_t lo, len;
+        ar__split(0, count, lanes, c, &lo, &len);
+        for (int i = 0; i < P; i++) nrecv[i] = 0;
+        ar__ring_t r = {p, P, (c % 2 && P > 2) ? rev : ord, c, 2u * c, 2u * c + 1, 0, nrecv, 0};
+        uint64_t chunk = ar__chunk_elems(o, len, dt, P);
+        uint64_t group = chunk * (uint64_t)P;
+        for (uint64_t g = lo; g < lo + len && rc == AR_OK; g += group) {
+            uint64_t ge = lo + len - g < group ? lo + len : g + group;
+            rc = ar__ring_rs(&r, g, ge, AR_BUF_IN);
+            if (rc == AR_OK) rc = ar__ring_ag(&r, g, ge);
+        }
+        if (rc == AR_OK) rc = ar__ring_end(&r);
+    }
+    if (rc == AR_OK) rc = ar_plan_finish(p);
+    free(ord);
+    free(rev);
+    free(nrecv);
+    if (rc != AR_OK) {
+        ar_plan_free(p);
+        if (rc == AR_ENOMEM) AR_ERR(err, rc, "ring: out of memory");
+        return rc;
+    }
+    *out = p;
+    return AR_OK;
+}

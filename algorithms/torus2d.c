@@ -1,0 +1,90 @@
+/* torus2d: on a W x H torus, per chunk group: reduce-scatter along the X ring of
+ * each row, allreduce (ring) of the held block along the Y ring of each column,
+ * all-gather along X. Lanes alternate the ring directions. */
+#include <stdlib.h>
+#include "algorithms/internal.h"
+
+static int check_rings(const ar_topo_t *t, const int *rank_at, int W, int H, ar_error_t *err) {
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int r = rank_at[y * W + x];
+            int rx = rank_at[y * W + (x + 1) % W], ry = rank_at[((y + 1) % H) * W + x];
+            if (W > 1 && !ar_topo_rank_adjacent(t, r, rx))
+                return AR_ERR(err, AR_EUNFIT,
+                              "torus2d: ranks %d and %d are not neighbours on %s (X ring of row %d "
+                              "of the %dx%d grid)",
+                              r, rx, t->name, y, W, H);
+            if (H > 1 && !ar_topo_rank_adjacent(t, r, ry))
+                return AR_ERR(err, AR_EUNFIT,
+                              "torus2d: ranks %d and %d are not neighbours on %s (Y ring of column "
+                              "%d of the %dx%d grid)",
+                              r, ry, t->name, x, W, H);
+        }
+    return AR_OK;
+}
+
+int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                      ar_plan_t **out, ar_error_t *err) {
+    int P = t->nranks, W, H;
+    int *rank_at = malloc((size_t)P * sizeof *rank_at);
+    int *rows = malloc((size_t)P * 2 * sizeof *rows), *cols = malloc((size_t)P * 2 * sizeof *cols);
+    uint64_t *nrecv = calloc((size_t)P * 2, sizeof *nrecv);
+    ar_plan_t *p = NULL;
+    if (!rank_at || !rows || !cols || !nrecv) {
+        free(rank_at); free(rows); free(cols); free(nrecv);
+        return AR_ERR(err, AR_ENOMEM, "torus2d: out of memory");
+    }
+    int rc = ar__grid("torus2d", t, o, 1, &W, &H, rank_at, err);
+    if (rc == AR_OK) rc = check_rings(t, rank_at, W, H, err);
+    int lanes = ar__lanes(t, o, count, dt, 64);
+    if (rc == AR_OK) rc = ar_plan_new("torus2d", P, lanes, count, dt, &p);
+    if (rc == AR_OK) p->scratch_elems = 2 * count;
+    /* rows[dir][y*W + i]: rank at ring position i of row y; cols likewise */
+    for (int d = 0; d < 2 && rc == AR_OK; d++) {
+        for (int y = 0; y < H; y++)
+            for (int i = 0; i < W; i++)
+                rows[d * P + y * W + i] = rank_at[y * W + (d ? (W - i) % W : i)];
+        for (int x = 0; x < W; x++)
+            for (int i = 0; i < H; i++)
+                cols[d * P + x * H + i] = rank_at[(d ? (H - i) % H : i) * W + x];
+    }
+    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+        int d = c % 2;
+        uint64_t lo, len;
+        ar__split(0, count, lanes, c, &lo, &len);
+        for (int i = 0; i < 2 * P; i++) nrecv[i] = 0;
+        ar__ring_t rx[H > 0 ? H : 1], ry[W > 0 ? W : 1];
+        for (int y = 0; y < H; y++)
+            rx[y] = (ar__ring_t){p, W, rows + d * P + y * W, c, 4u * c, 4u * c + 1, 0,
+                                 nrecv + y * W, 0};
+        for (int x = 0; x < W; x++)
+            ry[x] = (ar__ring_t){p, H, cols + d * P + x * H, c, 4u * c + 2, 4u * c + 3, count,
+                                 nrecv + P + x * H, 0};
+        uint64_t chunk = ar__chunk_elems(o, len, dt, W + H);
+        uint64_t group = chunk * (uint64_t)W;
+        for (uint64_t g = lo; g < lo + len && rc == AR_OK; g += group) {
+            uint64_t ge = lo + len - g < group ? lo + len : g + group;
+            for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_rs(&rx[y], g, ge, AR_BUF_IN);
+            /* column x holds block (pos(x) + 1) % W of the row split */
+            for (int x = 0; x < W && rc == AR_OK; x++) {
+                int pos = d ? (W - x) % W : x;
+                uint64_t bo, bl;
+                ar__split(g, ge, W, (pos + 1) % W, &bo, &bl);
+                rc = ar__ring_rs(&ry[x], bo, bo + bl, AR_BUF_OUT);
+                if (rc == AR_OK) rc = ar__ring_ag(&ry[x], bo, bo + bl);
+            }
+            for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_ag(&rx[y], g, ge);
+        }
+        for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_end(&rx[y]);
+        for (int x = 0; x < W && rc == AR_OK; x++) rc = ar__ring_end(&ry[x]);
+    }
+    if (rc == AR_OK) rc = ar_plan_finish(p);
+    free(rank_at); free(rows); free(cols); free(nrecv);
+    if (rc != AR_OK) {
+        ar_plan_free(p);
+        if (rc == AR_ENOMEM) AR_ERR(err, rc, "torus2d: out of memory");
+        return rc;
+    }
+    *out = p;
+    return AR_OK;
+}

@@ -1,0 +1,416 @@
+/* Shared building blocks of the algorithms: range splitting, defaults, the
+ * push ring and the pipelined tree, rings and grids found on a topology. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "algorithms/internal.h"
+
+void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
+    uint64_t L = hi - lo, q = L / (uint64_t)n, r = L % (uint64_t)n, ub = (uint64_t)b;
+    *off = lo + ub * q + (ub < r ? ub : r);
+    *len = q + (ub < r);
+}
+
+/* Bandwidth of the fattest neighbour link bundle, GB/s one way. */
+static double link_gbps(const ar_topo_t *t) {
+    double best = 0;
+    for (int i = 0; i < t->nlinks; i++) {
+        const ar_link_t *l = &t->links[i];
+        double bw = l->count * t->model->links[l->kind].bw_gbps;
+        if (bw > best) best = bw;
+    }
+    return best;
+}
+
+int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
+              int max_lanes) {
+    int n;
+    if (o && o->channels > 0) {
+        n = o->channels;
+    } else {
+        /* Little's law per channel: pushes are posted stores at chan_write_gbps; reads
+         * would be inflight / latency. Enough channels to fill one link for large
+         * messages; about one per 64 KB below that, since small ones are latency-bound. */
+        double chan = t->model->chan_write_gbps;
+        double rd = ar_model_chan_read_gbps(t->model);
+        if (rd > chan) chan = rd;
+        double lb = link_gbps(t);
+        int fill = chan > 0 && lb > 0 ? (int)ceil(lb / chan) : 1;
+        if (fill > 32) fill = 32;
+        uint64_t bytes = count * ar_dtype_size(dt);
+        uint64_t by_size = bytes / (64 * 1024);
+        n = by_size < (uint64_t)fill ? (int)by_size : fill;
+        if (n < 1) n = 1;
+    }
+    if (n > max_lanes) n = max_lanes;
+    if ((uint64_t)n > count) n = (int)count;
+    return n < 1 ? 1 : n;
+}
+
+uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces) {
+    uint64_t es = ar_dtype_size(dt);
+    uint64_t c;
+    if (o && o->chunk_bytes) {
+        c = o->chunk_bytes / es;
+    } else {
+        /* About 4 pipeline steps per piece of the lane, between 8 KB and 512 KB. */
+        uint64_t per = lane_elems / (uint64_t)(pieces > 0 ? pieces : 1) / 4;
+        uint64_t lo = 8192 / es, hi = 524288 / es;
+        c = per < lo ? lo : per > hi ? hi : per;
+    }
+    return c ? c : 1;
+}
+
+/* ---------- ring ---------- */
+
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
+    ar_plan_t *p = r->p;
+    int n = r->n;
+    if (n == 1) {
+        if (src != AR_BUF_OUT)
+            EMIT(ar_plan_copy(p, r->ranks[0], r->chan, ar_addr(r->ranks[0], AR_BUF_OUT, lo),
+                              ar_addr(r->ranks[0], src, lo), hi - lo));
+        return AR_OK;
+    }
+    uint64_t off, len;
+    for (int s = 0; s < n - 1; s++)
+        for (int i = 0; i < n; i++) {
+            int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
+            ar__split(lo, hi, n, mod(i - s, n), &off, &len);
+            ar_addr_t dst = ar_addr(nx, AR_BUF_SCRATCH, r->scr_base + off);
+            if (s == 0) {
+                EMIT(ar_plan_copy(p, me, r->chan, dst, ar_addr(me, src, off), len));
+            } else {
+                EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
+                ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off),
+                                   ar_addr(me, src, off)};
+                EMIT(ar_plan_reduce(p, me, r->chan, dst, sv, 2, len));
+            }
+            EMIT(ar_plan_signal(p, me, r->chan, nx, r->fdata));
+        }
+    for (int i = 0; i < n; i++) {
+        int me = r->ranks[i];
+        ar__split(lo, hi, n, (i + 1) % n, &off, &len);
+        EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
+        ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off), ar_addr(me, src, off)};
+        EMIT(ar_plan_reduce(p, me, r->chan, ar_addr(me, AR_BUF_OUT, off), sv, 2, len));
+    }
+    return AR_OK;
+}
+
+int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
+    ar_plan_t *p = r->p;
+    int n = r->n;
+    if (n == 1) return AR_OK;
+    uint64_t off, len;
+    for (int t = 0; t < n - 1; t++)
+        for (int i = 0; i < n; i++) {
+            int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
+            ar__split(lo, hi, n, mod(i + 1 - t, n), &off, &len);
+            if (t > 0) EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
+            EMIT(ar_plan_copy(p, me, r->chan, ar_addr(nx, AR_BUF_OUT, off),
+                              ar_addr(me, AR_BUF_OUT, off), len));
+            EMIT(ar_plan_signal(p, me, r->chan, nx, r->fdata));
+        }
+    /* Everything pushed to a position has been read by it now: acknowledge. */
+    for (int i = 0; i < n; i++)
+        EMIT(ar_plan_signal(p, r->ranks[i], r->chan, r->ranks[mod(i - 1, n)], r->fack));
+    r->nack++;
+    for (int i = 0; i < n; i++)
+        EMIT(ar_plan_wait(p, r->ranks[i], r->chan, r->fdata, ++r->nrecv[i]));
+    return AR_OK;
+}
+
+int ar__ring_end(ar__ring_t *r) {
+    if (r->n == 1 || !r->nack) return AR_OK;
+    for (int i = 0; i < r->n; i++) EMIT(ar_plan_wait(r->p, r->ranks[i], r->chan, r->fack, r->nack));
+    return AR_OK;
+}
+
+/* ---------- tree ---------- */
+
+/* Flags from fbase: RED slot j (maxdeg), ACKR, READY, BC, ACKROOT, ACKB slot j (maxdeg). */
+uint32_t ar__tree_nflags(int maxdeg) { return 2u * (uint32_t)maxdeg + 4u; }
+#define F_RED(t, j) ((t)->fbase + (uint32_t)(j))
+#define F_ACKR(t) ((t)->fbase + (uint32_t)(t)->maxdeg)
+#define F_READY(t) (F_ACKR(t) + 1)
+#define F_BC(t) (F_ACKR(t) + 2)
+#define F_ACKROOT(t) (F_ACKR(t) + 3)
+#define F_ACKB(t, j) (F_ACKR(t) + 4 + (uint32_t)(j))
+
+int ar__tree_init(ar__tree_t *t) {
+    t->nchild = calloc((size_t)t->P, sizeof *t->nchild);
+    t->slot = calloc((size_t)t->P, sizeof *t->slot);
+    t->child = calloc((size_t)t->P, sizeof *t->child);
+    if (!t->nchild || !t->slot || !t->child) return AR_ENOMEM;
+    for (int v = 0; v < t->P; v++) {
+        t->child[v] = malloc((size_t)t->P * sizeof(int));
+        if (!t->child[v]) return AR_ENOMEM;
+    }
+    for (int v = 0; v < t->P; v++)
+        if (t->parent[v] >= 0) {
+            int u = t->parent[v];
+            t->slot[v] = t->nchild[u];
+            t->child[u][t->nchild[u]++] = v;
+        }
+    t->nchunks = 0;
+    return AR_OK;
+}
+
+void ar__tree_fini(ar__tree_t *t) {
+    if (t->child)
+        for (int v = 0; v < t->P; v++) free(t->child[v]);
+    free(t->child);
+    free(t->nchild);
+    free(t->slot);
+    t->child = NULL;
+    t->nchild = t->slot = NULL;
+}
+
+int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len) {
+    ar_plan_t *p = t->p;
+    uint64_t k = ++t->nchunks, count = p->count;
+    ar_addr_t *sv = malloc(((size_t)t->maxdeg + 1) * sizeof *sv);
+    if (!sv) return AR_ENOMEM;
+    int rc = AR_OK;
+    /* reduce up */
+    for (int v = 0; v < t->P && rc == AR_OK; v++) {
+        int m = t->nchild[v];
+        for (int j = 0; j < m && rc == AR_OK; j++) rc = ar_plan_wait(p, v, t->cred, F_RED(t, j), k);
+        sv[0] = ar_addr(v, AR_BUF_IN, off);
+        for (int j = 0; j < m; j++)
+            sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, t->scr_base + (uint64_t)j * count + off);
+        if (rc != AR_OK) break;
+        if (v == t->root) {
+            rc = ar_plan_reduce(p, v, t->cred, ar_addr(v, AR_BUF_OUT, off), sv, (uint32_t)m + 1, len);
+        } else {
+            int u = t->parent[v];
+            ar_addr_t dst =
+                ar_addr(u, AR_BUF_SCRATCH, t->scr_base + (uint64_t)t->slot[v] * count + off);
+            rc = ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len);
+            if (rc == AR_OK) rc = ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v]));
+        }
+        for (int j = 0; j < m && rc == AR_OK; j++)
+            rc = ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t));
+        /* the root's result is ready: its children may pull it */
+        for (int j = 0; v == t->root && j < m && rc == AR_OK; j++)
+            rc = ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t));
+    }
+    /* broadcast down: every child pulls from its parent's OUT as soon as it is
+     * ready (children of one parent pull in parallel), acknowledges the read, and
+     * tells its own children */
+    for (int v = 0; v < t->P && rc == AR_OK; v++) {
+        if (v == t->root) continue;
+        int u = t->parent[v];
+        rc = ar_plan_wait(p, v, t->cbc, F_BC(t), k);
+        if (rc == AR_OK)
+            rc = ar_plan_copy(p, v, t->cbc, ar_addr(v, AR_BUF_OUT, off), ar_addr(u, AR_BUF_OUT, off), len);
+        if (rc == AR_OK) rc = ar_plan_signal(p, v, t->cbc, u, F_ACKB(t, t->slot[v]));
+        for (int j = 0; j < t->nchild[v] && rc == AR_OK; j++)
+            rc = ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t));
+    }
+    free(sv);
+    return rc;
+}
+
+int ar__tree_end(ar__tree_t *t) {
+    ar_plan_t *p = t->p;
+    uint64_t k = t->nchunks;
+    if (!k) return AR_OK;
+    for (int v = 0; v < t->P; v++) {
+        if (v != t->root) EMIT(ar_plan_wait(p, v, t->cred, F_ACKR(t), k));
+        /* whoever writes v's OUT waits until every child has pulled it */
+        int ch = v == t->root ? t->cred : t->cbc;
+        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_wait(p, v, ch, F_ACKB(t, j), k));
+    }
+    return AR_OK;
+}
+
+int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk) {
+    for (uint64_t o = lo; o < hi; o += chunk) AR_TRY(ar__tree_chunk(t, o, hi - o < chunk ? hi - o : chunk));
+    return ar__tree_end(t);
+}
+
+/* ---------- graphs ---------- */
+
+int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
+    int P = t->nranks;
+    int *q = malloc((size_t)P * sizeof *q);
+    if (!q) return -1;
+    for (int v = 0; v < P; v++) dist[v] = -1, parent[v] = -1;
+    int h = 0, n = 0, ecc = 0;
+    dist[src] = 0;
+    q[n++] = src;
+    while (h < n) {
+        int u = q[h++];
+        for (int v = 0; v < P; v++)
+            if (dist[v] < 0 && ar_topo_rank_adjacent(t, u, v)) {
+                dist[v] = dist[u] + 1;
+                parent[v] = u;
+                if (dist[v] > ecc) ecc = dist[v];
+                q[n++] = v;
+            }
+    }
+    free(q);
+    return n == P ? ecc : -1;
+}
+
+int ar__snake_cycle(int W, int H, int *o) {
+    int n = 0;
+    if (W * H <= 2) {
+        for (int i = 0; i < W * H; i++) o[i] = i;
+        return 1;
+    }
+    if (W < 2 || H < 2) return 0;
+    if (H % 2 == 0) {
+        /* row 0 left to right, rows 1..H-1 snake over columns 1..W-1, back up column 0 */
+        for (int x = 0; x < W; x++) o[n++] = x;
+        for (int y = 1; y < H; y++)
+            for (int k = 0; k < W - 1; k++) o[n++] = y * W + (y % 2 ? W - 1 - k : 1 + k);
+        for (int y = H - 1; y >= 1; y--) o[n++] = y * W;
+        return 1;
+    }
+    if (W % 2 == 0) { /* the same, transposed */
+        for (int y = 0; y < H; y++) o[n++] = y * W;
+        for (int x = 1; x < W; x++)
+            for (int k = 0; k < H - 1; k++) o[n++] = (x % 2 ? H - 1 - k : 1 + k) * W + x;
+        for (int x = W - 1; x >= 1; x--) o[n++] = x;
+        return 1;
+    }
+    return 0;
+}
+
+void ar__snake_path(int W, int H, int *o) {
+    int n = 0;
+    for (int y = 0; y < H; y++)
+        for (int k = 0; k < W; k++) o[n++] = y * W + (y % 2 ? W - 1 - k : k);
+}
+
+static int ring_ok(const ar_topo_t *t, const int *o, int n) {
+    for (int i = 0; i < n; i++)
+        if (!ar_topo_rank_adjacent(t, o[i], o[(i + 1) % n])) return 0;
+    return 1;
+}
+
+/* Depth-first search for a Hamiltonian cycle through rank 0, neighbours with fewest
+ * free neighbours first (Warnsdorff), bounded. */
+static int ham(const ar_topo_t *t, const char *adj, int *o, char *used, int depth, long *budget) {
+    int P = t->nranks;
+    if (depth == P) return adj[o[P - 1] * P + o[0]];
+    if (--*budget < 0) return 0;
+    int u = o[depth - 1];
+    int cand[256], deg[256], nc = 0;
+    for (int v = 0; v < P && nc < 256; v++)
+        if (!used[v] && adj[u * P + v]) {
+            int d = 0;
+            for (int w = 0; w < P; w++) d += !used[w] && adj[v * P + w];
+            cand[nc] = v;
+            deg[nc++] = d;
+        }
+    for (int a = 1; a < nc; a++)
+        for (int b = a; b > 0 && deg[b] < deg[b - 1]; b--) {
+            int x = cand[b]; cand[b] = cand[b - 1]; cand[b - 1] = x;
+            x = deg[b]; deg[b] = deg[b - 1]; deg[b - 1] = x;
+        }
+    for (int i = 0; i < nc; i++) {
+        used[cand[i]] = 1;
+        o[depth] = cand[i];
+        if (ham(t, adj, o, used, depth + 1, budget)) return 1;
+        used[cand[i]] = 0;
+    }
+    return 0;
+}
+
+int ar__find_ring(const ar_topo_t *t, int *o, int *bad_a, int *bad_b) {
+    int P = t->nranks;
+    *bad_a = *bad_b = -1;
+    for (int i = 0; i < P; i++) o[i] = i;
+    for (int i = 0; i < P; i++)
+        if (!ar_topo_rank_adjacent(t, i, (i + 1) % P)) {
+            *bad_a = i;
+            *bad_b = (i + 1) % P;
+            break;
+        }
+    if (*bad_a < 0) return 1;
+    /* grids with one rank per device: the snake */
+    if (t->grid_w > 0 && t->grid_h > 0 && P == t->grid_w * t->grid_h) {
+        int *dev_rank = malloc((size_t)P * sizeof *dev_rank), ok = 0;
+        if (!dev_rank) return AR_ENOMEM;
+        for (int i = 0; i < P; i++) dev_rank[i] = -1;
+        for (int r = 0; r < P; r++)
+            if (t->placement[r] >= 0 && t->placement[r] < P) dev_rank[t->placement[r]] = r;
+        int all = 1;
+        for (int i = 0; i < P; i++) all &= dev_rank[i] >= 0;
+        if (all && ar__snake_cycle(t->grid_w, t->grid_h, o)) {
+            for (int i = 0; i < P; i++) o[i] = dev_rank[o[i]];
+            ok = ring_ok(t, o, P);
+        }
+        free(dev_rank);
+        if (ok) return 1;
+        if (t->kind == AR_TOPO_MESH_2D && (P % 2)) return 0; /* bipartite, odd: none */
+    }
+    char *adj = malloc((size_t)P * P), *used = calloc((size_t)P, 1);
+    if (!adj || !used) {
+        free(adj);
+        free(used);
+        return AR_ENOMEM;
+    }
+    for (int a = 0; a < P; a++)
+        for (int b = 0; b < P; b++) adj[a * P + b] = a != b && ar_topo_rank_adjacent(t, a, b);
+    long budget = 200000;
+    o[0] = 0;
+    used[0] = 1;
+    int found = ham(t, adj, o, used, 1, &budget);
+    free(adj);
+    free(used);
+    if (!found)
+        for (int i = 0; i < P; i++) o[i] = i;
+    return found;
+}
+
+int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int need_torus,
+             int *W, int *H, int *rank_at, ar_error_t *err) {
+    int P = t->nranks;
+    int w = 0, h = 0;
+    int any = t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH;
+    if (t->kind == AR_TOPO_TORUS_2D || (!need_torus && t->kind == AR_TOPO_MESH_2D)) {
+        w = t->grid_w;
+        h = t->grid_h;
+        if (P != w * h)
+            return AR_ERR(err, AR_EUNFIT, "%s: %s places %d ranks on a %dx%d grid; want one per device",
+                          algo, t->name, P, w, h);
+        for (int r = 0; r < P; r++) rank_at[r] = -1;
+        for (int r = 0; r < P; r++) {
+            int d = t->placement[r];
+            if (d < 0 || d >= P || rank_at[d] >= 0)
+                return AR_ERR(err, AR_EUNFIT, "%s: %s places two ranks on device %d; want one per device",
+                              algo, t->name, d);
+            rank_at[d] = r;
+        }
+    } else if (any || (o && o->grid_w > 0 && o->grid_h > 0)) {
+        if (o && o->grid_w > 0 && o->grid_h > 0) {
+            w = o->grid_w;
+            h = o->grid_h;
+            if (w * h != P)
+                return AR_ERR(err, AR_EUNFIT, "%s: grid %dx%d does not hold the %d ranks of %s", algo,
+                              w, h, P, t->name);
+        } else {
+            for (h = (int)sqrt((double)P); h > 1 && P % h; h--) {
+            }
+            if (h < 1) h = 1;
+            w = P / h;
+        }
+        for (int r = 0; r < P; r++) rank_at[r] = r;
+    } else {
+        return AR_ERR(err, AR_EUNFIT, "%s: %s (%s) is not a %s grid%s", algo, t->name,
+                      ar_topo_kind_name(t->kind), need_torus ? "2D torus" : "2D mesh or torus",
+                      need_torus && t->kind == AR_TOPO_MESH_2D
+                          ? ": it has no wrap-around links; use mesh2d"
+                          : " (want torus_2d, mesh_2d, full or switch)");
+    }
+    *W = w;
+    *H = h;
+    return AR_OK;
+}
