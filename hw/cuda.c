@@ -418,6 +418,15 @@ static int plan_current(const ar__cuda_t *be, const ar_plan_t *p) {
 static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int timed, ar_error_t *err) {
     const int g0 = be->used[0];
     cudaSetDevice(g0);
+    /* Everything already queued on any GPU (input fill, poison) happens before
+     * any GPU starts: a peer's kernel may write into this GPU's buffers. */
+    for (int i = 1; i < be->nused; i++) {
+        const int g = be->used[i];
+        cudaSetDevice(g);
+        AR__CU(cudaEventRecord(be->ev_join[g], be->stream[g]), "recording an event");
+        cudaSetDevice(g0);
+        AR__CU(cudaStreamWaitEvent(be->stream[g0], be->ev_join[g], 0), "ordering streams");
+    }
     if (timed) AR__CU(cudaEventRecord(be->ev_start, be->stream[g0]), "recording an event");
     if (be->nused > 1) {
         AR__CU(cudaEventRecord(be->ev_fork, be->stream[g0]), "recording an event");

@@ -11,7 +11,10 @@
  *              again before anyone pushes the next execution into it).
  *  x-twoshot   push reduce-scatter + push all-gather: COPY slice s of my IN into
  *              rank s's SCRATCH slot, SIGNAL s; WAIT; REDUCE my slice into OUT;
- *              COPY it into every peer's OUT, SIGNAL; WAIT. */
+ *              COPY it into every peer's OUT, SIGNAL; WAIT.
+ * Two more measure parts of a run and compute no allreduce (their check fails):
+ *  x-barrier   one arrive per channel (SIGNAL every peer, WAIT): launch + barrier.
+ *  x-local     COPY OUT <- IN per channel, no peers: launch + one local op. */
 #include <string.h>
 #include "hw/probe.h"
 
@@ -101,16 +104,33 @@ static int build_twoshot(ar_plan_t *p) {
     return AR_OK;
 }
 
+static int build_part(ar_plan_t *p, int barrier) {
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            if (barrier) AR_TRY(arrive(p, r, c, (uint32_t)c));
+            else AR_TRY(ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, off), ar_addr(r, AR_BUF_IN, off), len));
+        }
+    return AR_OK;
+}
+
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
-    int kind = !strcmp(name, "x-oneshot") ? 0 : !strcmp(name, "x-pushshot") ? 1 : !strcmp(name, "x-twoshot") ? 2 : -1;
-    if (kind < 0) return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot)", name);
+    static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local", NULL};
+    int kind = -1;
+    for (int i = 0; kinds[i]; i++)
+        if (!strcmp(name, kinds[i])) kind = i;
+    if (kind < 0)
+        return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local)",
+                      name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 2 ? build_twoshot(p) : build_oneshot(p, kind == 1);
+    rc = kind == 2 ? build_twoshot(p) : kind >= 3 ? build_part(p, kind == 3) : build_oneshot(p, kind == 1);
     if (rc == AR_OK) rc = ar_plan_finish(p);
     if (rc != AR_OK) {
         ar_plan_free(p);
