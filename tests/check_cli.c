@@ -286,13 +286,14 @@ END_TEST
 
 /* The bad files the topology module keeps in tests/data. */
 START_TEST(test_bad_topology_data) {
-    const char *files[] = {"topo_disconnected.yaml", "topo_bad_model.yaml"};
+    /* file, and the file the message must name (the model file it refers to is the bad one) */
+    const char *files[][2] = {{"topo_disconnected.yaml", "topo_disconnected.yaml"},
+                              {"topo_bad_model.yaml", "model_bad_bw.yaml"}};
     for (int i = 0; i < 2; i++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "tests/data/%s", files[i]);
-        const char *path = test_path(rel);
-        cmd_result_t *r = arsim("topo", "check", path, NULL);
-        assert_bad_input(r, files[i]);
+        snprintf(rel, sizeof rel, "tests/data/%s", files[i][0]);
+        cmd_result_t *r = arsim("topo", "check", test_path(rel), NULL);
+        assert_bad_input(r, files[i][1]);
     }
 }
 END_TEST
