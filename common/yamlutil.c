@@ -1,11 +1,13 @@
 /* A YAML node tree with positions, built from libyaml's event stream. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 #include "common/yamlutil.h"
 
@@ -211,12 +213,18 @@ int ar__ydoc_load_string(const char *text, size_t len, const char *label, ar__yd
 
 int ar__ydoc_load_file(const char *path, ar__ydoc_t **out, ar_error_t *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ar_error_set(err, AR_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return ar_error_set(err, AR_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return ar_error_set(err, AR_EIO, path, 0, 0, "cannot read: not a regular file");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return ar_error_set(err, AR_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
     }
     if (st.st_size > (off_t)AR__Y_MAX_FILE_BYTES) {
         fclose(f);

@@ -150,9 +150,18 @@ static int adj_build(const ar_topo_t *t, adj_t *g) {
 
 static void adj_free(adj_t *g) { free(g->start); free(g->nbr); free(g->link); }
 
+/* Routing runs one BFS per node: nnodes x (nnodes + 2 nlinks) steps. Beyond this a
+ * dense topology (full:1024 has 523776 links) takes seconds to minutes to open;
+ * refuse it instead. Grids and switches stay far below (switch:2047: 1.3e7). */
+#define AR__TOPO_MAX_ROUTE_STEPS (1L << 27)
+
 int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
     int n = t->nnodes, rc = AR_OK;
     if (bad_node) *bad_node = -1;
+    if ((long)n * ((long)n + 2L * t->nlinks) > AR__TOPO_MAX_ROUTE_STEPS)
+        return AR_ERR(err, AR_ELIMIT,
+                      "too large to route: %d nodes and %d links (nodes x (nodes + 2 x links) "
+                      "must not exceed %ld)", n, t->nlinks, AR__TOPO_MAX_ROUTE_STEPS);
     for (int i = 0; i < t->nlinks; i++) {
         const ar_link_t *l = &t->links[i];
         if (l->a < 0 || l->a >= n || l->b < 0 || l->b >= n || l->a == l->b || l->count < 1 ||
