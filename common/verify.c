@@ -669,6 +669,18 @@ static int check_out(vs_t *v, int e) {
                 return AR_ERR(v->err, AR_EPLAN,
                               "rank %d OUT[%" PRIu64 "] holds no value at the end of execution %d",
                               r, g->start, e + 1);
+            /* the owner must know its result is there: some channel of rank r ends
+             * after the last write (program order or a WAIT) */
+            int seen = 0;
+            for (int c = 0; c < v->p->nchannels && !seen; c++) {
+                uint32_t ch = (uint32_t)(r * v->p->nchannels + c);
+                seen = g->wch == ch || v->vc[(size_t)ch * v->nch + g->wch] >= g->wclk;
+            }
+            if (!seen)
+                return AR_ERR(v->err, AR_EPLAN,
+                              "rank %d OUT[%" PRIu64 "] may still be in flight when rank %d "
+                              "finishes execution %d: no WAIT of rank %d follows its write%s",
+                              r, g->start, r, e + 1, r, by);
             if (g->base != (int64_t)g->start)
                 return AR_ERR(v->err, AR_EPLAN,
                               "rank %d OUT[%" PRIu64 "] holds element %" PRId64 "%s", r, g->start,
