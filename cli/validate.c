@@ -286,6 +286,14 @@ static int val_handle(int val, const char *arg, void *p) {
 
 /* ---- measuring (cuda) ---- */
 
+#ifndef HAVE_CUDA
+static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep) {
+    (void)o; (void)cx; (void)csv; (void)keep;
+    return ar_cli_fail("validate", "measuring needs the cuda backend, and this build has none "
+                                   "(configure found no nvcc); measure on a GPU machine with "
+                                   "--measure-only -o measured.csv and compare here with --measured FILE");
+}
+#else
 /* Append one row to keep (may be NULL). */
 static void keep_row(ar_vrows_t *keep, const ar_cli_row_t *r) {
     if (!keep) return;
@@ -313,14 +321,6 @@ static void keep_row(ar_vrows_t *keep, const ar_cli_row_t *r) {
     snprintf(v->check, sizeof v->check, "%s", r->check);
 }
 
-#ifndef HAVE_CUDA
-static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep) {
-    (void)o; (void)cx; (void)csv; (void)keep;
-    return ar_cli_fail("validate", "measuring needs the cuda backend, and this build has none "
-                                   "(configure found no nvcc); measure on a GPU machine with "
-                                   "--measure-only -o measured.csv and compare here with --measured FILE");
-}
-#else
 /* Every algorithm, every size, every placement, through the timing path of `arsim
  * bench` (CUDA graphs of many executions, median of repeats), with NCCL beside it
  * where one rank per GPU lets it run. The bench's own CSV is turned into sweep-shaped
@@ -674,7 +674,7 @@ static int refs_run(ar_cli_opts_t *o, val_ctx_t *cx) {
     printf("# arsim validate --refs: %d reference rows from %s; model predictions with the %s backend\n",
            refs.n, dir, backend);
     if (meas.n) printf("# measurements from %s (%s, %s)\n", mpath, meas.device, meas.date);
-    printf("%-26s %-6s %10s %6s %12s %12s %9s %12s %9s\n", "source", "algo", "size", "dtype", "ref(us)",
+    printf("%-26s %-11s %6s %6s %12s %12s %9s %12s %9s\n", "source", "model algo", "size", "dtype", "ref(us)",
            "model(us)", "model/ref", "measured(us)", "meas/ref");
     int rc = 0;
     for (int i = 0; i < refs.n; i++) {
@@ -735,8 +735,12 @@ static int refs_run(ar_cli_opts_t *o, val_ctx_t *cx) {
         double meas_us = 0;
         for (int k = 0; k < meas.n; k++) {
             const ar_vrow_t *m = &meas.rows[k];
-            if (!strcmp(m->topology, t->name) && m->nranks == t->nranks && !strcmp(m->algo, best_algo) &&
-                m->dtype == dt && m->bytes == bytes && m->buffer == buf)
+            /* NCCL references beside NCCL measured here; others beside our algorithm. */
+            int is_nccl = !strcmp(r->algorithm, "nccl");
+            if (!strcmp(m->topology, t->name) && m->nranks == t->nranks && m->dtype == dt &&
+                m->bytes == bytes && m->buffer == buf &&
+                (is_nccl ? !strcmp(m->backend, "nccl")
+                         : !strcmp(m->backend, "cuda") && !strcmp(m->algo, best_algo)))
                 meas_us = m->time_us;
         }
         char sz[32], ms[32] = "-", mr[32] = "-", mo[32] = "-";
@@ -746,7 +750,7 @@ static int refs_run(ar_cli_opts_t *o, val_ctx_t *cx) {
             snprintf(mr, sizeof mr, "%.4f", meas_us / r->latency_us);
         }
         if (isfinite(best)) snprintf(mo, sizeof mo, "%.4f", best / r->latency_us);
-        printf("%-26.26s %-6.6s %10s %6s %12.2f %12.2f %9s %12s %9s\n", r->source, best_algo, sz,
+        printf("%-26.26s %-11.11s %6s %6s %12.2f %12.2f %9s %12s %9s\n", r->source, best_algo, sz,
                ar_dtype_name(dt), r->latency_us, isfinite(best) ? best : NAN, mo, ms, mr);
         if (csv) {
             char bb[32];

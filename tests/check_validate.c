@@ -40,7 +40,7 @@ START_TEST(csv_fields_quotes_comments) {
     ck_assert_str_eq(c->rows[0][1], "two");
     ck_assert_str_eq(c->rows[0][2], "x, \"y\"");
     ck_assert_int_eq(c->lines[0], 4);
-    ck_assert_int_eq(c->cols[0][2], 8);
+    ck_assert_int_eq(c->cols[0][2], 9);
     ck_assert_str_eq(c->rows[1][1], "");
     ck_assert_str_eq(c->rows[1][2], "6");
     ck_assert_int_eq(c->lines[1], 6);
@@ -281,7 +281,8 @@ START_TEST(calib_write_loads_as_model) {
     char line[512];
     int values = 0, sourced = 0;
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || !strchr(line, ':') || strstr(line, "name:") || strstr(line, "description:") ||
+        const char *p = line + strspn(line, " ");
+        if (*p == '#' || !strchr(line, ':') || strstr(line, "name:") || strstr(line, "description:") ||
             line[strlen(line) - 2] == ':')
             continue;
         values++;
@@ -361,7 +362,7 @@ START_TEST(cli_calibrate_and_validate_refusals) {
     }
     ck_assert_int_eq(run_status("calibrate --backend sim -o /tmp/x.yaml", e, sizeof e), 2);
     ck_assert_ptr_nonnull(strstr(e, "cuda backend only"));
-    ck_assert_int_eq(run_status("calibrate --backend cuda", e, sizeof e), 2);
+    ck_assert_int_eq(run_status("calibrate", e, sizeof e), 2);
     ck_assert_ptr_nonnull(strstr(e, "-o MODEL.yaml"));
     ck_assert_int_eq(run_status("validate --measured /nonexistent.csv --model h200_sxm", e, sizeof e), 2);
     ck_assert_int_eq(lines(e), 1);

@@ -76,7 +76,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "description: \"calibrated on %s, %s\"\n", c->device, c->date);
     fprintf(f, "clock_ghz: %.3f                # measured: device attribute cudaDevAttrClockRate (max SM clock)\n",
             c->clock_ghz);
-    fprintf(f, "memory:\n  tcm:\n    present: false             # no peer-addressable tightly-coupled memory\n");
+    fprintf(f, "memory:\n  tcm:\n    present: false             # assumed: a GPU has no peer-addressable tightly-coupled memory\n");
     fprintf(f, "  sram:\n");
     fprintf(f, "    capacity_bytes: %.0f     # measured: device property l2CacheSize\n", c->l2_bytes);
     fprintf(f, "    read_gbps: %.0f            # measured: all SMs re-reading a %.0f MB buffer resident in L2\n",
