@@ -231,27 +231,29 @@ out:
     return rc;
 }
 
-/* --algo auto. Measured on 2 x H200 (docs/PERFORMANCE.md): one-shot while the
- * barrier dominates, then the two-phase push shape. */
+/* --algo auto. From the channel sweeps on 2 x H200 (scripts/gpu-tune.sh,
+ * docs/PERFORMANCE.md): one-shot (one barrier round, every byte crosses once)
+ * while latency dominates, with channels growing with size; then the two-phase
+ * push shape with enough channels to keep the links full (one block pushes
+ * about 20 GB/s). Channels are per rank, so they shrink with ranks per GPU to
+ * stay resident (132 blocks per GPU). */
 void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
-    (void)ngpus;
     if (!p2p) {
         *algo = "naive";
         *channels = 0;
         return;
     }
-    if (nranks <= 1) {
+    int ch;
+    if (nranks <= 1 || bytes <= 256 * 1024) {
         *algo = "1stage";
-        *channels = 1;
-        return;
+        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : 16;
+    } else {
+        *algo = "2stage";
+        ch = bytes <= (8u << 20) ? 64 : bytes <= (128u << 20) ? 96 : 128;
     }
-    if (bytes <= 256 * 1024) {
-        *algo = "1stage";
-        *channels = bytes <= 32 * 1024 ? 1 : bytes <= 128 * 1024 ? 4 : 8;
-        return;
-    }
-    *algo = "2stage";
-    *channels = bytes <= 4u << 20 ? 16 : bytes <= 64u << 20 ? 32 : 64;
+    int per_gpu = ngpus > 0 ? (nranks + ngpus - 1) / ngpus : nranks;
+    while (ch > 1 && ch * per_gpu > 128) ch /= 2;
+    *channels = ch;
 }
 
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,

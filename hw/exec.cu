@@ -19,6 +19,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "hw/internal.h"
 
 namespace {
@@ -235,17 +236,18 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
     __shared__ int s_abort;
     __shared__ uint32_t s_src_base, s_src_n, s_cursor;
 
+    /* Programmatic dependent launch: the next execution on this stream may start
+     * now and stage its (unchanging) ops while this one runs; it touches no data,
+     * flag or epoch before griddepcontrol.wait, which returns once this grid has
+     * completed and its writes are visible. A launch without the attribute
+     * passes griddepcontrol.wait at once. */
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     const ar__dblock_t blk = a.blocks[blockIdx.x];
     const int tid = threadIdx.x;
-    if (tid == 0) {
-        s_epoch = a.epochs[blockIdx.x];
-        s_deadline = gtimer() + a.timeout_ns;
-        s_abort = 0;
-    }
 
     for (uint32_t w = 0; w < blk.nops; w += WIN_OPS) {
         const uint32_t wn = blk.nops - w < (uint32_t)WIN_OPS ? blk.nops - w : (uint32_t)WIN_OPS;
-        __syncthreads(); /* the previous window is done with the staging arrays */
+        if (w) __syncthreads(); /* the previous window is done with the staging arrays */
         if (tid < (int)wn) sops[tid] = a.ops[blk.first + w + tid];
         /* This window's source pointers: a block's ops keep their sources in
          * order, so they start where the previous window's ended. */
@@ -267,6 +269,15 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 if (code == OP_COPY || code == OP_REDUCE) c = (uint32_t)sops[i].src + sops[i].nsrc;
             }
             s_cursor = c;
+        }
+        if (w == 0) {
+            asm volatile("griddepcontrol.wait;" ::: "memory");
+            if (tid == 0) {
+                s_epoch = a.epochs[blockIdx.x];
+                s_deadline = gtimer() + a.timeout_ns;
+                s_abort = 0;
+            }
+            __syncthreads();
         }
         for (uint32_t i = 0; i < wn; i++) {
             const ar__dop_t &op = sops[i];
@@ -317,14 +328,23 @@ template <int DT> __global__ void fill_kernel(typename Elt<DT>::raw *dst, uint64
 
 extern "C" int ar__exec_launch(const ar__kargs_t *a, int dtype, void *stream) {
     if (a->nblocks <= 0) return cudaSuccess;
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3((unsigned)a->nblocks);
+    cfg.blockDim = dim3(AR__THREADS);
+    cfg.stream = (cudaStream_t)stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = getenv("ARSIM_CUDA_NO_PDL") ? 0 : 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    cudaError_t e;
     switch (dtype) {
-    case DT_BF16: exec_kernel<DT_BF16><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
-    case DT_FP16: exec_kernel<DT_FP16><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
-    case DT_FP32: exec_kernel<DT_FP32><<<a->nblocks, AR__THREADS, 0, s>>>(*a); break;
+    case DT_BF16: e = cudaLaunchKernelEx(&cfg, exec_kernel<DT_BF16>, *a); break;
+    case DT_FP16: e = cudaLaunchKernelEx(&cfg, exec_kernel<DT_FP16>, *a); break;
+    case DT_FP32: e = cudaLaunchKernelEx(&cfg, exec_kernel<DT_FP32>, *a); break;
     default: return cudaErrorInvalidValue;
     }
-    return cudaGetLastError();
+    return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 extern "C" int ar__fill_launch(void *dst, uint64_t n, int dtype, uint64_t seed, int rank, void *stream) {
