@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "backends/internal.h"
 
 typedef struct ref_s {
@@ -248,6 +249,35 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Host memory ref may use: ARSIM_REF_MAX_BYTES, else half of the machine's memory,
+ * so that a size too large for a functional run is refused at once instead of
+ * swapping for hours. */
+static double ref_limit_bytes(void) {
+    const char *env = getenv("ARSIM_REF_MAX_BYTES");
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+        if (end != env && v > 0) return v;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psize <= 0) return 8.0 * (1ull << 30);
+    return 0.5 * (double)pages * (double)psize;
+}
+
+/* IN, OUT, SCRATCH and a copy of the inputs per rank, and the host buffer. */
+static int ref_check_memory(const ar_plan_t *p, ar_error_t *err) {
+    double es = (double)ar_dtype_size(p->dtype);
+    double need = ((3.0 * (double)p->count + (double)p->scratch_elems) * p->nranks +
+                   (double)p->host_elems) * es;
+    double limit = ref_limit_bytes();
+    if (need > limit)
+        return AR_ERR(err, AR_ELIMIT,
+                      "ref: the plan's buffers need %.0f bytes of host memory, more than the %.0f "
+                      "bytes ref may use (half the machine's memory, or ARSIM_REF_MAX_BYTES)",
+                      need, limit);
+    return AR_OK;
+}
+
 /* ref measures no time (time_s = 0); sim_wall_s is its own wall time. Inputs are
  * fresh from opts->seed; warmup + iters executions run, each checked when
  * opts->check is set. */
@@ -256,6 +286,7 @@ static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     double t0 = now_s();
     memset(res, 0, sizeof *res);
     AR_TRY(ar__backend_check_plan(p, be->topo, err));
+    AR_TRY(ref_check_memory(p, err));
     int nexec = (opts->iters > 0 ? opts->iters : 1) + (opts->warmup > 0 ? opts->warmup : 0);
     size_t bytes = p->count * ar_dtype_size(p->dtype);
     void **in = calloc((size_t)p->nranks, sizeof *in);

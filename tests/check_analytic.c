@@ -315,6 +315,334 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+
+/* ---- every algorithm's own closed form ----
+ *
+ * Notation (all from the model; B is the bytes of the block an op moves):
+ *   ML  memory latency of the buffer level, HOP one link's latency,
+ *   S   signal latency to a neighbour (one hop; a rank signalling itself pays S too),
+ *   bw  bandwidth of the link bundle between the two neighbours (count x kind),
+ *   cw  a channel's posted-write rate, rd/wr the level's read/write bandwidth,
+ *   rg  reduce throughput.
+ * From arsim/cost.h, with one op on the critical path at a time:
+ *   push copy      cp(B)   = ML + HOP + B * max(1/bw, 1/cw, 1/rd, 1/wr)
+ *   pull copy      cpull(B)= ML + HOP + B * max(1/bw, 1/cr, 1/rd, 1/wr)
+ *                            (cr = chan_inflight_bytes / chan_read_lat_ns)
+ *   push reduce    crp(B)  = ML + HOP + B * max(1/bw, 1/cw, 2/rd, 1/wr) + B/rg
+ *                            (two local sources read, one remote write)
+ *   local reduce   crl(k,B)= ML + B * (k/rd + 1/wr) + (k-1) B/rg
+ * and a push's SIGNAL reaches the neighbour S later. */
+typedef struct mp_s {
+    double ml, hop, sig, bw, cw, cr, rd, wr, rg, hl, hg, launch;
+} mp_t;
+
+static mp_t params(const ar_topo_t *t, int link_count) {
+    const ar_model_t *m = t->model;
+    const ar_mem_level_t *l = &m->mem[AR_MEM_HBM];
+    mp_t p = {
+        .ml = l->lat_ns * NS, .hop = m->links[0].lat_ns * NS, .sig = m->signal_lat_ns * NS,
+        .bw = link_count * m->links[0].bw_gbps * 1e9, .cw = m->chan_write_gbps * 1e9,
+        .cr = ar_model_chan_read_gbps(m) * 1e9,
+        .rd = l->read_gbps * 1e9, .wr = l->write_gbps * 1e9, .rg = m->reduce_gbps * 1e9,
+        .hl = m->host_link_lat_ns * NS, .hg = m->host_link_gbps * 1e9, .launch = m->launch_ns * NS,
+    };
+    return p;
+}
+
+static double max4(double a, double b, double c, double d) {
+    double x = a > b ? a : b, y = c > d ? c : d;
+    return x > y ? x : y;
+}
+static double cp(const mp_t *m, double B) {
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->rd, 1 / m->wr);
+}
+static double cpull(const mp_t *m, double B) {
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->rd, 1 / m->wr);
+}
+static double crp(const mp_t *m, double B) {
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->rd, 1 / m->wr) + B / m->rg;
+}
+static double crl(const mp_t *m, int k, double B) {
+    return m->ml + B * (k / m->rd + 1 / m->wr) + (k - 1) * B / m->rg;
+}
+/* The push ring of algorithms/util.c on p positions with blocks of B bytes:
+ * reduce-scatter = a copy push, p-2 reduce pushes, each after the previous
+ * position's signal, then a local reduce into OUT after the last signal;
+ * all-gather = p-1 copy pushes, each followed by the signal the next one waits
+ * for; the execution ends when the last signal (and the acknowledgement sent at
+ * the same moment) arrives. */
+static double ring_rs(const mp_t *m, int p, double B) {
+    return cp(m, B) + (p - 2) * (m->sig + crp(m, B)) + m->sig + crl(m, 2, B);
+}
+static double ring_ag(const mp_t *m, int p, double B) { return (p - 1) * (cp(m, B) + m->sig); }
+static double tree(const mp_t *m, int D, int kr, double B);
+
+/* Builds algo on t with one lane and one chunk, runs analytic, returns the result. */
+static void run_algo(const ar_topo_t *t, const char *algo, uint64_t n, ar_dtype_t dt,
+                     ar_result_t *r) {
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = 1;
+    o.chunk_bytes = n * ar_dtype_size(dt);
+    ar_plan_t *p;
+    ar_error_t err;
+    ck_assert_msg(ar_algo_build(algo, t, n, dt, &o, &p, &err) == AR_OK, "%s on %s: %s", algo,
+                  t->name, err.message);
+    run(t, p, 0, r);
+    ck_assert_uint_eq(r->ops_executed, p->nops); /* every op once */
+    ar_plan_free(p);
+}
+
+/* 40320 = 8!: divisible by every rank count and grid side used here, so blocks are
+ * equal and the forms exact. */
+#define NEL 40320
+
+/* ring on ring_1d:p, one channel, one chunk, n bytes:
+ *   T = launch + ring_rs(p, n/p) + ring_ag(p, n/p)
+ *     = launch + 2(p-1) a + 2(p-1)/p n b + (p-1)/p n c + d
+ * with a = S + ML + HOP   (per step: the signal, and a push's memory + link latency)
+ *      b = max(1/bw, 1/cw) per byte of a push (the link or the channel's write rate;
+ *          memory is faster in these models, asserted below)
+ *      c = 1/rg            per byte reduced (p-1 blocks: p-2 pushes and the last)
+ *      d = ML + n/p (2/rd + 1/wr): the one op of the ring that stays on the device,
+ *          the final in-place reduce into OUT (its memory traffic).
+ * p = 2 runs over the doubled link of ring_1d:2 (bw twice). The terms split the same
+ * way: link 2(p-1)(ML + HOP + n/p b), sync 2(p-1) S, reduce (p-1)/p n c, memory d. */
+START_TEST(test_ring_closed_form) {
+    const char *models[] = {NULL, "accel_tcm", "h200_sxm"};
+    for (int mi = 0; mi < 3; mi++)
+        for (int p = 2; p <= 8; p++) {
+            char spec[32];
+            snprintf(spec, sizeof spec, "ring_1d:%d", p);
+            ar_topo_t *t;
+            if (mi == 0) {
+                t = round_topo(spec);
+            } else {
+                ar_error_t err;
+                ck_assert_int_eq(ar_topo_open(spec, models[mi], &t, &err), AR_OK);
+            }
+            for (int dt = 0; dt < AR_NDTYPE; dt++) {
+                mp_t m = params(t, p == 2 ? 2 : 1);
+                double n = (double)NEL * ar_dtype_size((ar_dtype_t)dt);
+                double b = fmax(1 / m.bw, 1 / m.cw), c = 1 / m.rg;
+                ck_assert(b >= 2 / m.rd && b >= 1 / m.wr);
+                double a = m.sig + m.ml + m.hop, d = m.ml + n / p * (2 / m.rd + 1 / m.wr);
+                double want = m.launch + 2 * (p - 1) * a + 2.0 * (p - 1) / p * n * b +
+                              (double)(p - 1) / p * n * c + d;
+                ar_result_t r;
+                run_algo(t, "ring", NEL, (ar_dtype_t)dt, &r);
+                EQ(r.time_s, want);
+                EQ(r.time_s, m.launch + ring_rs(&m, p, n / p) + ring_ag(&m, p, n / p));
+                EQ(r.terms_s[AR_TERM_LINK], 2 * (p - 1) * (m.ml + m.hop + n / p * b));
+                EQ(r.terms_s[AR_TERM_SYNC], 2 * (p - 1) * m.sig);
+                EQ(r.terms_s[AR_TERM_REDUCE], (double)(p - 1) / p * n * c);
+                EQ(r.terms_s[AR_TERM_MEMORY], d);
+                EQ(r.terms_s[AR_TERM_LAUNCH], m.launch);
+            }
+            ar_topo_free(t);
+        }
+}
+END_TEST
+
+/* torus2d on torus_2d:WxH (sides >= 3: single links): reduce-scatter along the X
+ * ring (blocks n/W), the Y ring allreduce of the block held (blocks n/(WH)), then
+ * all-gather along X. WxH and HxW differ. */
+START_TEST(test_torus2d_closed_form) {
+    static const int dims[][2] = {{3, 3}, {3, 4}, {4, 3}, {5, 3}};
+    for (int i = 0; i < 4; i++) {
+        int W = dims[i][0], H = dims[i][1];
+        char spec[32];
+        snprintf(spec, sizeof spec, "torus_2d:%dx%d", W, H);
+        ar_topo_t *t = round_topo(spec);
+        mp_t m = params(t, 1);
+        double n = NEL * 4.0, bx = n / W, by = n / (W * H);
+        ar_result_t r;
+        run_algo(t, "torus2d", NEL, AR_FP32, &r);
+        EQ(r.time_s, m.launch + ring_rs(&m, W, bx) + ring_rs(&m, H, by) + ring_ag(&m, H, by) +
+                         ring_ag(&m, W, bx));
+        EQ(r.terms_s[AR_TERM_SYNC], (2 * (W - 1) + 2 * (H - 1)) * m.sig);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* mesh2d: with an even side the snake ring through all W*H devices is the ring form
+ * with p = W*H (every snake edge a single link); on an odd x odd grid or a line, two
+ * chains along the snake path, each on half the data, reduce towards one end and
+ * broadcast back: the tree of center_root below on a path (depth P-1, a root with
+ * one child), on h = n/2 bytes. The two chains run on their own channels, in
+ * parallel. The channel read bound is lowered to 4 GB/s so that the broadcast's
+ * pulls differ from the reduction's pushes. */
+START_TEST(test_mesh2d_closed_form) {
+    static const int dims[][2] = {{2, 3}, {4, 2}, {3, 3}, {1, 5}, {5, 3}};
+    for (int i = 0; i < 5; i++) {
+        int W = dims[i][0], H = dims[i][1], P = W * H;
+        char spec[32];
+        snprintf(spec, sizeof spec, "mesh_2d:%dx%d", W, H);
+        ar_topo_t *t = round_topo(spec);
+        t->model->chan_inflight_bytes = 4000;
+        mp_t m = params(t, 1);
+        double n = NEL * 4.0, want;
+        if (W % 2 == 0 || H % 2 == 0)
+            want = m.launch + ring_rs(&m, P, n / P) + ring_ag(&m, P, n / P);
+        else
+            want = m.launch + tree(&m, P - 1, 2, n / 2);
+        ar_result_t r;
+        run_algo(t, "mesh2d", NEL, AR_FP32, &r);
+        EQ(r.time_s, want);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* 1stage on full:p: p-1 pushes of the whole input (n bytes) to every peer, the
+ * last peer's signal, a local reduce of p sources, and the barrier after (S).
+ * 2stage: the same with slices n/p, then p-1 pushes of the reduced slice. */
+START_TEST(test_shots_closed_form) {
+    for (int p = 2; p <= 6; p++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "full:%d", p);
+        ar_topo_t *t = round_topo(spec);
+        mp_t m = params(t, 1);
+        double n = NEL * 4.0, s = n / p;
+        ar_result_t r;
+        run_algo(t, "1stage", NEL, AR_FP32, &r);
+        EQ(r.time_s, m.launch + (p - 1) * cp(&m, n) + m.sig + crl(&m, p, n) + m.sig);
+        EQ(r.terms_s[AR_TERM_SYNC], 2 * m.sig);
+        EQ(r.terms_s[AR_TERM_REDUCE], (p - 1) * n / m.rg);
+        run_algo(t, "oneshot", NEL, AR_FP32, &r);
+        EQ(r.time_s, m.launch + (p - 1) * cp(&m, n) + m.sig + crl(&m, p, n) + m.sig);
+        run_algo(t, "2stage", NEL, AR_FP32, &r);
+        EQ(r.time_s, m.launch + (p - 1) * cp(&m, s) + m.sig + crl(&m, p, s) + (p - 1) * cp(&m, s) + m.sig);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* center_root: a tree of depth D whose root has kr - 1 children, one chunk of B
+ * bytes. Leaves push their input to their parent's slot (cp), each level below the
+ * root reduces IN + its child's slot into its parent's slot (crp) once the child's
+ * signal arrived; the root reduces kr sources locally, signals its children, and
+ * the result goes down by pulls (cpull), each level signalling the next; the last
+ * pull's acknowledgement (S) ends the execution:
+ *   T = launch + cp + (D-1)(S + crp) + S + crl(kr) + D (S + cpull) + S
+ * where the deepest branch is the critical one. */
+static double tree(const mp_t *m, int D, int kr, double B) {
+    return cp(m, B) + (D - 1) * (m->sig + crp(m, B)) + m->sig + crl(m, kr, B) +
+           D * (m->sig + cpull(m, B)) + m->sig;
+}
+
+/* On full:p and switch:p every rank has eccentricity 1: a star rooted at rank 0
+ * (D = 1, kr = p). Through the switch every path is device-switch-device: two hops
+ * of latency on every push and pull, a signal S + HOP between devices, each hop its
+ * own link (so the same bandwidth). On ring_1d:p (p >= 3) the centre is rank 0 with
+ * its two neighbours as children, depth floor(p/2). With the channel read bound
+ * low (4 GB/s) and high (100 GB/s: pulls cost what pushes do). */
+START_TEST(test_center_root_closed_form) {
+    for (int lowread = 0; lowread < 2; lowread++)
+        for (int p = 2; p <= 7; p++)
+            for (int kind = 0; kind < 3; kind++) {
+                if (kind == 2 && p < 3) continue;
+                char spec[32];
+                snprintf(spec, sizeof spec, "%s:%d", kind == 0 ? "full" : kind == 1 ? "switch" : "ring_1d", p);
+                ar_topo_t *t = round_topo(spec);
+                if (lowread) t->model->chan_inflight_bytes = 4000;
+                mp_t m = params(t, 1);
+                double n = NEL * 4.0, want;
+                if (kind == 1) {
+                    /* the root's local reduce has no hop; everything remote has two */
+                    double local = crl(&m, p, n);
+                    m.hop *= 2;
+                    m.sig += t->model->links[0].lat_ns * NS;
+                    want = m.launch + cp(&m, n) + m.sig + local + m.sig + cpull(&m, n) + m.sig;
+                    ck_assert(fabs(want - (m.launch + tree(&m, 1, p, n))) < 1e-15);
+                } else {
+                    want = m.launch + tree(&m, kind == 0 ? 1 : p / 2, kind == 0 ? p : 3, n);
+                }
+                ar_result_t r;
+                run_algo(t, "center_root", NEL, AR_FP32, &r);
+                ck_assert_msg(fabs(r.time_s - want) < 1e-9 * want, "%s (read bound %s): %.9g us, want %.9g us",
+                              spec, lowread ? "low" : "high", r.time_s * 1e6, want * 1e6);
+                ar_topo_free(t);
+            }
+}
+END_TEST
+
+/* naive on ring_1d:p: every rank copies its input to the host (ML + host latency,
+ * n / host_link_gbps: no channel bound on the host link), signals every peer (the
+ * farthest, floor(p/2) hops away, hears S + (hops-1) HOP later), reduces its input
+ * with the p-1 host slots ((p-1) n over the host link) and signals again. */
+START_TEST(test_naive_closed_form) {
+    for (int p = 2; p <= 7; p++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "ring_1d:%d", p);
+        ar_topo_t *t = round_topo(spec);
+        mp_t m = params(t, 1);
+        double n = NEL * 4.0, far = m.sig + (p / 2 - 1) * m.hop;
+        ck_assert(n / m.hg > n / m.rd + n / m.wr);
+        ar_result_t r;
+        run_algo(t, "naive", NEL, AR_FP32, &r);
+        EQ(r.time_s, m.launch + (m.ml + m.hl + n / m.hg) + far +
+                         (m.ml + m.hl + (p - 1) * n / m.hg + (p - 1) * n / m.rg) + far);
+        EQ(r.terms_s[AR_TERM_SYNC], 2 * far);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* Every algorithm on every topology it fits, default options: the walk finishes,
+ * the terms add up, every op runs once, and per-link bytes equal the bytes the
+ * plan's remote COPY/REDUCE operands move (summed over the hops of each route). */
+START_TEST(test_all_algorithms) {
+    static const char *const topos[] = {"ring_1d:1", "ring_1d:5", "torus_2d:2x3", "torus_2d:4x4",
+                                        "mesh_2d:3x3", "mesh_2d:2x3", "full:4", "switch:8",
+                                        "hgx_h100_8", "h200_pair"};
+    int nrun = 0;
+    for (size_t ti = 0; ti < sizeof topos / sizeof topos[0]; ti++) {
+        ar_topo_t *t;
+        ar_error_t err;
+        ck_assert_msg(ar_topo_open(topos[ti], NULL, &t, &err) == AR_OK, "%s", err.message);
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+            ar_plan_t *p;
+            int rc = ar_algo_build((*a)->name, t, 1 << 20, AR_BF16, NULL, &p, &err);
+            if (rc == AR_EUNFIT) continue;
+            ck_assert_msg(rc == AR_OK, "%s on %s: %s", (*a)->name, topos[ti], err.message);
+            ar_result_t r;
+            run(t, p, 1, &r);
+            ck_assert_uint_eq(r.ops_executed, p->nops);
+            ck_assert(r.time_s > t->model->launch_ns * NS);
+            double want = 0;
+            for (uint32_t i = 0; i < p->nops; i++) {
+                const ar_op_t *op = &p->ops[i];
+                if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
+                /* the executing rank: the channel that holds op i */
+                int er = -1;
+                for (int c = 0; c < p->nranks * p->nchannels && er < 0; c++)
+                    if (i >= p->chans[c].first && i < p->chans[c].first + p->chans[c].nops)
+                        er = c / p->nchannels;
+                int ed = t->placement[er];
+                for (uint32_t s = 0; s <= op->nsrc; s++) {
+                    const ar_addr_t *ad = s < op->nsrc ? &p->srcs[op->src + s] : &op->dst;
+                    if (ad->rank == AR_RANK_HOST) continue;
+                    int d = t->placement[ad->rank];
+                    if (d != ed) want += (double)op->n * 2 * t->hops[d * t->nnodes + ed];
+                }
+            }
+            double got = 0;
+            for (int i = 0; i < r.nlinks; i++) {
+                got += r.links[i].bytes;
+                ck_assert(r.links[i].busy_s <= r.time_s);
+            }
+            EQ(got, want);
+            ar_result_free(&r);
+            ar_plan_free(p);
+            nrun++;
+        }
+        ar_topo_free(t);
+    }
+    ck_assert_int_gt(nrun, 25);
+}
+END_TEST
+
 Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
@@ -326,6 +654,16 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("analytic_algorithms");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ring_closed_form);
+    tcase_add_test(tc, test_torus2d_closed_form);
+    tcase_add_test(tc, test_mesh2d_closed_form);
+    tcase_add_test(tc, test_shots_closed_form);
+    tcase_add_test(tc, test_center_root_closed_form);
+    tcase_add_test(tc, test_naive_closed_form);
+    tcase_add_test(tc, test_all_algorithms);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -398,7 +398,109 @@ START_TEST(test_backend_run) {
     ck_assert_int_eq(ar_backend_run("ref", NULL, p, &o, &res, &err), AR_OK);
     ck_assert_int_eq(res.check_ok, 0);
     ck_assert_msg(strstr(res.check_msg, "rank 0 element 998: got nan") != NULL, "%s", res.check_msg);
+    /* Too large for host memory: refused before allocating. 2 ranks x 3 buffers x 1001 x 2 bytes. */
+    setenv("ARSIM_REF_MAX_BYTES", "12011", 1);
+    ck_assert_int_eq(ar_backend_run("ref", NULL, p, &o, &res, &err), AR_ELIMIT);
+    ck_assert_str_eq(err.message, "ref: the plan's buffers need 12012 bytes of host memory, more "
+                                  "than the 12011 bytes ref may use (half the machine's memory, or "
+                                  "ARSIM_REF_MAX_BYTES)");
+    setenv("ARSIM_REF_MAX_BYTES", "12012", 1);
+    ck_assert_int_eq(ar_backend_run("ref", NULL, p, &o, &res, &err), AR_OK);
+    unsetenv("ARSIM_REF_MAX_BYTES");
     ar_plan_free(p);
+}
+END_TEST
+
+
+/* --- every algorithm x dtype on a few topologies --- */
+
+/* Topologies of every shape the algorithms meet: one rank, two (a doubled link),
+ * odd and prime rings, both orientations of a torus, meshes with a snake ring
+ * (2x3) and without (3x3, a line), all-pairs and a switch. */
+static const char *const ALGO_TOPOS[] = {
+    "ring_1d:1", "ring_1d:2", "ring_1d:3", "ring_1d:5", "torus_2d:2x3", "torus_2d:3x2",
+    "torus_2d:3x3", "mesh_2d:2x3", "mesh_2d:3x3", "mesh_2d:1x4", "full:4", "switch:5",
+};
+#define N_ALGO_TOPOS (int)(sizeof ALGO_TOPOS / sizeof ALGO_TOPOS[0])
+
+START_TEST(test_all_algorithms) {
+    /* Counts: one element, a few (fewer than ranks on most), and a tail-heavy one. */
+    static const uint64_t counts[] = {1, 7, 1031};
+    int ran[16] = {0}, nalgo = 0, nrun = 0;
+    for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) nalgo++;
+    ck_assert_int_le(nalgo, 16);
+    for (int ti = 0; ti < N_ALGO_TOPOS; ti++) {
+        ar_topo_t *t;
+        ar_error_t err;
+        ck_assert_msg(ar_topo_open(ALGO_TOPOS[ti], NULL, &t, &err) == AR_OK, "%s: %s",
+                      ALGO_TOPOS[ti], err.message);
+        int ai = 0;
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++, ai++)
+            for (int dt = 0; dt < AR_NDTYPE; dt++)
+                for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                    /* default options, and a small chunk with 3 channels for pipelining */
+                    for (int variant = 0; variant < 2; variant++) {
+                        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                        if (variant) {
+                            o.channels = 3;
+                            o.chunk_bytes = 64;
+                        }
+                        ar_plan_t *p;
+                        int rc = ar_algo_build((*a)->name, t, counts[ci], (ar_dtype_t)dt, &o, &p, &err);
+                        if (rc == AR_EUNFIT) break;
+                        ck_assert_msg(rc == AR_OK, "%s on %s: %s", (*a)->name, ALGO_TOPOS[ti],
+                                      err.message);
+                        ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+                        ro.check = 1;
+                        ro.iters = 2;
+                        ro.seed = 100 + ti;
+                        ar_result_t res;
+                        rc = ar_backend_run("ref", t, p, &ro, &res, &err);
+                        ck_assert_msg(rc == AR_OK, "%s on %s, %s count %d: %s", (*a)->name,
+                                      ALGO_TOPOS[ti], ar_dtype_name((ar_dtype_t)dt),
+                                      (int)counts[ci], err.message);
+                        ck_assert_msg(res.checked && res.check_ok, "%s on %s, %s count %d: %s",
+                                      (*a)->name, ALGO_TOPOS[ti], ar_dtype_name((ar_dtype_t)dt),
+                                      (int)counts[ci], res.check_msg);
+                        ck_assert_uint_eq(res.ops_executed, 2ull * p->nops);
+                        ran[ai]++;
+                        nrun++;
+                        ar_plan_free(p);
+                    }
+                }
+        ar_topo_free(t);
+    }
+    /* Every algorithm ran somewhere. */
+    int ai = 0;
+    for (const ar_algo_t *const *a = ar_algo_all(); *a; a++, ai++)
+        ck_assert_msg(ran[ai] > 0, "%s never fitted a test topology", (*a)->name);
+    ck_assert_int_gt(nrun, 100);
+}
+END_TEST
+
+/* The check is not vacuous on real plans: drop one op that writes OUT from an
+ * algorithm's plan and the run must fail, naming a rank and an element. */
+START_TEST(test_algorithm_broken) {
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_int_eq(ar_topo_open("ring_1d:4", NULL, &t, &err), AR_OK);
+    ar_plan_t *p;
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    ck_assert_int_eq(ar_algo_build("ring", t, 1000, AR_BF16, &o, &p, &err), AR_OK);
+    /* the last COPY into a remote OUT becomes a copy of zero length... */
+    for (uint32_t i = p->nops; i-- > 0;)
+        if (p->ops[i].code == AR_OP_COPY && p->ops[i].dst.buf == AR_BUF_OUT) {
+            p->ops[i].n = 0;
+            break;
+        }
+    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+    ro.check = 1;
+    ar_result_t res;
+    ck_assert_int_eq(ar_backend_run("ref", t, p, &ro, &res, &err), AR_OK);
+    ck_assert_int_eq(res.check_ok, 0);
+    ck_assert_msg(strstr(res.check_msg, ": got nan, want ") != NULL, "%s", res.check_msg);
+    ar_plan_free(p);
+    ar_topo_free(t);
 }
 END_TEST
 
@@ -419,5 +521,10 @@ Suite *suite_ref(void) {
     tc = tcase_create("ar_backend_find"); tcase_add_test(tc, test_registry); suite_add_tcase(s, tc);
     tc = tcase_create("ar_busbw_gbps"); tcase_add_test(tc, test_bandwidth); suite_add_tcase(s, tc);
     tc = tcase_create("ar_backend_run"); tcase_add_test(tc, test_backend_run); suite_add_tcase(s, tc);
+    tc = tcase_create("ref_algorithms");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_all_algorithms);
+    tcase_add_test(tc, test_algorithm_broken);
+    suite_add_tcase(s, tc);
     return s;
 }
