@@ -373,6 +373,18 @@ static int load_doc(const ar__ydoc_t *d, const char *model_override, ar_topo_t *
     if ((n = ar__y_get(root, "name"))) AR_TRY(ar__y_string(d, n, "name", AR_NAME_MAX, &name, err));
     if ((n = ar__y_get(root, "description"))) AR_TRY(ar__y_string(d, n, "description", 1024, &s, err));
 
+    /* Limits first: a document too big to be used is refused before any work on it. */
+    if ((n = ar__y_get(root, "placement"))) {
+        AR_TRY(ar__y_expect(d, n, AR__Y_SEQ, "placement", err));
+        if (n->n > AR__TOPO_MAX_RANKS)
+            return ar__y_error(err, d, n, AR_ELIMIT, "placement", "more than %d ranks",
+                               AR__TOPO_MAX_RANKS);
+    }
+    if ((n = ar__y_get(root, "ranks"))) {
+        long r;
+        AR_TRY(ar__y_int(d, n, "ranks", 1, AR__TOPO_MAX_RANKS, AR_ETOPO, &r, err));
+    }
+
     const ar__ynode_t *b = ar__y_get(root, "builder");
     ar_topo_kind_t kind = AR_TOPO_CUSTOM;
     if (b) {
