@@ -51,6 +51,54 @@ static void progress_clear(run_state_t *s) {
     fflush(stderr);
 }
 
+/* Checks before a plan is built (building one for an impossible case can itself take
+ * long): the job's bytes must fit 64 bits, the buffers the chosen memory level
+ * (the backend checks again with the plan's scratch), and the ref backend's
+ * buffers host memory. Returns 0, 2 (reported), or PRE_SKIP when this size and
+ * larger ones do not fit but smaller ones may (a note on stderr when sizes > 1). */
+#define PRE_SKIP 3
+static int precheck(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
+                    ar_mem_t buffer, uint64_t bytes, const char *sz, int nsizes) {
+    uint64_t n = (uint64_t)(t->nranks > 0 ? t->nranks : 1);
+    if (bytes > UINT64_MAX / 4 / n)
+        return ar_cli_fail(s->cmd, "%s bytes per rank on %s: %" PRIu64 " ranks x %" PRIu64
+                           " bytes (input and output) overflows 64 bits", sz, spec, n, bytes);
+    char msg[512] = "";
+    if (strcmp(backend, "ref") == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+        double need = 2.0 * (double)n * (double)bytes; /* IN and OUT of every rank */
+        if (have > 0 && need > have)
+            snprintf(msg, sizeof msg, "backend ref: %s on %s needs %.4g GB of host memory for the "
+                     "buffers of %" PRIu64 " ranks; this machine has %.4g GB",
+                     sz, spec, need / 1e9, n, have / 1e9);
+    } else if (t->model) {
+        const ar_mem_level_t *m = &t->model->mem[buffer];
+        if (!m->present)
+            return ar_cli_fail(s->cmd, "--buffer %s: model %s has no %s level", ar_mem_name(buffer),
+                               t->model->name, ar_mem_name(buffer));
+        int maxper = 0;
+        for (int d = 0; d < t->ndevices; d++) {
+            int k = 0;
+            for (int r = 0; r < t->nranks; r++) k += ar_topo_rank_device(t, r) == d;
+            if (k > maxper) maxper = k;
+        }
+        double need = 2.0 * (double)bytes * maxper;
+        if (need > m->capacity_bytes)
+            snprintf(msg, sizeof msg, "backend %s: %s per rank needs %.4g GB of %s per device "
+                     "(input and output of %d rank%s), model %s has %.4g GB", backend, sz,
+                     need / 1e9, ar_mem_name(buffer), maxper, maxper == 1 ? "" : "s",
+                     t->model->name, m->capacity_bytes / 1e9);
+    }
+    if (!msg[0]) return AR_CLI_OK;
+    if (nsizes > 1) {
+        fprintf(stderr, "%s: %s from here on: %s\n", s->who, sz, msg);
+        fflush(stderr);
+        return PRE_SKIP;
+    }
+    return ar_cli_fail(s->cmd, "%s", msg);
+}
+
 static int backend_checks(const char *b) { return strcmp(b, "ref") == 0 || strcmp(b, "cuda") == 0; }
 
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
@@ -107,6 +155,13 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 ar_error_t err;
                 ar_error_clear(&err);
                 ar_plan_t *plan = NULL;
+                int pre = precheck(s, backend, t, spec, buffer, bytes, sz, nsizes);
+                if (pre == PRE_SKIP) {
+                    /* Sizes ascend in a range; skip the rest of this algorithm's. */
+                    s->done += nsizes - is;
+                    break;
+                }
+                if (pre) { rc = pre; goto out; }
                 progress(s, algo->name, bytes);
                 int brc = algo->build(t, count, dt, &aopts, &plan, &err);
                 if (brc == AR_EUNFIT && o->algo_all) {
