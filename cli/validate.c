@@ -70,10 +70,10 @@ static int parse_int_list(const char *s, int *out, int max, int *n, long lo, lon
 
 /* ------------------------------------------------------------------ calibrate */
 
-enum { C_OUT = 1000, C_GPUS, C_THREADS, C_UNROLL, C_REPS, C_LINK_FROM, C_NAME, C_LAUNCH_WIDE };
+enum { C_OUT = 1000, C_GPUS, C_THREADS, C_UNROLL, C_REPS, C_LINK_FROM, C_NAME, C_LAUNCH_WIDE, C_RAW };
 
 typedef struct cal_ctx_s {
-    const char *out, *name, *link_from;
+    const char *out, *name, *link_from, *raw;
     int gpus[2], threads, unroll, reps, launch_wide;
 } cal_ctx_t;
 
@@ -110,6 +110,7 @@ static int cal_handle(int val, const char *arg, void *p) {
         c->link_from = arg;
         return 0;
     case C_LAUNCH_WIDE: c->launch_wide = 1; return 0;
+    case C_RAW: c->raw = arg; return 0;
     }
     return 2;
 }
@@ -132,9 +133,10 @@ int ar_cli_calibrate(int argc, char **argv) {
         {"link-from", required_argument, NULL, C_LINK_FROM},
         {"name", required_argument, NULL, C_NAME},
         {"launch-wide", no_argument, NULL, C_LAUNCH_WIDE},
+        {"raw", required_argument, NULL, C_RAW},
         {0, 0, 0, 0},
     };
-    cal_ctx_t cx = {NULL, NULL, NULL, {0, 1}, 512, 1, 5, 0};
+    cal_ctx_t cx = {NULL, NULL, NULL, NULL, {0, 1}, 512, 1, 5, 0};
     ar_cli_extra_t extra = {
         lo, "o:", cal_handle, &cx,
         "calibrate options:\n"
@@ -146,6 +148,7 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  --reps N               repeats per point, median kept (default 5)\n"
         "  --link-from read|write|mean  which two-way streaming ceiling sets the link bandwidth\n"
         "  --launch-wide          launch_ns from a graph node of one block per SM\n"
+        "  --raw FILE             also write the peer bandwidth curves (CSV: blocks, read, write)\n"
         "  --topology T           where the link count of the pair comes from (default h200_pair)\n"
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"
         "against block count, local memory bandwidth and latency, reduction throughput,\n"
@@ -231,6 +234,20 @@ int ar_cli_calibrate(int argc, char **argv) {
     if (rename(tmp, cx.out) != 0) {
         rc = ar_cli_fail("calibrate", "-o '%s': %s", cx.out, strerror(errno));
         goto out;
+    }
+    if (cx.raw) {
+        FILE *rf = fopen(cx.raw, "w");
+        if (!rf) {
+            rc = ar_cli_fail("calibrate", "--raw '%s': cannot write: %s", cx.raw, strerror(errno));
+            goto out;
+        }
+        fprintf(rf, "# arsim calibrate: peer bandwidth against blocks (one direction, %d threads x %d "
+                    "16-byte loads per thread)\n# device: %s\n# date: %s\n", cal.threads, cal.unroll,
+                cal.device, cal.date);
+        fprintf(rf, "blocks,peer_read_gbps,peer_write_gbps\n");
+        for (int i = 0; i < cal.npoints; i++)
+            fprintf(rf, "%d,%.3f,%.3f\n", cal.blocks[i], cal.peer_read_gbps[i], cal.peer_write_gbps[i]);
+        fclose(rf);
     }
     if (!o.quiet) fprintf(stderr, "calibrate: wrote %s (%.1f s of benchmarks)\n", cx.out, cal.wall_s);
     rc = 0;
