@@ -305,7 +305,11 @@ START_TEST(test_malformed) {
 }
 END_TEST
 
-/* --- epochs: repeated executions give the same answer --- */
+/* --- epochs: repeated executions give the same answer ---
+ * Every execution starts from poisoned OUT/SCRATCH, and rank 0 runs first in each
+ * round: were a WAIT's count not offset by the epoch (e * per_epoch + count), rank 0
+ * would pass its WAIT at once in the second execution and pull rank 1's poisoned
+ * half, so the check (and the comparison with one execution) would fail. */
 
 START_TEST(test_iterations) {
     const uint64_t n = 33;
