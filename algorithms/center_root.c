@@ -54,7 +54,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     free(par);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM) AR_ERR(err, rc, "center_root: out of memory");
+        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "center_root: %s", ar_plan_strerror(rc));
         return rc;
     }
     *out = p;

@@ -90,7 +90,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     free(rank_at); free(ord); free(rev); free(par); free(nrecv);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM) AR_ERR(err, rc, "mesh2d: out of memory");
+        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "mesh2d: %s", ar_plan_strerror(rc));
         return rc;
     }
     *out = p;

@@ -58,7 +58,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (rc == AR_OK) rc = ar_plan_finish(p);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        return AR_ERR(err, rc, "1stage: cannot build the plan: %s", ar_strerror(rc));
+        return AR_ERR(err, rc, "1stage: cannot build the plan: %s", ar_plan_strerror(rc));
     }
     *out = p;
     return AR_OK;

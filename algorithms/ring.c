@@ -48,7 +48,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
     free(nrecv);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM) AR_ERR(err, rc, "ring: out of memory");
+        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "ring: %s", ar_plan_strerror(rc));
         return rc;
     }
     *out = p;

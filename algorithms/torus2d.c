@@ -82,7 +82,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     free(rank_at); free(rows); free(cols); free(nrecv);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM) AR_ERR(err, rc, "torus2d: out of memory");
+        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "torus2d: %s", ar_plan_strerror(rc));
         return rc;
     }
     *out = p;

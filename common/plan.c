@@ -25,9 +25,28 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
     return AR_OK;
 }
 
+int ar_plan_check_size(int nranks, uint64_t count, ar_dtype_t dtype, ar_error_t *err) {
+    uint64_t es = ar_dtype_size(dtype);
+    if (nranks < 1 || count == 0 || es == 0)
+        return AR_ERR(err, AR_EINVAL, "plan: count and ranks must be at least 1");
+    if (count > (UINT64_MAX >> 1) / es / (uint64_t)nranks)
+        return AR_ERR(err, AR_ELIMIT,
+                      "%" PRIu64 " elements of %" PRIu64 " bytes on %d ranks: total bytes overflow "
+                      "63 bits", count, es, nranks);
+    return AR_OK;
+}
+
+const char *ar_plan_strerror(int rc) {
+    if (rc == AR_ELIMIT)
+        return "the plan would exceed arsim's limits (byte counts overflowing 63 bits, or more "
+               "than 33554432 source addresses)";
+    return ar_strerror(rc);
+}
+
 int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_dtype_t dtype,
                 ar_plan_t **out) {
     if (nranks < 1 || nchannels < 1 || count == 0) return AR_EINVAL;
+    if (ar_plan_check_size(nranks, count, dtype, NULL) != AR_OK) return AR_ELIMIT;
     ar_plan_t *p = calloc(1, sizeof *p);
     if (!p) return AR_ENOMEM;
     snprintf(p->algo, sizeof p->algo, "%s", algo ? algo : "");
@@ -55,6 +74,7 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
 }
 
 static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *first) {
+    if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) return AR_ELIMIT;
     AR_TRY(grow((void **)&p->srcs, &p->cap_srcs, p->nsrcs + k, sizeof(ar_addr_t)));
     *first = p->nsrcs;
     memcpy(p->srcs + p->nsrcs, srcs, k * sizeof *srcs);

@@ -123,6 +123,18 @@ uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf);
  * On failure err names the rank, channel, op index and what went wrong. */
 int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
 
+/* Limits on what a plan may hold, so nonsense (a petabyte count, a 1stage plan over
+ * 65536 ranks) is refused with AR_ELIMIT before it costs memory and minutes:
+ * count x element size x nranks must fit 63 bits (every byte offset and total fits
+ * a signed 64-bit integer), and a plan holds at most AR_PLAN_MAX_SRCS source
+ * addresses (every COPY and REDUCE adds its sources). */
+#define AR_PLAN_MAX_SRCS (1u << 25)
+/* AR_OK, or AR_ELIMIT with a message when count elements of dtype on nranks ranks
+ * overflow; callers check this before building a plan. */
+int ar_plan_check_size(int nranks, uint64_t count, ar_dtype_t dtype, ar_error_t *err);
+/* Why a plan emitter or ar_plan_new failed, for an algorithm's error message. */
+const char *ar_plan_strerror(int rc);
+
 /* Human-readable listing, for debugging and `arsim run --dump-plan`. */
 void ar_plan_dump(const ar_plan_t *p, void *FILE_stream);
 
