@@ -92,3 +92,12 @@ fuzz-clean-local:
 	-rm -rf $(FUZZ_WORKDIR)
 
 .PHONY: fuzz fuzz-bins fuzz-build fuzz-merge fuzz-clean-local
+
+# Limits (sizes, aliases, ranks, overflow): a Check program of its own.
+if HAVE_CHECK
+check_PROGRAMS += fuzz/check_limits
+TESTS += fuzz/check_limits
+fuzz_check_limits_SOURCES = fuzz/check_limits.c
+fuzz_check_limits_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) -DARSIM_BUILDDIR='"$(abs_top_builddir)"'
+fuzz_check_limits_LDADD = libarsim.la $(CHECK_LIBS)
+endif
