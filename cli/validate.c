@@ -95,8 +95,8 @@ static int cal_handle(int val, const char *arg, void *p) {
         c->threads = (int)v;
         return 0;
     case C_UNROLL:
-        if (ar_cli_parse_int(arg, 1, 8, &v) || (v & (v - 1)))
-            return ar_cli_fail("calibrate", "--unroll '%s': expected 1, 2, 4 or 8", arg);
+        if (ar_cli_parse_int(arg, 1, 8, &v) || v == 5 || v == 7)
+            return ar_cli_fail("calibrate", "--unroll '%s': expected 1, 2, 3, 4, 6 or 8", arg);
         c->unroll = (int)v;
         return 0;
     case C_REPS:
@@ -136,7 +136,7 @@ int ar_cli_calibrate(int argc, char **argv) {
         {"raw", required_argument, NULL, C_RAW},
         {0, 0, 0, 0},
     };
-    cal_ctx_t cx = {NULL, NULL, NULL, NULL, {0, 1}, 512, 1, 5, 0};
+    cal_ctx_t cx = {NULL, NULL, NULL, NULL, {0, 1}, 512, 6, 5, 0};
     ar_cli_extra_t extra = {
         lo, "o:", cal_handle, &cx,
         "calibrate options:\n"
@@ -144,10 +144,10 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  --name NAME            the model's name (default: the file's base name)\n"
         "  --gpus A,B             the two GPUs to measure between (default 0,1)\n"
         "  --threads N            threads per block, as the executor uses (default 512)\n"
-        "  --unroll N             16-byte loads in flight per thread (default 1)\n"
+        "  --unroll N             16-byte loads in flight per thread (default 6, the executor's)\n"
         "  --reps N               repeats per point, median kept (default 5)\n"
         "  --link-from read|write|mean  which two-way streaming ceiling sets the link bandwidth\n"
-        "  --launch-wide          launch_ns from a graph node of one block per SM\n"
+        "  --launch-wide          launch_ns from kernels of one block per SM (default 16 blocks)\n"
         "  --raw FILE             also write the peer bandwidth curves (CSV: blocks, read, write)\n"
         "  --topology T           where the link count of the pair comes from (default h200_pair)\n"
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"

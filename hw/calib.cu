@@ -97,6 +97,26 @@ __global__ void k_pingpong_local(u64 *f, int iters, u64 *out, int *fail) {
 
 __global__ void k_empty() {}
 
+/* The executor's launch shape: programmatic dependent launch, so the next kernel
+ * starts while this one runs and waits in griddepcontrol.wait for its completion. */
+__global__ void k_empty_pdl() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+static cudaError_t launch_pdl(int blocks, int threads, cudaStream_t s) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, k_empty_pdl);
+}
+
 /* Block b streams its own contiguous slice (like one executor block on one op),
  * threads striding by blockDim, U 16-byte loads in flight per thread. */
 template <int U>
@@ -108,11 +128,11 @@ __global__ void k_read(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
     for (; i + (U - 1) * step < hi; i += U * step) {
         uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) v[u] = src[i + u * step];
+        for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
 #pragma unroll
         for (int u = 0; u < U; u++) { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
     }
-    for (; i < hi; i += step) { uint4 v = src[i]; acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+    for (; i < hi; i += step) { uint4 v = __ldcg(&src[i]); acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
     if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
 }
 
@@ -133,11 +153,11 @@ __global__ void k_copy(uint4 *__restrict__ dst, const uint4 *__restrict__ src, s
     for (; i + (U - 1) * step < hi; i += U * step) {
         uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) v[u] = src[i + u * step];
+        for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
 #pragma unroll
         for (int u = 0; u < U; u++) dst[i + u * step] = v[u];
     }
-    for (; i < hi; i += step) dst[i] = src[i];
+    for (; i < hi; i += step) dst[i] = __ldcg(&src[i]);
 }
 
 /* dst = a + b over one block's slice, `reps` times (data stays in L2).
@@ -168,7 +188,7 @@ __global__ void k_reduce2(uint4 *dst, const uint4 *a, const uint4 *b, size_t n16
         for (; i + (U - 1) * step < n16; i += U * step) {
             uint4 va[U], vb[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) { va[u] = a[i + u * step]; vb[u] = b[i + u * step]; }
+            for (int u = 0; u < U; u++) { va[u] = __ldcg(&a[i + u * step]); vb[u] = __ldcg(&b[i + u * step]); }
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 uint4 o;
@@ -251,15 +271,22 @@ struct rw_ctx {
     uint4 *sink;
 };
 
+/* Loads in flight per thread: the executor's shapes (hw/exec.cu: COPY 2 x UNROLL = 6,
+ * REDUCE KGROUP x UNROLL = 6) and powers of two. */
+#define BY_UNROLL(u, CALL)                          \
+    switch (u) {                                    \
+    case 1: { constexpr int U = 1; CALL; } break;   \
+    case 2: { constexpr int U = 2; CALL; } break;   \
+    case 3: { constexpr int U = 3; CALL; } break;   \
+    case 4: { constexpr int U = 4; CALL; } break;   \
+    case 6: { constexpr int U = 6; CALL; } break;   \
+    default: { constexpr int U = 8; CALL; } break;  \
+    }
+
 static void launch_read(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
     const uint4 *src = (const uint4 *)c->src;
-    switch (c->unroll) {
-    case 1: k_read<1><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
-    case 2: k_read<2><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
-    case 4: k_read<4><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
-    default: k_read<8><<<blocks, threads, 0, s>>>(src, c->n16, c->sink); break;
-    }
+    BY_UNROLL(c->unroll, (k_read<U><<<blocks, threads, 0, s>>>(src, c->n16, c->sink)));
 }
 static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
@@ -267,12 +294,7 @@ static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
 }
 static void launch_copy(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
-    switch (c->unroll) {
-    case 1: k_copy<1><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
-    case 2: k_copy<2><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
-    case 4: k_copy<4><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
-    default: k_copy<8><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16); break;
-    }
+    BY_UNROLL(c->unroll, (k_copy<U><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16)));
 }
 
 struct red_ctx {
@@ -283,12 +305,8 @@ struct red_ctx {
 };
 template <int M>
 static void launch_red_m(int blocks, int threads, cudaStream_t s, red_ctx *c) {
-    switch (c->unroll) {
-    case 1: k_reduce2<M, 1><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
-    case 2: k_reduce2<M, 2><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
-    case 4: k_reduce2<M, 4><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
-    default: k_reduce2<M, 8><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps); break;
-    }
+    /* k sources x U each: the executor keeps UNROLL = U / 2 vectors per source in flight. */
+    BY_UNROLL(c->unroll, (k_reduce2<M, (U + 1) / 2><<<blocks, threads, 0, s>>>(c->dst, c->a, c->b, c->n16, c->reps)));
 }
 static void launch_red(int blocks, int threads, cudaStream_t s, void *p) {
     red_ctx *c = (red_ctx *)p;
@@ -393,6 +411,7 @@ out:
     return rc;
 }
 
+/* use_graph: 0 stream, 1 graph, 2 graph of PDL launches. */
 static int launch_overhead(int dev, int blocks, int threads, int use_graph, double *ns, ar_error_t *err) {
     const int N = 2000;
     int rc = AR_OK;
@@ -407,7 +426,10 @@ static int launch_overhead(int dev, int blocks, int threads, int use_graph, doub
     CK(cudaEventCreate(&e1));
     if (use_graph) {
         CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < N; i++) k_empty<<<blocks, threads, 0, s>>>();
+        for (int i = 0; i < N; i++) {
+            if (use_graph == 2) CK(launch_pdl(blocks, threads, s));
+            else k_empty<<<blocks, threads, 0, s>>>();
+        }
         CK(cudaStreamEndCapture(s, &g));
         CK(cudaGraphInstantiate(&ge, g, 0));
         CK(cudaGraphLaunch(ge, s));
@@ -520,8 +542,8 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
 
     memset(c, 0, sizeof *c);
     if (o.threads <= 0) o.threads = 512;
-    if (o.unroll != 1 && o.unroll != 2 && o.unroll != 4 && o.unroll != 8)
-        return AR_ERR(err, AR_EINVAL, "calibrate: --unroll must be 1, 2, 4 or 8 (got %d)", o.unroll);
+    if (o.unroll != 1 && o.unroll != 2 && o.unroll != 3 && o.unroll != 4 && o.unroll != 6 && o.unroll != 8)
+        return AR_ERR(err, AR_EINVAL, "calibrate: --unroll must be 1, 2, 3, 4, 6 or 8 (got %d)", o.unroll);
     if (o.reps < 1) o.reps = 1;
     c->threads = o.threads;
     c->unroll = o.unroll;
@@ -603,8 +625,13 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     TRY(launch_overhead(d0, 1, T, 0, &c->launch_stream_ns, err));
     TRY(launch_overhead(d0, 1, T, 1, &c->launch_graph_ns, err));
     TRY(launch_overhead(d0, c->nsm, T, 1, &c->launch_graph_wide_ns, err));
-    note(&o, "launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns", c->launch_stream_ns,
-         c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns);
+    TRY(launch_overhead(d0, 16, T, 2, &c->launch_graph_pdl_ns, err));
+    TRY(launch_overhead(d0, 1, T, 2, &c->launch_graph_pdl_1_ns, err));
+    TRY(launch_overhead(d0, c->nsm, T, 2, &c->launch_graph_pdl_wide_ns, err));
+    note(&o, "launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns; graph with programmatic "
+         "dependent launch: 1 block %.0f ns, 16 blocks %.0f ns, %d blocks %.0f ns", c->launch_stream_ns,
+         c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns, c->launch_graph_pdl_1_ns, c->launch_graph_pdl_ns,
+         c->nsm, c->launch_graph_pdl_wide_ns);
 
     /* 3. peer bandwidth vs blocks (dev0's blocks on dev1's memory) */
     {

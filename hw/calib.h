@@ -18,12 +18,13 @@ extern "C" {
 typedef struct ar_calib_opts_s {
     int dev0, dev1;        /* the two GPUs (default 0 and 1) */
     int threads;           /* threads per block, as the executor uses (default 512) */
-    int unroll;            /* 16-byte loads in flight per thread (1, 2, 4 or 8; default 1) */
+    int unroll;            /* 16-byte loads in flight per thread (1, 2, 3, 4, 6 or 8; default 6,
+                            * the executor's: hw/exec.cu keeps 2 x UNROLL vectors in flight) */
     int reps;              /* repeats per point; the median is kept (default 5) */
     int quiet;             /* no progress lines on stderr */
 } ar_calib_opts_t;
 
-#define AR_CALIB_OPTS_DEFAULT {0, 1, 512, 1, 5, 0}
+#define AR_CALIB_OPTS_DEFAULT {0, 1, 512, 6, 5, 0}
 
 typedef struct ar_calib_s {
     char device[256];          /* "NVIDIA H200 x2 (NV18?)" as the driver names them */
@@ -44,6 +45,9 @@ typedef struct ar_calib_s {
     double launch_stream_ns;   /* <<<1, threads>>> on a stream */
     double launch_graph_ns;    /* same kernel as nodes of one CUDA graph */
     double launch_graph_wide_ns; /* graph node of a full-width grid (nsm blocks) */
+    double launch_graph_pdl_ns;  /* graph of programmatic dependent launches (the executor's way), 16 blocks */
+    double launch_graph_pdl_1_ns;    /* same, 1 block */
+    double launch_graph_pdl_wide_ns; /* same, nsm blocks */
     /* peer bandwidth (dev0's blocks reading/writing dev1's memory) vs block count */
     int npoints;
     int blocks[AR_CALIB_MAX_POINTS];

@@ -233,6 +233,7 @@ static ar_calib_t fake_calib(void) {
     c.clock_ghz = 1.98; c.hbm_capacity_bytes = 150e9; c.l2_bytes = 52428800;
     c.flag_rtt_ns = 2400; c.flag_oneway_ns = 1200; c.flag_local_oneway_ns = 700;
     c.launch_stream_ns = 2500; c.launch_graph_ns = 600; c.launch_graph_wide_ns = 900;
+    c.launch_graph_pdl_ns = 650; c.launch_graph_pdl_1_ns = 640; c.launch_graph_pdl_wide_ns = 950;
     c.npoints = 2; c.blocks[0] = 1; c.blocks[1] = 8;
     c.peer_read_gbps[0] = 7.5; c.peer_read_gbps[1] = 60;
     c.peer_write_gbps[0] = 20; c.peer_write_gbps[1] = 160;
@@ -269,7 +270,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->chan_read_lat_ns, 1100, 1e-9);
     ck_assert_double_eq_tol(m->chan_write_gbps, 20, 1e-9);
     ck_assert_double_eq_tol(m->signal_lat_ns, 1200, 1e-9);
-    ck_assert_double_eq_tol(m->launch_ns, 600, 1e-9);
+    ck_assert_double_eq_tol(m->launch_ns, 650, 1e-9);
     ck_assert_double_eq_tol(m->reduce_gbps, 100000, 1e-9);         /* additions hidden */
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);

@@ -14,7 +14,9 @@
  *                       (Little's law: the bytes one block keeps in flight)
  *   chan_write_gbps     per-block peer write rate (slope at few blocks)
  *   signal_lat_ns       flag ping-pong round trip / 2
- *   launch_ns           empty-kernel node in a CUDA graph (the timing path replays graphs)
+ *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
+ *                       executor's way (programmatic dependent launch, 16 blocks): the
+ *                       timing path replays such graphs
  *   reduce_gbps         output bytes / (time of a summing block - time of the same block
  *                       moving the same bytes without arithmetic): the additions alone,
  *                       which is what the cost formula adds on top of the data movement */
@@ -52,7 +54,12 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     double host_bw = fmin(c->host_read_gbps, c->host_write_gbps);
     double host_link_lat = c->host_read_lat_ns - c->local_read_lat_ns;
     if (host_link_lat < 50) host_link_lat = 50;
-    double launch = fit->launch_wide ? c->launch_graph_wide_ns : c->launch_graph_ns;
+    double launch = fit->launch_wide ? c->launch_graph_pdl_wide_ns : c->launch_graph_pdl_ns;
+    const char *launch_what = fit->launch_wide ? "one block per SM" : "16 blocks";
+    if (!(launch > 0)) { /* an older benchmark set without the PDL graph */
+        launch = c->launch_graph_ns;
+        launch_what = "one block, plain graph";
+    }
 
     double vals[] = {c->clock_ghz, c->l2_bytes, c->l2_read_gbps, c->l2_read_lat_ns,
                      c->hbm_capacity_bytes, c->hbm_read_gbps, c->hbm_write_gbps,
@@ -120,8 +127,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->peer_write_block_gbps);
     fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
             c->flag_oneway_ns, c->flag_rtt_ns);
-    fprintf(f, "launch_ns: %.0f                 # measured: empty kernel as a CUDA graph node (%s); on a stream: %.0f ns\n",
-            launch, fit->launch_wide ? "one block per SM" : "one block", c->launch_stream_ns);
+    fprintf(f, "launch_ns: %.0f                 # measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel\n",
+            launch, launch_what);
     fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);
     fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
             c->host_read_lat_ns, c->host_read_lat_ns);
@@ -134,8 +141,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "#   one way, most blocks: read %.1f GB/s, write %.1f GB/s; both ways at once: read %.1f, write %.1f GB/s each way\n",
             c->peer_read_max_gbps, c->peer_write_max_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
     fprintf(f, "#   flag one way inside one GPU (two blocks): %.0f ns\n", c->flag_local_oneway_ns);
-    fprintf(f, "#   launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns\n", c->launch_stream_ns,
-            c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns);
+    fprintf(f, "#   launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns; graph with programmatic dependent\n"
+               "#   launch: 1 block %.0f ns, 16 blocks %.0f ns, %d blocks %.0f ns\n", c->launch_stream_ns,
+            c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns, c->launch_graph_pdl_1_ns, c->launch_graph_pdl_ns,
+            c->nsm, c->launch_graph_pdl_wide_ns);
     fprintf(f, "#   HBM copy (read + write bytes): %.0f GB/s\n", c->hbm_copy_gbps);
     fprintf(f, "#   reduce, one block: bf16 %.1f GB/s, fp32 %.1f GB/s, no arithmetic %.1f GB/s; additions alone bf16 %s, fp32 %s\n",
             c->reduce_block_gbps_bf16, c->reduce_block_gbps_fp32, c->xor_block_gbps_bf16,
