@@ -12,3 +12,5 @@ tests_check_arsim_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) -DARSIM_BUILDDIR='"$
 tests_check_arsim_LDADD = libarsim.la $(CHECK_LIBS)
 endif
 EXTRA_DIST += tests/data
+# The Check runner prints its summary on fd 9 too, which reaches the terminal.
+AM_TESTS_FD_REDIRECT = 9>&2
