@@ -108,10 +108,20 @@ static void header(run_state_t *s, const char *backend, const ar_topo_t *t, cons
     if (channels > 0) snprintf(ch, sizeof ch, "%d", channels);
     if (chunk > 0) ar_size_format(chunk, ck, sizeof ck);
     fprintf(f, "# arsim %s: allreduce (sum)\n", PACKAGE_VERSION);
-    if (s->study)
-        fprintf(f, "# default study: every algorithm that fits %s, sizes 8K..1G "
-                   "(a 4x4 torus is the shipped topology most algorithms fit; arsim run --help for choices)\n",
-                spec);
+    if (s->study) {
+        const ar_cli_opts_t *o = s->o;
+        char lo[32], hi[32], sizes[96];
+        if (o->ncounts > 0)
+            snprintf(sizes, sizeof sizes, "%d element count%s", o->ncounts, o->ncounts == 1 ? "" : "s");
+        else if (o->nsizes == 1)
+            snprintf(sizes, sizeof sizes, "size %s", ar_size_format(o->sizes[0], lo, sizeof lo));
+        else
+            snprintf(sizes, sizeof sizes, "sizes %s..%s", ar_size_format(o->sizes[0], lo, sizeof lo),
+                     ar_size_format(o->sizes[o->nsizes - 1], hi, sizeof hi));
+        fprintf(f, "# default study: every algorithm that fits %s, %s per rank%s\n", spec, sizes,
+                strcmp(spec, AR_CLI_DEFAULT_TOPOLOGY) == 0
+                    ? " (a 4x4 torus: the shipped topology most algorithms fit)" : "");
+    }
     fprintf(f, "# topology %s (%s", t->name[0] ? t->name : spec, ar_topo_kind_name(t->kind));
     if (t->grid_w > 0) fprintf(f, " %dx%d", t->grid_w, t->grid_h);
     fprintf(f, ", %d devices, %d links, %d ranks)\n", t->ndevices, t->nlinks, t->nranks);
