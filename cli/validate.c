@@ -543,6 +543,32 @@ static void stat_line(FILE *f, const stat_t *s) {
     fprintf(f, "| %-22s | %5d | %8.2f | %8.2f |\n", s->key, s->n, ar_validate_median(s->abs, s->n), mx);
 }
 
+/* The channels option that rebuilds the measured plan: 0 (the default) when it already
+ * gives m->channels, else the option value among a few candidates that does. */
+static int plan_channels_for(const ar_topo_t *t, const ar_vrow_t *m, int *opt, ar_error_t *err) {
+    int cand[] = {0, m->channels, m->channels / 2, m->channels * 2};
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+        if (i > 0 && cand[i] <= 0) continue;
+        ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+        ao.channels = cand[i];
+        ao.chunk_bytes = m->chunk_bytes;
+        ar_plan_t *plan = NULL;
+        int rc = ar_algo_build(m->algo, t, m->count, m->dtype, &ao, &plan, err);
+        if (rc != AR_OK) {
+            if (i == 0) return rc;
+            continue;
+        }
+        int n = plan->nchannels;
+        ar_plan_free(plan);
+        if (n == m->channels || m->channels == 0) {
+            *opt = cand[i];
+            return AR_OK;
+        }
+    }
+    *opt = 0;
+    return AR_OK; /* none matches: the default, and the caller says so */
+}
+
 static int compare(ar_cli_opts_t *o, val_ctx_t *cx, const ar_vrows_t *meas, const char *meas_name) {
     const char *backend = predict_backend(cx->pbackend);
     if (!ar_backend_find(backend))
@@ -581,8 +607,14 @@ static int compare(ar_cli_opts_t *o, val_ctx_t *cx, const ar_vrows_t *meas, cons
         snprintf(model_name, sizeof model_name, "%s", t->model->name);
         ar_result_t res;
         int pch = 0;
-        int prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, m->channels, m->chunk_bytes,
-                          &res, &pch, &err);
+        /* The measured row holds the plan's channel count; the algorithm's option may mean
+         * something else (ring counts both directions). Rebuild with the default first, and
+         * ask for the measured count only when the default plan differs. */
+        int prc = plan_channels_for(t, m, &pch, &err);
+        if (prc == AR_OK)
+            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, m->chunk_bytes, &res, &pch, &err);
+        else
+            memset(&res, 0, sizeof res);
         if (prc != AR_OK) {
             char buf[600];
             fprintf(stderr, "validate: %s:%d: %s %d ranks %" PRIu64 " B: cannot predict: %s\n", meas_name,

@@ -359,7 +359,7 @@ static int enable_peer(int a, int b, ar_error_t *err) {
     int can = 0, rc = AR_OK;
     CK(cudaDeviceCanAccessPeer(&can, a, b));
     if (!can)
-        return AR_ERR(err, AR_EDEVICE, "calibrate: GPU %d cannot access GPU %d (no peer access)", a, b);
+        return AR_ERR(err, AR_EDEVICE, "GPU %d cannot access GPU %d (no peer access)", a, b);
     CK(cudaSetDevice(a));
     {
         cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
@@ -397,7 +397,7 @@ static int pingpong_rtt(int da, int db, u64 *fa, u64 *fb, int iters, double *rtt
     CK(cudaDeviceSynchronize());
     hfail = *(volatile int *)fail;
     if (hfail) {
-        rc = AR_ERR(err, AR_ETIMEOUT, "calibrate: flag ping-pong between GPU %d and %d did not complete "
+        rc = AR_ERR(err, AR_ETIMEOUT, "flag ping-pong between GPU %d and %d did not complete "
                                       "within %.0f s", da, db, SPIN_LIMIT_NS * 1e-9);
         goto out;
     }
@@ -543,19 +543,19 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     memset(c, 0, sizeof *c);
     if (o.threads <= 0) o.threads = 512;
     if (o.unroll != 1 && o.unroll != 2 && o.unroll != 3 && o.unroll != 4 && o.unroll != 6 && o.unroll != 8)
-        return AR_ERR(err, AR_EINVAL, "calibrate: --unroll must be 1, 2, 3, 4, 6 or 8 (got %d)", o.unroll);
+        return AR_ERR(err, AR_EINVAL, "--unroll must be 1, 2, 3, 4, 6 or 8 (got %d)", o.unroll);
     if (o.reps < 1) o.reps = 1;
     c->threads = o.threads;
     c->unroll = o.unroll;
     {
         cudaError_t e = cudaGetDeviceCount(&n);
         if (e != cudaSuccess || n == 0)
-            return AR_ERR(err, AR_EDEVICE, "calibrate: no CUDA GPU found (%s); calibration needs 2 GPUs "
+            return AR_ERR(err, AR_EDEVICE, "no CUDA GPU found (%s); calibration needs 2 GPUs "
                                            "with peer access", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     }
     c->ngpus = n;
     if (n < 2 || d0 < 0 || d1 < 0 || d0 >= n || d1 >= n || d0 == d1)
-        return AR_ERR(err, AR_EDEVICE, "calibrate: needs two distinct GPUs (asked for %d and %d, %d visible)",
+        return AR_ERR(err, AR_EDEVICE, "needs two distinct GPUs (asked for %d and %d, %d visible)",
                       d0, d1, n);
     CK(cudaGetDeviceProperties(&p0, d0));
     CK(cudaGetDeviceProperties(&p1, d1));
@@ -615,7 +615,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         int f = *(volatile int *)fail;
         cudaFree(out);
         cudaFreeHost(fail);
-        if (f) { rc = AR_ERR(err, AR_ETIMEOUT, "calibrate: local flag ping-pong did not complete"); goto out; }
+        if (f) { rc = AR_ERR(err, AR_ETIMEOUT, "local flag ping-pong did not complete"); goto out; }
         c->flag_local_oneway_ns = (double)hout[0] / 20000 / 2;
         note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns",
              c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns);
