@@ -29,6 +29,7 @@ typedef struct run_state_s {
     int done, total;
     int rows;                   /* rows printed */
     int check_failed;
+    int failed;                 /* a run failed in a study that went on: the exit status */
 } run_state_t;
 
 static int open_out(const char *cmd, const char *flag, const char *path, FILE **f) {
@@ -120,7 +121,7 @@ static void header(run_state_t *s, const char *backend, const ar_topo_t *t, cons
                      ar_size_format(o->sizes[o->nsizes - 1], hi, sizeof hi));
         fprintf(f, "# default study: every algorithm that fits %s, %s per rank%s\n", spec, sizes,
                 strcmp(spec, AR_CLI_DEFAULT_TOPOLOGY) == 0
-                    ? " (a 4x4 torus: the shipped topology most algorithms fit)" : "");
+                    ? " (a 4x4 torus: every ring, grid and tree algorithm fits it; 1stage and 2stage need every pair linked)" : "");
     }
     fprintf(f, "# topology %s (%s", t->name[0] ? t->name : spec, ar_topo_kind_name(t->kind));
     if (t->grid_w > 0) fprintf(f, " %dx%d", t->grid_w, t->grid_h);
@@ -242,6 +243,13 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     if (xrc == AR_ECHECK) rc = 1;
                     ar_result_free(&res);
                     ar_plan_free(plan);
+                    if (o->algo_all && xrc != AR_ENOTSUP) {
+                        /* A study goes on with the other algorithms; the status says it failed. */
+                        s->failed = rc;
+                        rc = AR_CLI_OK;
+                        s->done += nsizes - is;
+                        break;
+                    }
                     goto out;
                 }
                 const char *check = "";
@@ -306,6 +314,7 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
             if (b || t) putchar('\n');
             rc = run_topo(&s, o.backends[b], o.topos[t]);
         }
+    if (!rc && s.failed) rc = s.failed;
     if (!rc && s.rows == 0) rc = ar_cli_fail(cmd, "no algorithm fits the selected topology");
     if (!rc && s.check_failed) rc = 1;
 out:
