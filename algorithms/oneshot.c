@@ -1,8 +1,19 @@
 /* 1stage (oneshot): every rank pushes its whole input into every peer's SCRATCH
- * slot and signals; once all peers' inputs have arrived each rank reduces
- * locally, then tells every peer it is done reading (the barrier after, so the
- * next execution's pushes cannot overwrite a slot still being read). Needs every
- * pair of ranks to be neighbours. */
+ * slot and signals; once a peer's input has arrived each rank reduces locally.
+ * Needs every pair of ranks to be neighbours.
+ *
+ * Epoch safety without a barrier at the end: a rank tells every peer when it has
+ * read the slot that peer pushes into (SIGNAL after the last REDUCE), and the peer
+ * takes that acknowledgement at the START of its next execution (a WAIT with count
+ * 0: every SIGNAL of the previous executions, arsim/plan.h) before pushing again.
+ * So an execution ends as soon as its own reduction is done: one flag round per
+ * execution instead of two. IN is read by its own rank only, so nothing has to
+ * hold the caller back once OUT is written.
+ *
+ * Pipelined for large lanes: a lane's range is cut into chunks, and the rank
+ * pushes chunk i before it reduces chunk i-1, so a channel reducing does not
+ * leave the links idle while the others push. Flags are per (lane, peer), so a
+ * WAIT counts one sender's chunks exactly. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -17,11 +28,30 @@ int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
     return AR_OK;
 }
 
+uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt) {
+    uint64_t es = ar_dtype_size(dt);
+    if (o && o->chunk_bytes) {
+        uint64_t c = o->chunk_bytes / es;
+        return c ? c : 1;
+    }
+    /* One piece while a lane is small (latency-bound: every chunk costs a flag
+     * round); past that about 16 steps of 32 KB to 512 KB, so the last chunk's
+     * reduction, which nothing overlaps, is short. */
+    uint64_t bytes = lane_elems * es;
+    if (bytes <= AR__PIPE_MIN_BYTES) return lane_elems ? lane_elems : 1;
+    uint64_t c = bytes / 16;
+    if (c < 32 * 1024) c = 32 * 1024;
+    if (c > 512 * 1024) c = 512 * 1024;
+    c /= es;
+    c = (c + 7) & ~(uint64_t)7; /* whole 16-byte vectors in the 2-byte types */
+    return c ? c : 1;
+}
+
 int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
     AR_TRY(ar__check_all_pairs("1stage", t, err));
-    int lanes = ar__lanes(t, o, count, dt, 64);
+    int lanes = ar__lanes(t, o, count, dt, 128);
     ar_plan_t *p;
     AR_TRY(ar_plan_new("1stage", P, lanes, count, dt, &p));
     p->scratch_elems = (uint64_t)P * count;
@@ -31,27 +61,43 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
-        uint32_t fd = 2u * c, fdone = 2u * c + 1;
+        const uint64_t chunk = ar__pipe_chunk_elems(o, len, dt);
+        const uint64_t nck = len ? (len + chunk - 1) / chunk : 0;
+        /* flags of lane c: data from peer q at 2Pc + q, done-reading from q at 2Pc + P + q */
+        const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
         for (int r = 0; r < P && rc == AR_OK; r++) {
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
-            for (int k = 1; k < P && rc == AR_OK; k++) {
-                int q = (r + k) % P; /* staggered so peers are not all hit at once */
-                rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + lo),
-                                  ar_addr(r, AR_BUF_IN, lo), len);
-                if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fd);
-            }
-            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fd, (uint64_t)P - 1);
-            int k = 0;
-            sv[k++] = ar_addr(r, AR_BUF_IN, lo);
-            for (int q = 0; q < P; q++)
-                if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + lo);
-            if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, lo), sv, (uint32_t)k, len);
+            /* Every peer has read what this rank pushed in the previous execution. */
             for (int q = 0; q < P && rc == AR_OK; q++)
-                if (q != r) rc = ar_plan_signal(p, r, c, q, fdone);
-            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fdone, (uint64_t)P - 1);
+                if (q != r) rc = ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q));
+            for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
+                if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
+                    uint64_t off = lo + i * chunk, n = len - i * chunk < chunk ? len - i * chunk : chunk;
+                    for (int k = 1; k < P && rc == AR_OK; k++) {
+                        int q = (r + k) % P;
+                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
+                                          ar_addr(r, AR_BUF_IN, off), n);
+                        if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                    }
+                }
+                if (i == 0) continue;
+                /* reduce chunk i-1 once every peer's copy of it has arrived */
+                uint64_t j = i - 1;
+                uint64_t off = lo + j * chunk, n = len - j * chunk < chunk ? len - j * chunk : chunk;
+                for (int q = 0; q < P && rc == AR_OK; q++)
+                    if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)q, j + 1);
+                int k = 0;
+                sv[k++] = ar_addr(r, AR_BUF_IN, off);
+                for (int q = 0; q < P; q++)
+                    if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + off);
+                if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), sv, (uint32_t)k, n);
+            }
+            /* done reading every peer's slot: they may push the next execution */
+            for (int k = 1; k < P && rc == AR_OK; k++)
+                rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)(P + r));
         }
     }
     free(sv);

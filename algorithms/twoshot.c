@@ -1,7 +1,13 @@
 /* 2stage (twoshot): reduce-scatter, rank r reducing slice r from all peers (each
  * peer pushes its slice r into r's SCRATCH), then all-gather, r pushing its
  * reduced slice into every peer's OUT. The all-gather signals also tell each
- * peer that its pushed slice has been read. Needs every pair of ranks linked. */
+ * peer that its pushed slice has been read. Needs every pair of ranks linked.
+ *
+ * Pipelined for large lanes: a lane's range is cut into chunks (each chunk into
+ * the P slices), and a rank pushes chunk i of the reduce-scatter before it
+ * reduces and all-gathers chunk i-1, so a channel reducing does not leave the
+ * links idle while all the others reach that phase together. Flags are per
+ * (lane, peer): a WAIT counts one sender's chunks exactly. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -11,7 +17,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
     AR_TRY(ar__check_all_pairs("2stage", t, err));
-    int lanes = ar__lanes(t, o, count, dt, 64);
+    int lanes = ar__lanes(t, o, count, dt, 128);
     ar_plan_t *p;
     AR_TRY(ar_plan_new("2stage", P, lanes, count, dt, &p));
     p->scratch_elems = (uint64_t)P * count;
@@ -21,33 +27,50 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
-        uint32_t frs = 2u * c, fag = 2u * c + 1;
+        const uint64_t chunk = ar__pipe_chunk_elems(o, len, dt);
+        const uint64_t nck = len ? (len + chunk - 1) / chunk : 0;
+        /* flags of lane c: reduce-scatter data from peer q at 2Pc + q, all-gather
+         * data (and done-reading) from q at 2Pc + P + q */
+        const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
         for (int r = 0; r < P && rc == AR_OK; r++) {
-            uint64_t so, sl;
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
-            for (int k = 1; k < P && rc == AR_OK; k++) {
-                int q = (r + k) % P;
-                ar__split(lo, lo + len, P, q, &so, &sl);
-                rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + so),
-                                  ar_addr(r, AR_BUF_IN, so), sl);
-                if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, frs);
+            for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
+                uint64_t so, sl;
+                if (i < nck) { /* reduce-scatter: push every peer's slice of chunk i */
+                    uint64_t off = lo + i * chunk, n = len - i * chunk < chunk ? len - i * chunk : chunk;
+                    for (int k = 1; k < P && rc == AR_OK; k++) {
+                        int q = (r + k) % P;
+                        ar__split(off, off + n, P, q, &so, &sl);
+                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + so),
+                                          ar_addr(r, AR_BUF_IN, so), sl);
+                        if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                    }
+                }
+                if (i == 0) continue;
+                /* chunk i-1: reduce my slice once every peer's part has arrived, then
+                 * all-gather it into every peer's OUT */
+                uint64_t j = i - 1;
+                uint64_t off = lo + j * chunk, n = len - j * chunk < chunk ? len - j * chunk : chunk;
+                ar__split(off, off + n, P, r, &so, &sl);
+                for (int q = 0; q < P && rc == AR_OK; q++)
+                    if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)q, j + 1);
+                int k = 0;
+                sv[k++] = ar_addr(r, AR_BUF_IN, so);
+                for (int q = 0; q < P; q++)
+                    if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + so);
+                if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, so), sv, (uint32_t)k, sl);
+                for (int kk = 1; kk < P && rc == AR_OK; kk++) {
+                    int q = (r + kk) % P;
+                    rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
+                    if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r));
+                }
             }
-            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, frs, (uint64_t)P - 1);
-            ar__split(lo, lo + len, P, r, &so, &sl);
-            int k = 0;
-            sv[k++] = ar_addr(r, AR_BUF_IN, so);
-            for (int q = 0; q < P; q++)
-                if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + so);
-            if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, so), sv, (uint32_t)k, sl);
-            for (int kk = 1; kk < P && rc == AR_OK; kk++) {
-                int q = (r + kk) % P;
-                rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
-                if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fag);
-            }
-            if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fag, (uint64_t)P - 1);
+            /* every peer's slices have arrived (and my pushes to them were read) */
+            for (int q = 0; q < P && rc == AR_OK; q++)
+                if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)(P + q), nck);
         }
     }
     free(sv);

@@ -112,6 +112,12 @@ int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count
     return append(p, rank, chan, &op);
 }
 
+int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag) {
+    ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = 0};
+    if (flag >= p->nflags) p->nflags = flag + 1;
+    return append(p, rank, chan, &op);
+}
+
 int ar_plan_finish(ar_plan_t *p) {
     if (!p->build) return AR_OK;
     chan_build_t *cb = p->build;

@@ -119,6 +119,84 @@ START_TEST(test_algo_chunked) {
 }
 END_TEST
 
+/* The pipelined 1stage/2stage lanes: small chunks leave many chunks and ragged
+ * tails; verified (two executions) and run on ref for three executions. */
+START_TEST(test_algo_shots_pipelined) {
+    const char *algos[] = {"1stage", "2stage"};
+    const char *specs[] = {"full:2", "full:3", "switch:5"};
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < 3; i++) {
+            ar_topo_t *t = topo(specs[i]);
+            ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+            o.channels = 2;
+            o.chunk_bytes = 56; /* 14 fp32, 28 bf16 */
+            for (int d = 0; d < 2; d++) {
+                ar_dtype_t dt = d ? AR_BF16 : AR_FP32;
+                ar_plan_t *p = NULL;
+                ar_error_t e;
+                ck_assert_int_eq(ar_algo_build(algos[a], t, 1001, dt, &o, &p, &e), AR_OK);
+                /* lane of ~500 elements in chunks of 14 or 28: many WAITs with counts > 1 */
+                uint64_t maxc = 0;
+                for (uint32_t k = 0; k < p->nops; k++)
+                    if (p->ops[k].code == AR_OP_WAIT && p->ops[k].count > maxc) maxc = p->ops[k].count;
+                ck_assert_msg(maxc >= 17, "%s on %s: %llu chunks, want many", algos[a], specs[i],
+                              (unsigned long long)maxc);
+                int rc = ar_plan_verify(p, &e);
+                ck_assert_msg(rc == AR_OK, "%s on %s pipelined: %s", algos[a], specs[i], e.message);
+                ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+                ro.check = 1;
+                ro.iters = 3;
+                ar_result_t res;
+                memset(&res, 0, sizeof res);
+                rc = ar_backend_run("ref", t, p, &ro, &res, &e);
+                ck_assert_msg(rc == AR_OK && res.check_ok, "%s on %s pipelined: ref: %s %s", algos[a],
+                              specs[i], e.message, res.check_msg);
+                ar_result_free(&res);
+                ar_plan_free(p);
+            }
+            ar_topo_free(t);
+        }
+}
+END_TEST
+
+/* 1stage takes the "done reading" acknowledgement at the start of the next
+ * execution (WAIT count 0) and ends without a barrier: every channel starts with
+ * one such WAIT per peer and ends with a SIGNAL. Pointing those WAITs at a flag
+ * that does not order the next push after the peer's reduction must make the
+ * verifier report the race between executions. */
+START_TEST(test_algo_oneshot_deferred_ack) {
+    const char *specs[] = {"full:2", "full:4"};
+    for (int i = 0; i < 2; i++) {
+        ar_topo_t *t = topo(specs[i]);
+        int P = t->nranks;
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 2;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_int_eq(ar_algo_build("1stage", t, 4096, AR_BF16, &o, &p, &e), AR_OK);
+        for (int r = 0; r < P; r++)
+            for (int c = 0; c < 2; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, r, c);
+                for (int k = 0; k < P - 1; k++) {
+                    const ar_op_t *op = &p->ops[ch->first + k];
+                    ck_assert_int_eq(op->code, AR_OP_WAIT);
+                    ck_assert_uint_eq(op->count, 0);
+                }
+                ck_assert_int_eq(p->ops[ch->first + ch->nops - 1].code, AR_OP_SIGNAL);
+            }
+        ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
+        /* retarget the count-0 WAITs to the data flag of the same peer (flag - P) */
+        for (uint32_t k = 0; k < p->nops; k++)
+            if (p->ops[k].code == AR_OP_WAIT && p->ops[k].count == 0) p->ops[k].flag -= (uint32_t)P;
+        int rc = ar_plan_verify(p, &e);
+        ck_assert_msg(rc == AR_EPLAN && strstr(e.message, "race"), "%s without the ack: %d %s", specs[i],
+                      rc, e.message);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 START_TEST(test_algo_refuse) {
     refuse("ring", "mesh_2d:3x3", "ranks 2 and 3 are not neighbours on mesh_2d:3x3");
     refuse("ring", "mesh_2d:5x3", "odd mesh, no wrap-around links");
@@ -243,6 +321,8 @@ Suite *suite_algos(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_algo_fits);
     tcase_add_test(tc, test_algo_chunked);
+    tcase_add_test(tc, test_algo_shots_pipelined);
+    tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_refuse);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_find");

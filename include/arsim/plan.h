@@ -32,7 +32,11 @@
  * Flags are per rank, nflags of them, and count up across executions: an
  * execution (epoch e, from 0) waits for e * per_epoch[rank][flag] + count,
  * where per_epoch is the number of SIGNALs the plan sends to that flag. So
- * nothing is reset between iterations.
+ * nothing is reset between iterations. A WAIT with count 0 (ar_plan_wait_prev)
+ * therefore waits for every SIGNAL the previous executions sent to the flag and
+ * nothing of this one: an acknowledgement taken at the start of the next
+ * execution instead of at the end of this one (in the first execution it
+ * passes at once).
  *
  * Ops within one channel execute in order; a later op may rely on an earlier
  * op's writes (program order). Channels are ordered only by SIGNAL/WAIT. */
@@ -97,6 +101,9 @@ int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_add
                    uint32_t k, uint64_t n);
 int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag);
 int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count);
+/* WAIT count 0: every SIGNAL of the previous executions to flag (see above).
+ * ar_plan_wait with count 0 emits nothing. */
+int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag);
 /* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
 int ar_plan_finish(ar_plan_t *p);
 void ar_plan_free(ar_plan_t *p);
