@@ -38,6 +38,7 @@
 #include <simgrid/s4u.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/kernel/Timer.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -83,33 +84,52 @@ struct ChanState {
     double end = 0;
     uint32_t pc = 0;
     bool done = false;
-    sg4::SemaphorePtr wake; /* released by a SIGNAL to a flag this channel waits on */
+    sg4::SemaphorePtr wake; /* released when a WAIT of this channel may be satisfied */
+    uint64_t need = 0;      /* the WAIT it is blocked in: arrivals it needs */
+    double wake_at = -1;    /* a wake-up is scheduled then (-1: none) */
+    int *got = nullptr;     /* where the op communication's (unused) payload lands */
 };
 
 struct Flow {
-    int src_ep, dst_ep;
-    double bytes;
     double lat;
-    size_t route_first, route_n; /* into Sim::route_buf */
+    size_t route_first, route_n; /* into OpScratch::route */
 };
 
 /* Per-channel scratch, reused op after op. */
 struct OpScratch {
     std::vector<Flow> flows;
-    std::vector<int> route_buf;
-    std::vector<sg4::CommPtr> comms;
-    std::vector<std::pair<int, double>> load; /* resource -> bytes, this op */
+    std::vector<int> route;                     /* resources of every flow, in order */
+    std::vector<std::pair<int, int>> load;      /* resource -> traversals, this op */
+    std::vector<simgrid::kernel::resource::StandardLinkImpl *> links;
 };
 
 struct Sim;
 
-/* The one NetZone: routes between endpoints from the topology's routing. */
+/* The one NetZone. Every op is one SimGrid communication from its channel's host
+ * to itself; its route is the op's resources, which the channel posts here just
+ * before starting it (SimGrid asks for the route when it handles the start, after
+ * every actor of this round has run: hence one slot per channel, found by host).
+ * A resource an op crosses k times is listed k times: SimGrid's max-min system
+ * adds the consumptions, so it carries k x the op's rate. */
 class ArZone : public skr::NetZoneImpl {
 public:
-    Sim *sim = nullptr;
+    struct Pending {
+        const std::vector<simgrid::kernel::resource::StandardLinkImpl *> *links = nullptr;
+        double lat = 0;
+    };
+    std::vector<int> np2chan;      /* netpoint id -> channel */
+    std::vector<Pending> pending;  /* per channel */
     explicit ArZone(const std::string &name) : skr::NetZoneImpl(name) {}
-    void get_local_route(const skr::NetPoint *src, const skr::NetPoint *dst, skr::Route *into,
-                         double *latency) override;
+    void get_local_route(const skr::NetPoint *src, const skr::NetPoint *, skr::Route *into,
+                         double *latency) override {
+        unsigned long id = src->id();
+        int gi = id < np2chan.size() ? np2chan[id] : -1;
+        if (gi < 0 || !pending[gi].links)
+            throw std::runtime_error("arsim: a route was asked for outside an op");
+        into->link_list_.insert(into->link_list_.end(), pending[gi].links->begin(),
+                                pending[gi].links->end());
+        *latency += pending[gi].lat;
+    }
 };
 
 struct Sim {
@@ -117,26 +137,27 @@ struct Sim {
     const ar_plan_t *p;
     const ar_run_opts_t *o;
     const ar_model_t *m;
+    ArZone *zone;
     int ndev, nch;
-    /* endpoints: MEM(d) = d, CHAN(gi) = ndev + gi, HOST = ndev + nch */
+    /* endpoints of a flow: MEM(d) = d, CHAN(gi) = ndev + gi, HOST = ndev + nch */
     int ep_host;
-    std::vector<int> np2ep;           /* netpoint id -> endpoint */
-    std::vector<sg4::Host *> ep_hosts;
-    /* resources: net 2*l+(dir<0), mem, chan (rd, wr per channel), host link per device */
+    std::vector<sg4::Host *> chan_hosts;
+    std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
+    /* resources: net 2*l+(dir<0), mem per device, chan (rd, wr) per channel, host link per device */
     int base_mem, base_chan, base_host;
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
     std::vector<ChanState> ch;
     std::vector<FlagState> flags;
-    double mem_lat, rd_over_wr;
+    double mem_lat;
     std::vector<int> hop_links, hop_dirs;
     uint64_t ops = 0;
     int fail = 0;
     char fail_msg[256] = "";
 
-    /* Resources from endpoint a to endpoint b into out; returns the count (or -1 when
-     * there is no route) and the route's latency. */
+    /* Resources of a flow from endpoint a to endpoint b, appended to out; returns the
+     * count (or -1 when there is no route) and the flow's latency. */
     int route(int a, int b, std::vector<int> &out, double *lat) {
         size_t start = out.size();
         double l = 0;
@@ -165,14 +186,11 @@ struct Sim {
                 if (!net(e, b)) return -1;
             }
             add(base_mem + b);
-        } else if (a == ep_host && b >= ndev && b < ep_host) { /* host staging -> channel */
-            int e = t->placement[(b - ndev) / p->nchannels];
-            add(base_host + e);
+        } else if ((a == ep_host && b >= ndev && b < ep_host) ||
+                   (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
+            int gi = (a == ep_host ? b : a) - ndev;
+            add(base_host + t->placement[gi / p->nchannels]);
             l += mem_lat; /* cost.h: the buffer level's latency is part of every op */
-        } else if (a >= ndev && a < ep_host && b == ep_host) {
-            int e = t->placement[(a - ndev) / p->nchannels];
-            add(base_host + e);
-            l += mem_lat;
         } else {
             return -1;
         }
@@ -194,117 +212,90 @@ struct Sim {
     void data_op(int gi, const ar_op_t *op, OpScratch &s);
     void signal_op(int gi, const ar_op_t *op);
     void wait_op(int gi, const ar_op_t *op);
+    void wake_at(int gi, double T);
     void actor(int gi);
 };
 
-void ArZone::get_local_route(const skr::NetPoint *src, const skr::NetPoint *dst, skr::Route *into,
-                             double *latency) {
-    static thread_local std::vector<int> buf;
-    buf.clear();
-    double lat = 0;
-    int a = sim->np2ep[src->id()], b = sim->np2ep[dst->id()];
-    if (sim->route(a, b, buf, &lat) < 0)
-        throw std::runtime_error("arsim: no route between endpoints " + std::to_string(a) + " and " +
-                                 std::to_string(b));
-    for (int r : buf) into->link_list_.push_back(sim->res[r].impl);
-    *latency += lat;
-}
-
+int payload_dummy;
 
 void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     ChanState &cs = ch[gi];
     s.flows.clear();
-    s.route_buf.clear();
+    s.route.clear();
     s.load.clear();
     int rank = gi / p->nchannels;
     int self = ndev + gi;
-    int edev = t->placement[rank];
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
-    bool remote = false;
 
-    auto add_flow = [&](int a, int b, double bytes) -> bool {
+    /* One flow per source (its memory -> this channel) and one for the destination. */
+    auto add_flow = [&](int a, int b) -> bool {
         Flow f;
-        f.src_ep = a;
-        f.dst_ep = b;
-        f.bytes = bytes;
-        f.route_first = s.route_buf.size();
-        int n = route(a, b, s.route_buf, &f.lat);
+        f.route_first = s.route.size();
+        int n = route(a, b, s.route, &f.lat);
         if (n < 0) return false;
         f.route_n = (size_t)n;
-        for (size_t i = f.route_first; i < f.route_first + f.route_n; i++) {
-            int r = s.route_buf[i];
-            if (res[r].kind != RES_MEM) remote = true;
-            bool found = false;
-            for (auto &pr : s.load)
-                if (pr.first == r) {
-                    pr.second += bytes;
-                    found = true;
-                    break;
-                }
-            if (!found) s.load.emplace_back(r, bytes);
-        }
         s.flows.push_back(f);
         return true;
     };
-
     for (uint32_t i = 0; i < op->nsrc; i++)
-        if (!add_flow(addr_ep(p->srcs[op->src + i]), self, B)) {
+        if (!add_flow(addr_ep(p->srcs[op->src + i]), self)) {
             set_fail("rank %d channel %d op %u: no route from a source", rank, gi % p->nchannels,
                      cs.pc);
             return;
         }
-    {
-        int d = addr_ep(op->dst);
-        /* One memory link carries reads at read_gbps; a local write is scaled so that
-         * it costs bytes / write_gbps there (cost.h: reads/rd + writes/wr). */
-        double wb = (d == edev && rd_over_wr != 1.0) ? B * rd_over_wr : B;
-        if (!add_flow(self, d, wb)) {
-            set_fail("rank %d channel %d op %u: no route to the destination", rank,
-                     gi % p->nchannels, cs.pc);
-            return;
-        }
+    if (!add_flow(self, addr_ep(op->dst))) {
+        set_fail("rank %d channel %d op %u: no route to the destination", rank, gi % p->nchannels,
+                 cs.pc);
+        return;
     }
 
+    /* The op streams through all its resources at one rate after the latency of its
+     * longest flow (a channel cannot write what has not arrived). */
     double lat_op = 0;
+    bool remote = false;
     for (const Flow &f : s.flows) lat_op = std::max(lat_op, f.lat);
+    for (int r : s.route) {
+        if (res[r].kind != RES_MEM) remote = true;
+        bool found = false;
+        for (auto &pr : s.load)
+            if (pr.first == r) {
+                pr.second++;
+                found = true;
+                break;
+            }
+        if (!found) s.load.emplace_back(r, 1);
+    }
     /* The uncontended bottleneck decides which term the streaming time belongs to. */
     double link_pred = 0, mem_pred = 0;
     for (const auto &pr : s.load) {
-        double x = pr.second / res[pr.first].bw;
-        res_bytes[pr.first] += pr.second;
+        double bytes = pr.second * B;
+        res_bytes[pr.first] += bytes;
+        double x = bytes / res[pr.first].bw;
         if (res[pr.first].kind == RES_MEM) mem_pred = std::max(mem_pred, x);
         else link_pred = std::max(link_pred, x);
     }
     ar_term_t move_term = link_pred >= mem_pred ? AR_TERM_LINK : AR_TERM_MEMORY;
 
     double t0 = sg4::Engine::get_clock();
-    double t1 = t0 + lat_op;
+    double t1;
     if (B > 0) {
-        /* Longest latency first; each flow starts so that it streams from t0 + lat_op. */
-        std::sort(s.flows.begin(), s.flows.end(),
-                  [](const Flow &x, const Flow &y) { return x.lat > y.lat; });
-        s.comms.clear();
-        for (const Flow &f : s.flows) {
-            double start = t0 + (lat_op - f.lat);
-            if (start > sg4::Engine::get_clock() + 1e-15) sg4::this_actor::sleep_until(start);
-            s.comms.push_back(
-                sg4::Comm::sendto_async(ep_hosts[f.src_ep], ep_hosts[f.dst_ep], (uint64_t)llround(f.bytes)));
-        }
-        sg4::Comm::wait_all(s.comms);
+        s.links.clear();
+        for (int r : s.route) s.links.push_back(res[r].impl);
+        /* Receive first, then send: the two match at once and the communication is
+         * the issuing actor's own (not detached), so its cost stays O(1). */
+        sg4::Mailbox *mb = mbox[gi];
+        sg4::CommPtr rcv = mb->get_async<int>(&cs.got);
+        zone->pending[gi].links = &s.links;
+        zone->pending[gi].lat = lat_op;
+        sg4::CommPtr snd = mb->put_async(&payload_dummy, (uint64_t)llround(B));
+        snd->wait();
+        zone->pending[gi].links = nullptr;
         t1 = sg4::Engine::get_clock();
-        if (o->breakdown) {
-            for (size_t i = 0; i < s.flows.size(); i++) {
-                const Flow &f = s.flows[i];
-                double fin = s.comms[i]->get_finish_time();
-                for (size_t k = f.route_first; k < f.route_first + f.route_n; k++) {
-                    int r = s.route_buf[k];
-                    if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, fin});
-                }
-            }
-        }
-        s.comms.clear();
-    } else if (lat_op > 0) {
-        sg4::this_actor::sleep_for(lat_op);
+        if (o->breakdown)
+            for (int r : s.route)
+                if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, t1});
+    } else {
+        if (lat_op > 0) sg4::this_actor::sleep_for(lat_op);
         t1 = sg4::Engine::get_clock();
     }
     double t2 = t1;
@@ -315,6 +306,17 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     cs.terms[remote ? AR_TERM_LINK : AR_TERM_MEMORY] += lat_op;
     cs.terms[move_term] += (t1 - t0) - lat_op;
     cs.terms[AR_TERM_REDUCE] += t2 - t1;
+}
+
+/* Wake channel gi (blocked in a WAIT) at time T, unless it is woken earlier anyway.
+ * A kernel timer does it, so a blocked channel costs SimGrid one blocking call and
+ * no activity. */
+void Sim::wake_at(int gi, double T) {
+    ChanState &cs = ch[gi];
+    if (cs.wake_at >= 0 && cs.wake_at <= T) return;
+    cs.wake_at = T;
+    sg4::Semaphore *sem = cs.wake.get();
+    simgrid::kernel::timer::Timer::set(T, [sem]() { sem->release(); });
 }
 
 void Sim::signal_op(int gi, const ar_op_t *op) {
@@ -330,9 +332,13 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
                                [](double x, const Arrival &y) { return x < y.t; });
     f.arr.insert(it, a);
-    for (int w : f.waiters) ch[w].wake->release();
+    for (int w : f.waiters)
+        if (f.arr.size() >= ch[w].need) wake_at(w, f.arr[ch[w].need - 1].t);
 }
 
+/* The count-th arrival at the flag, in time order: arrivals are known when their
+ * SIGNAL is issued, so a blocked WAIT sleeps until the count-th one known so far,
+ * and every new SIGNAL to the flag (which may arrive earlier) moves that time. */
 void Sim::wait_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
@@ -340,18 +346,22 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
     if (need == 0) return;
     FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
     double t_enter = sg4::Engine::get_clock();
+    bool blocked = false;
     for (;;) {
         double now = sg4::Engine::get_clock();
         double T = f.arr.size() >= need ? f.arr[need - 1].t : -1;
         if (T >= 0 && T <= now + 1e-12 * std::max(1e-9, now)) break;
-        /* Sleep until the count-th arrival known so far, or until a new SIGNAL to
-         * this flag (which may arrive earlier); then look again. */
         if (!cs.wake) cs.wake = sg4::Semaphore::create(0);
-        f.waiters.push_back(gi);
-        if (T < 0) cs.wake->acquire();
-        else cs.wake->acquire_timeout(T - now);
-        f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
+        if (!blocked) {
+            f.waiters.push_back(gi);
+            cs.need = need;
+            blocked = true;
+        }
+        if (T >= 0) wake_at(gi, T);
+        cs.wake->acquire();
+        cs.wake_at = -1;
     }
+    if (blocked) f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
     const Arrival &a = f.arr[need - 1];
     if (a.t > t_enter) memcpy(cs.terms, a.terms, sizeof cs.terms);
 }
@@ -415,7 +425,6 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.ep_host = s.ndev + s.nch;
         const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
         s.mem_lat = lvl->lat_ns * 1e-9;
-        s.rd_over_wr = lvl->read_gbps / lvl->write_gbps;
         s.hop_links.resize((size_t)t->nnodes + 1);
         s.hop_dirs.resize((size_t)t->nnodes + 1);
 
@@ -433,10 +442,10 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
          * whole op's worth. */
         e.set_config("surf/precision:1e-13");
         e.set_config("maxmin/precision:1e-11");
-        e.set_config("contexts/stack-size:256");
+        e.set_config("contexts/stack-size:128");
 
         auto *z = new ArZone("arsim");
-        z->sim = &s;
+        s.zone = z;
 
         s.base_mem = 2 * t->nlinks;
         s.base_chan = s.base_mem + s.ndev;
@@ -457,9 +466,15 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 R.kind = RES_NET;
             }
         }
+        /* One link per memory carries reads and writes together. cost.h charges
+         * reads / read_gbps + writes / write_gbps; with the two equal (every shipped
+         * model) that is one shared bandwidth; otherwise their harmonic mean stands
+         * for both. */
+        double mem_bw = 2.0 / (1.0 / lvl->read_gbps + 1.0 / lvl->write_gbps) * 1e9;
+        if (lvl->read_gbps == lvl->write_gbps) mem_bw = lvl->read_gbps * 1e9;
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
-            R.bw = lvl->read_gbps * 1e9;
+            R.bw = mem_bw;
             R.lat = s.mem_lat;
             R.kind = RES_MEM;
             R.link = make_link(z, "mem" + std::to_string(d), R.bw, R.lat);
@@ -469,13 +484,19 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             H.kind = RES_HOST;
             H.link = make_link(z, "pcie" + std::to_string(d), H.bw, H.lat);
         }
+        /* Each channel is a host of its device: its actor runs there, its CPU is the
+         * model's per-channel reduction rate, and its two private links bound its
+         * remote reads and writes. */
         double chan_rd = ar_model_chan_read_gbps(s.m) * 1e9, chan_wr = s.m->chan_write_gbps * 1e9;
-        s.ep_hosts.assign((size_t)s.ep_host + 1, nullptr);
         s.ch.resize((size_t)s.nch);
+        s.mbox.assign((size_t)s.nch, nullptr);
+        s.chan_hosts.assign((size_t)s.nch, nullptr);
+        z->pending.resize((size_t)s.nch);
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;
-            std::string nm = "r" + std::to_string(gi / p->nchannels) + ".c" +
-                             std::to_string(gi % p->nchannels);
+            int rank = gi / p->nchannels;
+            std::string nm = std::string(t->nodes[t->placement[rank]].name) + ".r" +
+                             std::to_string(rank) + ".c" + std::to_string(gi % p->nchannels);
             Resource &Rr = s.res[s.base_chan + 2 * gi], &Rw = s.res[s.base_chan + 2 * gi + 1];
             Rr.bw = chan_rd;
             Rr.kind = RES_CHAN;
@@ -483,19 +504,14 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             Rw.bw = chan_wr;
             Rw.kind = RES_CHAN;
             Rw.link = make_link(z, nm + ".wr", chan_wr, 0);
-            s.ep_hosts[s.ndev + gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
+            s.chan_hosts[gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
+            unsigned long id = s.chan_hosts[gi]->get_netpoint()->id();
+            if (z->np2chan.size() <= id) z->np2chan.resize(id + 1, -1);
+            z->np2chan[id] = gi;
+            s.mbox[gi] = sg4::Mailbox::by_name(nm);
         }
-        for (int d = 0; d < s.ndev; d++)
-            s.ep_hosts[d] = z->create_host("m" + std::to_string(d), std::vector<double>{1.0})->seal();
-        s.ep_hosts[s.ep_host] = z->create_host("host", std::vector<double>{1.0})->seal();
         for (auto &R : s.res)
             if (R.link) R.impl = R.link->get_impl();
-        for (int ep = 0; ep <= s.ep_host; ep++) {
-            if (!s.ep_hosts[ep]) continue;
-            unsigned long id = s.ep_hosts[ep]->get_netpoint()->id();
-            if (s.np2ep.size() <= id) s.np2ep.resize(id + 1, -1);
-            s.np2ep[id] = ep;
-        }
         z->seal();
 
         s.res_bytes.assign(s.res.size(), 0.0);
@@ -505,8 +521,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         Sim *sp = &s;
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;
-            sg4::Actor::create(s.ep_hosts[s.ndev + gi]->get_name(), s.ep_hosts[s.ndev + gi],
-                               [sp, gi]() { sp->actor(gi); });
+            sg4::Actor::create(s.mbox[gi]->get_name(), s.chan_hosts[gi], [sp, gi]() { sp->actor(gi); });
         }
         e.run();
 
