@@ -100,6 +100,12 @@ static int precheck(run_state_t *s, const char *backend, const ar_topo_t *t, con
     return ar_cli_fail(s->cmd, "%s", msg);
 }
 
+/* An algorithm's message without its own "name: " prefix (the CLI names it already). */
+static const char *unprefixed(const char *msg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
 static int backend_checks(const char *b) { return strcmp(b, "ref") == 0 || strcmp(b, "cuda") == 0; }
 
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
@@ -180,7 +186,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     char buf[512];
                     progress_clear(s);
                     fprintf(stderr, "%s: %s does not fit %s: %s\n", s->who, algo->name, spec,
-                            ar_error_format(&err, buf, sizeof buf));
+                            unprefixed(ar_error_format(&err, buf, sizeof buf), algo->name));
                     fflush(stderr);
                     unfit[ia] = 1;
                     s->done += nsizes - is;
@@ -189,8 +195,12 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 if (brc != AR_OK) {
                     char buf[512];
                     progress_clear(s);
-                    rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", algo->name, spec, sz,
-                                     ar_dtype_name(dt), ar_error_format(&err, buf, sizeof buf));
+                    const char *why = unprefixed(ar_error_format(&err, buf, sizeof buf), algo->name);
+                    if (brc == AR_EUNFIT)
+                        rc = ar_cli_fail(s->cmd, "%s does not fit %s: %s", algo->name, spec, why);
+                    else
+                        rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", algo->name, spec, sz,
+                                         ar_dtype_name(dt), why);
                     goto out;
                 }
                 if (o->dump_plan) {
