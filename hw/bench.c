@@ -232,11 +232,15 @@ out:
 }
 
 /* --algo auto. From the channel sweeps on 2 x H200 (scripts/gpu-tune.sh,
- * docs/PERFORMANCE.md): one-shot (one barrier round, every byte crosses once)
- * while latency dominates, with channels growing with size; then the two-phase
- * push shape with enough channels to keep the links full (one block pushes
- * about 20 GB/s). Channels are per rank, so they shrink with ranks per GPU to
- * stay resident (132 blocks per GPU). */
+ * scripts/gpu-perf.sh, docs/PERFORMANCE.md). With one rank per GPU on two GPUs,
+ * 1stage and 2stage move the same bytes over the link (S each way), and 1stage
+ * needs one flag round per execution (its acknowledgement is taken at the start
+ * of the next one) where 2stage needs two: 1stage at every size, with channels
+ * growing with size until the links are full (one block pushes about 20 GB/s),
+ * pipelined in chunks past 128 KB a lane. With more ranks 1stage sends (P-1) x S
+ * per rank: 1stage while latency dominates, then the two-phase push shape.
+ * Channels are per rank, so they shrink with ranks per GPU to stay resident
+ * (132 blocks per GPU). */
 void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
     if (!p2p) {
         *algo = "naive";
@@ -244,7 +248,11 @@ void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char 
         return;
     }
     int ch;
-    if (nranks <= 1 || bytes <= 256 * 1024) {
+    if (nranks <= 2) {
+        *algo = "1stage";
+        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : bytes <= 512 * 1024 ? 16
+           : bytes <= (8u << 20) ? 64 : 128;
+    } else if (bytes <= 256 * 1024) {
         *algo = "1stage";
         ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : 16;
     } else {

@@ -1,0 +1,47 @@
+#!/bin/sh
+# One device call for the performance work (docs/PERFORMANCE.md): the GPU tests,
+# `arsim run --check` of the shots, the channel sweeps of 1stage/2stage and the
+# pull probe, then `--algo auto` beside NCCL with --check. Run on the GPU machine
+# after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu), a short
+# table last.   scripts/gpu-perf.sh [all|sweep|auto]
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$top/out/gpu}
+what=${1:-all}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+a="$top/.devcarry/arsim"
+b() { timeout 60 "$a" bench --backend cuda --no-nccl "$@"; }
+status=0
+{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv; } >"$out/machine.txt" 2>&1
+if [ "$what" = all ]; then
+    echo "== GPU tests"
+    timeout 200 "$top/.devcarry/hw/gpu_test" >"$out/gpu_test.log" 2>&1 || status=1
+    grep -E "FAIL|passed|failed" "$out/gpu_test.log" | tail -8
+    echo "== run --check"
+    timeout 60 "$a" run --backend cuda --topology full:2 --algo 1stage,2stage,ring --size 4K:4M --check \
+        >"$out/run_check.txt" 2>&1 || status=1
+    tail -3 "$out/run_check.txt"
+fi
+if [ "$what" != auto ]; then
+    echo "== sweeps"
+    t0=$(date +%s)
+    {
+        for c in 1 2 4; do b --algo 1stage,x-oneshot --channels $c --size 8K:64K; done
+        for c in 8 16 32 64 128; do b --algo 1stage --channels $c --size 64K:16M; done
+        for c in 32 64 128; do b --algo 2stage --channels $c --size 512K:16M; done
+        for c in 64 128; do b --algo 1stage,2stage --channels $c --size 32M:1G; done
+        b --algo 2stage --channels 96 --size 32M:1G
+    } >"$out/sweep.txt" 2>&1
+    echo "sweeps: $(( $(date +%s) - t0 )) s"
+fi
+echo "== auto beside NCCL"
+timeout 240 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G --check --csv "$out/bench.csv" \
+    >"$out/bench.txt" 2>&1 || status=1
+if [ -f "$out/sweep.txt" ]; then
+    echo "== best per size (family: plan/channels us)"
+    grep -v '^#' "$out/sweep.txt" | awk 'NF>=5{split($4,a,"/"); k=$1" "a[1]; if(!(k in b)||$5<b[k]){b[k]=$5;w[k]=$4}} END{for(k in b) print k, w[k], b[k]}' \
+        | sort -k1,1n -k2,2 | awk '{r[$1]=r[$1]"  "$3" "$4} END{for(s in r) print s r[s]}' | sort -n
+fi
+cat "$out/bench.txt"
+exit $status
