@@ -279,8 +279,11 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     double t0 = sg4::Engine::get_clock();
     double t1;
     if (B > 0) {
+        /* Repeats of a resource go next to each other: SimGrid folds a repeat into
+         * the element it just added. */
         s.links.clear();
-        for (int r : s.route) s.links.push_back(res[r].impl);
+        for (const auto &pr : s.load)
+            for (int k = 0; k < pr.second; k++) s.links.push_back(res[pr.first].impl);
         /* Receive first, then send: the two match at once and the communication is
          * the issuing actor's own (not detached), so its cost stays O(1). */
         sg4::Mailbox *mb = mbox[gi];
@@ -291,6 +294,11 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         snd->wait();
         zone->pending[gi].links = nullptr;
         t1 = sg4::Engine::get_clock();
+        if (getenv("ARSIM_SIM_DEBUG")) {
+            fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, lat_op, t0*1e6, (t1 - t0)*1e6);
+            for (const auto &pr : s.load) fprintf(stderr, " %s x%d", res[pr.first].link->get_cname(), pr.second);
+            fprintf(stderr, "\n");
+        }
         if (o->breakdown)
             for (int r : s.route)
                 if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, t1});
@@ -441,7 +449,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Nanosecond ops in millisecond runs: the default precision (1e-9 s) is a
          * whole op's worth. */
         e.set_config("surf/precision:1e-13");
-        e.set_config("maxmin/precision:1e-11");
+        e.set_config("maxmin/precision:1e-5");
         e.set_config("contexts/stack-size:128");
 
         auto *z = new ArZone("arsim");

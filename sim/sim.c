@@ -8,6 +8,7 @@
  * in this process instead (once per process; for debuggers). */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -73,19 +74,41 @@ static void child(int fd, const ar_topo_t *t, const ar_plan_t *p, const ar_run_o
     _exit(bad ? 3 : 0);
 }
 
+/* The last line SimGrid wrote (into the child's stderr file), for an error. */
+static void last_line(FILE *f, char *buf, size_t len) {
+    buf[0] = 0;
+    if (!f) return;
+    char line[512];
+    rewind(f);
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '\n') {
+            size_t n = strlen(line) < len - 1 ? strlen(line) : len - 1;
+            memcpy(buf, line, n);
+            buf[n] = 0;
+        }
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
+}
+
 static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o,
                       ar_result_t *res, ar_error_t *err) {
     int fds[2];
     if (pipe(fds) != 0) return AR_ERR(err, AR_EIO, "sim: pipe: %s", strerror(errno));
+    /* SimGrid's own messages (a deadlock it detects, an assertion) go to a file the
+     * parent reads only when the child fails; a deadlock is reported here with its
+     * rank, channel and op instead. */
+    FILE *log = tmpfile();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        if (log) fclose(log);
         return AR_ERR(err, AR_ENOMEM, "sim: fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
+        if (log) dup2(fileno(log), 2);
         child(fds[1], t, p, o);
     }
     close(fds[1]);
@@ -103,12 +126,16 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!got) {
         free(links);
+        char why[200];
+        last_line(log, why, sizeof why);
+        if (log) fclose(log);
         if (WIFSIGNALED(status))
-            return AR_ERR(err, AR_EINVAL, "sim: the simulator died (signal %d: %s)",
-                          WTERMSIG(status), strsignal(WTERMSIG(status)));
-        return AR_ERR(err, AR_EINVAL, "sim: the simulator exited (status %d) without a result",
-                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+            return AR_ERR(err, AR_EINVAL, "sim: the simulator died (signal %d: %s)%s%s",
+                          WTERMSIG(status), strsignal(WTERMSIG(status)), why[0] ? ": " : "", why);
+        return AR_ERR(err, AR_EINVAL, "sim: the simulator exited (status %d) without a result%s%s",
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
     }
+    if (log) fclose(log);
     if (rep.rc != AR_OK) {
         if (err) *err = rep.err;
         return rep.rc;

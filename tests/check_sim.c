@@ -1,6 +1,568 @@
+/* sim backend: closed forms on hand-made plans over a model with round numbers,
+ * agreement with the analytic backend where nothing contends, and contention where
+ * something does (by the amount the shared resource predicts). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arsim/arsim.h"
 #include "tests/suites.h"
+
+/* Round numbers: hbm 1000 GB/s (read = write), 100 ns; sram 4000 GB/s, 10 ns, 1 MB;
+ * tcm 8000 GB/s, 5 ns, 64 KB; a link 10 GB/s, 200 ns per hop; channel bounds far
+ * above the link (1000 GB/s) unless a test lowers them; reduce 50 GB/s; signal
+ * 1000 ns; launch 3000 ns; clock 2 GHz. */
+#define ROUND_MODEL_FMT                                                                       \
+    "name: round\n"                                                                          \
+    "clock_ghz: 2\n"                                                                         \
+    "memory:\n"                                                                              \
+    "  tcm: {capacity_bytes: 65536, read_gbps: 8000, write_gbps: 8000, lat_ns: 5}\n"          \
+    "  sram: {capacity_bytes: 1000000, read_gbps: 4000, write_gbps: 4000, lat_ns: 10}\n"      \
+    "  hbm: {capacity_bytes: 1e12, read_gbps: 1000, write_gbps: 1000, lat_ns: 100}\n"         \
+    "links:\n"                                                                               \
+    "  - {name: l, bw_gbps: 10, lat_ns: 200}\n"                                              \
+    "reduce_gbps: 50\n"                                                                      \
+    "chan_inflight_bytes: %s\n"                                                              \
+    "chan_read_lat_ns: 1000\n"                                                               \
+    "chan_write_gbps: %s\n"                                                                  \
+    "signal_lat_ns: 1000\n"                                                                  \
+    "launch_ns: 3000\n"                                                                      \
+    "host_link_gbps: 5\n"                                                                    \
+    "host_link_lat_ns: 2000\n"
+
+#define NS 1e-9
+#define LAUNCH (3000 * NS)
+#define HOP (200 * NS)
+#define MEMLAT (100 * NS)
+#define LINK_BW 10e9
+#define MEM_BW 1000e9
+#define RED_BW 50e9
+#define SIG (1000 * NS)
+
+static ar_model_t *round_model(const char *inflight, const char *chan_write) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT, inflight, chan_write);
+    ar_model_t *m;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
+    return m;
+}
+
+static ar_topo_t *round_topo(const char *spec) {
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_topo_build(spec, round_model("1000000", "1000"), &t, &err) == AR_OK, "%s",
+                  err.message);
+    return t;
+}
+
+static ar_topo_t *topo_open(const char *spec, const char *model) {
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_topo_open(spec, model, &t, &err) == AR_OK, "%s: %s", spec, err.message);
+    return t;
+}
+
+static ar_plan_t *plan_new(int nranks, int nch, uint64_t count) {
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("hand", nranks, nch, count, AR_FP32, &p), AR_OK);
+    return p;
+}
+
+/* Runs plan on backend; checks the invariants every result keeps. */
+static void run_on(const char *backend, const ar_topo_t *t, ar_plan_t *p, ar_mem_t buffer,
+                   int breakdown, ar_result_t *res) {
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.buffer = buffer;
+    o.breakdown = breakdown;
+    ar_error_t err;
+    if (p->build) ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    int rc = ar_backend_run(backend, t, p, &o, res, &err);
+    ck_assert_msg(rc == AR_OK, "%s: %s", backend, err.message);
+    double sum = 0;
+    for (int k = 0; k < AR_NTERM; k++) {
+        ck_assert(res->terms_s[k] >= 0);
+        sum += res->terms_s[k];
+    }
+    ck_assert_double_eq_tol(sum, res->time_s, 1e-9 * res->time_s);
+    ck_assert_double_eq_tol(res->cycles, res->time_s * t->model->clock_ghz * 1e9,
+                            1e-6 * res->cycles);
+    ck_assert(res->sim_wall_s > 0);
+}
+
+static void run(const ar_topo_t *t, ar_plan_t *p, int breakdown, ar_result_t *res) {
+    run_on("sim", t, p, AR_MEM_HBM, breakdown, res);
+}
+
+/* SimGrid keeps times to about 1e-13 s and rates to a relative 1e-5. */
+#define EQ(got, want) ck_assert_double_eq_tol((got), (want), 2e-5 * fabs(want) + 1e-12)
+
+static const ar_link_stat_t *link_stat(const ar_result_t *r, int link, int dir) {
+    for (int i = 0; i < r->nlinks; i++)
+        if (r->links[i].link == link && r->links[i].dir == dir) return &r->links[i];
+    return NULL;
+}
+
+/* ---- single ops: the platform reproduces cost.h's formulas ---- */
+
+/* One COPY pushed over one link: launch + (memory + hop latency) + B / bw; the link's
+ * breakdown shows the bytes, the time it carried them and its utilisation. */
+START_TEST(test_copy_one_link) {
+    ar_topo_t *t = round_topo("ring_1d:4");
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_plan_t *p = plan_new(4, 1, n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
+                     AR_OK);
+    ar_result_t r;
+    run(t, p, 1, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + HOP + B / LINK_BW);
+    EQ(r.terms_s[AR_TERM_LINK], MEMLAT + HOP + B / LINK_BW);
+    EQ(r.terms_s[AR_TERM_LAUNCH], LAUNCH);
+    ck_assert(r.terms_s[AR_TERM_MEMORY] == 0 && r.terms_s[AR_TERM_SYNC] == 0 &&
+              r.terms_s[AR_TERM_REDUCE] == 0);
+    ck_assert_uint_eq(r.ops_executed, 1);
+    ck_assert_int_eq(r.nlinks, 2 * t->nlinks);
+    int dir = t->links[0].a == 0 ? 1 : -1;
+    for (int i = 0; i < r.nlinks; i++) {
+        const ar_link_stat_t *s = &r.links[i];
+        if (s->link == 0 && s->dir == dir) {
+            EQ(s->bytes, B);
+            EQ(s->busy_s, B / LINK_BW);
+            EQ(s->util, B / (LINK_BW * r.time_s));
+        } else {
+            ck_assert(s->bytes == 0 && s->busy_s == 0 && s->util == 0);
+        }
+    }
+    ar_result_free(&r);
+    double time = r.time_s;
+    run(t, p, 0, &r);
+    ck_assert_ptr_null(r.links);
+    EQ(r.time_s, time);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* A local REDUCE of two sources: the memory carries 2 reads and 1 write (memory
+ * bound), then the channel's CPU adds (k - 1) x B at the reduction rate. */
+START_TEST(test_reduce_local) {
+    ar_topo_t *t = round_topo("ring_1d:2");
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_plan_t *p = plan_new(2, 1, n);
+    ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_OUT, 0)};
+    ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, 2, n), AR_OK);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + 3 * B / MEM_BW + B / RED_BW);
+    EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + 3 * B / MEM_BW);
+    EQ(r.terms_s[AR_TERM_REDUCE], B / RED_BW);
+    ck_assert(r.terms_s[AR_TERM_LINK] == 0);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* SIGNAL / WAIT: the waiter takes over the signaller's path plus the signal latency
+ * (sync), and a later-issued SIGNAL over fewer hops that arrives first is the one
+ * that counts. */
+START_TEST(test_signal_wait) {
+    ar_topo_t *t = round_topo("ring_1d:6");
+    const uint64_t n = 1000;
+    const double B = n * 4.0;
+    ar_plan_t *p = plan_new(6, 1, n);
+    /* rank 3 (3 hops from 0) signals at once; rank 1 (1 hop) after a local copy. */
+    ck_assert_int_eq(ar_plan_signal(p, 3, 0, 0, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n),
+                     AR_OK);
+    ck_assert_int_eq(ar_plan_signal(p, 1, 0, 0, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 0, 0, 0, 1), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
+                     AR_OK);
+    ar_result_t r, a;
+    run(t, p, 0, &r);
+    run_on("analytic", t, p, AR_MEM_HBM, 0, &a);
+    double copy = MEMLAT + 2 * B / MEM_BW;
+    double from3 = SIG + 2 * HOP, from1 = copy + SIG;
+    double first = from1 < from3 ? from1 : from3;
+    EQ(r.time_s, LAUNCH + first + copy);
+    EQ(r.terms_s[AR_TERM_SYNC], first == from1 ? SIG : from3);
+    EQ(r.time_s, a.time_s);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* ---- agreement: without contention sim equals analytic within 0.5% ---- */
+
+typedef struct agree_case_s {
+    const char *algo, *topo, *model;
+} agree_case_t;
+
+/* One channel per rank and topologies where no two concurrent ops share a link
+ * direction or overload a memory: every algorithm once. */
+static const agree_case_t agree_cases[] = {
+    {"ring", "ring_1d:5", NULL},         {"ring", "h200_pair", NULL},
+    {"torus2d", "torus_2d:2x3", NULL},   {"torus2d", "full:4", NULL},
+    {"mesh2d", "mesh_2d:2x3", NULL},     {"1stage", "full:4", NULL},
+    {"1stage", "h200_pair", NULL},       {"2stage", "full:5", NULL},
+    {"center_root", "ring_1d:5", NULL},  {"center_root", "mesh_2d:2x3", NULL},
+    {"naive", "ring_1d:4", NULL},        {"naive", "full:3", "h100_sxm"},
+};
+
+START_TEST(test_agrees_with_analytic) {
+    const uint64_t counts[] = {4096, 3 << 20};
+    const ar_dtype_t dtypes[] = {AR_BF16, AR_FP32};
+    for (size_t i = 0; i < sizeof agree_cases / sizeof agree_cases[0]; i++) {
+        const agree_case_t *c = &agree_cases[i];
+        ar_topo_t *t = topo_open(c->topo, c->model);
+        for (int k = 0; k < 2; k++) {
+            ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+            o.channels = 1;
+            ar_plan_t *p;
+            ar_error_t err;
+            ck_assert_msg(ar_algo_build(c->algo, t, counts[k], dtypes[k], &o, &p, &err) == AR_OK,
+                          "%s on %s: %s", c->algo, c->topo, err.message);
+            ar_result_t s, a;
+            run_on("sim", t, p, AR_MEM_HBM, 0, &s);
+            run_on("analytic", t, p, AR_MEM_HBM, 0, &a);
+            double rel = fabs(s.time_s - a.time_s) / a.time_s;
+            ck_assert_msg(rel < 0.005, "%s on %s, count %llu: sim %.6g us, analytic %.6g us (%.3f%%)",
+                          c->algo, c->topo, (unsigned long long)counts[k], s.time_s * 1e6,
+                          a.time_s * 1e6, rel * 100);
+            ck_assert_uint_eq(s.ops_executed, a.ops_executed);
+            ar_plan_free(p);
+        }
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* ---- contention: slower by what the shared resource predicts ---- */
+
+/* Two channels push B each over the same link direction at once: they share it, so
+ * both take 2B / bw where the analytic backend (no contention) says B / bw. */
+START_TEST(test_two_flows_one_link) {
+    ar_topo_t *t = round_topo("ring_1d:4");
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_plan_t *p = plan_new(4, 2, 2 * n);
+    for (int c = 0; c < 2; c++)
+        ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(1, AR_BUF_OUT, c * n),
+                                      ar_addr(0, AR_BUF_IN, c * n), n),
+                         AR_OK);
+    ar_result_t s, a;
+    run(t, p, 1, &s);
+    run_on("analytic", t, p, AR_MEM_HBM, 0, &a);
+    EQ(a.time_s, LAUNCH + MEMLAT + HOP + B / LINK_BW);
+    EQ(s.time_s, LAUNCH + MEMLAT + HOP + 2 * B / LINK_BW);
+    const ar_link_stat_t *l = link_stat(&s, 0, t->links[0].a == 0 ? 1 : -1);
+    ck_assert_ptr_nonnull(l);
+    EQ(l->bytes, 2 * B);
+    EQ(l->busy_s, 2 * B / LINK_BW);
+    /* The other direction of the same pair is its own (split duplex): a push back
+     * at the same time does not slow them down. */
+    ar_plan_free(p);
+    p = plan_new(4, 2, 2 * n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
+                     AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n),
+                     AR_OK);
+    run(t, p, 0, &s);
+    EQ(s.time_s, LAUNCH + MEMLAT + HOP + B / LINK_BW);
+    ar_result_free(&s);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* Four ranks placed on one device each copy IN to OUT locally: alone, 2B through the
+ * device's HBM; together 8B through the one HBM, four times as long. */
+START_TEST(test_shared_hbm) {
+    ar_topo_t *t = round_topo("full:1");
+    ar_error_t err;
+    ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
+    const uint64_t n = 1 << 22;
+    const double B = n * 4.0;
+    ar_plan_t *p = plan_new(4, 1, n);
+    for (int r = 0; r < 4; r++)
+        ck_assert_int_eq(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), n),
+                         AR_OK);
+    ar_result_t s, a;
+    run(t, p, 0, &s);
+    run_on("analytic", t, p, AR_MEM_HBM, 0, &a);
+    EQ(a.time_s, LAUNCH + MEMLAT + 2 * B / MEM_BW);
+    EQ(s.time_s, LAUNCH + MEMLAT + 4 * 2 * B / MEM_BW);
+    EQ(s.terms_s[AR_TERM_MEMORY], MEMLAT + 8 * B / MEM_BW);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* A plan whose ranks push in lockstep rounds (round j: every rank's j-th COPY):
+ * what the shared links predict, the sum over rounds of the busiest link direction's
+ * bytes / bandwidth in that round. */
+static double rounds_link_s(const ar_topo_t *t, const ar_plan_t *p, int *nrounds) {
+    double total = 0;
+    ar_op_traffic_t tr[64];
+    double *bytes = calloc((size_t)2 * t->nlinks, sizeof *bytes);
+    for (int j = 0;; j++) {
+        memset(bytes, 0, (size_t)2 * t->nlinks * sizeof *bytes);
+        int any = 0;
+        for (int r = 0; r < p->nranks; r++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, 0);
+            int k = 0;
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (op->code != AR_OP_COPY || k++ != j) continue;
+                ar_op_cost_t cost;
+                int nt = 0;
+                ck_assert_int_eq(ar_cost_op(t, p, op, r, AR_MEM_HBM, &cost, tr, 64, &nt), AR_OK);
+                for (int x = 0; x < nt; x++) bytes[tr[x].link * 2 + (tr[x].dir < 0)] += tr[x].bytes;
+                any = 1;
+            }
+        }
+        if (!any) {
+            *nrounds = j;
+            break;
+        }
+        double worst = 0;
+        for (int l = 0; l < 2 * t->nlinks; l++) {
+            const ar_link_t *lk = &t->links[l / 2];
+            worst = fmax(worst, bytes[l] / (lk->count * t->model->links[lk->kind].bw_gbps * 1e9));
+        }
+        total += worst;
+    }
+    free(bytes);
+    return total;
+}
+
+/* 1stage (round j: every rank pushes its input to the peer j places on) run on a
+ * ring, where the pushes of a round share links: at distance j every link direction
+ * carries j pushes at once. The analytic backend charges each push its own bytes;
+ * the sim backend takes what the shared links predict, plus the reduction and the
+ * latencies, which the link time dwarfs here. An odd ring keeps routes unique, so
+ * every push of a round is equally loaded and the rounds stay in step. */
+START_TEST(test_1stage_on_ring) {
+    ar_topo_t *full = round_topo("full:5");
+    ar_topo_t *ring = round_topo("ring_1d:5");
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = 1;
+    o.chunk_bytes = (uint64_t)B; /* one push per peer */
+    ar_plan_t *p;
+    ar_error_t err;
+    ck_assert_msg(ar_algo_build("1stage", full, n, AR_FP32, &o, &p, &err) == AR_OK, "%s",
+                  err.message);
+    ar_result_t s_full, s_ring, a_ring, a_full;
+    run_on("sim", ring, p, AR_MEM_HBM, 0, &s_ring);
+    run_on("analytic", ring, p, AR_MEM_HBM, 0, &a_ring);
+    int nrounds = 0;
+    double predicted = rounds_link_s(ring, p, &nrounds);
+    ck_assert_int_eq(nrounds, 4);
+    /* Distances 1, 2, 2, 1. */
+    EQ(predicted, 6 * B / LINK_BW);
+    double extra = LAUNCH + 4 * B / RED_BW + 6 * B / MEM_BW + 2 * SIG + 8 * (MEMLAT + 2 * HOP);
+    ck_assert_msg(s_ring.time_s >= predicted && s_ring.time_s <= predicted + extra,
+                  "sim %.6g us, the shared links predict %.6g us (+ up to %.6g us)",
+                  s_ring.time_s * 1e6, predicted * 1e6, extra * 1e6);
+    /* Analytic: four pushes of B / bw one after the other, the rest the same: sim is
+     * slower by exactly the extra link time sharing costs. */
+    double slower = s_ring.time_s - a_ring.time_s;
+    ck_assert_msg(fabs(slower - (predicted - 4 * B / LINK_BW)) < 0.01 * slower,
+                  "sim is %.6g us slower than analytic; the shared links predict %.6g us",
+                  slower * 1e6, (predicted - 4 * B / LINK_BW) * 1e6);
+    /* With every pair linked nothing is shared: sim and analytic agree there. */
+    run_on("sim", full, p, AR_MEM_HBM, 0, &s_full);
+    run_on("analytic", full, p, AR_MEM_HBM, 0, &a_full);
+    ck_assert_double_eq_tol(s_full.time_s, a_full.time_s, 0.005 * a_full.time_s);
+    ar_plan_free(p);
+    ar_topo_free(full);
+    ar_topo_free(ring);
+}
+END_TEST
+
+/* ---- channels: few cannot fill a link ---- */
+
+/* h200_pair: rank 0 pulls B from rank 1 split over k channels. A channel keeps
+ * chan_inflight_bytes in flight over chan_read_lat_ns (8192 B / 1.1 us = 7.45 GB/s),
+ * so 8 channels reach ~60 GB/s (DESIGN.md measured 60) and 132 channels are bound
+ * by the NV18 bundle (18 x 26.562 GB/s). */
+START_TEST(test_channel_bound) {
+    ar_topo_t *t = topo_open("h200_pair", NULL);
+    const ar_model_t *m = t->model;
+    const double chan = ar_model_chan_read_gbps(m) * 1e9;
+    const double link = 18 * m->links[t->links[0].kind].bw_gbps * 1e9;
+    const int ks[] = {1, 8, 32, 132};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        int k = ks[i];
+        const uint64_t per = 1 << 20; /* elements per channel, fp32 */
+        ar_plan_t *p = plan_new(2, k, per * k);
+        for (int c = 0; c < k; c++)
+            ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(0, AR_BUF_OUT, c * per),
+                                          ar_addr(1, AR_BUF_IN, c * per), per),
+                             AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        double lat = m->mem[AR_MEM_HBM].lat_ns * 1e-9 + m->links[0].lat_ns * 1e-9;
+        double bytes = 4.0 * per * k;
+        double gbps = bytes / (r.time_s - m->launch_ns * 1e-9 - lat) / 1e9;
+        double want = fmin(k * chan, link) / 1e9;
+        ck_assert_msg(fabs(gbps - want) < 1e-3 * want, "%d channels: %.3f GB/s, want %.3f", k,
+                      gbps, want);
+        if (k == 8) ck_assert(gbps > 55 && gbps < 65);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
+/* ---- buffer kind ---- */
+
+/* The same local copy from tcm, sram and hbm takes that level's latency and
+ * bandwidth; a whole allreduce is faster in faster memory; a buffer larger than the
+ * level is an error naming the level and both sizes. */
+START_TEST(test_buffer_kind) {
+    ar_topo_t *t = round_topo("ring_1d:2");
+    const uint64_t n = 4096;
+    const double B = n * 4.0;
+    const double lat[AR_NMEM] = {5 * NS, 10 * NS, 100 * NS};
+    const double bw[AR_NMEM] = {8000e9, 4000e9, 1000e9};
+    ar_plan_t *p = plan_new(2, 1, n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
+                     AR_OK);
+    double prev = 0;
+    for (int b = 0; b < AR_NMEM; b++) {
+        ar_result_t r;
+        run_on("sim", t, p, (ar_mem_t)b, 0, &r);
+        EQ(r.time_s, LAUNCH + lat[b] + 2 * B / bw[b]);
+        ck_assert(r.time_s > prev);
+        prev = r.time_s;
+    }
+    ar_plan_free(p);
+    ar_topo_free(t);
+
+    t = topo_open("torus_2d_3x2", NULL);
+    double times[AR_NMEM];
+    for (int b = 0; b < AR_NMEM; b++) {
+        ck_assert_int_eq(ar_algo_build("torus2d", t, 256 * 1024, AR_BF16, NULL, &p, NULL), AR_OK);
+        ar_result_t r;
+        run_on("sim", t, p, (ar_mem_t)b, 0, &r);
+        times[b] = r.time_s;
+        ar_plan_free(p);
+    }
+    ck_assert_msg(times[AR_MEM_TCM] < times[AR_MEM_SRAM] && times[AR_MEM_SRAM] < times[AR_MEM_HBM],
+                  "tcm %g sram %g hbm %g", times[0], times[1], times[2]);
+
+    /* 2M bf16 elements: IN + OUT + scratch exceed the model's 4 MiB of tcm. */
+    ck_assert_int_eq(ar_algo_build("torus2d", t, 2 << 20, AR_BF16, NULL, &p, NULL), AR_OK);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.buffer = AR_MEM_TCM;
+    ar_result_t r;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_backend_run("sim", t, p, &o, &r, &err), AR_ELIMIT);
+    char need[64], have[64];
+    snprintf(need, sizeof need, "%.0f",
+             (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype));
+    snprintf(have, sizeof have, "%.0f", t->model->mem[AR_MEM_TCM].capacity_bytes);
+    ck_assert_msg(strstr(err.message, "tcm") && strstr(err.message, need) && strstr(err.message, have),
+                  "message: %s (want tcm, %s, %s)", err.message, need, have);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_errors) {
+    ar_topo_t *t = round_topo("ring_1d:2");
+    ar_error_t err;
+    ar_result_t r;
+    /* A WAIT no SIGNAL ever meets. */
+    ar_plan_t *p = plan_new(2, 1, 16);
+    ck_assert_int_eq(ar_plan_signal(p, 1, 0, 0, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 0, 0, 0, 1), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 1), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_backend_run("sim", t, p, NULL, &r, &err), AR_EPLAN);
+    ck_assert_msg(strstr(err.message, "deadlock") && strstr(err.message, "rank 1"), "%s",
+                  err.message);
+    ar_plan_free(p);
+    /* An unfinished plan, and a plan for another rank count. */
+    p = plan_new(2, 1, 16);
+    ck_assert_int_eq(ar_backend_run("sim", t, p, NULL, &r, &err), AR_EPLAN);
+    ar_plan_free(p);
+    p = plan_new(3, 1, 16);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ck_assert_int_eq(ar_backend_run("sim", t, p, NULL, &r, &err), AR_EPLAN);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    /* A level the model does not have. */
+    t = topo_open("h200_pair", NULL);
+    ck_assert_int_eq(ar_algo_build("ring", t, 1024, AR_BF16, NULL, &p, NULL), AR_OK);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.buffer = AR_MEM_TCM;
+    ck_assert_int_eq(ar_backend_run("sim", t, p, &o, &r, &err), AR_EINVAL);
+    ck_assert_msg(strstr(err.message, "tcm") != NULL, "%s", err.message);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* ---- every shipped topology, every algorithm that fits ---- */
+
+START_TEST(test_shipped_topologies) {
+    const char *const *names = ar_topo_shipped();
+    int runs = 0;
+    for (int i = 0; names[i]; i++) {
+        ar_topo_t *t = topo_open(names[i], NULL);
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+            ar_plan_t *p;
+            if (ar_algo_build((*a)->name, t, 100003, AR_BF16, NULL, &p, NULL) != AR_OK) continue;
+            ar_result_t s, an;
+            run_on("sim", t, p, AR_MEM_HBM, 1, &s);
+            run_on("analytic", t, p, AR_MEM_HBM, 0, &an);
+            /* Contention only ever slows a plan down. */
+            ck_assert_msg(s.time_s >= an.time_s * (1 - 1e-6), "%s on %s: sim %g < analytic %g",
+                          (*a)->name, names[i], s.time_s, an.time_s);
+            ck_assert_int_eq(s.nlinks, 2 * t->nlinks);
+            ar_result_free(&s);
+            ar_plan_free(p);
+            runs++;
+        }
+        ar_topo_free(t);
+    }
+    ck_assert_int_ge(runs, 20);
+}
+END_TEST
 
 Suite *suite_sim(void) {
     Suite *s = suite_create("sim");
+    struct {
+        const char *name;
+        const TTest *test;
+    } cases[] = {
+        {"copy_one_link", test_copy_one_link},
+        {"reduce_local", test_reduce_local},
+        {"signal_wait", test_signal_wait},
+        {"agrees_with_analytic", test_agrees_with_analytic},
+        {"two_flows_one_link", test_two_flows_one_link},
+        {"shared_hbm", test_shared_hbm},
+        {"1stage_on_ring", test_1stage_on_ring},
+        {"channel_bound", test_channel_bound},
+        {"buffer_kind", test_buffer_kind},
+        {"errors", test_errors},
+        {"shipped_topologies", test_shipped_topologies},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, cases[i].test);
+        suite_add_tcase(s, tc);
+    }
     return s;
 }
