@@ -1,5 +1,703 @@
-/* arsim sweep / merge. */
+/* arsim sweep / merge: studies as CSV rows that survive interruption.
+ *
+ * A sweep is the product of its selectors (backends x topologies x buffers x
+ * channels x chunks x dtypes x algorithms x sizes), numbered in that order; --shard
+ * I/N keeps the runs whose number is I modulo N, so N machines (a Slurm array, GNU
+ * parallel) each run a share and `arsim merge` joins the CSVs. --jobs N runs N
+ * worker processes that take the next run from a shared counter and send each
+ * finished row to the parent, the only writer of the CSV: every row is written
+ * whole and flushed as it finishes, so an interrupted sweep keeps every finished row
+ * intact, and --resume runs only the rows the CSV lacks (a torn last line is cut).
+ * The JSON (--json) is written at the end from the whole CSV. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli/internal.h"
-int ar_cli_sweep(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "arsim sweep: not available in this build\n"); return 2; }
-int ar_cli_merge(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "arsim merge: not available in this build\n"); return 2; }
+#include "cli/opts.h"
+
+#define NKEY 11        /* leading CSV columns that name a run: backend .. chunk_bytes */
+#define MSG_MAX 4000   /* one worker message, written atomically (< PIPE_BUF) */
+
+/* ---- CSV lines ---- */
+
+/* Splits a CSV line (no line break) into at most max fields, in place; quotes as
+ * report.c writes them. Returns the field count. */
+static int csv_split(char *line, char **fields, int max) {
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return n;
+        if (*p == '"') {
+            char *w = ++p;
+            fields[n++] = w;
+            for (;;) {
+                if (!*p) break;
+                if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+                if (*p == '"') { p++; break; }
+                *w++ = *p++;
+            }
+            *w = 0;
+            if (*p == ',') { *p = 0; p++; continue; }
+            return n;
+        }
+        fields[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) return n;
+        *c = 0;
+        p = c + 1;
+    }
+}
+
+/* The key of a CSV row: its first NKEY fields as written (up to the NKEY-th comma
+ * outside quotes). */
+static char *row_key(const char *line) {
+    int commas = 0, inq = 0;
+    const char *p = line;
+    for (; *p; p++) {
+        if (*p == '"') inq = !inq;
+        else if (*p == ',' && !inq && ++commas == NKEY) break;
+    }
+    return strndup(line, (size_t)(p - line));
+}
+
+typedef struct keyset_s {
+    char **keys;
+    size_t n, cap;
+    int sorted;
+} keyset_t;
+
+static int keyset_add(keyset_t *k, char *key) {
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? 2 * k->cap : 256;
+        char **p = realloc(k->keys, nc * sizeof *p);
+        if (!p) return -1;
+        k->keys = p;
+        k->cap = nc;
+    }
+    k->keys[k->n++] = key;
+    k->sorted = 0;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int keyset_has(keyset_t *k, const char *key) {
+    if (!k->n) return 0;
+    if (!k->sorted) {
+        qsort(k->keys, k->n, sizeof *k->keys, cmp_str);
+        k->sorted = 1;
+    }
+    return bsearch(&key, k->keys, k->n, sizeof *k->keys, cmp_str) != NULL;
+}
+
+static void keyset_free(keyset_t *k) {
+    for (size_t i = 0; i < k->n; i++) free(k->keys[i]);
+    free(k->keys);
+}
+
+/* Reads a CSV of ours: checks the header, calls row(line) for every complete row.
+ * A last line without its line break (a write cut short) is not a row; *good_bytes
+ * is where the complete rows end. Returns 0, or 2 after one line on stderr. */
+static int csv_read(const char *cmd, const char *path, int (*row)(char *line, void *ctx), void *ctx,
+                    long *good_bytes) {
+    FILE *f = fopen(path, "r");
+    if (!f) return ar_cli_fail(cmd, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long pos = 0, good = 0;
+    int lineno = 0, rc = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        pos += len;
+        if (line[len - 1] != '\n') break; /* torn */
+        line[--len] = 0;
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if (lineno == 1) {
+            if (strcmp(line, ar_cli_csv_columns) != 0) {
+                rc = ar_cli_fail(cmd, "%s:1: not an arsim CSV (header differs)", path);
+                break;
+            }
+        } else if (len && (rc = row(line, ctx)) != 0) {
+            break;
+        }
+        good = pos;
+    }
+    free(line);
+    fclose(f);
+    if (good_bytes) *good_bytes = good;
+    return rc;
+}
+
+/* ---- JSON from the CSV ---- */
+
+static int is_string_column(int i) {
+    /* backend, topology, model, algo, dtype, buffer, check */
+    return i == 0 || i == 1 || i == 2 || i == 4 || i == 5 || i == 6 || i == 20;
+}
+
+typedef struct json_ctx_s {
+    FILE *f;
+    char *cols[32];
+    int ncols;
+    int rows;
+} json_ctx_t;
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int json_row(char *line, void *vctx) {
+    json_ctx_t *j = vctx;
+    char *fields[32];
+    int n = csv_split(line, fields, 32);
+    fputs(j->rows++ ? ",\n  {" : "  {", j->f);
+    for (int i = 0; i < n && i < j->ncols; i++) {
+        fprintf(j->f, "%s\"%s\": ", i ? ", " : "", j->cols[i]);
+        char *end;
+        if (is_string_column(i)) {
+            json_string(j->f, fields[i]);
+        } else {
+            double v = strtod(fields[i], &end);
+            if (*fields[i] && !*end && v == v) fputs(fields[i], j->f);
+            else fputs("null", j->f);
+        }
+    }
+    fputc('}', j->f);
+    return 0;
+}
+
+static int write_json(const char *cmd, const char *csv, const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
+    json_ctx_t j = {.f = f};
+    char header[512];
+    snprintf(header, sizeof header, "%s", ar_cli_csv_columns);
+    j.ncols = csv_split(header, j.cols, 32);
+    fputs("[\n", f);
+    int rc = csv_read(cmd, csv, json_row, &j, NULL);
+    fputs(j.rows ? "\n]\n" : "]\n", f);
+    if (fclose(f) != 0 && !rc) rc = ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) rc = ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+/* ---- the runs ---- */
+
+typedef struct sweep_s {
+    const char *cmd;
+    ar_cli_opts_t o;
+    const char *out;       /* --out */
+    long jobs;             /* --jobs */
+    long shard_i, shard_n; /* --shard I/N */
+    int resume;
+    int nsizes;
+    long total;            /* runs in the whole product */
+    ar_topo_t **topos;     /* opened once, before the workers fork */
+    keyset_t done;         /* --resume: keys already in the CSV */
+} sweep_t;
+
+typedef struct run_idx_s {
+    int b, t, buf, ch, ck, d, a, s;
+} run_idx_t;
+
+static run_idx_t decode(const sweep_t *w, long i) {
+    const ar_cli_opts_t *o = &w->o;
+    run_idx_t r;
+    r.s = (int)(i % w->nsizes); i /= w->nsizes;
+    r.a = (int)(i % o->nalgos); i /= o->nalgos;
+    r.d = (int)(i % o->ndtypes); i /= o->ndtypes;
+    r.ck = (int)(i % o->nchunks); i /= o->nchunks;
+    r.ch = (int)(i % o->nchannels); i /= o->nchannels;
+    r.buf = (int)(i % o->nbuffers); i /= o->nbuffers;
+    r.t = (int)(i % o->ntopos); i /= o->ntopos;
+    r.b = (int)i;
+    return r;
+}
+
+/* What one run produced: a message kind and text. */
+enum { MSG_ROW = 'R', MSG_CHECK_FAIL = 'C', MSG_SKIP = 'S', MSG_FAIL = 'F', MSG_HAVE = 'H' };
+
+/* A row as its CSV line (with the line break), malloc'd. */
+static char *row_line(const ar_cli_row_t *row) {
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) return NULL;
+    ar_cli_csv_row(f, row);
+    fclose(f);
+    return line;
+}
+
+/* Runs number i; writes "<kind> <text>" into msg. */
+static void run_one(sweep_t *w, long i, char *msg, size_t len) {
+    const ar_cli_opts_t *o = &w->o;
+    run_idx_t x = decode(w, i);
+    const char *backend = o->backends[x.b], *spec = o->topos[x.t];
+    const ar_topo_t *t = w->topos[x.t];
+    const ar_algo_t *algo = o->algos[x.a];
+    ar_dtype_t dt = o->dtypes[x.d];
+    ar_mem_t buffer = o->buffers[x.buf];
+    uint64_t bytes, count;
+    ar_cli_size_at(o, x.s, dt, &bytes, &count);
+    char sz[32], ebuf[512];
+    ar_size_format(bytes, sz, sizeof sz);
+    ar_algo_opts_t aopts = AR_ALGO_OPTS_DEFAULT;
+    aopts.channels = o->channels[x.ch];
+    aopts.chunk_bytes = o->chunks[x.ck];
+    aopts.root = o->root;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_plan_t *plan = NULL;
+    int rc = algo->build(t, count, dt, &aopts, &plan, &err);
+    if (rc != AR_OK) {
+        snprintf(msg, len, "%c %s does not fit %s: %s", rc == AR_EUNFIT ? MSG_SKIP : MSG_FAIL,
+                 algo->name, spec, ar_error_format(&err, ebuf, sizeof ebuf));
+        return;
+    }
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    const char *topo_name = t->name[0] ? t->name : spec;
+    ar_cli_row_t row = {
+        .backend = backend, .topology = topo_name, .model = t->model ? t->model->name : "",
+        .algo = algo->name, .nranks = plan->nranks, .dtype = dt, .buffer = buffer,
+        .bytes = bytes, .count = count, .channels = plan->nchannels,
+        .chunk_bytes = o->chunks[x.ck], .res = &res, .check = "",
+    };
+    /* The row's key (its inputs), to skip what the CSV already holds. */
+    if (w->resume) {
+        char *line = row_line(&row);
+        char *key = line ? row_key(line) : NULL;
+        int have = key && keyset_has(&w->done, key);
+        free(key);
+        free(line);
+        if (have) {
+            snprintf(msg, len, "%c", MSG_HAVE);
+            ar_plan_free(plan);
+            return;
+        }
+    }
+    ar_run_opts_t ropts = AR_RUN_OPTS_DEFAULT;
+    ropts.buffer = buffer;
+    ropts.iters = o->iters;
+    ropts.warmup = o->warmup;
+    ropts.check = o->check;
+    ropts.seed = o->seed;
+    ropts.timeout_s = o->timeout_s;
+    rc = ar_backend_run(backend, t, plan, &ropts, &res, &err);
+    if (rc == AR_OK) {
+        if (res.checked) row.check = res.check_ok ? "ok" : "FAIL";
+        char *line = row_line(&row);
+        snprintf(msg, len, "%c %s", res.checked && !res.check_ok ? MSG_CHECK_FAIL : MSG_ROW,
+                 line ? line : "");
+        free(line);
+    } else {
+        snprintf(msg, len, "%c %s on %s, %s %s, %s, backend %s: %s",
+                 rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, algo->name, spec, sz, ar_dtype_name(dt),
+                 ar_mem_name(buffer), backend, ar_error_format(&err, ebuf, sizeof ebuf));
+    }
+    ar_result_free(&res);
+    ar_plan_free(plan);
+}
+
+/* ---- the parent: the CSV's one writer, the progress bar ---- */
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
+
+typedef struct parent_s {
+    sweep_t *w;
+    FILE *csv;
+    long todo, finished, rows, skipped, failed, have;
+    int check_failed;
+    int bar;
+    double t0;
+    char **notes; /* distinct skip notes already printed */
+    int nnotes;
+} parent_t;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void bar_clear(parent_t *p) {
+    if (p->bar) fputs("\r\033[K", stderr);
+}
+
+static void bar_draw(parent_t *p) {
+    if (!p->bar) return;
+    int width = 30, fill = p->todo ? (int)(width * p->finished / p->todo) : width;
+    double el = now_s() - p->t0;
+    double eta = p->finished ? el * (p->todo - p->finished) / p->finished : 0;
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld runs, %ld rows, %.0fs, eta %.0fs", fill,
+            "##############################", width - fill, "", p->finished, p->todo, p->rows,
+            el, eta);
+    fflush(stderr);
+}
+
+static void note_once(parent_t *p, const char *text) {
+    for (int i = 0; i < p->nnotes; i++)
+        if (strcmp(p->notes[i], text) == 0) return;
+    char **n = realloc(p->notes, (size_t)(p->nnotes + 1) * sizeof *n);
+    if (n) {
+        p->notes = n;
+        p->notes[p->nnotes++] = strdup(text);
+    }
+    if (!p->w->o.quiet) {
+        bar_clear(p);
+        fprintf(stderr, "arsim %s: %s\n", p->w->cmd, text);
+    }
+}
+
+static void handle(parent_t *p, const char *msg) {
+    p->finished++;
+    switch (msg[0]) {
+    case MSG_ROW:
+    case MSG_CHECK_FAIL:
+        fprintf(p->csv, "%s", msg + 2);
+        fflush(p->csv);
+        p->rows++;
+        if (msg[0] == MSG_CHECK_FAIL) {
+            p->check_failed = 1;
+            bar_clear(p);
+            fprintf(stderr, "arsim %s: check failed: %s", p->w->cmd, msg + 2);
+        }
+        break;
+    case MSG_HAVE: p->have++; break;
+    case MSG_SKIP: {
+        /* Say once per algorithm and topology (unfit) or per row family (too big). */
+        p->skipped++;
+        note_once(p, msg + 2);
+        break;
+    }
+    default:
+        p->failed++;
+        bar_clear(p);
+        fprintf(stderr, "arsim %s: %s\n", p->w->cmd, msg + 2);
+        break;
+    }
+    bar_draw(p);
+}
+
+static int mine(const sweep_t *w, long i) { return i % w->shard_n == w->shard_i; }
+
+/* --jobs N: N workers take runs from a shared counter and write one message per run
+ * into a pipe (atomically: each is shorter than PIPE_BUF). */
+static int run_workers(parent_t *p) {
+    sweep_t *w = p->w;
+    long *next = mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (next == MAP_FAILED) return ar_cli_fail(w->cmd, "mmap: %s", strerror(errno));
+    *next = 0;
+    int fds[2];
+    if (pipe(fds) != 0) return ar_cli_fail(w->cmd, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t *pids = calloc((size_t)w->jobs, sizeof *pids);
+    int nkids = 0;
+    for (long j = 0; j < w->jobs; j++) {
+        pid_t pid = fork();
+        if (pid < 0) break;
+        if (pid == 0) {
+            close(fds[0]);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            char msg[MSG_MAX];
+            for (;;) {
+                long i = __atomic_fetch_add(next, 1, __ATOMIC_SEQ_CST);
+                if (i >= w->total) break;
+                if (!mine(w, i)) continue;
+                run_one(w, i, msg, sizeof msg - 1);
+                size_t n = strlen(msg);
+                for (size_t k = 0; k < n; k++)
+                    if (msg[k] == '\n' && k != n - 1) msg[k] = ' ';
+                if (n == 0 || msg[n - 1] != '\n') msg[n++] = '\n';
+                if (write(fds[1], msg, n) != (ssize_t)n) _exit(3);
+            }
+            _exit(0);
+        }
+        pids[nkids++] = pid;
+    }
+    close(fds[1]);
+    if (nkids == 0) {
+        close(fds[0]);
+        free(pids);
+        return ar_cli_fail(w->cmd, "fork: %s", strerror(errno));
+    }
+    /* Split the stream into messages (each ends with a line break). */
+    char buf[2 * MSG_MAX], *line = malloc(MSG_MAX + 2);
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], buf + have, sizeof buf - have - 1);
+        if (r < 0 && errno == EINTR) {
+            if (interrupted) break;
+            continue;
+        }
+        if (r <= 0) break;
+        have += (size_t)r;
+        char *start = buf, *nl;
+        while ((nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
+            size_t n = (size_t)(nl - start);
+            memcpy(line, start, n);
+            line[n] = 0;
+            /* a row keeps its line break for the CSV */
+            if (line[0] == MSG_ROW || line[0] == MSG_CHECK_FAIL) {
+                line[n] = '\n';
+                line[n + 1] = 0;
+            }
+            handle(p, line);
+            start = nl + 1;
+        }
+        have -= (size_t)(start - buf);
+        memmove(buf, start, have);
+        if (interrupted) break;
+    }
+    close(fds[0]);
+    if (interrupted)
+        for (int k = 0; k < nkids; k++) kill(pids[k], SIGTERM);
+    for (int k = 0; k < nkids; k++)
+        while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR) {}
+    free(line);
+    free(pids);
+    munmap(next, sizeof *next);
+    return 0;
+}
+
+static int run_inline(parent_t *p) {
+    sweep_t *w = p->w;
+    char msg[MSG_MAX + 2];
+    for (long i = 0; i < w->total && !interrupted; i++) {
+        if (!mine(w, i)) continue;
+        run_one(w, i, msg, MSG_MAX);
+        if (msg[0] == MSG_ROW || msg[0] == MSG_CHECK_FAIL) {
+            size_t n = strlen(msg);
+            if (msg[n - 1] != '\n') strcat(msg, "\n");
+        }
+        handle(p, msg);
+    }
+    return 0;
+}
+
+static int add_done(char *line, void *ctx) {
+    sweep_t *w = ctx;
+    char *key = row_key(line);
+    if (!key || keyset_add(&w->done, key) != 0) {
+        free(key);
+        return ar_cli_fail(w->cmd, "out of memory");
+    }
+    return 0;
+}
+
+static int sweep_opt(int val, const char *arg, void *ctx) {
+    sweep_t *w = ctx;
+    switch (val) {
+    case 1000: w->out = arg; return 0;
+    case 1001:
+        if (ar_cli_parse_int(arg, 1, 1024, &w->jobs) != AR_OK)
+            return ar_cli_fail(w->cmd, "--jobs '%s': want a number of processes from 1 to 1024", arg);
+        return 0;
+    case 1002: {
+        char *slash = strchr(arg, '/');
+        char ibuf[32];
+        if (!slash || (size_t)(slash - arg) >= sizeof ibuf)
+            return ar_cli_fail(w->cmd, "--shard '%s': want I/N (0 <= I < N)", arg);
+        memcpy(ibuf, arg, (size_t)(slash - arg));
+        ibuf[slash - arg] = 0;
+        if (ar_cli_parse_int(slash + 1, 1, 1000000, &w->shard_n) != AR_OK ||
+            ar_cli_parse_int(ibuf, 0, w->shard_n - 1, &w->shard_i) != AR_OK)
+            return ar_cli_fail(w->cmd, "--shard '%s': want I/N with 0 <= I < N", arg);
+        return 0;
+    }
+    case 1003: w->resume = 1; return 0;
+    }
+    return 2;
+}
+
+static const struct option sweep_longopts[] = {
+    {"out", required_argument, NULL, 1000},
+    {"jobs", required_argument, NULL, 1001},
+    {"shard", required_argument, NULL, 1002},
+    {"resume", no_argument, NULL, 1003},
+    {NULL, 0, NULL, 0},
+};
+
+static const char sweep_usage[] =
+    "sweep (every selector takes a comma-separated list; the runs are their product):\n"
+    "  --out FILE.csv         the rows, one per run, each flushed as it finishes (required)\n"
+    "  --json FILE            also write every row of the CSV as JSON at the end\n"
+    "  --jobs N               N worker processes (default 1)\n"
+    "  --shard I/N            run only the runs numbered I modulo N (0 <= I < N); join the\n"
+    "                         shares with 'arsim merge'\n"
+    "  --resume               keep FILE.csv and run only the rows it lacks\n";
+
+int ar_cli_sweep(int argc, char **argv) {
+    sweep_t w;
+    memset(&w, 0, sizeof w);
+    w.cmd = "sweep";
+    w.jobs = 1;
+    w.shard_n = 1;
+    ar_cli_extra_t extra = {sweep_longopts, NULL, sweep_opt, &w, sweep_usage};
+    int rc = ar_cli_opts_parse("sweep", argc, argv, AR_CLI_LISTS, &extra, &w.o);
+    if (rc == AR_CLI_HELP) { ar_cli_opts_free(&w.o); return 0; }
+    if (rc) { ar_cli_opts_free(&w.o); return rc; }
+    ar_cli_opts_t *o = &w.o;
+    parent_t p;
+    memset(&p, 0, sizeof p);
+    p.w = &w;
+    if (!w.out) { rc = ar_cli_fail(w.cmd, "--out FILE.csv is required"); goto out; }
+    if (o->csv) { rc = ar_cli_fail(w.cmd, "--csv: a sweep writes its CSV to --out"); goto out; }
+    if (o->breakdown || o->dump_plan) {
+        rc = ar_cli_fail(w.cmd, "--breakdown and --dump-plan are for 'arsim run'");
+        goto out;
+    }
+    w.nsizes = ar_cli_nsizes(o);
+    w.total = (long)o->nbackends * o->ntopos * o->nbuffers * o->nchannels * o->nchunks *
+              o->ndtypes * o->nalgos * w.nsizes;
+    for (int b = 0; b < o->nbackends; b++)
+        if (!ar_backend_find(o->backends[b])) {
+            rc = ar_cli_fail(w.cmd, "--backend '%s' is not in this build", o->backends[b]);
+            goto out;
+        }
+    w.topos = calloc((size_t)o->ntopos, sizeof *w.topos);
+    if (!w.topos) { rc = ar_cli_fail(w.cmd, "out of memory"); goto out; }
+    for (int t = 0; t < o->ntopos; t++)
+        if ((rc = ar_cli_topo_open(o, o->topos[t], &w.topos[t])) != 0) goto out;
+
+    /* The CSV: new, or (--resume) the rows it holds, its torn last line cut. */
+    struct stat st;
+    int exists = stat(w.out, &st) == 0 && st.st_size > 0;
+    if (w.resume && exists) {
+        long good = 0;
+        if ((rc = csv_read(w.cmd, w.out, add_done, &w, &good)) != 0) goto out;
+        if (good < st.st_size && truncate(w.out, good) != 0) {
+            rc = ar_cli_fail(w.cmd, "%s: %s", w.out, strerror(errno));
+            goto out;
+        }
+        p.csv = fopen(w.out, good > 0 ? "a" : "w");
+        if (p.csv && good == 0) ar_cli_csv_header(p.csv);
+    } else {
+        p.csv = fopen(w.out, "w");
+        if (p.csv) ar_cli_csv_header(p.csv);
+    }
+    if (!p.csv) { rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno)); goto out; }
+    fflush(p.csv);
+
+    for (long i = 0; i < w.total; i++) p.todo += mine(&w, i);
+    p.bar = !o->quiet && isatty(STDERR_FILENO);
+    p.t0 = now_s();
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    bar_draw(&p);
+    rc = w.jobs > 1 ? run_workers(&p) : run_inline(&p);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    bar_clear(&p);
+    if (fclose(p.csv) != 0 && !rc) rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno));
+    p.csv = NULL;
+    if (!o->quiet || interrupted)
+        fprintf(stderr, "arsim %s: %ld rows written to %s%s%s (%ld already there, %ld skipped, %ld failed) in %.1f s\n",
+                w.cmd, p.rows, w.out, interrupted ? "; interrupted after " : "",
+                interrupted ? "a signal, --resume finishes it" : "", p.have, p.skipped, p.failed,
+                now_s() - p.t0);
+    if (!rc && o->json) rc = write_json(w.cmd, w.out, o->json);
+    if (!rc && interrupted) rc = 128 + interrupted;
+    if (!rc && p.failed) rc = 2;
+    if (!rc && p.check_failed) rc = 1;
+out:
+    for (int i = 0; i < p.nnotes; i++) free(p.notes[i]);
+    free(p.notes);
+    if (p.csv) fclose(p.csv);
+    if (w.topos)
+        for (int t = 0; t < o->ntopos; t++) ar_topo_free(w.topos[t]);
+    free(w.topos);
+    keyset_free(&w.done);
+    ar_cli_opts_free(o);
+    return rc;
+}
+
+/* ---- merge ---- */
+
+typedef struct merge_s {
+    FILE *out;
+    keyset_t seen;
+    long rows, dups;
+} merge_t;
+
+static int merge_row(char *line, void *ctx) {
+    merge_t *m = ctx;
+    char *key = row_key(line);
+    if (!key) return ar_cli_fail("merge", "out of memory");
+    if (keyset_has(&m->seen, key)) {
+        m->dups++;
+        free(key);
+        return 0;
+    }
+    keyset_add(&m->seen, key);
+    fprintf(m->out, "%s\n", line);
+    m->rows++;
+    return 0;
+}
+
+int ar_cli_merge(int argc, char **argv) {
+    const char *out = NULL;
+    const char *in[1024];
+    int nin = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) {
+            if (i + 1 >= argc) return ar_cli_fail("merge", "%s needs a file", argv[i]);
+            out = argv[++i];
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: arsim merge FILE.csv... -o FILE.csv\n"
+                   "  joins the CSVs of sweep shards: one header, every row once (the first\n"
+                   "  of equal runs), torn last lines dropped\n");
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return ar_cli_fail("merge", "unknown option '%s'", argv[i]);
+        } else if (nin < 1024) {
+            in[nin++] = argv[i];
+        }
+    }
+    if (!out) return ar_cli_fail("merge", "-o FILE.csv is required");
+    if (nin == 0) return ar_cli_fail("merge", "no input CSV");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+    merge_t m;
+    memset(&m, 0, sizeof m);
+    m.out = fopen(tmp, "w");
+    if (!m.out) return ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
+    ar_cli_csv_header(m.out);
+    int rc = 0;
+    for (int i = 0; i < nin && !rc; i++) rc = csv_read("merge", in[i], merge_row, &m, NULL);
+    if (fclose(m.out) != 0 && !rc) rc = ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
+    if (!rc && rename(tmp, out) != 0) rc = ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
+    if (rc) unlink(tmp);
+    else
+        fprintf(stderr, "arsim merge: %ld rows from %d files into %s (%ld duplicates dropped)\n", m.rows,
+                nin, out, m.dups);
+    keyset_free(&m.seen);
+    return rc;
+}
