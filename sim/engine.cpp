@@ -153,6 +153,7 @@ struct Sim {
     double mem_lat;
     std::vector<int> hop_links, hop_dirs;
     uint64_t ops = 0;
+    bool trace = false; /* ARSIM_SIM_TRACE=1: every op on stderr */
     int fail = 0;
     char fail_msg[256] = "";
 
@@ -294,7 +295,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         snd->wait();
         zone->pending[gi].links = nullptr;
         t1 = sg4::Engine::get_clock();
-        if (getenv("ARSIM_SIM_DEBUG")) {
+        if (trace) {
             fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, lat_op, t0*1e6, (t1 - t0)*1e6);
             for (const auto &pr : s.load) fprintf(stderr, " %s x%d", res[pr.first].link->get_cname(), pr.second);
             fprintf(stderr, "\n");
@@ -433,6 +434,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.ep_host = s.ndev + s.nch;
         const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
         s.mem_lat = lvl->lat_ns * 1e-9;
+        const char *tr = getenv("ARSIM_SIM_TRACE");
+        s.trace = tr && strcmp(tr, "1") == 0;
         s.hop_links.resize((size_t)t->nnodes + 1);
         s.hop_dirs.resize((size_t)t->nnodes + 1);
 

@@ -2,9 +2,12 @@
  * agreement with the analytic backend where nothing contends, and contention where
  * something does (by the amount the shared resource predicts). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "arsim/arsim.h"
 #include "tests/suites.h"
 
@@ -540,6 +543,58 @@ START_TEST(test_shipped_topologies) {
 }
 END_TEST
 
+/* ---- arsim sweep / merge (through the built binary) ---- */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    /* bash for <( ) */
+    char *argv[] = {"bash", "-c", cmd, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp("bash", argv);
+        _exit(127);
+    }
+    int rc = 0;
+    waitpid(pid, &rc, 0);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+#define SWEEP_SEL "--topology ring_1d:4,full:4 --algo ring,1stage,naive --size 8K:256K " \
+                  "--dtype bf16,fp32 --buffer hbm,sram -q"
+/* The rows without sim_wall_s (the one column that varies), sorted. */
+#define ROWS(f) "tail -n +2 " f " | cut -d, -f1-21 | sort"
+
+/* Shards run apart and merged are the whole sweep; so are a sweep cut short (a torn
+ * last line included) and its --resume, which runs only the missing rows. */
+START_TEST(test_sweep_shards_resume) {
+    char dir[] = "/tmp/arsim-sweep-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *bin = ARSIM_BUILDDIR "/arsim";
+    ck_assert_int_eq(sh("cd %s && %s sweep " SWEEP_SEL " --out all.csv --json all.json", dir, bin), 0);
+    ck_assert_int_eq(sh("cd %s && test $(wc -l < all.csv) -eq 121", dir), 0); /* 120 runs fit */
+    ck_assert_int_eq(sh("cd %s && grep -c '\"sim_wall_s\"' all.json | grep -qx 120", dir), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sh("cd %s && %s sweep " SWEEP_SEL " --shard %d/3 --jobs 2 --out s%d.csv",
+                            dir, bin, i, i), 0);
+    ck_assert_int_eq(sh("cd %s && %s merge s0.csv s1.csv s2.csv s1.csv -o m.csv 2>/dev/null", dir, bin), 0);
+    ck_assert_int_eq(sh("cd %s && diff <(" ROWS("all.csv") ") <(" ROWS("m.csv") ") >/dev/null", dir), 0);
+    /* Cut: keep the header and 70 rows, then half a row. */
+    ck_assert_int_eq(sh("cd %s && head -n 71 all.csv > cut.csv && sed -n 80p all.csv | head -c 40 "
+                        ">> cut.csv", dir), 0);
+    ck_assert_int_eq(sh("cd %s && %s sweep " SWEEP_SEL " --resume --out cut.csv", dir, bin), 0);
+    ck_assert_int_eq(sh("cd %s && diff <(" ROWS("all.csv") ") <(" ROWS("cut.csv") ") >/dev/null", dir), 0);
+    /* Bad input: a shard out of range, no --out. */
+    ck_assert_int_eq(sh("%s sweep --shard 3/3 --out /dev/null 2>/dev/null", bin), 2);
+    ck_assert_int_eq(sh("%s sweep --size 8K 2>/dev/null", bin), 2);
+    sh("rm -rf %s", dir);
+}
+END_TEST
+
 Suite *suite_sim(void) {
     Suite *s = suite_create("sim");
     struct {
@@ -557,6 +612,7 @@ Suite *suite_sim(void) {
         {"buffer_kind", test_buffer_kind},
         {"errors", test_errors},
         {"shipped_topologies", test_shipped_topologies},
+        {"sweep_shards_resume", test_sweep_shards_resume},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
