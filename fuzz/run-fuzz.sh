@@ -10,7 +10,7 @@
 set -eu
 target=$1 bin=$2 srcdir=$3 work=$4
 runs=${FUZZ_RUNS:-1000000}
-secs=${FUZZ_SECONDS:-900}
+secs=${FUZZ_SECONDS:-1800}
 timeout=${FUZZ_TIMEOUT:-10}
 maxlen=${FUZZ_MAX_LEN:-16384}
 
