@@ -3,7 +3,7 @@
 # `arsim run --check` of the shots, the channel sweeps of 1stage/2stage and the
 # pull probe, then `--algo auto` beside NCCL with --check. Run on the GPU machine
 # after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu), a short
-# table last.   scripts/gpu-perf.sh [all|sweep|auto]
+# table last.   scripts/gpu-perf.sh [all|sweep|auto|quick]
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$top/out/gpu}
@@ -23,7 +23,16 @@ if [ "$what" = all ]; then
         >"$out/run_check.txt" 2>&1 || status=1
     tail -3 "$out/run_check.txt"
 fi
-if [ "$what" != auto ]; then
+if [ "$what" = quick ]; then
+    echo "== run --check"
+    timeout 40 "$a" run --backend cuda --topology full:2 --algo 1stage,2stage --size 4K:4M --check \
+        >"$out/run_check.txt" 2>&1 || status=1
+    tail -2 "$out/run_check.txt"
+    {
+        b --algo 1stage --channels 1 --size 8K:16K
+        b --algo 1stage,2stage --channels 128 --size 16M,256M,1G
+    } >"$out/sweep.txt" 2>&1
+elif [ "$what" != auto ]; then
     echo "== sweeps"
     t0=$(date +%s)
     {
