@@ -13,6 +13,7 @@ export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD
 a="$top/.devcarry/arsim"
 b() { timeout 60 "$a" bench --backend cuda --no-nccl "$@"; }
 status=0
+T0=$(date +%s)
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv; } >"$out/machine.txt" 2>&1
 if [ "$what" = all ]; then
     echo "== GPU tests"
@@ -23,6 +24,10 @@ if [ "$what" = all ]; then
         >"$out/run_check.txt" 2>&1 || status=1
     tail -3 "$out/run_check.txt"
 fi
+echo "== auto beside NCCL"
+timeout 240 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G --check --csv "$out/bench.csv" \
+    >"$out/bench.txt" 2>&1 || status=1
+echo "auto: $(( $(date +%s) - T0 )) s"
 if [ "$what" = quick ]; then
     echo "== run --check"
     timeout 40 "$a" run --backend cuda --topology full:2 --algo 1stage,2stage --size 4K:4M --check \
@@ -40,13 +45,12 @@ elif [ "$what" != auto ]; then
         b --algo x-oneshot --channels 2 --size 8K:32K
         for c in 16 32 64 128; do b --algo 1stage --channels $c --size 128K:16M; done
         for c in 64 128; do b --algo 2stage --channels $c --size 1M:16M; done
-        for c in 64 128; do b --algo 1stage,2stage --channels $c --size 32M:1G; done
+        for c in 64 128; do
+            [ $(( $(date +%s) - T0 )) -lt ${PERF_BUDGET_S:-330} ] && b --algo 1stage,2stage --channels $c --size 32M:1G
+        done
     } >"$out/sweep.txt" 2>&1
     echo "sweeps: $(( $(date +%s) - t0 )) s"
 fi
-echo "== auto beside NCCL"
-timeout 240 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G --check --csv "$out/bench.csv" \
-    >"$out/bench.txt" 2>&1 || status=1
 if [ -f "$out/sweep.txt" ]; then
     echo "== best per size (family: plan/channels us)"
     grep -v '^#' "$out/sweep.txt" | awk 'NF>=5{split($4,a,"/"); k=$1" "a[1]; if(!(k in b)||$5<b[k]){b[k]=$5;w[k]=$4}} END{for(k in b) print k, w[k], b[k]}' \
