@@ -101,3 +101,7 @@ fuzz_check_limits_SOURCES = fuzz/check_limits.c
 fuzz_check_limits_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) -DARSIM_BUILDDIR='"$(abs_top_builddir)"'
 fuzz_check_limits_LDADD = libarsim.la $(CHECK_LIBS)
 endif
+
+# An interrupted sweep keeps every finished row; --resume runs only what is missing.
+TESTS += tests/sweep_interrupt.sh
+EXTRA_DIST += tests/sweep_interrupt.sh
