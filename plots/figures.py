@@ -336,8 +336,12 @@ def fig_model_vs_measured(results, out):
         ae.set_xlabel("bytes per rank (%s)" % sub[0]["dtype"])
         if j == 0:
             ae.legend(loc="lower left")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    axes[0][-1].legend(handles, labels, fontsize=7, ncol=2, loc="upper left")
+    seen = {}
+    for row_ax in axes[0]:
+        for h, l in zip(*row_ax.get_legend_handles_labels()):
+            seen.setdefault(l, h)
+    fig.legend(list(seen.values()), list(seen.keys()), fontsize=7, ncol=7, loc="lower center",
+               bbox_to_anchor=(0.5, -0.06), title="markers: measured (cuda backend); lines: model (sim backend)")
     allerr = sorted(abs(float(r["error_pct"])) for r in rows)
     med = allerr[len(allerr) // 2] if len(allerr) % 2 else 0.5 * (allerr[len(allerr) // 2 - 1] + allerr[len(allerr) // 2])
     fig.suptitle("Model (sim backend, calibrated from micro-benchmarks) vs measured on %s, %s\n"
