@@ -233,14 +233,14 @@ out:
 
 /* --algo auto. From the channel sweeps on 2 x H200 (scripts/gpu-tune.sh,
  * scripts/gpu-perf.sh, docs/PERFORMANCE.md). With one rank per GPU on two GPUs,
- * 1stage and 2stage move the same bytes over the link (S each way), and 1stage
- * needs one flag round per execution (its acknowledgement is taken at the start
- * of the next one) where 2stage needs two: 1stage at every size, with channels
- * growing with size until the links are full (one block pushes about 20 GB/s),
- * pipelined in chunks past 128 KB a lane. With more ranks 1stage sends (P-1) x S
- * per rank: 1stage while latency dominates, then the two-phase push shape.
- * Channels are per rank, so they shrink with ranks per GPU to stay resident
- * (132 blocks per GPU). */
+ * 1stage and 2stage move the same bytes over the link (S each way); 1stage needs
+ * one flag round per execution (its acknowledgement is taken at the start of the
+ * next one) where 2stage needs two, but reduces all S locally: 1stage up to 2 MB,
+ * with channels growing with size until the links are full (one block pushes
+ * about 20 GB/s), then 2stage on 128 channels (pipelined in chunks past 512 KB a
+ * lane, i.e. from 128 MB). With more ranks 1stage sends (P-1) x S per rank:
+ * 1stage while latency dominates, then 2stage. Channels are per rank, so they
+ * shrink with ranks per GPU to stay resident (132 blocks per GPU). */
 void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
     if (!p2p) {
         *algo = "naive";
@@ -248,16 +248,16 @@ void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char 
         return;
     }
     int ch;
-    if (nranks <= 2) {
+    if (nranks <= 1 || (nranks == 2 && bytes <= (2u << 20))) {
         *algo = "1stage";
-        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : bytes <= 512 * 1024 ? 16
-           : bytes <= (8u << 20) ? 64 : 128;
-    } else if (bytes <= 256 * 1024) {
+        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 64 * 1024 ? 8 : bytes <= 128 * 1024 ? 16
+           : bytes <= 512 * 1024 ? 32 : bytes <= (1u << 20) ? 64 : 128;
+    } else if (nranks > 2 && bytes <= 256 * 1024) {
         *algo = "1stage";
         ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : 16;
     } else {
         *algo = "2stage";
-        ch = bytes <= (8u << 20) ? 64 : bytes <= (128u << 20) ? 96 : 128;
+        ch = nranks == 2 ? 128 : bytes <= (8u << 20) ? 64 : bytes <= (128u << 20) ? 96 : 128;
     }
     int per_gpu = ngpus > 0 ? (nranks + ngpus - 1) / ngpus : nranks;
     while (ch > 1 && ch * per_gpu > 128) ch /= 2;

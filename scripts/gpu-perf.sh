@@ -3,7 +3,7 @@
 # `arsim run --check` of the shots, the channel sweeps of 1stage/2stage and the
 # pull probe, then `--algo auto` beside NCCL with --check. Run on the GPU machine
 # after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu), a short
-# table last.   scripts/gpu-perf.sh [all|sweep|auto|quick]
+# table last.   scripts/gpu-perf.sh [all|sweep|auto|quick|final]
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$top/out/gpu}
@@ -28,7 +28,18 @@ echo "== auto beside NCCL"
 timeout 240 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G --check --csv "$out/bench.csv" \
     >"$out/bench.txt" 2>&1 || status=1
 echo "auto: $(( $(date +%s) - T0 )) s"
-if [ "$what" = quick ]; then
+if [ "$what" = final ]; then
+    echo "== pipelined plans on the GPUs (run --check, 64 KB chunks, odd count)"
+    timeout 60 "$a" run --backend cuda --topology full:2 --algo 1stage,2stage --channels 8 --chunk 64K \
+        --count 8388611,1000003 --check >"$out/run_chunked.txt" 2>&1 || status=1
+    tail -4 "$out/run_chunked.txt"
+    echo "== auto again (no check)"
+    timeout 120 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G >"$out/bench2.txt" 2>&1 || status=1
+    {
+        b --algo 1stage --channels 96 --size 1M
+        b --algo 1stage --channels 32,48 --size 512K
+    } >"$out/sweep.txt" 2>&1
+elif [ "$what" = quick ]; then
     echo "== run --check"
     timeout 40 "$a" run --backend cuda --topology full:2 --algo 1stage,2stage --size 4K:4M --check \
         >"$out/run_check.txt" 2>&1 || status=1
@@ -56,5 +67,6 @@ if [ -f "$out/sweep.txt" ]; then
     grep -v '^#' "$out/sweep.txt" | awk 'NF>=5{split($4,a,"/"); k=$1" "a[1]; if(!(k in b)||$5<b[k]){b[k]=$5;w[k]=$4}} END{for(k in b) print k, w[k], b[k]}' \
         | sort -k1,1n -k2,2 | awk '{r[$1]=r[$1]"  "$3" "$4} END{for(s in r) print s r[s]}' | sort -n
 fi
+[ -f "$out/bench2.txt" ] && { echo "== auto, second run"; grep -v '^#' "$out/bench2.txt" | awk '{print $1, $4, $5}'; }
 cat "$out/bench.txt"
 exit $status
