@@ -37,7 +37,8 @@ if [ "$what" = final ]; then
     timeout 120 "$a" bench --backend cuda --algo auto --dtype bf16 --size 8K:1G >"$out/bench2.txt" 2>&1 || status=1
     {
         b --algo 1stage --channels 96 --size 1M
-        b --algo 1stage --channels 32,48 --size 512K
+        b --algo 1stage --channels 48 --size 512K:1M
+        b --algo 1stage,x-oneshot --channels 1 --size 8K
     } >"$out/sweep.txt" 2>&1
 elif [ "$what" = quick ]; then
     echo "== run --check"
