@@ -26,9 +26,9 @@ int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dt
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
 
 /* Chunk in elements for the pipelined 1stage/2stage lanes: opts->chunk_bytes, else
- * the whole lane up to AR__PIPE_MIN_BYTES, past that about 16 steps of 128 KB to
+ * the whole lane below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB to
  * 512 KB. */
-#define AR__PIPE_MIN_BYTES (512u * 1024u)
+#define AR__PIPE_MIN_BYTES (2u * 1024u * 1024u)
 uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt);
 
 /* A ring of n ranks on one channel with its data and acknowledgement flags. */

@@ -237,8 +237,9 @@ out:
  * one flag round per execution (its acknowledgement is taken at the start of the
  * next one) where 2stage needs two, but reduces all S locally: 1stage up to 2 MB,
  * with channels growing with size until the links are full (one block pushes
- * about 20 GB/s), then 2stage on 128 channels (pipelined in chunks past 512 KB a
- * lane, i.e. from 128 MB). With more ranks 1stage sends (P-1) x S per rank:
+ * about 20 GB/s), then 2stage: 128 channels to 16 MB, 96 from 32 to 128 MB (one
+ * piece a lane; 32 KB chunks were slower there), 128 from 256 MB, where the lanes
+ * reach 2 MB and are pipelined in 16 chunks. With more ranks 1stage sends (P-1) x S per rank:
  * 1stage while latency dominates, then 2stage. Channels are per rank, so they
  * shrink with ranks per GPU to stay resident (132 blocks per GPU). */
 void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
@@ -257,7 +258,8 @@ void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char 
         ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : 16;
     } else {
         *algo = "2stage";
-        ch = nranks == 2 ? 128 : bytes <= (8u << 20) ? 64 : bytes <= (128u << 20) ? 96 : 128;
+        if (nranks == 2) ch = bytes <= (16u << 20) ? 128 : bytes <= (128u << 20) ? 96 : 128;
+        else ch = bytes <= (8u << 20) ? 64 : bytes <= (128u << 20) ? 96 : 128;
     }
     int per_gpu = ngpus > 0 ? (nranks + ngpus - 1) / ngpus : nranks;
     while (ch > 1 && ch * per_gpu > 128) ch /= 2;
