@@ -156,8 +156,8 @@ int ar_cli_calibrate(int argc, char **argv) {
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("calibrate", argc, argv, AR_CLI_NO_SIZE, &extra, &o);
-    if (rc == AR_CLI_HELP) return 0;
-    if (rc) return rc;
+    if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
+    if (rc) { ar_cli_opts_free(&o); return rc; }
     ar_topo_t *t = NULL;
     FILE *f = NULL;
     char *tmp = NULL;
@@ -857,8 +857,8 @@ int ar_cli_validate(int argc, char **argv) {
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("validate", argc, argv, 0, &extra, &o);
-    if (rc == AR_CLI_HELP) return 0;
-    if (rc) return rc;
+    if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
+    if (rc) { ar_cli_opts_free(&o); return rc; }
     if (cx.refs) {
         rc = refs_run(&o, &cx);
     } else if (cx.measure_only) {

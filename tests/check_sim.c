@@ -266,6 +266,8 @@ START_TEST(test_two_flows_one_link) {
     EQ(l->busy_s, 2 * B / LINK_BW);
     /* The other direction of the same pair is its own (split duplex): a push back
      * at the same time does not slow them down. */
+    ar_result_free(&s);
+    ar_result_free(&a);
     ar_plan_free(p);
     p = plan_new(4, 2, 2 * n);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
