@@ -22,6 +22,8 @@ fi
 make -j"$jobs" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# The sanitizers slow code 2-5x: give Check's per-test timeouts room to match.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-5}
 rc=0
 make -j"$jobs" check || rc=$?
 if [ $rc -ne 0 ]; then
