@@ -367,6 +367,15 @@ int ar__topo_build_kind(ar_topo_kind_t kind, int w, int h, ar_model_t *model, in
     }
     int grid = kind == AR_TOPO_TORUS_2D || kind == AR_TOPO_MESH_2D;
     int ndev = grid ? w * h : w;
+    /* A full graph's links grow as ndev^2: refuse what routing would refuse before
+     * building them (full:8192 would be 33 million links). */
+    if (kind == AR_TOPO_FULL &&
+        (long)ndev * ((long)ndev + (long)ndev * (ndev - 1)) > AR__TOPO_MAX_ROUTE_STEPS) {
+        ar_model_free(model);
+        return AR_ERR(err, AR_ELIMIT,
+                      "full:%d: too large to route: %ld links (nodes x (nodes + 2 x links) must "
+                      "not exceed %ld)", ndev, (long)ndev * (ndev - 1) / 2, AR__TOPO_MAX_ROUTE_STEPS);
+    }
     ar_topo_t *t;
     if ((rc = ar__topo_new(ndev, kind == AR_TOPO_SWITCH ? 1 : 0, &t, err)) != AR_OK) {
         ar_model_free(model);
