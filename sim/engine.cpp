@@ -39,6 +39,7 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -46,6 +47,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/internal.h"
@@ -84,10 +86,13 @@ struct ChanState {
     double end = 0;
     uint32_t pc = 0;
     bool done = false;
-    sg4::SemaphorePtr wake; /* released when a WAIT of this channel may be satisfied */
+    sg4::Actor *actor = nullptr; /* resumed when a WAIT of this channel may be satisfied */
     uint64_t need = 0;      /* the WAIT it is blocked in: arrivals it needs */
     double wake_at = -1;    /* a wake-up is scheduled then (-1: none) */
-    int *got = nullptr;     /* where the op communication's (unused) payload lands */
+    /* How far this channel's clock is ahead of SimGrid's: time spent on its own core
+     * (a reduction) or released by a WAIT whose SIGNAL nothing can beat, not yet
+     * passed in SimGrid. Whatever the channel does next starts then. */
+    double pending = 0;
 };
 
 struct Flow {
@@ -128,7 +133,16 @@ public:
             throw std::runtime_error("arsim: a route was asked for outside an op");
         into->link_list_.insert(into->link_list_.end(), pending[gi].links->begin(),
                                 pending[gi].links->end());
-        *latency += pending[gi].lat;
+        /* CM02 weighs a flow's share by its route latency (TCP's RTT unfairness):
+         * every op reports the same 1 s, so links are shared max-min fairly, and
+         * the latency factor (lat_factor) scales it to the op's own latency. */
+        *latency += 1.0;
+    }
+    /* The latency factor of the op starting on channel host src. */
+    double lat_factor(const sg4::Host *src) const {
+        unsigned long id = src->get_netpoint()->id();
+        int gi = id < np2chan.size() ? np2chan[id] : -1;
+        return gi >= 0 ? pending[gi].lat : 1.0;
     }
 };
 
@@ -153,7 +167,10 @@ struct Sim {
     double mem_lat;
     std::vector<int> hop_links, hop_dirs;
     uint64_t ops = 0;
-    bool trace = false; /* ARSIM_SIM_TRACE=1: every op on stderr */
+    bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
+    bool exec_reduce = false; /* ARSIM_SIM_EXEC=1: reductions as SimGrid execs */
+    double chan_speed = 0;    /* a channel core's speed, bytes/s */
+    double min_signal_s = 0;  /* no SIGNAL arrives sooner after its issue */
     int fail = 0;
     char fail_msg[256] = "";
 
@@ -277,7 +294,9 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     }
     ar_term_t move_term = link_pred >= mem_pred ? AR_TERM_LINK : AR_TERM_MEMORY;
 
-    double t0 = sg4::Engine::get_clock();
+    /* The channel's clock may run ahead of SimGrid's by cs.pending (see ChanState):
+     * the op starts then, so its communication waits that much longer first. */
+    double t0 = sg4::Engine::get_clock() + cs.pending;
     double t1;
     if (B > 0) {
         /* Repeats of a resource go next to each other: SimGrid folds a repeat into
@@ -285,53 +304,71 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         s.links.clear();
         for (const auto &pr : s.load)
             for (int k = 0; k < pr.second; k++) s.links.push_back(res[pr.first].impl);
-        /* Receive first, then send: the two match at once and the communication is
-         * the issuing actor's own (not detached), so its cost stays O(1). */
+        /* To the channel's own mailbox, whose permanent receiver is the channel: the
+         * communication starts at once and stays the issuing actor's own (a detached
+         * one would join SimGrid's global list, O(live communications) per op). The
+         * finished ones stay queued there, some hundred bytes each, until the run
+         * (one process) ends: cheaper than a receive per op. */
         sg4::Mailbox *mb = mbox[gi];
-        sg4::CommPtr rcv = mb->get_async<int>(&cs.got);
         zone->pending[gi].links = &s.links;
-        zone->pending[gi].lat = lat_op;
+        zone->pending[gi].lat = cs.pending + lat_op;
         sg4::CommPtr snd = mb->put_async(&payload_dummy, (uint64_t)llround(B));
         snd->wait();
         zone->pending[gi].links = nullptr;
+        cs.pending = 0;
         t1 = sg4::Engine::get_clock();
         if (trace) {
-            fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, lat_op, t0*1e6, (t1 - t0)*1e6);
-            for (const auto &pr : s.load) fprintf(stderr, " %s x%d", res[pr.first].link->get_cname(), pr.second);
+            fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, lat_op, t0 * 1e6,
+                    (t1 - t0) * 1e6);
+            for (const auto &pr : s.load)
+                fprintf(stderr, " %s x%d", res[pr.first].link->get_cname(), pr.second);
             fprintf(stderr, "\n");
         }
         if (o->breakdown)
             for (int r : s.route)
                 if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, t1});
     } else {
-        if (lat_op > 0) sg4::this_actor::sleep_for(lat_op);
-        t1 = sg4::Engine::get_clock();
+        cs.pending += lat_op;
+        t1 = t0 + lat_op;
     }
     double t2 = t1;
     if (op->code == AR_OP_REDUCE && B > 0 && op->nsrc > 1) {
-        sg4::this_actor::execute((double)(op->nsrc - 1) * B);
-        t2 = sg4::Engine::get_clock();
+        double flops = (double)(op->nsrc - 1) * B;
+        if (exec_reduce) {
+            if (cs.pending > 0) sg4::this_actor::sleep_for(cs.pending);
+            cs.pending = 0;
+            sg4::this_actor::execute(flops);
+            t2 = sg4::Engine::get_clock();
+        } else {
+            /* The channel's core is its own: an exec there takes exactly this long, so
+             * it is charged to the channel's clock instead of costing SimGrid an
+             * activity (ARSIM_SIM_EXEC=1 runs it as one; the tests compare both). */
+            double dt = flops / chan_speed;
+            cs.pending += dt;
+            t2 = t1 + dt;
+        }
     }
     cs.terms[remote ? AR_TERM_LINK : AR_TERM_MEMORY] += lat_op;
     cs.terms[move_term] += (t1 - t0) - lat_op;
     cs.terms[AR_TERM_REDUCE] += t2 - t1;
 }
 
-/* Wake channel gi (blocked in a WAIT) at time T, unless it is woken earlier anyway.
- * A kernel timer does it, so a blocked channel costs SimGrid one blocking call and
- * no activity. */
+/* Wake channel gi (suspended in a WAIT) at time T, unless it is woken earlier anyway.
+ * A kernel timer resumes it: a blocked channel costs SimGrid no activity. A resume
+ * that comes when the channel is not suspended does nothing, and a WAIT looks again
+ * after every wake-up. */
 void Sim::wake_at(int gi, double T) {
     ChanState &cs = ch[gi];
     if (cs.wake_at >= 0 && cs.wake_at <= T) return;
     cs.wake_at = T;
-    sg4::Semaphore *sem = cs.wake.get();
-    simgrid::kernel::timer::Timer::set(T, [sem]() { sem->release(); });
+    sg4::Actor *a = cs.actor;
+    simgrid::kernel::timer::Timer::set(T, [a]() { a->resume(); });
 }
 
 void Sim::signal_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
-    double now = sg4::Engine::get_clock();
+    double now = sg4::Engine::get_clock() + cs.pending;
     double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     Arrival a;
     a.t = now + lat;
@@ -345,32 +382,44 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
         if (f.arr.size() >= ch[w].need) wake_at(w, f.arr[ch[w].need - 1].t);
 }
 
-/* The count-th arrival at the flag, in time order: arrivals are known when their
- * SIGNAL is issued, so a blocked WAIT sleeps until the count-th one known so far,
- * and every new SIGNAL to the flag (which may arrive earlier) moves that time. */
+/* The count-th arrival at the flag, in time order. Arrivals are known when their
+ * SIGNAL is issued, never earlier than min_signal_s from now: so once the count-th
+ * arrival known so far is within that, nothing can beat it and the channel's clock
+ * simply moves there; otherwise the channel blocks until then, and every new SIGNAL
+ * to the flag (which may arrive earlier) moves the wake-up. */
 void Sim::wait_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
     uint64_t need = op->count;
     if (need == 0) return;
     FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
-    double t_enter = sg4::Engine::get_clock();
+    double t_enter = sg4::Engine::get_clock() + cs.pending;
+    double clock = t_enter;
     bool blocked = false;
     for (;;) {
         double now = sg4::Engine::get_clock();
+        clock = std::max(clock, now);
         double T = f.arr.size() >= need ? f.arr[need - 1].t : -1;
-        if (T >= 0 && T <= now + 1e-12 * std::max(1e-9, now)) break;
-        if (!cs.wake) cs.wake = sg4::Semaphore::create(0);
+        if (T >= 0 && T <= clock + 1e-12 * std::max(1e-9, clock)) break;
+        if (T >= 0 && T <= now + min_signal_s) {
+            clock = T;
+            break;
+        }
         if (!blocked) {
             f.waiters.push_back(gi);
             cs.need = need;
             blocked = true;
         }
-        if (T >= 0) wake_at(gi, T);
-        cs.wake->acquire();
+        /* A clock ahead of SimGrid's: look again then at the latest. */
+        double at = T >= 0 ? T : (clock > now ? clock : -1);
+        if (T >= 0 && clock > now) at = std::min(T, clock);
+        if (at >= 0) wake_at(gi, at);
+        sg4::this_actor::suspend();
         cs.wake_at = -1;
     }
     if (blocked) f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
+    cs.pending = clock - sg4::Engine::get_clock();
+    if (cs.pending < 0) cs.pending = 0;
     const Arrival &a = f.arr[need - 1];
     if (a.t > t_enter) memcpy(cs.terms, a.terms, sizeof cs.terms);
 }
@@ -392,7 +441,7 @@ void Sim::actor(int gi) {
     }
     if (!fail) {
         cs.done = true;
-        cs.end = sg4::Engine::get_clock();
+        cs.end = sg4::Engine::get_clock() + cs.pending;
     }
 }
 
@@ -436,6 +485,10 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.mem_lat = lvl->lat_ns * 1e-9;
         const char *tr = getenv("ARSIM_SIM_TRACE");
         s.trace = tr && strcmp(tr, "1") == 0;
+        const char *ex = getenv("ARSIM_SIM_EXEC");
+        s.exec_reduce = ex && strcmp(ex, "1") == 0;
+        s.chan_speed = s.m->reduce_gbps * 1e9;
+        s.min_signal_s = s.m->signal_lat_ns * 1e-9 * (1 - 1e-9);
         s.hop_links.resize((size_t)t->nnodes + 1);
         s.hop_dirs.resize((size_t)t->nnodes + 1);
 
@@ -445,7 +498,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         char *argv[] = {arg0, nullptr};
         sg4::Engine e(&argc, argv);
         e.set_config("network/model:CM02");
-        e.set_config("network/latency-factor:1");
+        /* CM02's latency factor is 1 by default; it is set per op below (lat_factor). */
         e.set_config("network/bandwidth-factor:1");
         e.set_config("network/TCP-gamma:1e30");
         e.set_config("network/crosstraffic:0");
@@ -524,15 +577,22 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         for (auto &R : s.res)
             if (R.link) R.impl = R.link->get_impl();
         z->seal();
+        z->get_iface()->get_network_model()->set_lat_factor_cb(
+            [z](double, const sg4::Host *src, const sg4::Host *, const std::vector<sg4::Link *> &,
+                const std::unordered_set<sg4::NetZone *> &) { return z->lat_factor(src); });
 
         s.res_bytes.assign(s.res.size(), 0.0);
         if (o->breakdown) s.spans.resize((size_t)2 * t->nlinks);
         s.flags.resize((size_t)p->nranks * p->nflags);
+        for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].arr.reserve(p->per_epoch[i]);
 
         Sim *sp = &s;
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;
-            sg4::Actor::create(s.mbox[gi]->get_name(), s.chan_hosts[gi], [sp, gi]() { sp->actor(gi); });
+            s.ch[gi].actor = sg4::Actor::create(s.mbox[gi]->get_name(), s.chan_hosts[gi],
+                                                [sp, gi]() { sp->actor(gi); })
+                                 .get();
+            s.mbox[gi]->set_receiver(s.ch[gi].actor);
         }
         e.run();
 

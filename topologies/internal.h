@@ -4,7 +4,8 @@
 #include "arsim/arsim.h"
 #include "common/yamlutil.h"
 
-#define AR__TOPO_MAX_NODES 2048   /* routing tables are nnodes^2 ints, three of them */
+#define AR__TOPO_MAX_NODES 8192   /* routing tables are nnodes^2 ints, three of them; the
+                                     route-step limit (topo.c) refuses dense ones far below */
 #define AR__TOPO_MAX_RANKS 65536
 
 const char *ar__topo_default_model(ar_topo_kind_t k);
