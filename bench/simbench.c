@@ -1,0 +1,162 @@
+/* The sim backend's own speed: ring and torus2d allreduce at 64, 256, 1024 and 4096
+ * devices (one channel, one chunk), each run in a fresh process: its wall time, the
+ * plan ops it simulated per wall second, and its peak memory (getrusage: the largest
+ * of the run's process and the simulator's child). `make bench` runs it; the table
+ * is markdown, for docs/PERFORMANCE.md.
+ *
+ *   simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,...]
+ *
+ * A row whose plan would exceed --max-ops (default 40M; a ring's op count grows as
+ * p^2) is skipped with the count it would have had. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "arsim/arsim.h"
+
+typedef struct row_s {
+    int ok;
+    double ops, data_ops;
+    double open_s, build_s, sim_wall_s, total_s;
+    double peak_kb;
+    double time_us;
+    char err[256];
+} row_t;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void spec_for(const char *algo, int n, char *buf, size_t len) {
+    if (strcmp(algo, "ring") == 0) {
+        snprintf(buf, len, "ring_1d:%d", n);
+    } else {
+        int w = (int)lround(sqrt((double)n));
+        snprintf(buf, len, "torus_2d:%dx%d", w, n / w);
+    }
+}
+
+/* In a child process: open, build, simulate; the row goes back through fd. */
+static void measure(const char *algo, const char *spec, uint64_t bytes, int fd) {
+    row_t r;
+    memset(&r, 0, sizeof r);
+    ar_error_t err;
+    ar_error_clear(&err);
+    double t0 = now_s();
+    ar_topo_t *t = NULL;
+    ar_plan_t *p = NULL;
+    if (ar_topo_open(spec, NULL, &t, &err) != AR_OK) goto fail;
+    r.open_s = now_s() - t0;
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = 1;
+    o.chunk_bytes = bytes; /* one chunk */
+    double t1 = now_s();
+    if (ar_algo_build(algo, t, bytes / 2, AR_BF16, &o, &p, &err) != AR_OK) goto fail;
+    r.build_s = now_s() - t1;
+    for (uint32_t i = 0; i < p->nops; i++)
+        r.data_ops += p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE;
+    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+    ar_result_t res;
+    if (ar_backend_run("sim", t, p, &ro, &res, &err) != AR_OK) goto fail;
+    r.ok = 1;
+    r.ops = (double)res.ops_executed;
+    r.sim_wall_s = res.sim_wall_s;
+    r.time_us = res.time_s * 1e6;
+    r.total_s = now_s() - t0;
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    r.peak_kb = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
+    goto out;
+fail:
+    ar_error_format(&err, r.err, sizeof r.err);
+out:
+    if (write(fd, &r, sizeof r) != (ssize_t)sizeof r) _exit(3);
+    _exit(0);
+}
+
+int main(int argc, char **argv) {
+    double max_ops = 40e6;
+    const char *only = NULL;
+    int sizes[16] = {64, 256, 1024, 4096}, nsizes = 4;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
+            max_ops = atof(argv[++i]);
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            nsizes = 0;
+            for (char *s = strtok(argv[++i], ","); s && nsizes < 16; s = strtok(NULL, ","))
+                sizes[nsizes++] = atoi(s);
+        } else {
+            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,..]\n");
+            return 2;
+        }
+    }
+    const char *algos[] = {"ring", "torus2d"};
+    const uint64_t bytes = 1 << 20;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("Sim backend speed: allreduce of 1 MiB bf16 per rank, 1 channel, 1 chunk, model accel_tcm,\n"
+           "one process per row on %ld CPU%s (wall = the simulator's own, peak = largest RSS).\n\n",
+           ncpu, ncpu == 1 ? "" : "s");
+    printf("| algo | devices | topology | plan ops | COPY/REDUCE ops | sim wall (s) | ops / wall s "
+           "| peak memory (MB) | simulated time (us) |\n");
+    printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    fflush(stdout);
+    int failed = 0;
+    for (int a = 0; a < 2; a++) {
+        if (only && strcmp(only, algos[a]) != 0) continue;
+        double prev_ops = 0;
+        int prev_n = 0;
+        for (int k = 0; k < nsizes; k++) {
+            int n = sizes[k];
+            char spec[64];
+            spec_for(algos[a], n, spec, sizeof spec);
+            /* A ring's ops grow as n^2, a torus's as n^1.5: extrapolate from the last row. */
+            if (prev_ops > 0) {
+                double expo = strcmp(algos[a], "ring") == 0 ? 2.0 : 1.5;
+                double est = prev_ops * pow((double)n / prev_n, expo);
+                if (est > max_ops) {
+                    printf("| %s | %d | %s | ~%.3g | | not run: over --max-ops %.3g | | | |\n",
+                           algos[a], n, spec, est, max_ops);
+                    fflush(stdout);
+                    continue;
+                }
+            }
+            int fds[2];
+            if (pipe(fds) != 0) return 1;
+            fflush(stdout);
+            pid_t pid = fork();
+            if (pid == 0) {
+                close(fds[0]);
+                measure(algos[a], spec, bytes, fds[1]);
+            }
+            close(fds[1]);
+            row_t r;
+            memset(&r, 0, sizeof r);
+            ssize_t got = read(fds[0], &r, sizeof r);
+            close(fds[0]);
+            int st = 0;
+            waitpid(pid, &st, 0);
+            if (got != (ssize_t)sizeof r || !r.ok) {
+                printf("| %s | %d | %s | | | failed: %s | | | |\n", algos[a], n, spec,
+                       got == (ssize_t)sizeof r ? r.err : "the run died");
+                failed = 1;
+                continue;
+            }
+            printf("| %s | %d | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |\n", algos[a], n, spec,
+                   r.ops, r.data_ops, r.sim_wall_s, r.ops / r.sim_wall_s, r.peak_kb / 1024.0,
+                   r.time_us);
+            fflush(stdout);
+            prev_ops = r.ops;
+            prev_n = n;
+        }
+    }
+    return failed;
+}
