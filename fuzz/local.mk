@@ -25,13 +25,16 @@ fuzz_replay_ldadd = libarsim.la
 check_PROGRAMS += fuzz/replay_topo fuzz/replay_model fuzz/replay_opts
 TESTS += fuzz/replay_topo fuzz/replay_model fuzz/replay_opts
 fuzz_replay_topo_SOURCES = fuzz/replay.c fuzz/topo.c fuzz/fuzz.h
-fuzz_replay_topo_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/topo"'
+fuzz_replay_topo_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/topo"' \
+	-DFUZZ_REGRESS='"$(abs_top_srcdir)/fuzz/regress/topo"'
 fuzz_replay_topo_LDADD = $(fuzz_replay_ldadd)
 fuzz_replay_model_SOURCES = fuzz/replay.c fuzz/model.c fuzz/fuzz.h
-fuzz_replay_model_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/model"'
+fuzz_replay_model_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/model"' \
+	-DFUZZ_REGRESS='"$(abs_top_srcdir)/fuzz/regress/model"'
 fuzz_replay_model_LDADD = $(fuzz_replay_ldadd)
 fuzz_replay_opts_SOURCES = fuzz/replay.c fuzz/opts.c fuzz/fuzz.h cli/opts.c cli/opts.h
-fuzz_replay_opts_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/opts"'
+fuzz_replay_opts_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"$(abs_top_srcdir)/fuzz/corpus/opts"' \
+	-DFUZZ_REGRESS='"$(abs_top_srcdir)/fuzz/regress/opts"'
 fuzz_replay_opts_LDADD = $(fuzz_replay_ldadd)
 
 # libFuzzer binaries: built only inside $(FUZZ_BUILDDIR), where the whole library
@@ -50,7 +53,7 @@ fuzz_fuzz_opts_CFLAGS = $(AM_CFLAGS)
 fuzz_fuzz_opts_LDFLAGS = -fsanitize=fuzzer
 fuzz_fuzz_opts_LDADD = libarsim.la
 
-EXTRA_DIST += fuzz/corpus fuzz/yaml.dict fuzz/run-fuzz.sh
+EXTRA_DIST += fuzz/corpus fuzz/regress fuzz/yaml.dict fuzz/run-fuzz.sh
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 # Inside the fuzz build: just the binaries.
@@ -91,7 +94,8 @@ clean-local: fuzz-clean-local
 fuzz-clean-local:
 	-rm -rf $(FUZZ_WORKDIR)
 
-.PHONY: fuzz fuzz-bins fuzz-build fuzz-merge fuzz-clean-local
+# (no .PHONY: automake wants it once, and bench/local.mk has it; none of these
+# names is a file, and fuzz-build always runs, so each target always runs.)
 
 # Limits (sizes, aliases, ranks, overflow): a Check program of its own.
 if HAVE_CHECK

@@ -1,7 +1,8 @@
 /* fuzz: replay driver. Feeds every file of a corpus to LLVMFuzzerTestOneInput,
- * so `make check` re-runs everything the fuzzers ever kept (or that once crashed
- * them) without libFuzzer. With no arguments it reads FUZZ_CORPUS (the
- * committed corpus of this target); otherwise each argument is a file or a
+ * so `make check` re-runs everything the fuzzers ever kept without libFuzzer.
+ * With no arguments it reads FUZZ_CORPUS (the committed, minimised corpus of
+ * this target) and FUZZ_REGRESS (hand-written inputs for bugs found and limits
+ * set, never minimised away); otherwise each argument is a file or a
  * directory. Exit 0 when every input ran, 99 (a hard error to the test driver)
  * when the corpus is missing or empty. */
 #include <dirent.h>
@@ -100,6 +101,9 @@ int main(int argc, char **argv) {
     int nfiles = 0, rc = 0;
     if (argc < 2) {
         rc = replay_path(FUZZ_CORPUS, verbose, &nfiles);
+#ifdef FUZZ_REGRESS
+        if (rc == 0) rc = replay_path(FUZZ_REGRESS, verbose, &nfiles);
+#endif
     } else {
         for (int i = 1; i < argc && rc == 0; i++) rc = replay_path(argv[i], verbose, &nfiles);
     }
