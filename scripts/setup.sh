@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 
 packages="build-essential autoconf automake libtool pkg-config libyaml-dev check \
 libsimgrid-dev python3-matplotlib"
+# Hardening (docs/HARDENING.md): clang for `make fuzz` (libFuzzer), valgrind for
+# scripts/valgrind-study.sh. Neither is needed to build or for `make check`.
+packages="$packages clang valgrind"
 
 missing=
 for p in $packages; do
