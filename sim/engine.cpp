@@ -93,6 +93,7 @@ struct ChanState {
      * (a reduction) or released by a WAIT whose SIGNAL nothing can beat, not yet
      * passed in SimGrid. Whatever the channel does next starts then. */
     double pending = 0;
+    int *got = nullptr; /* where an op's (unused) payload lands */
 };
 
 struct Flow {
@@ -304,12 +305,12 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         s.links.clear();
         for (const auto &pr : s.load)
             for (int k = 0; k < pr.second; k++) s.links.push_back(res[pr.first].impl);
-        /* To the channel's own mailbox, whose permanent receiver is the channel: the
-         * communication starts at once and stays the issuing actor's own (a detached
-         * one would join SimGrid's global list, O(live communications) per op). The
-         * finished ones stay queued there, some hundred bytes each, until the run
-         * (one process) ends: cheaper than a receive per op. */
+        /* Receive first, then send, on the channel's own mailbox: the two match at
+         * once and the communication is the issuing actor's own (a detached one, as
+         * Comm::sendto makes, joins SimGrid's global list: O(live communications)
+         * per op), and nothing of it outlives the op. */
         sg4::Mailbox *mb = mbox[gi];
+        sg4::CommPtr rcv = mb->get_async<int>(&cs.got);
         zone->pending[gi].links = &s.links;
         zone->pending[gi].lat = cs.pending + lat_op;
         sg4::CommPtr snd = mb->put_async(&payload_dummy, (uint64_t)llround(B));
@@ -592,7 +593,6 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             s.ch[gi].actor = sg4::Actor::create(s.mbox[gi]->get_name(), s.chan_hosts[gi],
                                                 [sp, gi]() { sp->actor(gi); })
                                  .get();
-            s.mbox[gi]->set_receiver(s.ch[gi].actor);
         }
         e.run();
 

@@ -545,6 +545,36 @@ START_TEST(test_shipped_topologies) {
 }
 END_TEST
 
+/* ---- reductions charged to the channel's clock = reductions as SimGrid execs ---- */
+
+/* A channel's core is its own, so charging a reduction to the channel's clock (the
+ * default) and running it as a SimGrid exec (ARSIM_SIM_EXEC=1) agree exactly, on
+ * hand-made plans and on algorithms with contention. */
+START_TEST(test_reduce_as_exec) {
+    const char *topos[] = {"ring_1d:5", "full:4", "torus_2d:3x3"};
+    const char *algos[] = {"ring", "1stage", "torus2d"};
+    for (int i = 0; i < 3; i++) {
+        ar_topo_t *t = topo_open(topos[i], NULL);
+        ar_plan_t *p;
+        ck_assert_int_eq(ar_algo_build(algos[i], t, 300001, AR_BF16, NULL, &p, NULL), AR_OK);
+        ar_result_t lazy, exec;
+        unsetenv("ARSIM_SIM_EXEC");
+        run(t, p, 0, &lazy);
+        setenv("ARSIM_SIM_EXEC", "1", 1);
+        run(t, p, 0, &exec);
+        unsetenv("ARSIM_SIM_EXEC");
+        ck_assert_msg(fabs(lazy.time_s - exec.time_s) <= 1e-9 * exec.time_s,
+                      "%s on %s: %.9g us charged, %.9g us as execs", algos[i], topos[i],
+                      lazy.time_s * 1e6, exec.time_s * 1e6);
+        for (int k = 0; k < AR_NTERM; k++)
+            ck_assert_double_eq_tol(lazy.terms_s[k], exec.terms_s[k], 1e-9 * exec.time_s);
+        ck_assert(lazy.terms_s[AR_TERM_REDUCE] > 0);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* ---- arsim sweep / merge (through the built binary) ---- */
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -614,6 +644,7 @@ Suite *suite_sim(void) {
         {"buffer_kind", test_buffer_kind},
         {"errors", test_errors},
         {"shipped_topologies", test_shipped_topologies},
+        {"reduce_as_exec", test_reduce_as_exec},
         {"sweep_shards_resume", test_sweep_shards_resume},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
