@@ -2,39 +2,49 @@
  * C side). SimGrid 3.32's C API cannot build a platform, so this file builds it
  * through the S4U NetZone API and runs one plan execution on it.
  *
- * The platform (one NetZone whose routes come from the topology's own routing,
- * computed per flow: no O(n^2) table inside SimGrid):
- *   - every link bundle is a split-duplex pair of SimGrid links (SPLITDUPLEX: the
- *     two directions do not share), bandwidth count x the kind's bandwidth, the
- *     kind's latency;
- *   - every device has a host "m<d>" standing for its memory at the chosen level,
- *     reached through one SHARED link of the level's bandwidth and latency: every
- *     byte read or written there crosses it, so concurrent readers share it;
- *   - every channel (rank, c) is a host "r<r>.c<c>" running one actor; its two
- *     private links bound its remote reads (bytes in flight over read latency) and
- *     its posted remote writes, so few channels cannot fill a link; its CPU is the
- *     model's per-channel reduction rate;
- *   - the host staging buffer (naive) is a host "host" behind one SHARED host link
- *     per device.
- * Network model CM02 with latency and bandwidth factors 1, no cross-traffic and a
- * huge TCP gamma, so a flow runs at exactly its max-min share.
+ * The platform (one NetZone; its routes come from the topology's own routing,
+ * walked per op: no O(n^2) table inside SimGrid):
+ *   - every link bundle is a split-duplex pair of SimGrid links (the two directions
+ *     do not share), bandwidth count x the kind's bandwidth, the kind's latency;
+ *   - every device's memory, at the level chosen for the run (tcm, sram, hbm), is one
+ *     SHARED link of the level's bandwidth and latency: every byte read or written
+ *     there crosses it, so concurrent readers and writers share it;
+ *   - every channel (rank, c) is a host of its device running one actor; its CPU
+ *     computes at the model's per-channel reduction rate; two private links bound its
+ *     remote reads (chan_inflight_bytes / chan_read_lat_ns) and its posted remote
+ *     writes (chan_write_gbps), so few channels cannot fill a link;
+ *   - the host staging buffer (naive) sits behind one SHARED host link per device.
+ * Network model CM02, bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
+ * 3.32 a gamma of 0 bounds every flow to zero).
  *
- * An op (COPY/REDUCE of B bytes, executed by channel ch on device E) is a set of
- * flows of B bytes each: one per source (source memory -> link route -> ch) and
- * one for the destination (ch -> route -> destination memory). A flow's latency is
- * its route's; all flows of an op start streaming together at the op's latency
- * (the longest flow latency: a channel cannot write what has not arrived yet), so
- * without contention the op takes lat + max over resources of bytes/bandwidth,
- * exactly arsim/cost.h's lat + max(link, memory). A REDUCE then computes
- * (k-1) x B bytes on the channel's CPU. SIGNAL/WAIT follow plan.h: a SIGNAL is
- * visible at its target ar_cost_signal_s after issue; a WAIT blocks until the
- * count-th arrival (in time order) at its flag.
+ * An op (COPY/REDUCE of B bytes by channel ch on device E) is ONE SimGrid
+ * communication whose route is every resource the op touches, as many times as it
+ * touches it: a source on device S adds S's memory, the links from S to E and ch's
+ * read bound (remote) or just E's memory (local); the destination likewise with
+ * ch's write bound. SimGrid's max-min system adds repeated consumptions, so the op
+ * streams at the rate of its tightest resource: alone, lat + max over resources of
+ * bytes / bandwidth, exactly arsim/cost.h's lat + max(link, memory); with others, at
+ * its max-min share. Its latency is the longest of its sources' and destination's
+ * (memory latency + link latencies on the route). A REDUCE then computes
+ * (k - 1) x B on the channel's core. SIGNAL/WAIT follow plan.h: a SIGNAL is visible
+ * at its target ar_cost_signal_s after issue; a WAIT ends at the count-th arrival,
+ * in time order.
+ *
+ * Two liberties keep this fast and fair, neither changing a result:
+ *   - CM02 weighs a flow's share by its route latency (TCP's RTT unfairness). Every
+ *     op reports the same latency to SimGrid and a per-op latency factor turns it
+ *     into the op's own, so links are shared max-min fairly.
+ *   - A channel's clock may run ahead of SimGrid's (ChanState::pending): a reduction
+ *     on its own core, or a WAIT whose releasing SIGNAL nothing can beat any more,
+ *     moves the channel's clock without a SimGrid activity; its next op starts that
+ *     much later (added to the op's latency). ARSIM_SIM_EXEC=1 runs reductions as
+ *     SimGrid execs instead; the tests show both agree.
  *
  * Every channel carries the critical path that set its clock, by term: an op's
  * latency (link when it leaves the device, memory otherwise), its streaming time
  * (the term of its uncontended bottleneck, link or memory), its reduction; a WAIT
- * that blocked takes over the path of the SIGNAL that released it plus the signal
- * latency (sync). */
+ * that waited takes over the path of the SIGNAL that released it plus the signal
+ * latency (sync). ARSIM_SIM_TRACE=1 prints every op. */
 #include <simgrid/s4u.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
