@@ -159,7 +159,7 @@ START_TEST(test_build_errors) {
     ar_error_t e;
     ck_assert_int_eq(ar_topo_open("torus_2d:0x3", NULL, &t, &e), AR_ETOPO);
     ck_assert_ptr_nonnull(strstr(e.message, "grid side"));
-    ck_assert_int_eq(ar_topo_open("ring_1d:5000", NULL, &t, &e), AR_ELIMIT);
+    ck_assert_int_eq(ar_topo_open("ring_1d:9000", NULL, &t, &e), AR_ELIMIT);
     ck_assert_int_eq(ar_topo_open("hypercube:4", NULL, &t, &e), AR_ETOPO);
     ck_assert_ptr_nonnull(strstr(e.message, "hypercube:4"));
     ck_assert_int_eq(ar_topo_open("torus_2d:2x2", "no_such_model", &t, &e), AR_EMODEL);
