@@ -84,6 +84,7 @@ struct Arrival {
 
 struct FlagState {
     std::vector<Arrival> arr;  /* sorted by t */
+    bool one_sender = false;   /* one channel SIGNALs it: arrivals come in issue order */
     std::vector<int> waiters;  /* channels blocked on this flag */
 };
 
@@ -394,8 +395,9 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
 }
 
 /* The count-th arrival at the flag, in time order. Arrivals are known when their
- * SIGNAL is issued, never earlier than min_signal_s from now: so once the count-th
- * arrival known so far is within that, nothing can beat it and the channel's clock
+ * SIGNAL is issued, never earlier than min_signal_s from now. Once the count-th
+ * arrival known so far cannot be beaten (it is within that, or one channel alone
+ * signals the flag, so arrivals come in its program order) the channel's clock
  * simply moves there; otherwise the channel blocks until then, and every new SIGNAL
  * to the flag (which may arrive earlier) moves the wake-up. */
 void Sim::wait_op(int gi, const ar_op_t *op) {
@@ -412,7 +414,7 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
         clock = std::max(clock, now);
         double T = f.arr.size() >= need ? f.arr[need - 1].t : -1;
         if (T >= 0 && T <= clock + 1e-12 * std::max(1e-9, clock)) break;
-        if (T >= 0 && T <= now + min_signal_s) {
+        if (T >= 0 && (f.one_sender || T <= now + min_signal_s)) {
             clock = T;
             break;
         }
@@ -596,6 +598,19 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         if (o->breakdown) s.spans.resize((size_t)2 * t->nlinks);
         s.flags.resize((size_t)p->nranks * p->nflags);
         for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].arr.reserve(p->per_epoch[i]);
+        {
+            std::vector<int> sender(s.flags.size(), -2); /* -2 none, -1 several */
+            for (int gi = 0; gi < s.nch; gi++) {
+                const ar_chan_t *c = &p->chans[gi];
+                for (uint32_t i = 0; i < c->nops; i++) {
+                    const ar_op_t *op = &p->ops[c->first + i];
+                    if (op->code != AR_OP_SIGNAL) continue;
+                    int &x = sender[(size_t)op->dst.rank * p->nflags + op->flag];
+                    x = x == -2 || x == gi ? gi : -1;
+                }
+            }
+            for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].one_sender = sender[i] >= 0;
+        }
 
         Sim *sp = &s;
         for (int gi = 0; gi < s.nch; gi++) {
