@@ -10,12 +10,28 @@
  * execution instead of two. IN is read by its own rank only, so nothing has to
  * hold the caller back once OUT is written.
  *
+ * Two slots by execution parity (small messages): the slots are epoch-parity
+ * addresses (arsim/plan.h), so execution e pushes into slot e % 2 and the slot
+ * is next written in e + 2. By then the pusher has waited, in e + 1, for the
+ * peer's data of e + 1, which the peer's channel pushed after its reductions of
+ * e in program order: the data flags already carry the acknowledgement, so the
+ * plan has none, and no flag has to cross a link between two executions. With
+ * one slot the acknowledgement of the previous execution is still in flight when
+ * the next one starts (ranks run in lock-step). SCRATCH doubles, so two slots are
+ * used while a rank's input is at most AR__ONESHOT_SLOTS_MAX_BYTES (or as
+ * opts->slots says).
+ *
  * Pipelined for large lanes: a lane's range is cut into chunks, and the rank
  * pushes chunk i before it reduces chunk i-1, so a channel reducing does not
  * leave the links idle while the others push. Flags are per (lane, peer), so a
  * WAIT counts one sender's chunks exactly. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
+
+/* Largest input per rank given two SCRATCH slots when opts->slots is 0: the gain is
+ * one flag crossing (~1 us), which matters while an execution takes microseconds
+ * (auto takes 1stage up to 2 MB on 2 x H200). */
+#define AR__ONESHOT_SLOTS_MAX_BYTES (4u * 1024u * 1024u)
 
 int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
     for (int a = 0; a < t->nranks; a++)
@@ -55,8 +71,15 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     AR_TRY(ar__check_all_pairs("1stage", t, err));
     int lanes = ar__lanes(t, o, count, dt, 128);
     ar_plan_t *p;
+    int slots = o && o->slots ? o->slots : count * ar_dtype_size(dt) <= AR__ONESHOT_SLOTS_MAX_BYTES ? 2 : 1;
+    if (slots != 1 && slots != 2)
+        return AR_ERR(err, AR_EINVAL, "1stage: %d SCRATCH slots, want 1 or 2", slots);
+    if (P == 1) slots = 1;
     AR_TRY(ar_plan_new("1stage", P, lanes, count, dt, &p));
-    p->scratch_elems = (uint64_t)P * count;
+    p->scratch_elems = (uint64_t)slots * P * count;
+    if (slots == 2) p->parity_elems = (uint64_t)P * count;
+    /* the slot a peer pushes into: this execution's with two slots */
+    ar_addr_t (*slot)(int, ar_buf_t, uint64_t) = slots == 2 ? ar_addr_parity : ar_addr;
     int rc = AR_OK;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
@@ -72,15 +95,16 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
-            /* Every peer has read what this rank pushed in the previous execution. */
-            for (int q = 0; q < P && rc == AR_OK; q++)
+            /* One slot: every peer has read what this rank pushed in the previous
+             * execution. Two: the data flags order it (above). */
+            for (int q = 0; q < P && rc == AR_OK && slots == 1; q++)
                 if (q != r) rc = ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q));
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
                     uint64_t off = lo + i * chunk, n = len - i * chunk < chunk ? len - i * chunk : chunk;
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
-                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
+                        rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
                         if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
@@ -94,11 +118,11 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 int k = 0;
                 sv[k++] = ar_addr(r, AR_BUF_IN, off);
                 for (int q = 0; q < P; q++)
-                    if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + off);
+                    if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * count + off);
                 if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), sv, (uint32_t)k, n);
             }
             /* done reading every peer's slot: they may push the next execution */
-            for (int k = 1; k < P && rc == AR_OK; k++)
+            for (int k = 1; k < P && rc == AR_OK && slots == 1; k++)
                 rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)(P + r));
         }
     }

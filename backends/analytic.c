@@ -187,7 +187,8 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         const ar_op_t *op = &p->ops[chan->first + c->pc];
         switch (op->code) {
         case AR_OP_WAIT:
-            if (w->flags[(size_t)rank * p->nflags + op->flag] < op->count) {
+            /* epoch 0: a WAIT back 1 (or count 0) looks at no SIGNAL of this execution */
+            if (!op->back && w->flags[(size_t)rank * p->nflags + op->flag] < op->count) {
                 c->waiting = 1;
                 return AR_OK;
             }

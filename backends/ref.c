@@ -11,8 +11,9 @@
  * Every execution starts from OUT, SCRATCH and the host buffer full of NaN, so an
  * element a plan forgets to write (or reads before it is written) shows up as NaN,
  * and a NaN never passes the check. Flags are not reset: execution e waits for
- * e * per_epoch + count, as plan.h says, so running several iterations exercises
- * the epoch arithmetic. */
+ * (e - back) * per_epoch + count and epoch-parity addresses take execution e's
+ * slot, as plan.h says, so running several iterations exercises the epoch
+ * arithmetic. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,22 +99,24 @@ typedef struct exec_s {
     uint32_t *pc;                /* per channel */
 } exec_t;
 
-static void *elem_ptr(exec_t *x, const ar_addr_t *a) {
+/* Where address a0 lies in execution epoch (parity slots applied). */
+static void *elem_ptr(exec_t *x, const ar_addr_t *a0, uint64_t epoch) {
     const ar_plan_t *p = x->p;
-    if (a->rank == AR_RANK_HOST) return x->host + a->off * x->esize;
-    uint64_t n = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
-    return x->buf[a->buf] + ((uint64_t)a->rank * n + a->off) * x->esize;
+    const ar_addr_t a = ar_addr_at(p, *a0, epoch);
+    if (a.rank == AR_RANK_HOST) return x->host + a.off * x->esize;
+    uint64_t n = ar_plan_buf_elems(p, a.rank, (ar_buf_t)a.buf);
+    return x->buf[a.buf] + ((uint64_t)a.rank * n + a.off) * x->esize;
 }
 
 static void poison(void *buf, ar_dtype_t dtype, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) ar_elem_store(buf, dtype, i, NAN);
 }
 
-static void do_reduce(exec_t *x, const ar_op_t *op) {
+static void do_reduce(exec_t *x, const ar_op_t *op, uint64_t epoch) {
     const ar_plan_t *p = x->p;
-    void *dst = elem_ptr(x, &op->dst);
+    void *dst = elem_ptr(x, &op->dst, epoch);
     const void *src[op->nsrc];
-    for (uint32_t s = 0; s < op->nsrc; s++) src[s] = elem_ptr(x, &p->srcs[op->src + s]);
+    for (uint32_t s = 0; s < op->nsrc; s++) src[s] = elem_ptr(x, &p->srcs[op->src + s], epoch);
     for (uint64_t i = 0; i < op->n; i++) {
         /* In source order, in float32, rounded once to the dtype. dst may be one of
          * the sources: element i is read from every source before it is written. */
@@ -140,14 +143,16 @@ static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error
                 const ar_op_t *op = &p->ops[ch->first + x->pc[i]];
                 if (op->code == AR_OP_WAIT) {
                     size_t f = (size_t)rank * p->nflags + op->flag;
-                    if (x->flags[f] < epoch * p->per_epoch[f] + op->count) break;
+                    /* back 1: the executions before the previous one (plan.h) */
+                    if (epoch >= op->back && x->flags[f] < (epoch - op->back) * p->per_epoch[f] + op->count)
+                        break;
                 } else if (op->code == AR_OP_SIGNAL) {
                     x->flags[(size_t)op->dst.rank * p->nflags + op->flag]++;
                 } else if (op->code == AR_OP_COPY) {
-                    memmove(elem_ptr(x, &op->dst), elem_ptr(x, &p->srcs[op->src]),
+                    memmove(elem_ptr(x, &op->dst, epoch), elem_ptr(x, &p->srcs[op->src], epoch),
                             op->n * x->esize);
                 } else {
-                    do_reduce(x, op);
+                    do_reduce(x, op, epoch);
                 }
                 x->pc[i]++;
                 (*ops_executed)++;

@@ -101,7 +101,17 @@ double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks) {
     return ar_algbw_gbps(bytes, time_s) * 2.0 * (nranks - 1) / nranks;
 }
 
-static int bad_addr(const ar_plan_t *p, const ar_addr_t *a, uint64_t n, const char **why) {
+/* Both slots of an epoch-parity address (arsim/plan.h) are checked. */
+static int bad_addr(const ar_plan_t *p, const ar_addr_t *a0, uint64_t n, const char **why) {
+    if (a0->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY)) {
+        *why = "unknown address flags";
+        return 1;
+    }
+    if ((a0->buf & AR_ADDR_PARITY) && a0->off + p->parity_elems < a0->off) {
+        *why = "range out of bounds";
+        return 1;
+    }
+    const ar_addr_t a1 = ar_addr_at(p, *a0, 1), *a = &a1;
     if (a->rank == AR_RANK_HOST) {
         if (a->off > p->host_elems || n > p->host_elems - a->off) {
             *why = "host range out of bounds";
@@ -117,7 +127,7 @@ static int bad_addr(const ar_plan_t *p, const ar_addr_t *a, uint64_t n, const ch
         *why = "no such buffer";
         return 1;
     }
-    uint64_t size = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
+    uint64_t size = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf); /* a: the higher slot */
     if (a->off > size || n > size - a->off) {
         *why = "range out of bounds";
         return 1;
@@ -152,7 +162,7 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                         break;
                     }
                     if (bad_addr(p, &op->dst, op->n, &why)) break;
-                    if (op->dst.rank != AR_RANK_HOST && op->dst.buf == AR_BUF_IN) {
+                    if (op->dst.rank != AR_RANK_HOST && ar_addr_buf(op->dst) == AR_BUF_IN) {
                         why = "writes IN";
                         break;
                     }
@@ -165,6 +175,7 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                     break;
                 case AR_OP_WAIT:
                     if (op->flag >= p->nflags) why = "flag out of range";
+                    else if (op->back > 1) why = "WAIT more than one execution back";
                     break;
                 default:
                     why = "unknown opcode";

@@ -118,6 +118,14 @@ int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag) {
     return append(p, rank, chan, &op);
 }
 
+int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count) {
+    if (back > 1) return AR_EINVAL;
+    if (back == 0 && count == 0) return ar_plan_wait_prev(p, rank, chan, flag);
+    ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = count, .back = back};
+    if (flag >= p->nflags) p->nflags = flag + 1;
+    return append(p, rank, chan, &op);
+}
+
 int ar_plan_finish(ar_plan_t *p) {
     if (!p->build) return AR_OK;
     chan_build_t *cb = p->build;
@@ -173,8 +181,10 @@ uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf) {
 
 static void dump_addr(FILE *f, ar_addr_t a) {
     static const char *const bn[] = {"IN", "OUT", "SCRATCH"};
-    if (a.rank == AR_RANK_HOST) fprintf(f, "host[%" PRIu64 "]", a.off);
-    else fprintf(f, "r%d.%s[%" PRIu64 "]", a.rank, a.buf < AR_NBUF ? bn[a.buf] : "?", a.off);
+    unsigned b = a.buf & AR_ADDR_BUF_MASK;
+    if (a.rank == AR_RANK_HOST) fprintf(f, "host[%" PRIu64, a.off);
+    else fprintf(f, "r%d.%s[%" PRIu64, a.rank, b < AR_NBUF ? bn[b] : "?", a.off);
+    fprintf(f, "%s]", a.buf & AR_ADDR_PARITY ? " +parity" : "");
 }
 
 void ar_plan_dump(const ar_plan_t *p, void *stream) {
@@ -183,6 +193,7 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
                ", host %" PRIu64 ", %u flags, %u ops\n",
             p->algo, p->nranks, p->nchannels, p->count, ar_dtype_name(p->dtype), p->scratch_elems,
             p->host_elems, p->nflags, p->nops);
+    if (p->parity_elems) fprintf(f, "parity slot offset %" PRIu64 "\n", p->parity_elems);
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
@@ -204,7 +215,10 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
                     fprintf(f, " n=%" PRIu64 "\n", op->n);
                     break;
                 case AR_OP_SIGNAL: fprintf(f, "SIGNAL r%d flag %u\n", op->dst.rank, op->flag); break;
-                case AR_OP_WAIT: fprintf(f, "WAIT   flag %u count %" PRIu64 "\n", op->flag, op->count); break;
+                case AR_OP_WAIT:
+                    fprintf(f, "WAIT   flag %u count %" PRIu64 "%s\n", op->flag, op->count,
+                            op->back ? " back 1" : "");
+                    break;
                 }
             }
         }

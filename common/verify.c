@@ -26,9 +26,12 @@
  * tells what every schedule computes.
  *
  * Executions. Backends run the plan again and again with no barrier between
- * executions (flags count across executions), so two executions are run back
- * to back, the second's WAITs offset by per_epoch, and checked for races
- * across the boundary and for the contributions at the end of each. */
+ * executions (flags count across executions), so three executions are run back
+ * to back, the later ones' WAITs offset by per_epoch (less one execution for a
+ * WAIT with back 1), and checked for races across the boundaries and for the
+ * contributions at the end of each. Three, so that executions e and e + 2 meet
+ * in the same slot of an epoch-parity address (AR_ADDR_PARITY): every address is
+ * taken at its execution's parity before it is read or written. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +39,7 @@
 #include "arsim/plan.h"
 
 #define NONE UINT32_MAX
-#define NEPOCH 2
+#define NEPOCH 3
 /* Snapshot memory above which the plan is declared too large to verify. */
 #define MAX_SNAP_BYTES ((size_t)1 << 30)
 
@@ -447,16 +450,18 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     const ar_plan_t *p = v->p;
     char b1[96];
     if (op->n == 0) return AR_OK;
+    const ar_addr_t dst = ar_addr_at(p, op->dst, (uint64_t)e);
     if (op->code == AR_OP_COPY) {
         size_t n = 0;
-        AR_TRY(do_read(v, ch, e, op_i, 0, p->srcs[op->src], op->n, &v->pc_src[0], &n, &v->cap_src[0]));
-        return do_write(v, ch, e, op_i, op->dst, v->pc_src[0], n);
+        AR_TRY(do_read(v, ch, e, op_i, 0, ar_addr_at(p, p->srcs[op->src], (uint64_t)e), op->n, &v->pc_src[0],
+                       &n, &v->cap_src[0]));
+        return do_write(v, ch, e, op_i, dst, v->pc_src[0], n);
     }
     uint32_t k = op->nsrc;
     for (uint32_t j = 0; j < k; j++) {
         v->red_n[j] = 0;
-        AR_TRY(do_read(v, ch, e, op_i, (int)j, p->srcs[op->src + j], op->n, &v->red[j], &v->red_n[j],
-                       &v->red_cap[j]));
+        AR_TRY(do_read(v, ch, e, op_i, (int)j, ar_addr_at(p, p->srcs[op->src + j], (uint64_t)e), op->n,
+                       &v->red[j], &v->red_n[j], &v->red_cap[j]));
     }
     /* walk the k piece lists together */
     size_t nout = 0;
@@ -483,7 +488,7 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
                             fmt_op(v, b1, sizeof b1, ch, op_i), ej, j, elem,
                             p->srcs[op->src + j].rank == AR_RANK_HOST
                                 ? "host"
-                                : buf_names[p->srcs[op->src + j].buf % AR_NBUF],
+                                : buf_names[ar_addr_buf(p->srcs[op->src + j]) % AR_NBUF],
                             pos);
                 break;
             }
@@ -511,7 +516,7 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     free(idx);
     free(used);
     AR_TRY(rc);
-    return do_write(v, ch, e, op_i, op->dst, v->pc_out, nout);
+    return do_write(v, ch, e, op_i, dst, v->pc_out, nout);
 }
 
 /* Static checks of one op: bounds, k, flags, IN read-only, overlaps. */
@@ -535,6 +540,8 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
         if (op->flag >= p->nflags)
             return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", b1, op->flag,
                           p->nflags);
+        if (op->back > 1)
+            return AR_ERR(v->err, AR_EPLAN, "%s: WAIT %u executions back, at most 1", b1, op->back);
         uint32_t r = ch / (uint32_t)p->nchannels;
         uint64_t pe = p->per_epoch[(size_t)r * p->nflags + op->flag];
         if (op->count > pe)
@@ -557,24 +564,34 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
         if (a->rank != AR_RANK_HOST && (a->rank < 0 || a->rank >= p->nranks))
             return AR_ERR(v->err, AR_EPLAN, "%s: %s rank %d out of range (%d ranks)", b1, role,
                           (int)a->rank, p->nranks);
-        if (a->rank != AR_RANK_HOST && a->buf >= AR_NBUF)
-            return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", b1, role, a->buf);
-        uint64_t size = ar_plan_buf_elems(p, a->rank, (ar_buf_t)a->buf);
-        if (op->n > size || a->off > size - op->n)
-            return AR_ERR(v->err, AR_EPLAN,
-                          "%s: out of bounds: %s %s, buffer holds %" PRIu64 " elements", b1, role,
-                          fmt_addr(b2, sizeof b2, *a, op->n), size);
+        if (a->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY))
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s address flags 0x%x unknown", b1, role,
+                          a->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY));
+        if (a->rank != AR_RANK_HOST && ar_addr_buf(*a) >= AR_NBUF)
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", b1, role, (unsigned)ar_addr_buf(*a));
+        uint64_t size = ar_plan_buf_elems(p, a->rank, ar_addr_buf(*a));
+        for (uint64_t par = 0; par < 2; par++) { /* both slots of a parity address */
+            ar_addr_t x = ar_addr_at(p, *a, par);
+            if (op->n > size || x.off < a->off || x.off > size - op->n)
+                return AR_ERR(v->err, AR_EPLAN,
+                              "%s: out of bounds: %s %s%s, buffer holds %" PRIu64 " elements", b1, role,
+                              fmt_addr(b2, sizeof b2, x, op->n), par ? " (odd executions' slot)" : "",
+                              size);
+        }
     }
-    if (op->dst.rank != AR_RANK_HOST && op->dst.buf == AR_BUF_IN)
+    if (op->dst.rank != AR_RANK_HOST && ar_addr_buf(op->dst) == AR_BUF_IN)
         return AR_ERR(v->err, AR_EPLAN, "%s: writes %s, but IN is read-only", b1,
-                      fmt_addr(b2, sizeof b2, op->dst, op->n));
-    for (uint32_t s = 0; s < op->nsrc; s++) {
-        const ar_addr_t *a = &p->srcs[op->src + s];
-        if (space_of(v, *a) != space_of(v, op->dst) || (a->rank != AR_RANK_HOST && a->buf == AR_BUF_IN)) continue;
-        if (a->off + op->n <= op->dst.off || op->dst.off + op->n <= a->off) continue;
-        if (op->code == AR_OP_REDUCE && a->off == op->dst.off) continue;
-        return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
-                      fmt_addr(b2, sizeof b2, *a, op->n));
+                      fmt_addr(b2, sizeof b2, ar_addr_at(p, op->dst, 0), op->n));
+    for (uint64_t par = 0; par < 2; par++) {
+        const ar_addr_t d = ar_addr_at(p, op->dst, par);
+        for (uint32_t s = 0; s < op->nsrc; s++) {
+            const ar_addr_t a = ar_addr_at(p, p->srcs[op->src + s], par);
+            if (space_of(v, a) != space_of(v, d) || (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN)) continue;
+            if (a.off + op->n <= d.off || d.off + op->n <= a.off) continue;
+            if (op->code == AR_OP_REDUCE && a.off == d.off) continue;
+            return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
+                          fmt_addr(b2, sizeof b2, a, op->n));
+        }
     }
     return AR_OK;
 }
@@ -593,7 +610,8 @@ static int exec_wait(vs_t *v, uint32_t ch, int e, const ar_op_t *op) {
     uint32_t r = ch / (uint32_t)p->nchannels;
     uint32_t f = r * p->nflags + op->flag;
     uint64_t total = p->per_epoch[f];
-    uint64_t want = (uint64_t)e * total + op->count;
+    if ((uint32_t)e < op->back) return AR_OK; /* passes at once: nothing to follow */
+    uint64_t want = (uint64_t)(e - (int)op->back) * total + op->count;
     uint32_t *mine = v->vc + (size_t)ch * v->nch;
     uint32_t nacq = 0, last = NONE;
     for (uint32_t k = 0; k < v->flag_n[f]; k++) {
@@ -865,7 +883,9 @@ static int run(vs_t *v) {
                     const ar_op_t *op = &p->ops[oi];
                     if (op->code == AR_OP_WAIT) {
                         size_t f = (size_t)(ch / p->nchannels) * p->nflags + op->flag;
-                        if (v->arrived[f] < (uint64_t)e * p->per_epoch[f] + op->count) break;
+                        if ((uint32_t)e >= op->back &&
+                            v->arrived[f] < (uint64_t)(e - (int)op->back) * p->per_epoch[f] + op->count)
+                            break;
                     }
                     v->vc[(size_t)ch * v->nch + ch]++;
                     switch (op->code) {

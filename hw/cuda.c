@@ -211,16 +211,24 @@ static int ensure_host(void **p, size_t *cap, size_t want, ar_error_t *err) {
 static const char *const buf_names[] = {"IN", "OUT", "SCRATCH"};
 
 /* Where an address lives, as a pointer this GPU can use. */
-static int resolve(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i, int gpu, ar_addr_t a,
-                   uint64_t n, void **out, int *sys, ar_error_t *err) {
+static int resolve(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i, int gpu, ar_addr_t a0,
+                   uint64_t n, void **out, int *sys, int *par, ar_error_t *err) {
     size_t es = ar_dtype_size(p->dtype);
+    /* An epoch-parity address: bounds of the odd slot (the higher one), pointer to
+     * the even slot tagged in bit 0 (hw/internal.h). */
+    const int parity = (a0.buf & AR_ADDR_PARITY) != 0;
+    if ((a0.buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY)) || (parity && a0.off + p->parity_elems < a0.off))
+        return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad address flags or parity offset",
+                      r, c, i);
+    ar_addr_t a = ar_addr_at(p, a0, 1);
+    if (parity) *par = 1;
     if (a.rank == AR_RANK_HOST) {
         if (a.off > p->host_elems || n > p->host_elems - a.off)
             return AR_ERR(err, AR_EPLAN,
                           "cuda backend: rank %d channel %d op %u: host[%" PRIu64 "..+%" PRIu64
                           ") is past the host buffer's %" PRIu64 " elements",
                           r, c, i, a.off, n, p->host_elems);
-        *out = (char *)be->host_buf + a.off * es;
+        *out = (char *)be->host_buf + a0.off * es + (parity ? 1 : 0);
         *sys = 1;
         return AR_OK;
     }
@@ -239,7 +247,7 @@ static int resolve(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i,
                       "but peer access is off (%s); the naive algorithm stages through host memory",
                       r, c, i, a.rank, buf_names[a.buf], be->rank_gpu[a.rank], gpu,
                       be->p2p ? "host staging forced" : be->p2p_why);
-    *out = (char *)be->buf[a.buf][a.rank] + a.off * es;
+    *out = (char *)be->buf[a.buf][a.rank] + a0.off * es + (parity ? 1 : 0);
     return AR_OK;
 }
 
@@ -327,7 +335,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                     switch (op->code) {
                     case AR_OP_COPY:
                     case AR_OP_REDUCE: {
-                        int sys = 0;
+                        int sys = 0, par = 0;
                         if (op->nsrc < 1 || op->src + op->nsrc > p->nsrcs) {
                             rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad sources",
                                         r, c, i);
@@ -336,10 +344,15 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                         d->nsrc = op->nsrc;
                         d->n = op->n;
                         d->src = si;
-                        rc = resolve(be, p, r, c, i, g, op->dst, op->n, &d->dst, &sys, err);
+                        rc = resolve(be, p, r, c, i, g, op->dst, op->n, &d->dst, &sys, &par, err);
                         for (uint32_t s = 0; s < op->nsrc && rc == AR_OK; s++)
-                            rc = resolve(be, p, r, c, i, g, p->srcs[op->src + s], op->n, &srcs[si++], &sys, err);
+                            rc = resolve(be, p, r, c, i, g, p->srcs[op->src + s], op->n, &srcs[si++], &sys, &par,
+                                         err);
                         if (sys) d->code |= AR__DOP_SYS;
+                        if (par) {
+                            d->code |= AR__DOP_PAR;
+                            d->count = p->parity_elems * es;
+                        }
                         break;
                     }
                     case AR_OP_SIGNAL: {
@@ -355,12 +368,12 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                         break;
                     }
                     case AR_OP_WAIT:
-                        if (op->flag >= nflags) {
+                        if (op->flag >= nflags || op->back > 1) {
                             rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad WAIT", r, c, i);
                             break;
                         }
-                        d->count = op->count;
                         d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
+                        d->count = op->count - (uint64_t)op->back * d->per_epoch; /* int64_t in the kernel */
                         if (be->host_mode) {
                             d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->nused;
                             d->nsrc = (uint32_t)be->nused;

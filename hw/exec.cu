@@ -10,8 +10,9 @@
  *
  * SIGNAL: bar.sync (the channel's earlier writes are done), then one thread
  * does red.release.sys.add on the target flag. WAIT: one thread spins on
- * ld.acquire.sys until the flag reaches epoch * per_epoch + count, then
- * bar.sync. The epoch is per block, kept in device memory, so a captured graph
+ * ld.acquire.sys until the flag reaches (epoch - back) * per_epoch + count, then
+ * bar.sync. Epoch-parity addresses (arsim/plan.h) come as pointers tagged in
+ * bit 0; an op holding one adds the plan's parity offset to them in odd epochs. The epoch is per block, kept in device memory, so a captured graph
  * replays correctly. A spinning thread checks the %globaltimer against a
  * deadline and a shared abort word; past the deadline it raises the abort word
  * and the whole launch unwinds, leaving the GPU usable. */
@@ -130,27 +131,36 @@ template <int DT> __device__ __forceinline__ uint4 vec_pack(const float *acc) {
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+/* An epoch-parity pointer (bit 0 set at prepare time, hw/internal.h): the
+ * untagged pointer plus par bytes (0 in even executions). */
+template <bool PAR> __device__ __forceinline__ void *fixp(void *p, uint64_t par) {
+    if (!PAR) return p;
+    const uintptr_t u = (uintptr_t)p;
+    return (void *)((u & ~(uintptr_t)1) + ((u & 1) ? par : 0));
+}
+
 /* COPY / REDUCE over n elements by the whole block. */
-template <int DT, bool SYS>
-__device__ void data_op(const ar__dop_t &op, void *const *src) {
+template <int DT, bool SYS, bool PAR>
+__device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
     typedef typename Elt<DT>::raw raw;
     constexpr int VEC = Elt<DT>::VEC;
     const int k = (int)op.nsrc;
     const uint64_t n = op.n;
-    raw *dst = (raw *)op.dst;
+    raw *dst = (raw *)fixp<PAR>(op.dst, par);
+#define src(j) fixp<PAR>(src_[j], par)
     const int tid = threadIdx.x, nth = blockDim.x;
 
     const uintptr_t mis = (uintptr_t)dst & 15;
     bool same = true;
-    for (int j = 0; j < k; j++) same &= (((uintptr_t)src[j] & 15) == mis);
+    for (int j = 0; j < k; j++) same &= (((uintptr_t)src(j) & 15) == mis);
 
     if (!same) { /* element-wise: pointers disagree on alignment */
         for (uint64_t i = tid; i < n; i += nth) {
             if (k == 1) {
-                dst[i] = ld_elt<DT, SYS>((const raw *)src[0] + i);
+                dst[i] = ld_elt<DT, SYS>((const raw *)src(0) + i);
             } else {
                 float acc = 0.f;
-                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src[j] + i));
+                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src(j) + i));
                 dst[i] = Elt<DT>::from_f(acc);
             }
         }
@@ -170,10 +180,10 @@ __device__ void data_op(const ar__dop_t &op, void *const *src) {
         else if ((uint64_t)tid - head < ntail) i = tail_at + ((uint64_t)tid - head);
         if (i != UINT64_MAX) {
             if (k == 1) {
-                dst[i] = ld_elt<DT, SYS>((const raw *)src[0] + i);
+                dst[i] = ld_elt<DT, SYS>((const raw *)src(0) + i);
             } else {
                 float acc = 0.f;
-                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src[j] + i));
+                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src(j) + i));
                 dst[i] = Elt<DT>::from_f(acc);
             }
         }
@@ -182,7 +192,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src) {
 
     uint4 *vdst = (uint4 *)(dst + head);
     if (k == 1) {
-        const uint4 *s = (const uint4 *)((const raw *)src[0] + head);
+        const uint4 *s = (const uint4 *)((const raw *)src(0) + head);
         constexpr int U = 2 * UNROLL;
         for (uint64_t base = tid; base < nvec; base += (uint64_t)U * nth) {
             uint4 v[U];
@@ -210,7 +220,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src) {
                 for (int u = 0; u < UNROLL; u++) {
                     uint64_t idx = base + (uint64_t)u * nth;
                     if (j0 + j < k && idx < nvec)
-                        v[j][u] = ldv<SYS>((const uint4 *)((const raw *)src[j0 + j] + head) + idx);
+                        v[j][u] = ldv<SYS>((const uint4 *)((const raw *)src(j0 + j) + head) + idx);
                 }
 #pragma unroll
             for (int j = 0; j < KGROUP; j++)
@@ -227,6 +237,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src) {
         }
     }
 }
+#undef src
 
 template <int DT>
 __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t a) {
@@ -286,8 +297,15 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 void *const *src = (op.src >= s_src_base && op.src + op.nsrc <= s_src_base + s_src_n)
                                        ? &ssrcs[op.src - s_src_base]
                                        : &a.srcs[op.src];
-                if (op.code & AR__DOP_SYS) data_op<DT, true>(op, src);
-                else data_op<DT, false>(op, src);
+                if (op.code & AR__DOP_PAR) {
+                    const uint64_t par = (s_epoch & 1) ? op.count : 0;
+                    if (op.code & AR__DOP_SYS) data_op<DT, true, true>(op, src, par);
+                    else data_op<DT, false, true>(op, src, par);
+                } else if (op.code & AR__DOP_SYS) {
+                    data_op<DT, true, false>(op, src, 0);
+                } else {
+                    data_op<DT, false, false>(op, src, 0);
+                }
                 __syncthreads(); /* program order: the next op may read these writes */
             } else if (code == OP_SIGNAL) {
                 /* The bar.sync after the last data op ordered every thread's writes
@@ -295,12 +313,15 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 if (tid == 0) red_release_sys((uint64_t *)op.dst, 1);
             } else if (code == OP_WAIT) {
                 if (tid == 0) {
-                    const uint64_t target = s_epoch * op.per_epoch + op.count;
+                    /* count holds count - back * per_epoch (signed): a WAIT back 1
+                     * in the first execution has a target <= 0 and passes */
+                    const int64_t target = (int64_t)(s_epoch * op.per_epoch) + (int64_t)op.count;
                     const uint64_t *f = (const uint64_t *)op.dst;
                     for (uint32_t spins = 1;; spins++) {
                         uint64_t sum = 0;
+                        if (target <= 0) break;
                         for (uint32_t s = 0; s < op.nsrc; s++) sum += ld_acquire_sys(f + s * op.src);
-                        if (sum >= target) break;
+                        if ((int64_t)sum >= target) break;
                         if ((spins & 1023u) == 0) {
                             if (*a.abort_word || gtimer() > s_deadline) {
                                 *a.abort_word = AR__ABORT_TIMEOUT;

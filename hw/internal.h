@@ -24,7 +24,9 @@ typedef struct ar__dop_s {
                           * WAIT: the executing rank's own flag (uint64_t) */
     uint64_t src;        /* COPY/REDUCE: index of the first source pointer;
                           * WAIT: distance between flag slots, in uint64_t */
-    uint64_t count;      /* WAIT: count within one execution */
+    uint64_t count;      /* WAIT: count - back * per_epoch, as int64_t (plan.h: the target is
+                          * (epoch - back) * per_epoch + count, passed at once when <= 0);
+                          * COPY/REDUCE with AR__DOP_PAR: the parity offset in bytes */
     uint64_t per_epoch;  /* WAIT: SIGNALs the flag receives per execution */
 } ar__dop_t;
 
@@ -32,6 +34,10 @@ typedef struct ar__dop_s {
  * written the line since this GPU last cached it). */
 #define AR__DOP_SYS 0x100u
 #define AR__DOP_CODE(c) ((c) & 0xffu)
+/* Data op with an epoch-parity address (arsim/plan.h): such pointers are tagged
+ * in bit 0 (element pointers are at least 2-byte aligned) and point at the even
+ * executions' slot; odd epochs add `count` bytes. */
+#define AR__DOP_PAR 0x200u
 
 /* Flags. With peer access, flag f of rank r is one uint64_t in r's GPU memory and
  * a SIGNAL is one system-scope atomic add over NVLink. Without peer access (or

@@ -171,6 +171,7 @@ START_TEST(test_algo_oneshot_deferred_ack) {
         int P = t->nranks;
         ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
         o.channels = 2;
+        o.slots = 1; /* two slots need no acknowledgement: test_algo_oneshot_slots */
         ar_plan_t *p = NULL;
         ar_error_t e;
         ck_assert_int_eq(ar_algo_build("1stage", t, 4096, AR_BF16, &o, &p, &e), AR_OK);
@@ -192,6 +193,89 @@ START_TEST(test_algo_oneshot_deferred_ack) {
         ck_assert_msg(rc == AR_EPLAN && strstr(e.message, "race"), "%s without the ack: %d %s", specs[i],
                       rc, e.message);
         ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* Small 1stage plans push into SCRATCH slots by execution parity: twice the
+ * SCRATCH, every push and every read of a pushed copy an epoch-parity address,
+ * no acknowledgement flags (the data flags of the next execution order the reuse
+ * of a slot two executions later). Proven by the verifier over three executions,
+ * run by ref and analytic; collapsing the two slots into one (parity offset 0)
+ * must make the verifier report the race between executions. */
+START_TEST(test_algo_oneshot_slots) {
+    const char *specs[] = {"full:2", "full:4", "switch:3"};
+    for (int i = 0; i < 3; i++) {
+        ar_topo_t *t = topo(specs[i]);
+        const uint64_t P = (uint64_t)t->nranks, count = 4099;
+        for (int piped = 0; piped < 2; piped++) {
+            ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+            o.channels = 3;
+            if (piped) o.chunk_bytes = 512; /* 256 bf16 elements: 6 chunks a lane */
+            ar_plan_t *p = NULL;
+            ar_error_t e;
+            ck_assert_int_eq(ar_algo_build("1stage", t, count, AR_BF16, &o, &p, &e), AR_OK);
+            ck_assert_uint_eq(p->scratch_elems, 2 * P * count);
+            ck_assert_uint_eq(p->parity_elems, P * count);
+            uint32_t npar = 0;
+            for (uint32_t k = 0; k < p->nops; k++) {
+                const ar_op_t *op = &p->ops[k];
+                ck_assert_msg(op->code != AR_OP_WAIT || op->count > 0, "%s: WAIT count 0 left", specs[i]);
+                if (op->code == AR_OP_COPY) {
+                    ck_assert_uint_eq(op->dst.buf, AR_BUF_SCRATCH | AR_ADDR_PARITY);
+                    npar++;
+                }
+                if (op->code == AR_OP_REDUCE)
+                    for (uint32_t j = 1; j < op->nsrc; j++)
+                        ck_assert_uint_eq(p->srcs[op->src + j].buf, AR_BUF_SCRATCH | AR_ADDR_PARITY);
+            }
+            ck_assert_uint_ge(npar, (uint32_t)(P * (P - 1) * 3 * (piped ? 6 : 1)));
+            ck_assert_msg(ar_plan_verify(p, &e) == AR_OK, "%s: verify: %s", specs[i], e.message);
+            for (int b = 0; b < 2; b++) {
+                ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+                ro.check = 1;
+                ro.iters = 5;
+                ar_result_t res;
+                memset(&res, 0, sizeof res);
+                int rc = ar_backend_run(b ? "analytic" : "ref", t, p, &ro, &res, &e);
+                ck_assert_msg(rc == AR_OK && (b ? res.time_s > 0 : res.check_ok), "%s %s: %s %s", specs[i],
+                              b ? "analytic" : "ref", e.message, res.check_msg);
+                ar_result_free(&res);
+            }
+            /* One piece a lane: one slot races. (In 6 chunks a rank's next push of
+             * chunk k waits, through the data flags, for the peer's reduction of
+             * chunk k: k <= n - 3 by the peer's push of chunk n - 1, later chunks
+             * by its first push of the next execution; the verifier proves that.) */
+            p->parity_elems = 0;
+            ar_error_clear(&e);
+            int rc = ar_plan_verify(p, &e);
+            if (!piped)
+                ck_assert_msg(rc == AR_EPLAN && strstr(e.message, "race between executions"),
+                              "%s with one slot: %d %s", specs[i], rc, e.message);
+            else
+                ck_assert_msg(rc == AR_OK, "%s pipelined with one slot: %s", specs[i], e.message);
+            ar_plan_free(p);
+        }
+        /* one slot when asked, or past 4 MB a rank */
+        for (int big = 0; big < 2; big++) {
+            ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+            o.channels = 2;
+            o.slots = big ? 0 : 1;
+            const uint64_t n = big ? (4u << 20) / 2 + 1 : count;
+            ar_plan_t *p = NULL;
+            ar_error_t e;
+            ck_assert_int_eq(ar_algo_build("1stage", t, n, AR_BF16, &o, &p, &e), AR_OK);
+            ck_assert_uint_eq(p->scratch_elems, P * n);
+            ck_assert_uint_eq(p->parity_elems, 0);
+            ar_plan_free(p);
+        }
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.slots = 3;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_int_eq(ar_algo_build("1stage", t, count, AR_BF16, &o, &p, &e), AR_EINVAL);
+        ck_assert_msg(strstr(e.message, "1stage: 3 SCRATCH slots, want 1 or 2"), "%s", e.message);
         ar_topo_free(t);
     }
 }
@@ -323,6 +407,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_chunked);
     tcase_add_test(tc, test_algo_shots_pipelined);
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
+    tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_refuse);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_find");

@@ -170,6 +170,73 @@ START_TEST(test_verify_cross_epoch) {
 }
 END_TEST
 
+/* Rank 0 pushes its IN into rank 1's SCRATCH (a parity slot when `parity`) and
+ * signals flag 0; rank 1 waits and reduces. Rank 0 reads rank 1's IN directly, so
+ * nothing holds it back: only an acknowledgement (rank 1 signals flag 1 after
+ * its reduction; rank 0 WAITs for it `back` executions back at the start, none
+ * when back < 0) keeps its next push off a slot rank 1 may still be reading. */
+static ar_plan_t *slots_plan(int parity, int back, uint64_t scratch, uint64_t parity_elems) {
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("slots", 2, 1, N, AR_BF16, &p), AR_OK);
+    p->scratch_elems = scratch;
+    p->parity_elems = parity_elems;
+    ar_addr_t slot = parity ? ar_addr_parity(1, AR_BUF_SCRATCH, 0) : SCR(1, 0);
+    if (back >= 0) ck_assert_int_eq(ar_plan_wait_back(p, 0, 0, 1, (uint32_t)back, 0), AR_OK);
+    ar_plan_copy(p, 0, 0, slot, IN(0, 0), N);
+    ar_plan_signal(p, 0, 0, 1, 0);
+    ar_addr_t s0[2] = {IN(0, 0), IN(1, 0)};
+    ar_plan_reduce(p, 0, 0, OUT(0, 0), s0, 2, N);
+    ar_plan_wait(p, 1, 0, 0, 1);
+    ar_addr_t s1[2] = {IN(1, 0), slot};
+    ar_plan_reduce(p, 1, 0, OUT(1, 0), s1, 2, N);
+    if (back >= 0) ar_plan_signal(p, 1, 0, 0, 1);
+    return p;
+}
+
+START_TEST(test_verify_parity_slots) {
+    /* two slots, acknowledgement of the execution before last: safe */
+    expect_ok(slots_plan(1, 1, 2 * N, N));
+    /* two slots, previous execution's acknowledgement: safe too (stricter) */
+    expect_ok(slots_plan(1, 0, 2 * N, N));
+    /* one slot, previous execution's acknowledgement: safe */
+    expect_ok(slots_plan(0, 0, N, 0));
+    /* one slot with the acknowledgement of the execution before last: execution 2
+     * overwrites what execution 1 may still be reading */
+    const char *m[] = {"race between executions", "rank 0 chan 0 op 1 (COPY) of execution 2 writes r1.SCRATCH[0]",
+                       "read by rank 1 chan 0 op 1 (REDUCE) of execution 1", NULL};
+    expect_fail(slots_plan(0, 1, N, 0), m);
+    /* parity addresses whose slots coincide (offset 0) are one slot */
+    const char *m0[] = {"race between executions", "of execution 2 writes r1.SCRATCH[0]", NULL};
+    expect_fail(slots_plan(1, 1, 2 * N, 0), m0);
+    /* two slots and no acknowledgement: executions 1 and 2 use different slots, only
+     * execution 3 meets execution 1 in slot 0, which is why three are verified */
+    const char *m3[] = {"race between executions", "of execution 3 writes r1.SCRATCH[0]",
+                        "of execution 1", NULL};
+    expect_fail(slots_plan(1, -1, 2 * N, N), m3);
+    /* the odd executions' slot must fit the buffer */
+    const char *mb[] = {"out of bounds", "r1.SCRATCH[10..20)", "odd executions' slot", "holds 19", NULL};
+    expect_fail(slots_plan(1, 1, 2 * N - 1, N), mb);
+    /* slots that overlap are one slot where they overlap */
+    const char *mo[] = {"race between executions", "of execution 2 writes r1.SCRATCH[5]", NULL};
+    expect_fail(slots_plan(1, 1, 2 * N - 5, N - 5), mo);
+    /* a WAIT two executions back is refused by the emitter */
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("t", 2, 1, N, AR_FP32, &p), AR_OK);
+    ck_assert_int_eq(ar_plan_wait_back(p, 0, 0, 0, 2, 0), AR_EINVAL);
+    ar_plan_free(p);
+    /* unknown address flags are refused */
+    p = slots_plan(1, 1, 2 * N, N);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i].code == AR_OP_COPY) p->ops[i].dst.buf |= 0x400u;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+    ck_assert_msg(strstr(e.message, "address flags 0x400 unknown"), "%s", e.message);
+    ar_plan_free(p);
+}
+END_TEST
+
 START_TEST(test_verify_flag_bound) {
     /* Ranks 1 and 2 both signal rank 0's flag 0 once per execution; rank 0 waits for 2
      * and reads what rank 1 wrote before its signal (rank 2's input it pulls). If rank 2
@@ -305,6 +372,7 @@ Suite *suite_plan(void) {
     tcase_add_test(tc, test_verify_race);
     tcase_add_test(tc, test_verify_cross_epoch);
     tcase_add_test(tc, test_verify_flag_bound);
+    tcase_add_test(tc, test_verify_parity_slots);
     tcase_add_test(tc, test_verify_unwaited_out);
     tcase_add_test(tc, test_verify_bounds);
     tcase_add_test(tc, test_verify_write_in);

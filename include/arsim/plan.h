@@ -38,6 +38,19 @@
  * execution instead of at the end of this one (in the first execution it
  * passes at once).
  *
+ * Looking further back: a WAIT carries `back` (0 or 1) and waits for
+ * (e - back) * per_epoch + count; when e < back it passes at once. So a WAIT
+ * with back 1 and count 0 (ar_plan_wait_back) waits for every SIGNAL of the
+ * executions before the previous one, and nothing of the previous one.
+ *
+ * Epoch-parity addresses: an address whose buf has AR_ADDR_PARITY set names
+ * element off + (e % 2) * parity_elems of its buffer in execution e
+ * (ar_addr_at), parity_elems being the plan's. Both parities must lie inside
+ * the buffer. This gives a buffer two slots used by alternate executions: a
+ * slot written in execution e is next written in e + 2, so the acknowledgement
+ * that its reader is done needs to arrive only by then (a WAIT with back 1),
+ * not by the start of e + 1. Verifiers therefore run three executions.
+ *
  * Ops within one channel execute in order; a later op may rely on an earlier
  * op's writes (program order). Channels are ordered only by SIGNAL/WAIT. */
 #ifndef ARSIM_PLAN_H
@@ -66,6 +79,7 @@ typedef struct ar_op_s {
     uint32_t src;   /* COPY/REDUCE: index of the first source in plan->srcs */
     uint32_t flag;  /* SIGNAL, WAIT */
     uint64_t count; /* WAIT */
+    uint32_t back;  /* WAIT: executions back (0 or 1), see above */
 } ar_op_t;
 
 typedef struct ar_chan_s {
@@ -89,6 +103,7 @@ typedef struct ar_plan_s {
     uint32_t nsrcs, cap_srcs;
     uint64_t *per_epoch;     /* nranks * nflags: SIGNALs per execution (ar_plan_finish) */
     void *build;             /* builder internals, NULL once finished */
+    uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -104,6 +119,10 @@ int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count
 /* WAIT count 0: every SIGNAL of the previous executions to flag (see above).
  * ar_plan_wait with count 0 emits nothing. */
 int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag);
+/* WAIT with `back` (0 or 1) executions back and count (see above): back 1, count 0
+ * waits for every SIGNAL to flag of the executions before the previous one.
+ * AR_EINVAL for back > 1. */
+int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count);
 /* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
 int ar_plan_finish(ar_plan_t *p);
 void ar_plan_free(ar_plan_t *p);
@@ -111,6 +130,26 @@ void ar_plan_free(ar_plan_t *p);
 static inline ar_addr_t ar_addr(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf, off};
     return a;
+}
+
+/* Epoch-parity address flag, OR-ed into ar_addr_t.buf (see above). */
+#define AR_ADDR_PARITY 0x100u
+#define AR_ADDR_BUF_MASK 0xffu
+
+/* An address whose offset moves by parity_elems in odd executions. */
+static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
+    ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
+    return a;
+}
+/* The buffer an address names, without its flags. */
+static inline ar_buf_t ar_addr_buf(ar_addr_t a) {
+    return (ar_buf_t)(a.buf & AR_ADDR_BUF_MASK);
+}
+/* The plain address a names in execution epoch: parity applied, flags cleared. */
+static inline ar_addr_t ar_addr_at(const ar_plan_t *p, ar_addr_t a, uint64_t epoch) {
+    ar_addr_t r = {a.rank, a.buf & AR_ADDR_BUF_MASK, a.off};
+    if ((a.buf & AR_ADDR_PARITY) && (epoch & 1)) r.off += p->parity_elems;
+    return r;
 }
 
 /* Channel (rank, c) of a finished plan. */
