@@ -234,8 +234,9 @@ out:
 /* --algo auto. From the channel sweeps on 2 x H200 (scripts/gpu-tune.sh,
  * scripts/gpu-perf.sh, docs/PERFORMANCE.md). With one rank per GPU on two GPUs,
  * 1stage and 2stage move the same bytes over the link (S each way); 1stage needs
- * one flag round per execution (its acknowledgement is taken at the start of the
- * next one) where 2stage needs two, but reduces all S locally: 1stage up to 2 MB,
+ * one flag round per execution (up to 4 MB a rank it pushes into SCRATCH slots by
+ * execution parity and needs no acknowledgement at all) where 2stage needs two,
+ * but reduces all S locally: 1stage up to 2 MB,
  * with channels growing with size until the links are full (one block pushes
  * about 20 GB/s), then 2stage: 128 channels to 16 MB, 96 from 32 to 128 MB (one
  * piece a lane; 32 KB chunks were slower there), 128 from 256 MB, where the lanes
@@ -266,12 +267,22 @@ void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char 
     *channels = ch;
 }
 
+/* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
+ * sweeps that choose between them). */
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
                       ar_plan_t **plan, ar_error_t *err) {
     if (!strncmp(name, "x-", 2)) return ar__probe_build(name, topo->nranks, count, dt, channels ? channels : 1, plan, err);
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
     ao.channels = channels;
-    return ar_algo_build(name, topo, count, dt, &ao, plan, err);
+    char base[64];
+    snprintf(base, sizeof base, "%s", name);
+    char *colon = strchr(base, ':');
+    if (colon) {
+        *colon = 0;
+        if (sscanf(colon + 1, "%dslot", &ao.slots) != 1 || ao.slots < 1)
+            return AR_ERR(err, AR_EINVAL, "bench: '%s': want NAME:Nslot", name);
+    }
+    return ar_algo_build(base, topo, count, dt, &ao, plan, err);
 }
 
 /* --check compares on the host against a float64 sum regenerated element by
