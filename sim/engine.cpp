@@ -404,7 +404,9 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
     uint64_t need = op->count;
-    if (need == 0) return;
+    /* One execution, epoch 0: a WAIT one execution back (or count 0) looks at no
+     * SIGNAL of this one (plan.h). */
+    if (need == 0 || op->back) return;
     FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
     double t_enter = sg4::Engine::get_clock() + cs.pending;
     double clock = t_enter;
