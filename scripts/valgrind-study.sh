@@ -4,18 +4,17 @@
 # usage: scripts/valgrind-study.sh [ARSIM] [-- ARGS...]
 #   ARSIM  the arsim binary (default: ./arsim, a build directory's)
 #   ARGS   instead of the default study's arguments (none), e.g. -- --size 8K:1M
-# env:     VALGRIND_STUDY=full|reduced (default reduced: see below), VALGRIND (the command)
+# env:     VALGRIND_STUDY=full|reduced (default full), VALGRIND (the command)
 #
-# The full default study (every algorithm that fits torus_2d_4x4, 8K..1G, sim
-# backend) takes long under memcheck's ~30x slowdown. The reduced study runs the
-# same code paths (every algorithm, the default topology, the sim backend, every
-# op kind and the table output) on sizes 8K..256K, where the plans have the same
-# shape but fewer chunks. VALGRIND_STUDY=full runs the real thing.
+# full: the default study itself (every algorithm that fits torus_2d_4x4, 8K..1G,
+# sim backend): about 12 minutes under memcheck on a 2-core machine.
+# reduced: the same algorithms, topology and backend at 8K..256K (plans of the same
+# shape with fewer chunks): under a minute.
 set -eu
 bin=${1:-./arsim}
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
-if [ $# -eq 0 ] && [ "${VALGRIND_STUDY:-reduced}" = reduced ]; then
+if [ $# -eq 0 ] && [ "${VALGRIND_STUDY:-full}" = reduced ]; then
     set -- --size 8K:256K
 fi
 # One log per process: the sim backend runs each simulation in a forked child,
