@@ -97,7 +97,8 @@ struct ChanState {
     double end = 0;
     uint32_t pc = 0;
     bool done = false;
-    sg4::Actor *actor = nullptr; /* resumed when a WAIT of this channel may be satisfied */
+    sg4::ActorPtr actor;    /* resumed when a WAIT of this channel may be satisfied */
+    bool asleep = false;    /* suspended in a WAIT (only then is a wake-up passed on) */
     uint64_t need = 0;      /* the WAIT it is blocked in: arrivals it needs */
     double wake_at = -1;    /* a wake-up is scheduled then (-1: none) */
     /* How far this channel's clock is ahead of SimGrid's: time spent on its own core
@@ -366,15 +367,17 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
 }
 
 /* Wake channel gi (suspended in a WAIT) at time T, unless it is woken earlier anyway.
- * A kernel timer resumes it: a blocked channel costs SimGrid no activity. A resume
- * that comes when the channel is not suspended does nothing, and a WAIT looks again
- * after every wake-up. */
+ * A kernel timer resumes it: a blocked channel costs SimGrid no activity. A timer
+ * that fires when the channel is not asleep in a WAIT (an earlier one woke it) does
+ * nothing, and a WAIT looks again after every wake-up. */
 void Sim::wake_at(int gi, double T) {
     ChanState &cs = ch[gi];
     if (cs.wake_at >= 0 && cs.wake_at <= T) return;
     cs.wake_at = T;
-    sg4::Actor *a = cs.actor;
-    simgrid::kernel::timer::Timer::set(T, [a]() { a->resume(); });
+    ChanState *c = &cs;
+    simgrid::kernel::timer::Timer::set(T, [c]() {
+        if (c->asleep) c->actor->resume();
+    });
 }
 
 void Sim::signal_op(int gi, const ar_op_t *op) {
@@ -429,7 +432,9 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
         double at = T >= 0 ? T : (clock > now ? clock : -1);
         if (T >= 0 && clock > now) at = std::min(T, clock);
         if (at >= 0) wake_at(gi, at);
+        cs.asleep = true;
         sg4::this_actor::suspend();
+        cs.asleep = false;
         cs.wake_at = -1;
     }
     if (blocked) f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
@@ -618,8 +623,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;
             s.ch[gi].actor = sg4::Actor::create(s.mbox[gi]->get_name(), s.chan_hosts[gi],
-                                                [sp, gi]() { sp->actor(gi); })
-                                 .get();
+                                                [sp, gi]() { sp->actor(gi); });
         }
         e.run();
 
