@@ -13,7 +13,8 @@
  * that set its clock; a COPY/REDUCE adds its latency (link when it leaves the
  * device, memory otherwise), its move time (link or memory, whichever bound it)
  * and its reduce time; a WAIT that had to block takes over the path of the SIGNAL
- * that released it plus the signal latency (sync). So terms_s sums to time_s.
+ * that released it plus the signal latency (sync). The executor's own costs (a data
+ * op's op_overhead_ns, a WAIT's wait_overhead_ns) are sync too. So terms_s sums to time_s.
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -173,7 +174,20 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     c->terms[cost.lat_term] += cost.lat_s;
     c->terms[cost.move_term] += cost.move_s;
     c->terms[AR_TERM_REDUCE] += cost.reduce_s;
+    c->terms[AR_TERM_SYNC] += cost.overhead_s;
     c->clock += cost.total_s;
+    return AR_OK;
+}
+
+/* A passed WAIT's own cost (wait_overhead_ns, sync term); the channel goes on once every
+ * event before its new clock has happened. */
+static int wait_overhead(walk_t *w, int gi, ar_error_t *err) {
+    chan_state_t *c = &w->ch[gi];
+    double ws = ar_cost_wait_s(w->t);
+    c->clock += ws;
+    c->terms[AR_TERM_SYNC] += ws;
+    event_t e = {.t = c->clock, .kind = EV_READY, .chan = gi};
+    if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     return AR_OK;
 }
 
@@ -191,6 +205,11 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             if (!op->back && w->flags[(size_t)rank * p->nflags + op->flag] < op->count) {
                 c->waiting = 1;
                 return AR_OK;
+            }
+            if (ar_cost_wait_s(w->t) > 0) { /* the executor's own cost of a WAIT */
+                c->pc++;
+                w->ops++;
+                return wait_overhead(w, gi, err);
             }
             break;
         case AR_OP_SIGNAL: {
@@ -233,7 +252,8 @@ static int arrive(walk_t *w, const event_t *e, ar_error_t *err) {
         memcpy(cs->terms, e->terms, sizeof cs->terms);
         cs->pc++;
         w->ops++;
-        AR_TRY(advance(w, gi, err));
+        if (ar_cost_wait_s(w->t) > 0) AR_TRY(wait_overhead(w, gi, err));
+        else AR_TRY(advance(w, gi, err));
     }
     return AR_OK;
 }

@@ -152,7 +152,9 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  --topology T           where the link count of the pair comes from (default h200_pair)\n"
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"
         "against block count, local memory bandwidth and latency, reduction throughput,\n"
-        "host staging. No allreduce is timed. Needs two GPUs with peer access.\n",
+        "host staging (all SMs and one block), and the executor's own cost per op (probe\n"
+        "plans x-chainN, x-sigsN, x-waitsN). No allreduce is timed. Needs two GPUs with\n"
+        "peer access.\n",
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("calibrate", argc, argv, AR_CLI_NO_SIZE, &extra, &o);
@@ -194,6 +196,12 @@ int ar_cli_calibrate(int argc, char **argv) {
     ar_error_t err;
     ar_error_clear(&err);
     if (ar_calib_run(&copts, &cal, &err) != AR_OK) {
+        rc = ar_cli_fail_err("calibrate", &err);
+        goto out;
+    }
+    /* The executor's own cost per op: probe plans on the pair, one rank per GPU. */
+    if (t->nranks == 2 && t->placement[0] != t->placement[1] &&
+        ar_calib_exec(t, &cal, o.quiet, &err) != AR_OK) {
         rc = ar_cli_fail_err("calibrate", &err);
         goto out;
     }

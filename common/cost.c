@@ -25,7 +25,7 @@ typedef struct acc_s {
     int ntraffic, max_traffic;
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
-    double chan_rd_bytes, chan_wr_bytes, host_bytes;
+    double chan_rd_bytes, chan_wr_bytes, host_bytes, host_rd_bytes, host_wr_bytes;
     int overflow;
 } acc_t;
 
@@ -107,6 +107,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         int dev = ar_cost_addr_device(t, ad);
         if (dev < 0) { /* host staging buffer over the host link */
             a.host_bytes += B;
+            if (is_dst) a.host_wr_bytes += B;
+            else a.host_rd_bytes += B;
             double hl = m->host_link_lat_ns * 1e-9;
             if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
@@ -135,6 +137,14 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double w = a.chan_wr_bytes / (m->chan_write_gbps * 1e9);
         if (w > chan_s) chan_s = w;
     }
+    if (a.host_rd_bytes > 0 && m->host_chan_read_gbps > 0) {
+        double h = a.host_rd_bytes / (m->host_chan_read_gbps * 1e9);
+        if (h > chan_s) chan_s = h;
+    }
+    if (a.host_wr_bytes > 0 && m->host_chan_write_gbps > 0) {
+        double h = a.host_wr_bytes / (m->host_chan_write_gbps * 1e9);
+        if (h > chan_s) chan_s = h;
+    }
     c->link_s = a.link_s > chan_s ? a.link_s : chan_s;
     for (int i = 0; i < a.ndev; i++) {
         double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
@@ -151,7 +161,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         c->move_term = AR_TERM_MEMORY;
     }
     if (op->code == AR_OP_REDUCE) c->reduce_s = (op->nsrc - 1) * B / (m->reduce_gbps * 1e9);
-    c->total_s = c->lat_s + c->move_s + c->reduce_s;
+    c->overhead_s = m->op_overhead_ns * 1e-9;
+    c->total_s = c->lat_s + c->move_s + c->reduce_s + c->overhead_s;
     if (ntraffic) *ntraffic = a.ntraffic;
     free(heap);
     return AR_OK;
@@ -169,6 +180,8 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
 }
 
 double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9; }
+
+double ar_cost_wait_s(const ar_topo_t *t) { return t->model->wait_overhead_ns * 1e-9; }
 
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err) {

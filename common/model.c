@@ -19,6 +19,10 @@
  *   launch_ns: ...                 # starting one plan execution
  *   host_link_gbps: ...            # device <-> host staging (naive), one direction
  *   host_link_lat_ns: ...
+ *   op_overhead_ns: ...            # optional (0): executor cost per COPY/REDUCE, per channel
+ *   wait_overhead_ns: ...          # optional (0): executor cost per WAIT, per channel
+ *   host_chan_read_gbps: ...       # optional (0 = none): one channel's rate loading host memory
+ *   host_chan_write_gbps: ...      # optional (0 = none): one channel's rate storing to host memory
  *
  * Every bandwidth, latency, clock and capacity must be a positive finite number
  * (AR_EMODEL otherwise); unknown keys and wrong types are AR_EPARSE. */
@@ -92,6 +96,18 @@ static int req_pos(const ar__ydoc_t *d, const ar__ynode_t *map, const char *ctx,
     return ar__y_positive(d, n, field, AR_EMODEL, out, err);
 }
 
+/* An optional non-negative number (0 when the key is absent): a cost the model may leave out. */
+static int opt_nonneg(const ar__ydoc_t *d, const ar__ynode_t *map, const char *key, double *out,
+                      ar_error_t *err) {
+    ar__ynode_t *n = ar__y_get(map, key);
+    *out = 0;
+    if (!n) return AR_OK;
+    AR_TRY(ar__y_number(d, n, key, out, err));
+    if (!(*out >= 0) || *out > 1e15)
+        return ar__y_error(err, d, n, AR_EMODEL, key, "must be a finite number >= 0 (got %g)", *out);
+    return AR_OK;
+}
+
 static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl,
                        ar_mem_level_t *out, ar_error_t *err) {
     static const char *const keys[] = {"present", "capacity_bytes", "read_gbps", "write_gbps",
@@ -128,7 +144,8 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     static const char *const keys[] = {
         "name", "description", "clock_ghz", "memory", "links", "reduce_gbps",
         "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns",
-        "launch_ns", "host_link_gbps", "host_link_lat_ns", NULL};
+        "launch_ns", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
+        "host_chan_read_gbps", "host_chan_write_gbps", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
     static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
     const ar__ynode_t *root = d->root;
@@ -200,6 +217,10 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(req_pos(d, root, "", "launch_ns", &m->launch_ns, err), rc, fail);
     AR_TRY_GOTO(req_pos(d, root, "", "host_link_gbps", &m->host_link_gbps, err), rc, fail);
     AR_TRY_GOTO(req_pos(d, root, "", "host_link_lat_ns", &m->host_link_lat_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "op_overhead_ns", &m->op_overhead_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "wait_overhead_ns", &m->wait_overhead_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_gbps", &m->host_chan_read_gbps, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_write_gbps", &m->host_chan_write_gbps, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

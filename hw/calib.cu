@@ -136,6 +136,32 @@ __global__ void k_read(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
     if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
 }
 
+/* k_read with the executor's loads of host memory (ld.relaxed.sys, hw/exec.cu). */
+__device__ __forceinline__ uint4 ld_sys(const uint4 *p) {
+    uint4 v;
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+template <int U>
+__global__ void k_read_sys(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    size_t i = lo + threadIdx.x, step = (size_t)blockDim.x;
+    for (; i + (U - 1) * step < hi; i += U * step) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = ld_sys(&src[i + u * step]);
+#pragma unroll
+        for (int u = 0; u < U; u++) { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
+    }
+    for (; i < hi; i += step) { uint4 v = ld_sys(&src[i]); acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
+}
+
 template <int U>
 __global__ void k_write(uint4 *__restrict__ dst, size_t n16) {
     size_t per = (n16 + gridDim.x - 1) / gridDim.x;
@@ -287,6 +313,11 @@ static void launch_read(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
     const uint4 *src = (const uint4 *)c->src;
     BY_UNROLL(c->unroll, (k_read<U><<<blocks, threads, 0, s>>>(src, c->n16, c->sink)));
+}
+static void launch_read_sys(int blocks, int threads, cudaStream_t s, void *p) {
+    rw_ctx *c = (rw_ctx *)p;
+    const uint4 *src = (const uint4 *)c->src;
+    BY_UNROLL(c->unroll, (k_read_sys<U><<<blocks, threads, 0, s>>>(src, c->n16, c->sink)));
 }
 static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
@@ -775,7 +806,15 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         c->host_read_gbps = hb / (ms * 1e-3) / 1e9;
         TRY(time_ms(d0, launch_write, c->nsm, T, &r, std::min(o.reps, 3), &ms, err));
         c->host_write_gbps = hb / (ms * 1e-3) / 1e9;
-        note(&o, "host: read %.1f GB/s, write %.1f GB/s", c->host_read_gbps, c->host_write_gbps);
+        /* One block (one executor channel), the executor's loads of host memory
+         * (ld.relaxed.sys, 16 bytes, unroll in flight per thread): 64 MB each way. */
+        rw_ctx r1 = {o.unroll, host_d, host_d, ((size_t)64 << 20) / 16, sink0};
+        TRY(time_ms(d0, launch_read_sys, 1, T, &r1, std::min(o.reps, 3), &ms, err));
+        c->host_read_block_gbps = (64 << 20) / (ms * 1e-3) / 1e9;
+        TRY(time_ms(d0, launch_write, 1, T, &r1, std::min(o.reps, 3), &ms, err));
+        c->host_write_block_gbps = (64 << 20) / (ms * 1e-3) / 1e9;
+        note(&o, "host: read %.1f GB/s, write %.1f GB/s (all SMs); one block: read %.1f, write %.1f GB/s",
+             c->host_read_gbps, c->host_write_gbps, c->host_read_block_gbps, c->host_write_block_gbps);
     }
     c->wall_s = now_s() - t_start;
 

@@ -74,6 +74,18 @@ typedef struct ar_calib_s {
     /* host staging (mapped pinned memory, kernel loads/stores, all blocks) */
     double host_read_gbps, host_write_gbps;
     double wall_s;             /* time the whole calibration took */
+    /* host staging by one block (the executor's per-channel rate on mapped pinned memory) */
+    double host_read_block_gbps, host_write_block_gbps;
+    /* The executor's own costs: probe plans run by the cuda backend's timing path
+     * (hw/probe.c, ar_calib_exec). Times per execution, us; N ops per probe. */
+    int exec_done;             /* 1 once ar_calib_exec has filled these */
+    int exec_n_lo, exec_n_hi;  /* the two chain lengths */
+    double exec_op_bytes;      /* bytes of each chained COPY */
+    double exec_chain_us[2];   /* x-chainN, N = lo, hi */
+    double exec_sigs_us[2];    /* x-sigsN */
+    double exec_waits_us[2];   /* x-waitsN */
+    double exec_op_ns;         /* slope of x-chain: one local COPY in the executor */
+    double exec_wait_ns;       /* (x-waits - x-sigs) / (N - 1) at N = hi: one WAIT whose flag is there */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE
@@ -83,6 +95,12 @@ int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err);
 /* Run every benchmark. AR_EDEVICE when fewer than two GPUs or no peer access;
  * AR_ENOTSUP in a build without CUDA. */
 int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err);
+
+/* The executor's own costs per op: probe plans (x-chainN, x-sigsN, x-waitsN) through
+ * the cuda backend's timing path on topology t (one rank per GPU); fills the exec_*
+ * fields of c. Never an allreduce. AR_ENOTSUP in a build without CUDA. */
+struct ar_topo_s;
+int ar_calib_exec(const struct ar_topo_s *t, ar_calib_t *c, int quiet, ar_error_t *err);
 
 #ifdef __cplusplus
 }

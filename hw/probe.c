@@ -14,7 +14,15 @@
  *              COPY it into every peer's OUT, SIGNAL; WAIT.
  * Two more measure parts of a run and compute no allreduce (their check fails):
  *  x-barrier   one arrive per channel (SIGNAL every peer, WAIT): launch + barrier.
- *  x-local     COPY OUT <- IN per channel, no peers: launch + one local op. */
+ *  x-local     COPY OUT <- IN per channel, no peers: launch + one local op.
+ * Three more measure the executor's own cost per op (arsim calibrate; N in 1..60,
+ * one staging window of the executor):
+ *  x-chainN    channel 0 of every rank: N local COPY OUT <- IN of the whole count.
+ *  x-sigsN     two channels per rank: channel 1 SIGNALs the rank's own flag N
+ *              times; channel 0 WAITs once for all N.
+ *  x-waitsN    as x-sigsN, and channel 0 WAITs N times for all N (the flag is
+ *              there from the second WAIT on: what a WAIT costs by itself). */
+#include <stdio.h>
 #include <string.h>
 #include "hw/probe.h"
 
@@ -116,21 +124,51 @@ static int build_part(ar_plan_t *p, int barrier) {
     return AR_OK;
 }
 
+/* x-chainN, x-sigsN, x-waitsN (kind 0, 1, 2). */
+static int build_exec(ar_plan_t *p, int kind, int n) {
+    for (int r = 0; r < p->nranks; r++) {
+        if (kind == 0) {
+            for (int i = 0; i < n; i++)
+                AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), p->count));
+            continue;
+        }
+        for (int i = 0; i < n; i++) AR_TRY(ar_plan_signal(p, r, 1, r, 0));
+        for (int i = 0; i < (kind == 2 ? n : 1); i++) AR_TRY(ar_plan_wait(p, r, 0, 0, (uint64_t)n));
+    }
+    return AR_OK;
+}
+
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local", NULL};
-    int kind = -1;
+    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", NULL};
+    int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(name, kinds[i])) kind = i;
+    for (int i = 0; exec_kinds[i] && kind < 0; i++) {
+        size_t l = strlen(exec_kinds[i]);
+        char tail = 0;
+        if (!strncmp(name, exec_kinds[i], l) && sscanf(name + l, "%d%c", &nexec, &tail) == 1) {
+            if (nexec < 1 || nexec > 60)
+                return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
+            ekind = i;
+            kind = 5;
+            channels = i == 0 ? 1 : 2;
+        }
+    }
     if (kind < 0)
-        return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local)",
+        return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
+                      "x-chainN, x-sigsN, x-waitsN)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 2 ? build_twoshot(p) : kind >= 3 ? build_part(p, kind == 3) : build_oneshot(p, kind == 1);
+    rc = kind == 5   ? build_exec(p, ekind, nexec)
+         : kind == 2 ? build_twoshot(p)
+         : kind >= 3 ? build_part(p, kind == 3)
+                     : build_oneshot(p, kind == 1);
     if (rc == AR_OK) rc = ar_plan_finish(p);
     if (rc != AR_OK) {
         ar_plan_free(p);

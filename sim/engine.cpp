@@ -171,7 +171,7 @@ struct Sim {
     std::vector<sg4::Host *> chan_hosts;
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
     /* resources: net 2*l+(dir<0), mem per device, chan (rd, wr) per channel, host link per device */
-    int base_mem, base_chan, base_host;
+    int base_mem, base_chan, base_host, base_chost;
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -221,6 +221,9 @@ struct Sim {
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
             int gi = (a == ep_host ? b : a) - ndev;
             add(base_host + t->placement[gi / p->nchannels]);
+            /* the channel's own host-staging bound, when the model has one */
+            int hd = a == ep_host ? 0 : 1;
+            if (res[base_chost + 2 * gi + hd].link) add(base_chost + 2 * gi + hd);
             l += mem_lat; /* cost.h: the buffer level's latency is part of every op */
         } else {
             return -1;
@@ -364,6 +367,10 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     cs.terms[remote ? AR_TERM_LINK : AR_TERM_MEMORY] += lat_op;
     cs.terms[move_term] += (t1 - t0) - lat_op;
     cs.terms[AR_TERM_REDUCE] += t2 - t1;
+    /* The executor's own cost per data op (cost.h), on the channel's clock like a reduction. */
+    double over = m->op_overhead_ns * 1e-9;
+    cs.pending += over;
+    cs.terms[AR_TERM_SYNC] += over;
 }
 
 /* Wake channel gi (suspended in a WAIT) at time T, unless it is woken earlier anyway.
@@ -454,7 +461,12 @@ void Sim::actor(int gi) {
         case AR_OP_COPY:
         case AR_OP_REDUCE: data_op(gi, op, s); break;
         case AR_OP_SIGNAL: signal_op(gi, op); break;
-        case AR_OP_WAIT: wait_op(gi, op); break;
+        case AR_OP_WAIT:
+            wait_op(gi, op);
+            /* the executor's own cost of a WAIT (cost.h), on the channel's clock */
+            cs.pending += ar_cost_wait_s(t);
+            cs.terms[AR_TERM_SYNC] += ar_cost_wait_s(t);
+            break;
         default: break;
         }
         ops++;
@@ -534,7 +546,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_mem = 2 * t->nlinks;
         s.base_chan = s.base_mem + s.ndev;
         s.base_host = s.base_chan + 2 * s.nch;
-        s.res.resize((size_t)s.base_host + s.ndev);
+        s.base_chost = s.base_host + s.ndev;
+        s.res.resize((size_t)s.base_chost + 2 * s.nch);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
@@ -588,6 +601,15 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             Rw.bw = chan_wr;
             Rw.kind = RES_CHAN;
             Rw.link = make_link(z, nm + ".wr", chan_wr, 0);
+            /* host staging bounds of one channel (cost.h), loads and stores */
+            const double hc[2] = {s.m->host_chan_read_gbps * 1e9, s.m->host_chan_write_gbps * 1e9};
+            for (int d = 0; d < 2; d++) {
+                if (!(hc[d] > 0)) continue;
+                Resource &Rh = s.res[s.base_chost + 2 * gi + d];
+                Rh.bw = hc[d];
+                Rh.kind = RES_CHAN;
+                Rh.link = make_link(z, nm + (d ? ".hwr" : ".hrd"), hc[d], 0);
+            }
             s.chan_hosts[gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
             unsigned long id = s.chan_hosts[gi]->get_netpoint()->id();
             if (z->np2chan.size() <= id) z->np2chan.resize(id + 1, -1);

@@ -331,20 +331,26 @@ END_TEST
  *   push reduce    crp(B)  = ML + HOP + B * max(1/bw, 1/cw, 2/rd, 1/wr) + B/rg
  *                            (two local sources read, one remote write)
  *   local reduce   crl(k,B)= ML + B * (k/rd + 1/wr) + (k-1) B/rg
- * and a push's SIGNAL reaches the neighbour S later. */
+ * each plus O, the executor's own cost per data op (op_overhead_ns, sync term),
+ * and a push's SIGNAL releases the neighbour's WAIT S later, S = signal latency +
+ * the WAIT's own cost (wait_overhead_ns). */
 typedef struct mp_s {
     double ml, hop, sig, bw, cw, cr, rd, wr, rg, hl, hg, launch;
+    double op; /* op_overhead_ns: every data op's own cost (sync term) */
+    double wt; /* wait_overhead_ns alone: a WAIT whose flag is already there */
 } mp_t;
 
 static mp_t params(const ar_topo_t *t, int link_count) {
     const ar_model_t *m = t->model;
     const ar_mem_level_t *l = &m->mem[AR_MEM_HBM];
     mp_t p = {
-        .ml = l->lat_ns * NS, .hop = m->links[0].lat_ns * NS, .sig = m->signal_lat_ns * NS,
+        .ml = l->lat_ns * NS, .hop = m->links[0].lat_ns * NS,
+        .sig = (m->signal_lat_ns + m->wait_overhead_ns) * NS, /* a SIGNAL and the WAIT it releases */
         .bw = link_count * m->links[0].bw_gbps * 1e9, .cw = m->chan_write_gbps * 1e9,
         .cr = ar_model_chan_read_gbps(m) * 1e9,
         .rd = l->read_gbps * 1e9, .wr = l->write_gbps * 1e9, .rg = m->reduce_gbps * 1e9,
         .hl = m->host_link_lat_ns * NS, .hg = m->host_link_gbps * 1e9, .launch = m->launch_ns * NS,
+        .op = m->op_overhead_ns * NS, .wt = m->wait_overhead_ns * NS,
     };
     return p;
 }
@@ -354,16 +360,16 @@ static double max4(double a, double b, double c, double d) {
     return x > y ? x : y;
 }
 static double cp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->rd, 1 / m->wr);
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->rd, 1 / m->wr) + m->op;
 }
 static double cpull(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->rd, 1 / m->wr);
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->rd, 1 / m->wr) + m->op;
 }
 static double crp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->rd, 1 / m->wr) + B / m->rg;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->rd, 1 / m->wr) + B / m->rg + m->op;
 }
 static double crl(const mp_t *m, int k, double B) {
-    return m->ml + B * (k / m->rd + 1 / m->wr) + (k - 1) * B / m->rg;
+    return m->ml + B * (k / m->rd + 1 / m->wr) + (k - 1) * B / m->rg + m->op;
 }
 /* The push ring of algorithms/util.c on p positions with blocks of B bytes:
  * reduce-scatter = a copy push, p-2 reduce pushes, each after the previous
@@ -406,7 +412,9 @@ static void run_algo(const ar_topo_t *t, const char *algo, uint64_t n, ar_dtype_
  *      d = ML + n/p (2/rd + 1/wr): the one op of the ring that stays on the device,
  *          the final in-place reduce into OUT (its memory traffic).
  * p = 2 runs over the doubled link of ring_1d:2 (bw twice). The terms split the same
- * way: link 2(p-1)(ML + HOP + n/p b), sync 2(p-1) S, reduce (p-1)/p n c, memory d. */
+ * way: link 2(p-1)(ML + HOP + n/p b), sync 2(p-1) S, reduce (p-1)/p n c, memory d.
+ * Every one of the 2p-1 data ops adds O (sync), and the last WAIT (for the
+ * acknowledgement, already there when the last signal arrives) its own cost. */
 START_TEST(test_ring_closed_form) {
     const char *models[] = {NULL, "accel_tcm", "h200_sxm"};
     for (int mi = 0; mi < 3; mi++)
@@ -427,13 +435,13 @@ START_TEST(test_ring_closed_form) {
                 ck_assert(b >= 2 / m.rd && b >= 1 / m.wr);
                 double a = m.sig + m.ml + m.hop, d = m.ml + n / p * (2 / m.rd + 1 / m.wr);
                 double want = m.launch + 2 * (p - 1) * a + 2.0 * (p - 1) / p * n * b +
-                              (double)(p - 1) / p * n * c + d;
+                              (double)(p - 1) / p * n * c + d + (2 * p - 1) * m.op + m.wt;
                 ar_result_t r;
                 run_algo(t, "ring", NEL, (ar_dtype_t)dt, &r);
                 EQ(r.time_s, want);
-                EQ(r.time_s, m.launch + ring_rs(&m, p, n / p) + ring_ag(&m, p, n / p));
+                EQ(r.time_s, m.launch + ring_rs(&m, p, n / p) + ring_ag(&m, p, n / p) + m.wt);
                 EQ(r.terms_s[AR_TERM_LINK], 2 * (p - 1) * (m.ml + m.hop + n / p * b));
-                EQ(r.terms_s[AR_TERM_SYNC], 2 * (p - 1) * m.sig);
+                EQ(r.terms_s[AR_TERM_SYNC], 2 * (p - 1) * m.sig + (2 * p - 1) * m.op + m.wt);
                 EQ(r.terms_s[AR_TERM_REDUCE], (double)(p - 1) / p * n * c);
                 EQ(r.terms_s[AR_TERM_MEMORY], d);
                 EQ(r.terms_s[AR_TERM_LAUNCH], m.launch);

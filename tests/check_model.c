@@ -193,7 +193,23 @@ START_TEST(test_load_errors) {
     ar_model_free(m);
     ck_assert_int_eq(load_with(1, NULL, &m, &e), AR_OK); /* name defaults to the label */
     ck_assert_str_eq(m->name, "m");
+    /* the executor's own costs are optional: absent means none */
+    ck_assert_double_eq(m->op_overhead_ns, 0);
+    ck_assert_double_eq(m->wait_overhead_ns, 0);
+    ck_assert_double_eq(m->host_chan_read_gbps, 0);
+    ck_assert_double_eq(m->host_chan_write_gbps, 0);
     ar_model_free(m);
+    ck_assert_int_eq(load_with(16, "host_link_lat_ns: 1000\nop_overhead_ns: 700\nwait_overhead_ns: 0\n"
+                                   "host_chan_read_gbps: 18.5\nhost_chan_write_gbps: 0",
+                               &m, &e), AR_OK);
+    ck_assert_double_eq(m->op_overhead_ns, 700);
+    ck_assert_double_eq(m->wait_overhead_ns, 0);
+    ck_assert_double_eq(m->host_chan_read_gbps, 18.5);
+    ck_assert_double_eq(m->host_chan_write_gbps, 0);
+    ar_model_free(m);
+    expect_err(16, "host_link_lat_ns: 1000\nop_overhead_ns: -5", AR_EMODEL, 17, "op_overhead_ns", ">= 0");
+    expect_err(16, "host_link_lat_ns: 1000\nwait_overhead_ns: .inf", AR_EMODEL, 17, "wait_overhead_ns", ">= 0");
+    expect_err(16, "host_link_lat_ns: 1000\nhost_chan_read_gbps: fast", AR_EPARSE, 17, "host_chan_read_gbps", NULL);
 
     /* unknown keys */
     expect_err(9, "reduce_gbs: 100", AR_EPARSE, 9, "reduce_gbs", "unknown key");

@@ -243,6 +243,11 @@ static ar_calib_t fake_calib(void) {
     c.hbm_read_gbps = 4300; c.hbm_write_gbps = 4100; c.hbm_copy_gbps = 4000; c.l2_read_gbps = 9000;
     c.reduce_block_gbps_bf16 = 60; c.xor_block_gbps_bf16 = 60; c.reduce_extra_gbps_bf16 = 0;
     c.host_read_gbps = 40; c.host_write_gbps = 50;
+    c.host_read_block_gbps = 17.5; c.host_write_block_gbps = 30.5;
+    c.exec_done = 1; c.exec_n_lo = 2; c.exec_n_hi = 34; c.exec_op_bytes = 16;
+    c.exec_chain_us[0] = 4; c.exec_chain_us[1] = 4 + 32 * 1.4;
+    c.exec_sigs_us[0] = 3; c.exec_sigs_us[1] = 7; c.exec_waits_us[0] = 3.5; c.exec_waits_us[1] = 40;
+    c.exec_op_ns = 1400; c.exec_wait_ns = (40.0 - 7.0) * 1e3 / 33;
     return c;
 }
 
@@ -276,6 +281,11 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);
     ck_assert_double_eq_tol(m->host_link_gbps, 40, 1e-9);
     ck_assert_int_eq(m->mem[AR_MEM_TCM].present, 0);
+    /* the executor's own costs: chain slope minus what a 16-byte local op already costs */
+    ck_assert_double_eq_tol(m->op_overhead_ns, 1400 - (600 + 16 * (1 / 4300.0 + 1 / 4100.0)), 1);
+    ck_assert_double_eq_tol(m->wait_overhead_ns, (40.0 - 7.0) * 1e3 / 33, 1);
+    ck_assert_double_eq_tol(m->host_chan_read_gbps, 17.5, 1e-9);
+    ck_assert_double_eq_tol(m->host_chan_write_gbps, 30.5, 1e-9);
     ar_model_free(m);
     /* Every value line names where it came from. */
     f = fopen(path, "r");

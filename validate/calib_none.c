@@ -14,3 +14,11 @@ int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err) 
                                    "use --with-cuda=DIR), so it cannot run the calibration "
                                    "micro-benchmarks");
 }
+
+int ar_calib_exec(const struct ar_topo_s *t, ar_calib_t *c, int quiet, ar_error_t *err) {
+    (void)t;
+    (void)c;
+    (void)quiet;
+    return AR_ERR(err, AR_ENOTSUP, "this build has no cuda backend, so it cannot run the "
+                                   "executor's probe plans");
+}

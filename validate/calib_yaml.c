@@ -19,7 +19,14 @@
  *                       timing path replays such graphs
  *   reduce_gbps         output bytes / (time of a summing block - time of the same block
  *                       moving the same bytes without arithmetic): the additions alone,
- *                       which is what the cost formula adds on top of the data movement */
+ *                       which is what the cost formula adds on top of the data movement
+ *   op_overhead_ns      slope of a chain of local 16-byte COPYs run by the executor (probe
+ *                       plan x-chainN) minus what the model charges such an op already
+ *                       (local memory latency and its bytes): the executor's own cost
+ *   wait_overhead_ns    one WAIT whose flag is already there, run by the executor
+ *                       ((x-waitsN - x-sigsN) / (N - 1))
+ *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
+ *                       executor's loads (ld.relaxed.sys) and stores */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,6 +140,27 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
             c->host_read_lat_ns, c->host_read_lat_ns);
 
+    if (c->exec_done) {
+        double local_op_ns = c->local_read_lat_ns +
+                             c->exec_op_bytes * (1.0 / c->hbm_read_gbps + 1.0 / c->hbm_write_gbps);
+        double over = fmax(0, c->exec_op_ns - local_op_ns);
+        fprintf(f, "op_overhead_ns: %.0f             # measured: executor chain of %d vs %d local %.0f-byte COPYs (probe x-chainN):\n"
+                   "                               # %.0f ns per op, minus the %.0f ns the model charges one (HBM latency + bytes)\n",
+                over, c->exec_n_hi, c->exec_n_lo, c->exec_op_bytes, c->exec_op_ns, local_op_ns);
+        fprintf(f, "wait_overhead_ns: %.0f           # measured: executor, %d WAITs on a flag already there vs 1 (probes x-waitsN - x-sigsN):\n"
+                   "                               # (%.2f - %.2f us) / %d\n",
+                fmax(0, c->exec_wait_ns), c->exec_n_hi, c->exec_waits_us[1], c->exec_sigs_us[1], c->exec_n_hi - 1);
+    } else {
+        fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
+        fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");
+    }
+    if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
+        fprintf(f, "host_chan_read_gbps: %.1f       # measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)\n",
+                c->host_read_block_gbps);
+        fprintf(f, "host_chan_write_gbps: %.1f      # measured: one block storing 64 MB to mapped pinned host memory\n",
+                c->host_write_block_gbps);
+    }
+
     /* The raw curves, for the record and for plots. */
     fprintf(f, "\n# Raw measurements (not read by the model loader):\n");
     fprintf(f, "#   blocks  peer_read_gbps  peer_write_gbps   (one direction, dev0's blocks on dev1's memory)\n");
@@ -150,6 +178,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->reduce_block_gbps_bf16, c->reduce_block_gbps_fp32, c->xor_block_gbps_bf16,
             c->reduce_extra_gbps_bf16 > 0 ? "measurable" : "hidden",
             c->reduce_extra_gbps_fp32 > 0 ? "measurable" : "hidden");
+    if (c->exec_done)
+        fprintf(f, "#   executor probes (us per execution): x-chain%d %.3f, x-chain%d %.3f; x-sigs%d %.3f, x-sigs%d %.3f; "
+                   "x-waits%d %.3f, x-waits%d %.3f\n",
+                c->exec_n_lo, c->exec_chain_us[0], c->exec_n_hi, c->exec_chain_us[1], c->exec_n_lo, c->exec_sigs_us[0],
+                c->exec_n_hi, c->exec_sigs_us[1], c->exec_n_lo, c->exec_waits_us[0], c->exec_n_hi, c->exec_waits_us[1]);
     fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
     return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
 }

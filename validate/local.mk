@@ -1,11 +1,12 @@
 # validate/: reference data, CSV reading, calibration -> model file, model-vs-measured.
 libarsim_la_SOURCES += validate/internal.h validate/csv.c validate/refs.c validate/calib_yaml.c \
 	hw/calib.h
-EXTRA_DIST += hw/calib.cu validate/calib_none.c
+EXTRA_DIST += hw/calib.cu validate/calib_none.c validate/calib_exec.c
 if HAVE_CUDA
 # hw/calib.cu, the calibration micro-benchmarks: compiled by nvcc into a libtool
 # object by hand, as hw/local.mk does for the executor.
 libarsim_la_LIBADD += hw/calib.lo
+libarsim_la_SOURCES += validate/calib_exec.c
 CLEANFILES += hw/calib.lo hw/calib.o
 VALIDATE_NVCC_CMD = $(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir) -I$(top_srcdir)/include -I$(top_builddir)
 hw/calib.lo: $(srcdir)/hw/calib.cu $(srcdir)/hw/calib.h $(srcdir)/include/arsim/error.h

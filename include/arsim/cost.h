@@ -14,7 +14,12 @@
  *   memory = max over devices of reads / read_bw + writes / write_bw
  *   move   = max(link, memory)          -- a streamed op runs at its bottleneck
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
- *   total  = lat + move + reduce
+ *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term)
+ *   total  = lat + move + reduce + over
+ * Host staging also has per-channel bounds in `link` when the model gives them:
+ *   host-read bytes / host_chan_read_gbps, host-write bytes / host_chan_write_gbps.
+ * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
+ * once when it already has (also for a WAIT one execution back, which polls too).
  * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
  * link latency per hop beyond the first); issuing it costs the sender nothing.
  * One execution starts after launch_ns. */
@@ -32,6 +37,7 @@ typedef struct ar_op_cost_s {
     double reduce_s;
     double total_s;
     double bytes;      /* B */
+    double overhead_s; /* op_overhead_ns; part of total_s, charged to AR_TERM_SYNC */
     int remote;        /* touches another device or the host */
 } ar_op_cost_t;
 
@@ -49,6 +55,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 /* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
 double ar_cost_launch_s(const ar_topo_t *t);
+/* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
+double ar_cost_wait_s(const ar_topo_t *t);
 /* Device of an address: the rank's device, or -1 for the host. */
 int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
 /* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit

@@ -40,6 +40,15 @@ typedef struct ar_model_s {
     double launch_ns;            /* starting one plan execution */
     double host_link_gbps;       /* device <-> host staging (naive), one direction */
     double host_link_lat_ns;
+    /* The executor's own costs per op, beyond moving bytes (optional keys, 0 when absent).
+     * A channel pays them on its own clock; they belong to the sync term. */
+    double op_overhead_ns;       /* per COPY/REDUCE: issue, pipeline fill/drain, the block
+                                  * barrier that orders it before the channel's next op */
+    double wait_overhead_ns;     /* per WAIT: from the flag reaching its count (or at once if
+                                  * it already has) until the channel's next op starts */
+    /* Per-channel host staging rates (optional, 0 = only host_link_gbps bounds a channel). */
+    double host_chan_read_gbps;  /* one channel loading from the host buffer */
+    double host_chan_write_gbps; /* one channel storing to the host buffer */
 } ar_model_t;
 
 /* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
