@@ -35,13 +35,16 @@ run() {
         >"$out/machine.txt" 2>&1
     cat "$out/machine.txt"
     t0=$(date +%s)
-    timeout "${CALIB_S:-90}" "$a" calibrate --backend cuda -o "$out/h200_calibrated.yaml" --raw "$out/calib_raw.csv" \
+    timeout "${CALIB_S:-30}" "$a" calibrate --backend cuda -o "$out/h200_calibrated.yaml" --raw "$out/calib_raw.csv" \
         >>"$log" 2>&1
     echo "calibrate: exit $? after $(($(date +%s) - t0)) s"
-    grep -E "^calibrate" "$log" | tail -12
+    grep -E "^calibrate" "$log" | tail -14
+    # Time limits per placement: about twice what each took on 2 x H200 (14, 19, 39 s),
+    # so the whole run stays within about 150 s.
     for p in 1 2 4; do
         t1=$(date +%s)
-        timeout "${MEASURE_S:-80}" "$a" validate --measure-only --placements "$p" -o "$out/measured_p$p.csv" \
+        case $p in 1) lim=30 ;; 2) lim=35 ;; *) lim=60 ;; esac
+        timeout "${MEASURE_S:-$lim}" "$a" validate --measure-only --placements "$p" -o "$out/measured_p$p.csv" \
             >>"$log" 2>&1
         echo "placement $p rank(s) per GPU: exit $? after $(($(date +%s) - t1)) s, $(grep -vc '^#' "$out/measured_p$p.csv" 2>/dev/null) lines"
     done
