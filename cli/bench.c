@@ -16,19 +16,7 @@
 #include "config.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
-#ifdef HAVE_CUDA
 #include "hw/bench.h"
-#endif
-
-#ifndef HAVE_CUDA
-int ar_cli_bench(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "arsim bench: the cuda backend is not in this build (configure found no nvcc; "
-                    "use --with-cuda=DIR)\n");
-    return 2;
-}
-#else
 
 enum { O_REPEATS = 1000, O_NO_NCCL, O_FORCE_HOST };
 
@@ -54,6 +42,10 @@ static int handle(int val, const char *arg, void *ctx) {
 }
 
 int ar_cli_bench(int argc, char **argv) {
+    /* A build without the cuda backend says so before anything else. */
+    ar_error_t aerr;
+    ar_error_clear(&aerr);
+    if (ar_hw_bench_available(&aerr) != AR_OK) return ar_cli_fail_err("bench", &aerr);
     /* Take --algo and --topology out before the shared parser sees argv. */
     const char *algos = "auto";
     const char *topo_spec = NULL;
@@ -154,4 +146,3 @@ out:
     free(av);
     return rc;
 }
-#endif

@@ -26,9 +26,7 @@
 #include "cli/internal.h"
 #include "cli/opts.h"
 #include "validate/internal.h"
-#ifdef HAVE_CUDA
 #include "hw/bench.h"
-#endif
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -311,14 +309,6 @@ static int val_handle(int val, const char *arg, void *p) {
 
 /* ---- measuring (cuda) ---- */
 
-#ifndef HAVE_CUDA
-static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep) {
-    (void)o; (void)cx; (void)csv; (void)keep;
-    return ar_cli_fail("validate", "measuring needs the cuda backend, and this build has none "
-                                   "(configure found no nvcc); measure on a GPU machine with "
-                                   "--measure-only -o measured.csv and compare here with --measured FILE");
-}
-#else
 /* Append one row to keep (may be NULL). */
 static void keep_row(ar_vrows_t *keep, const ar_cli_row_t *r) {
     if (!keep) return;
@@ -355,7 +345,13 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
     char device[256], date[64];
     ar_error_t err;
     ar_error_clear(&err);
-    if (ar_calib_device_info(device, sizeof device, &err) != AR_OK) return ar_cli_fail_err("validate", &err);
+    if (ar_calib_device_info(device, sizeof device, &err) != AR_OK) {
+        if (err.code == AR_ENOTSUP) /* no cuda backend in this build (hw/none.c) */
+            return ar_cli_fail("validate", "cannot measure here: %s; measure on a GPU machine "
+                                           "with --measure-only -o measured.csv and compare here with "
+                                           "--measured FILE", err.message);
+        return ar_cli_fail_err("validate", &err);
+    }
     utc_date(date, sizeof date);
     fprintf(csv, "# arsim %s validate --measure-only: allreduce measured on the cuda backend "
                  "(timing path of arsim bench: CUDA graphs, median of repeats)\n", PACKAGE_VERSION);
@@ -473,7 +469,6 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
     if (!o->quiet) fprintf(stderr, "validate: %d rows measured in %.0f s\n", nrows, now_s() - t0);
     return rc;
 }
-#endif
 
 /* ---- predicting ---- */
 

@@ -141,6 +141,11 @@ static int sync_all(ar__cuda_t *be, ar_error_t *err) {
     return AR_OK;
 }
 
+int ar_hw_bench_available(ar_error_t *err) {
+    (void)err;
+    return AR_OK;
+}
+
 int ar_hw_gpu_count(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;

@@ -21,6 +21,10 @@ typedef struct ar_hw_bench_opts_s {
     FILE *csv;               /* may be NULL */
 } ar_hw_bench_opts_t;
 
+/* AR_OK in a build with the cuda backend; AR_ENOTSUP, with a message saying
+ * so, in one without (hw/none.c, where every entry point here says the same). */
+int ar_hw_bench_available(ar_error_t *err);
+
 /* Rows on out; AR_OK, or an error for things that stop the whole run (no GPU).
  * *wrong counts rows whose check failed. */
 int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err);

@@ -2,8 +2,8 @@
  *
  * Each number below comes from one small benchmark on two peer GPUs (dev0,
  * dev1); none runs an allreduce. validate/calib_yaml.c turns them into a model
- * file. Without CUDA (or without a GPU) ar_calib_run returns AR_ENOTSUP /
- * AR_EDEVICE with a message saying so. */
+ * file. Without CUDA (hw/none.c) or without a GPU, ar_calib_run returns
+ * AR_ENOTSUP / AR_EDEVICE with a message saying so. */
 #ifndef ARSIM_HW_CALIB_H
 #define ARSIM_HW_CALIB_H
 

@@ -21,5 +21,9 @@ TESTS += hw/gpu_test
 hw_gpu_test_SOURCES = hw/gpu_test.c
 hw_gpu_test_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 hw_gpu_test_LDADD = libarsim.la
+else
+# Without CUDA every entry point of hw/bench.h and hw/calib.h says so
+# (AR_ENOTSUP): callers need no #ifdef HAVE_CUDA.
+libarsim_la_SOURCES += hw/none.c hw/bench.h
 endif
 dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh

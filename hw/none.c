@@ -1,0 +1,51 @@
+/* hw: the entry points of hw/bench.h and hw/calib.h in a build without the
+ * cuda backend (configure found no nvcc, or --with-cuda=no). Each says so with
+ * AR_ENOTSUP, so callers need no #ifdef HAVE_CUDA of their own. */
+#include "hw/bench.h"
+#include "hw/calib.h"
+
+#define NO_CUDA "the cuda backend is not in this build (configure found no nvcc; use --with-cuda=DIR)"
+
+/* ---- hw/bench.h ---- */
+
+int ar_hw_bench_available(ar_error_t *err) { return AR_ERR(err, AR_ENOTSUP, NO_CUDA); }
+
+int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err) {
+    (void)topo;
+    (void)o;
+    (void)out;
+    if (wrong) *wrong = 0;
+    return AR_ERR(err, AR_ENOTSUP, NO_CUDA);
+}
+
+int ar_hw_gpu_count(void) { return 0; }
+
+/* Nothing runs in this build: no algorithm (NULL), no channels. */
+void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
+    (void)nranks;
+    (void)ngpus;
+    (void)bytes;
+    (void)p2p;
+    *algo = NULL;
+    *channels = 0;
+}
+
+/* ---- hw/calib.h ---- */
+
+int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err) {
+    if (len) buf[0] = 0;
+    return AR_ERR(err, AR_ENOTSUP, NO_CUDA);
+}
+
+int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err) {
+    (void)opts;
+    (void)out;
+    return AR_ERR(err, AR_ENOTSUP, NO_CUDA ", so it cannot run the calibration micro-benchmarks");
+}
+
+int ar_calib_exec(const struct ar_topo_s *t, ar_calib_t *c, int quiet, ar_error_t *err) {
+    (void)t;
+    (void)c;
+    (void)quiet;
+    return AR_ERR(err, AR_ENOTSUP, NO_CUDA ", so it cannot run the executor's probe plans");
+}
