@@ -30,7 +30,7 @@
 
 /* Largest input per rank given two SCRATCH slots when opts->slots is 0: the gain is
  * one flag crossing (~1 us), which matters while an execution takes microseconds
- * (auto takes 1stage up to 2 MB on 2 x H200). */
+ * (auto takes 1stage up to 4 MB on 2 x H200). */
 #define AR__ONESHOT_SLOTS_MAX_BYTES (4u * 1024u * 1024u)
 
 int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
