@@ -6,23 +6,19 @@
  *
  * Its own Check program (fuzz/check_limits), run by `make check`. */
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "config.h"
 #include "arsim/arsim.h"
 #include "common/yamlutil.h"     /* AR__Y_MAX_FILE_BYTES */
 #include "topologies/internal.h" /* AR__TOPO_MAX_NODES, AR__TOPO_MAX_RANKS */
+#include "tests/suites.h"         /* test_run_arsimv */
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -102,66 +98,15 @@ typedef struct cli_s {
 static cli_t C;
 
 static cli_t *arsim(const char *arg0, ...) {
-    const char *argv[32];
-    char bin[1024];
-    snprintf(bin, sizeof bin, "%s/arsim", ARSIM_BUILDDIR);
-    int n = 0;
-    argv[n++] = bin;
+    memset(&C, 0, sizeof C);
+    test_run_t r = {.err = C.err, .err_cap = sizeof C.err};
     va_list ap;
     va_start(ap, arg0);
-    for (const char *a = arg0; a && n < 31; a = va_arg(ap, const char *)) argv[n++] = a;
+    test_run_arsimv(&r, 30, arg0, ap);
     va_end(ap);
-    argv[n] = NULL;
-    int po[2], pe[2];
-    ck_assert_int_eq(pipe(po), 0);
-    ck_assert_int_eq(pipe(pe), 0);
-    double t0 = now_s();
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, 0);
-        alarm(30);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(po[1]);
-    close(pe[1]);
-    memset(&C, 0, sizeof C);
-    size_t ne = 0;
-    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-    int open_fds = 2;
-    while (open_fds > 0) {
-        if (poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char tmp[4096];
-            ssize_t k = read(fds[i].fd, tmp, sizeof tmp);
-            if (k <= 0) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                open_fds--;
-                continue;
-            }
-            if (i == 0) {
-                C.nout += (size_t)k;
-            } else {
-                size_t take = (size_t)k < sizeof C.err - 1 - ne ? (size_t)k : sizeof C.err - 1 - ne;
-                memcpy(C.err + ne, tmp, take);
-                ne += take;
-            }
-        }
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    C.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    C.secs = now_s() - t0;
+    C.status = r.status;
+    C.nout = r.nout;
+    C.secs = r.secs;
     return &C;
 }
 

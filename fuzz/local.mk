@@ -101,7 +101,7 @@ fuzz-clean-local:
 if HAVE_CHECK
 check_PROGRAMS += fuzz/check_limits
 TESTS += fuzz/check_limits
-fuzz_check_limits_SOURCES = fuzz/check_limits.c
+fuzz_check_limits_SOURCES = fuzz/check_limits.c tests/util.c tests/suites.h
 fuzz_check_limits_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) -DARSIM_BUILDDIR='"$(abs_top_builddir)"'
 fuzz_check_limits_LDADD = libarsim.la $(CHECK_LIBS)
 endif

@@ -1,15 +1,10 @@
 /* The arsim command, run as a user runs it: the built binary, its exit status,
  * its stdout and its stderr. Bad input must end in status 2 and exactly one
  * line on stderr naming the thing that is wrong. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "tests/suites.h"
 
@@ -25,65 +20,12 @@ static cmd_result_t R; /* one per test process (Check forks each test) */
 
 /* Run ARSIM_BUILDDIR/arsim with the NULL-terminated arguments; 60 s at most. */
 static cmd_result_t *arsim(const char *arg0, ...) {
-    const char *argv[64];
-    char bin[1024];
-    snprintf(bin, sizeof bin, "%s/arsim", ARSIM_BUILDDIR);
-    int n = 0;
-    argv[n++] = bin;
+    test_run_t r = {.out = R.out, .out_cap = sizeof R.out, .err = R.err, .err_cap = sizeof R.err};
     va_list ap;
     va_start(ap, arg0);
-    for (const char *a = arg0; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = a;
+    test_run_arsimv(&r, 60, arg0, ap);
     va_end(ap);
-    argv[n] = NULL;
-
-    int po[2], pe[2];
-    ck_assert_int_eq(pipe(po), 0);
-    ck_assert_int_eq(pipe(pe), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, 0);
-        alarm(60); /* never hang the suite: SIGALRM survives exec */
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(po[1]);
-    close(pe[1]);
-    size_t no = 0, ne = 0;
-    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-    int open_fds = 2;
-    while (open_fds > 0) {
-        if (poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char *buf = i ? R.err : R.out;
-            size_t *len = i ? &ne : &no;
-            size_t cap = (i ? sizeof R.err : sizeof R.out) - 1;
-            char tmp[4096];
-            ssize_t k = read(fds[i].fd, tmp, sizeof tmp);
-            if (k <= 0) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                open_fds--;
-                continue;
-            }
-            size_t take = (size_t)k < cap - *len ? (size_t)k : cap - *len;
-            memcpy(buf + *len, tmp, take);
-            *len += take;
-        }
-    }
-    R.out[no] = 0;
-    R.err[ne] = 0;
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    R.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    R.status = r.status;
     return &R;
 }
 
