@@ -18,7 +18,7 @@
 #include "arsim/arsim.h"
 #include "common/yamlutil.h"     /* AR__Y_MAX_FILE_BYTES */
 #include "topologies/internal.h" /* AR__TOPO_MAX_NODES, AR__TOPO_MAX_RANKS */
-#include "tests/suites.h"         /* test_run_arsimv */
+#include "tests/suites.h"         /* tu_run_arsimv */
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -99,10 +99,10 @@ static cli_t C;
 
 static cli_t *arsim(const char *arg0, ...) {
     memset(&C, 0, sizeof C);
-    test_run_t r = {.err = C.err, .err_cap = sizeof C.err};
+    tu_run_t r = {.err = C.err, .err_cap = sizeof C.err};
     va_list ap;
     va_start(ap, arg0);
-    test_run_arsimv(&r, 30, arg0, ap);
+    tu_run_arsimv(&r, 30, arg0, ap);
     va_end(ap);
     C.status = r.status;
     C.nout = r.nout;

@@ -7,14 +7,7 @@
 #include "arsim/arsim.h"
 #include "tests/suites.h"
 
-static ar_topo_t *topo(const char *spec) {
-    ar_topo_t *t = NULL;
-    ar_error_t e;
-    ar_error_clear(&e);
-    int rc = ar_topo_open(spec, NULL, &t, &e);
-    ck_assert_msg(rc == AR_OK, "%s: %s", spec, e.message);
-    return t;
-}
+static ar_topo_t *topo(const char *spec) { return tu_topo_open(spec, NULL); }
 
 /* Build, verify, and (small plans) run on ref with a float64 check. */
 static void build_ok(const char *algo, const ar_topo_t *t, uint64_t count, ar_dtype_t dt,

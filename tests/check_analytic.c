@@ -46,25 +46,10 @@ static ar_topo_t *round_topo(const char *spec) {
     return t;
 }
 
-static ar_plan_t *plan_new(int nranks, int nch, uint64_t count) {
-    ar_plan_t *p;
-    ck_assert_int_eq(ar_plan_new("hand", nranks, nch, count, AR_FP32, &p), AR_OK);
-    return p;
-}
-
 static void run(const ar_topo_t *t, ar_plan_t *p, int breakdown, ar_result_t *res) {
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     o.breakdown = breakdown;
-    ar_error_t err;
-    if (p->build) ck_assert_int_eq(ar_plan_finish(p), AR_OK);
-    int rc = ar_backend_run("analytic", t, p, &o, res, &err);
-    ck_assert_msg(rc == AR_OK, "analytic: %s", err.message);
-    double sum = 0;
-    for (int k = 0; k < AR_NTERM; k++) {
-        ck_assert(res->terms_s[k] >= 0);
-        sum += res->terms_s[k];
-    }
-    ck_assert_double_eq_tol(sum, res->time_s, 1e-12 * res->time_s);
+    tu_run_checked("analytic", t, p, &o, res, 1e-12);
     ck_assert_double_eq_tol(res->cycles, res->time_s * t->model->clock_ghz * 1e9, 1e-6);
 }
 
@@ -77,7 +62,7 @@ START_TEST(test_copy_one_link) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1 << 20;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, n);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
     ar_result_t r;
     run(t, p, 1, &r);
@@ -116,7 +101,7 @@ START_TEST(test_pull_channel_bound) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 250000;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, n);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
     ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
     ar_result_t r;
     run(t, p, 0, &r); /* 100 GB/s per channel: the link bounds */
@@ -126,7 +111,7 @@ START_TEST(test_pull_channel_bound) {
     EQ(r.time_s, LAUNCH + MEMLAT + HOP + B / 4e9);
     EQ(r.terms_s[AR_TERM_LINK], MEMLAT + HOP + B / 4e9);
     /* Two channels each pulling half: the bound is per channel, so twice as fast. */
-    ar_plan_t *p2 = plan_new(4, 2, n);
+    ar_plan_t *p2 = tu_plan_new(4, 2, n);
     for (int c = 0; c < 2; c++)
         ck_assert_int_eq(ar_plan_copy(p2, 1, c, ar_addr(1, AR_BUF_OUT, c * n / 2),
                                       ar_addr(0, AR_BUF_IN, c * n / 2), n / 2), AR_OK);
@@ -144,7 +129,7 @@ START_TEST(test_two_sources) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 100000;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, 2 * n);
+    ar_plan_t *p = tu_plan_new(4, 1, 2 * n);
     ar_addr_t one[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_IN, n)};
     ck_assert_int_eq(ar_plan_reduce(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), one, 2, n), AR_OK);
     ar_result_t r;
@@ -158,7 +143,7 @@ START_TEST(test_two_sources) {
     ar_result_free(&r);
     ar_plan_free(p);
 
-    p = plan_new(4, 1, n);
+    p = tu_plan_new(4, 1, n);
     ar_addr_t two[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(2, AR_BUF_IN, 0)};
     ck_assert_int_eq(ar_plan_reduce(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), two, 2, n), AR_OK);
     run(t, p, 1, &r);
@@ -181,7 +166,7 @@ START_TEST(test_local_memory) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1000000;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, n);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
     ck_assert_int_eq(ar_plan_copy(p, 2, 0, ar_addr(2, AR_BUF_OUT, 0), ar_addr(2, AR_BUF_IN, 0), n), AR_OK);
     ar_result_t r;
     run(t, p, 0, &r);
@@ -201,7 +186,7 @@ START_TEST(test_signal_chain) {
     const uint64_t n = 1000;
     const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9;
     for (int to = 1; to <= 2; to++) {
-        ar_plan_t *p = plan_new(4, 1, n);
+        ar_plan_t *p = tu_plan_new(4, 1, n);
         ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
         ck_assert_int_eq(ar_plan_signal(p, 0, 0, to, 0), AR_OK);
         ck_assert_int_eq(ar_plan_wait(p, to, 0, 0, 1), AR_OK);
@@ -229,7 +214,7 @@ START_TEST(test_arrival_order) {
     const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9;
     ck_assert(c + SIG < SIG + HOP);
     for (int count = 1; count <= 2; count++) {
-        ar_plan_t *p = plan_new(4, 1, n);
+        ar_plan_t *p = tu_plan_new(4, 1, n);
         ck_assert_int_eq(ar_plan_signal(p, 0, 0, 2, 0), AR_OK);
         ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n), AR_OK);
         ck_assert_int_eq(ar_plan_signal(p, 1, 0, 2, 0), AR_OK);
@@ -257,7 +242,7 @@ START_TEST(test_no_contention) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 100000;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 2, 2 * n);
+    ar_plan_t *p = tu_plan_new(4, 2, 2 * n);
     for (int c = 0; c < 2; c++)
         ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(1, AR_BUF_OUT, c * n), ar_addr(0, AR_BUF_IN, c * n), n), AR_OK);
     ar_result_t r;
@@ -283,7 +268,7 @@ START_TEST(test_errors) {
     ar_result_t r;
     ar_error_t err;
     /* a WAIT for two SIGNALs of one */
-    ar_plan_t *p = plan_new(4, 2, 4);
+    ar_plan_t *p = tu_plan_new(4, 2, 4);
     ck_assert_int_eq(ar_plan_signal(p, 3, 0, 2, 5), AR_OK);
     ck_assert_int_eq(ar_plan_wait(p, 2, 1, 5, 2), AR_OK);
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
@@ -292,13 +277,13 @@ START_TEST(test_errors) {
                                   "but only 1 SIGNALs arrive");
     ar_plan_free(p);
     /* a plan for another rank count */
-    p = plan_new(3, 1, 4);
+    p = tu_plan_new(3, 1, 4);
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
     ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &r, &err), AR_EPLAN);
     ck_assert(strstr(err.message, "plan has 3 ranks but topology") == err.message);
     ar_plan_free(p);
     /* capacity: a missing level, and one too small */
-    p = plan_new(4, 1, 100000);
+    p = tu_plan_new(4, 1, 100000);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 1), AR_OK);
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
     o.buffer = AR_MEM_TCM;

@@ -20,10 +20,10 @@ static cmd_result_t R; /* one per test process (Check forks each test) */
 
 /* Run ARSIM_BUILDDIR/arsim with the NULL-terminated arguments; 60 s at most. */
 static cmd_result_t *arsim(const char *arg0, ...) {
-    test_run_t r = {.out = R.out, .out_cap = sizeof R.out, .err = R.err, .err_cap = sizeof R.err};
+    tu_run_t r = {.out = R.out, .out_cap = sizeof R.out, .err = R.err, .err_cap = sizeof R.err};
     va_list ap;
     va_start(ap, arg0);
-    test_run_arsimv(&r, 60, arg0, ap);
+    tu_run_arsimv(&r, 60, arg0, ap);
     va_end(ap);
     R.status = r.status;
     return &R;

@@ -59,35 +59,13 @@ static ar_topo_t *round_topo(const char *spec) {
     return t;
 }
 
-static ar_topo_t *topo_open(const char *spec, const char *model) {
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_topo_open(spec, model, &t, &err) == AR_OK, "%s: %s", spec, err.message);
-    return t;
-}
-
-static ar_plan_t *plan_new(int nranks, int nch, uint64_t count) {
-    ar_plan_t *p;
-    ck_assert_int_eq(ar_plan_new("hand", nranks, nch, count, AR_FP32, &p), AR_OK);
-    return p;
-}
-
 /* Runs plan on backend; checks the invariants every result keeps. */
 static void run_on(const char *backend, const ar_topo_t *t, ar_plan_t *p, ar_mem_t buffer,
                    int breakdown, ar_result_t *res) {
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     o.buffer = buffer;
     o.breakdown = breakdown;
-    ar_error_t err;
-    if (p->build) ck_assert_int_eq(ar_plan_finish(p), AR_OK);
-    int rc = ar_backend_run(backend, t, p, &o, res, &err);
-    ck_assert_msg(rc == AR_OK, "%s: %s", backend, err.message);
-    double sum = 0;
-    for (int k = 0; k < AR_NTERM; k++) {
-        ck_assert(res->terms_s[k] >= 0);
-        sum += res->terms_s[k];
-    }
-    ck_assert_double_eq_tol(sum, res->time_s, 1e-9 * res->time_s);
+    tu_run_checked(backend, t, p, &o, res, 1e-9);
     ck_assert_double_eq_tol(res->cycles, res->time_s * t->model->clock_ghz * 1e9,
                             1e-6 * res->cycles);
     ck_assert(res->sim_wall_s > 0);
@@ -114,7 +92,7 @@ START_TEST(test_copy_one_link) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1 << 20;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, n);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
                      AR_OK);
     ar_result_t r;
@@ -153,7 +131,7 @@ START_TEST(test_reduce_local) {
     ar_topo_t *t = round_topo("ring_1d:2");
     const uint64_t n = 1 << 20;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(2, 1, n);
+    ar_plan_t *p = tu_plan_new(2, 1, n);
     ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_OUT, 0)};
     ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, 2, n), AR_OK);
     ar_result_t r;
@@ -174,7 +152,7 @@ START_TEST(test_signal_wait) {
     ar_topo_t *t = round_topo("ring_1d:6");
     const uint64_t n = 1000;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(6, 1, n);
+    ar_plan_t *p = tu_plan_new(6, 1, n);
     /* rank 3 (3 hops from 0) signals at once; rank 1 (1 hop) after a local copy. */
     ck_assert_int_eq(ar_plan_signal(p, 3, 0, 0, 0), AR_OK);
     ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n),
@@ -223,7 +201,7 @@ START_TEST(test_agrees_with_analytic) {
     const ar_dtype_t dtypes[] = {AR_BF16, AR_FP32};
     for (size_t i = 0; i < sizeof agree_cases / sizeof agree_cases[0]; i++) {
         const agree_case_t *c = &agree_cases[i];
-        ar_topo_t *t = topo_open(c->topo, c->model);
+        ar_topo_t *t = tu_topo_open(c->topo, c->model);
         for (int k = 0; k < 2; k++) {
             ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
             o.channels = 1;
@@ -254,7 +232,7 @@ START_TEST(test_two_flows_one_link) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1 << 20;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 2, 2 * n);
+    ar_plan_t *p = tu_plan_new(4, 2, 2 * n);
     for (int c = 0; c < 2; c++)
         ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(1, AR_BUF_OUT, c * n),
                                       ar_addr(0, AR_BUF_IN, c * n), n),
@@ -273,7 +251,7 @@ START_TEST(test_two_flows_one_link) {
     ar_result_free(&s);
     ar_result_free(&a);
     ar_plan_free(p);
-    p = plan_new(4, 2, 2 * n);
+    p = tu_plan_new(4, 2, 2 * n);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
                      AR_OK);
     ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n),
@@ -294,7 +272,7 @@ START_TEST(test_shared_hbm) {
     ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
     const uint64_t n = 1 << 22;
     const double B = n * 4.0;
-    ar_plan_t *p = plan_new(4, 1, n);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
     for (int r = 0; r < 4; r++)
         ck_assert_int_eq(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), n),
                          AR_OK);
@@ -400,7 +378,7 @@ END_TEST
  * so 8 channels reach ~60 GB/s (DESIGN.md measured 60) and 132 channels are bound
  * by the NV18 bundle (18 x 26.562 GB/s). */
 START_TEST(test_channel_bound) {
-    ar_topo_t *t = topo_open("h200_pair", NULL);
+    ar_topo_t *t = tu_topo_open("h200_pair", NULL);
     const ar_model_t *m = t->model;
     const double chan = ar_model_chan_read_gbps(m) * 1e9;
     const double link = 18 * m->links[t->links[0].kind].bw_gbps * 1e9;
@@ -408,7 +386,7 @@ START_TEST(test_channel_bound) {
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
         int k = ks[i];
         const uint64_t per = 1 << 20; /* elements per channel, fp32 */
-        ar_plan_t *p = plan_new(2, k, per * k);
+        ar_plan_t *p = tu_plan_new(2, k, per * k);
         for (int c = 0; c < k; c++)
             ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(0, AR_BUF_OUT, c * per),
                                           ar_addr(1, AR_BUF_IN, c * per), per),
@@ -440,7 +418,7 @@ START_TEST(test_buffer_kind) {
     const double B = n * 4.0;
     const double lat[AR_NMEM] = {5 * NS, 10 * NS, 100 * NS};
     const double bw[AR_NMEM] = {8000e9, 4000e9, 1000e9};
-    ar_plan_t *p = plan_new(2, 1, n);
+    ar_plan_t *p = tu_plan_new(2, 1, n);
     ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n),
                      AR_OK);
     double prev = 0;
@@ -454,7 +432,7 @@ START_TEST(test_buffer_kind) {
     ar_plan_free(p);
     ar_topo_free(t);
 
-    t = topo_open("torus_2d_3x2", NULL);
+    t = tu_topo_open("torus_2d_3x2", NULL);
     double times[AR_NMEM];
     for (int b = 0; b < AR_NMEM; b++) {
         ck_assert_int_eq(ar_algo_build("torus2d", t, 256 * 1024, AR_BF16, NULL, &p, NULL), AR_OK);
@@ -492,7 +470,7 @@ START_TEST(test_errors) {
     ar_error_t err;
     ar_result_t r;
     /* A WAIT no SIGNAL ever meets. */
-    ar_plan_t *p = plan_new(2, 1, 16);
+    ar_plan_t *p = tu_plan_new(2, 1, 16);
     ck_assert_int_eq(ar_plan_signal(p, 1, 0, 0, 0), AR_OK);
     ck_assert_int_eq(ar_plan_wait(p, 0, 0, 0, 1), AR_OK);
     ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 1), AR_OK);
@@ -503,16 +481,16 @@ START_TEST(test_errors) {
                   err.message);
     ar_plan_free(p);
     /* An unfinished plan, and a plan for another rank count. */
-    p = plan_new(2, 1, 16);
+    p = tu_plan_new(2, 1, 16);
     ck_assert_int_eq(ar_backend_run("sim", t, p, NULL, &r, &err), AR_EPLAN);
     ar_plan_free(p);
-    p = plan_new(3, 1, 16);
+    p = tu_plan_new(3, 1, 16);
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
     ck_assert_int_eq(ar_backend_run("sim", t, p, NULL, &r, &err), AR_EPLAN);
     ar_plan_free(p);
     ar_topo_free(t);
     /* A level the model does not have. */
-    t = topo_open("h200_pair", NULL);
+    t = tu_topo_open("h200_pair", NULL);
     ck_assert_int_eq(ar_algo_build("ring", t, 1024, AR_BF16, NULL, &p, NULL), AR_OK);
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     o.buffer = AR_MEM_TCM;
@@ -529,7 +507,7 @@ START_TEST(test_shipped_topologies) {
     const char *const *names = ar_topo_shipped();
     int runs = 0;
     for (int i = 0; names[i]; i++) {
-        ar_topo_t *t = topo_open(names[i], NULL);
+        ar_topo_t *t = tu_topo_open(names[i], NULL);
         for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
             ar_plan_t *p;
             if (ar_algo_build((*a)->name, t, 100003, AR_BF16, NULL, &p, NULL) != AR_OK) continue;
@@ -559,7 +537,7 @@ START_TEST(test_reduce_as_exec) {
     const char *topos[] = {"ring_1d:5", "full:4", "torus_2d:3x3"};
     const char *algos[] = {"ring", "1stage", "torus2d"};
     for (int i = 0; i < 3; i++) {
-        ar_topo_t *t = topo_open(topos[i], NULL);
+        ar_topo_t *t = tu_topo_open(topos[i], NULL);
         ar_plan_t *p;
         ck_assert_int_eq(ar_algo_build(algos[i], t, 300001, AR_BF16, NULL, &p, NULL), AR_OK);
         ar_result_t lazy, exec;

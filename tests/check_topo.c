@@ -4,14 +4,7 @@
 #include "arsim/arsim.h"
 #include "tests/suites.h"
 
-static ar_topo_t *spec(const char *s) {
-    ar_topo_t *t = NULL;
-    ar_error_t e;
-    ar_error_clear(&e);
-    int rc = ar_topo_open(s, NULL, &t, &e);
-    ck_assert_msg(rc == AR_OK, "%s: %s", s, e.message);
-    return t;
-}
+static ar_topo_t *spec(const char *s) { return tu_topo_open(s, NULL); }
 
 /* Index of the bundle between nodes a and b, or -1. */
 static int link_between(const ar_topo_t *t, int a, int b) {

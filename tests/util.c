@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "arsim/arsim.h"
 #include "tests/suites.h"
 
 const char *test_path(const char *rel) {
@@ -32,7 +33,7 @@ static void keep(char *buf, size_t cap, size_t *len, const char *tmp, size_t k) 
     *len += take;
 }
 
-void test_run_arsimv(test_run_t *r, unsigned alarm_s, const char *arg0, va_list ap) {
+void tu_run_arsimv(tu_run_t *r, unsigned alarm_s, const char *arg0, va_list ap) {
     const char *argv[64];
     char bin[1024];
     snprintf(bin, sizeof bin, "%s/arsim", ARSIM_BUILDDIR);
@@ -94,4 +95,33 @@ void test_run_arsimv(test_run_t *r, unsigned alarm_s, const char *arg0, va_list 
     ck_assert_int_eq(w, pid);
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r->secs = now_s() - t0;
+}
+
+ar_topo_t *tu_topo_open(const char *spec, const char *model) {
+    ar_topo_t *t = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int rc = ar_topo_open(spec, model, &t, &e);
+    ck_assert_msg(rc == AR_OK, "%s: %s", spec, e.message);
+    return t;
+}
+
+ar_plan_t *tu_plan_new(int nranks, int nch, uint64_t count) {
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("hand", nranks, nch, count, AR_FP32, &p), AR_OK);
+    return p;
+}
+
+void tu_run_checked(const char *backend, const ar_topo_t *t, ar_plan_t *p, const ar_run_opts_t *o,
+                      ar_result_t *res, double sum_rel_tol) {
+    ar_error_t err;
+    if (p->build) ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    int rc = ar_backend_run(backend, t, p, o, res, &err);
+    ck_assert_msg(rc == AR_OK, "%s: %s", backend, err.message);
+    double sum = 0;
+    for (int k = 0; k < AR_NTERM; k++) {
+        ck_assert(res->terms_s[k] >= 0);
+        sum += res->terms_s[k];
+    }
+    ck_assert_double_eq_tol(sum, res->time_s, sum_rel_tol * res->time_s);
 }
