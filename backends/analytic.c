@@ -137,6 +137,8 @@ static double span_union(linkacc_t *l) {
 
 typedef struct chan_state_s {
     uint32_t pc;
+    int stored;               /* remote stores since the last SIGNAL (its fence waits) */
+    double land;              /* when those stores have landed (chan_write_land_gbps) */
     int waiting;              /* blocked on the WAIT at pc */
     double clock;
     double terms[AR_NTERM];   /* the path that set clock; sums to clock */
@@ -176,6 +178,12 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     c->terms[AR_TERM_REDUCE] += cost.reduce_s;
     c->terms[AR_TERM_SYNC] += cost.overhead_s;
     c->clock += cost.total_s;
+    if (ar_cost_op_remote_store(w->t, op, rank)) {
+        double s = c->clock - cost.total_s + cost.lat_s; /* this op's first bytes leave */
+        if (!c->stored || c->land < s) c->land = s;
+        c->land += ar_cost_land_s(w->t, cost.bytes);
+        c->stored = 1;
+    }
     return AR_OK;
 }
 
@@ -213,12 +221,26 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             }
             break;
         case AR_OP_SIGNAL: {
+            /* The release fence waits for the channel's peer stores to land
+             * (chan_write_land_gbps). */
+            double fence = c->stored && c->land > c->clock ? c->land - c->clock : 0;
+            c->stored = 0;
+            c->clock += fence;
+            c->terms[AR_TERM_SYNC] += fence;
             event_t e = {.t = c->clock + ar_cost_signal_s(w->t, rank, op->dst.rank),
                          .kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
             memcpy(e.terms, c->terms, sizeof e.terms);
             e.terms[AR_TERM_SYNC] += e.t - c->clock;
             if (heap_push(&w->heap, e) != AR_OK)
                 return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            if (fence > 0) { /* let every event before the new clock happen first */
+                c->pc++;
+                w->ops++;
+                event_t r = {.t = c->clock, .kind = EV_READY, .chan = gi};
+                if (heap_push(&w->heap, r) != AR_OK)
+                    return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+                return AR_OK;
+            }
             break;
         }
         default:

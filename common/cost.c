@@ -183,6 +183,17 @@ double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9;
 
 double ar_cost_wait_s(const ar_topo_t *t) { return t->model->wait_overhead_ns * 1e-9; }
 
+double ar_cost_land_s(const ar_topo_t *t, double bytes) {
+    double g = t->model->chan_write_land_gbps;
+    return g > 0 ? bytes / (g * 1e9) : 0;
+}
+
+int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
+    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
+    int d = ar_cost_addr_device(t, &op->dst);
+    return d >= 0 && d != t->placement[exec_rank];
+}
+
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err) {
     const ar_mem_level_t *lvl = &t->model->mem[buffer];

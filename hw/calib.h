@@ -86,6 +86,12 @@ typedef struct ar_calib_s {
     double exec_waits_us[2];   /* x-waitsN */
     double exec_op_ns;         /* slope of x-chain: one local COPY in the executor */
     double exec_wait_ns;       /* (x-waits - x-sigs) / (N - 1) at N = hi: one WAIT whose flag is there */
+    /* x-storesig at two sizes: one channel per rank stores its IN into the next rank's
+     * SCRATCH, then SIGNALs (its release fence waits for the stores to land) and WAITs. */
+    int land_done;             /* 1 once both sizes gave a time */
+    double land_bytes[2];      /* bytes per rank, small and large */
+    double land_us[2];         /* time per execution, us */
+    double land_gbps;          /* (bytes[1] - bytes[0]) / (us[1] - us[0]): chan_write_land_gbps */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

@@ -21,7 +21,11 @@
  *  x-sigsN     two channels per rank: channel 1 SIGNALs the rank's own flag N
  *              times; channel 0 WAITs once for all N.
  *  x-waitsN    as x-sigsN, and channel 0 WAITs N times for all N (the flag is
- *              there from the second WAIT on: what a WAIT costs by itself). */
+ *              there from the second WAIT on: what a WAIT costs by itself).
+ * One more measures how fast one channel's peer stores land (arsim calibrate):
+ *  x-storesig  channel 0 of every rank: COPY its IN into the next rank's SCRATCH,
+ *              SIGNAL its own flag (the release fence waits for the stores to land),
+ *              WAIT for it. Every rank at once, as 1stage pushes. */
 #include <stdio.h>
 #include <string.h>
 #include "hw/probe.h"
@@ -124,6 +128,18 @@ static int build_part(ar_plan_t *p, int barrier) {
     return AR_OK;
 }
 
+/* x-storesig: one channel per rank. */
+static int build_storesig(ar_plan_t *p) {
+    const int n = p->nranks;
+    p->scratch_elems = p->count;
+    for (int r = 0; r < n; r++) {
+        AR_TRY(ar_plan_copy(p, r, 0, ar_addr((r + 1) % n, AR_BUF_SCRATCH, 0), ar_addr(r, AR_BUF_IN, 0), p->count));
+        AR_TRY(ar_plan_signal(p, r, 0, r, 0));
+        AR_TRY(ar_plan_wait(p, r, 0, 0, 1));
+    }
+    return AR_OK;
+}
+
 /* x-chainN, x-sigsN, x-waitsN (kind 0, 1, 2). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
@@ -140,7 +156,8 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
 
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
-    static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local", NULL};
+    static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
+                                        "x-storesig", NULL};
     static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
@@ -152,20 +169,21 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
-            kind = 5;
+            kind = 6;
             channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN)",
+                      "x-chainN, x-sigsN, x-waitsN, x-storesig)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
-    if (channels < 1) channels = 1;
+    if (channels < 1 || kind == 5) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 5   ? build_exec(p, ekind, nexec)
+    rc = kind == 6   ? build_exec(p, ekind, nexec)
+         : kind == 5 ? build_storesig(p)
          : kind == 2 ? build_twoshot(p)
          : kind >= 3 ? build_part(p, kind == 3)
                      : build_oneshot(p, kind == 1);

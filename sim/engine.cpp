@@ -105,6 +105,8 @@ struct ChanState {
      * (a reduction) or released by a WAIT whose SIGNAL nothing can beat, not yet
      * passed in SimGrid. Whatever the channel does next starts then. */
     double pending = 0;
+    bool stored = false; /* remote stores since the last SIGNAL (its fence waits for them) */
+    double land = 0;     /* when they have landed (chan_write_land_gbps) */
     int *got = nullptr; /* where an op's (unused) payload lands */
 };
 
@@ -371,6 +373,12 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     double over = m->op_overhead_ns * 1e-9;
     cs.pending += over;
     cs.terms[AR_TERM_SYNC] += over;
+    if (ar_cost_op_remote_store(t, op, gi / p->nchannels)) {
+        double s0 = t0 + lat_op; /* this op's first bytes leave */
+        if (!cs.stored || cs.land < s0) cs.land = s0;
+        cs.land += ar_cost_land_s(t, B);
+        cs.stored = true;
+    }
 }
 
 /* Wake channel gi (suspended in a WAIT) at time T, unless it is woken earlier anyway.
@@ -390,6 +398,15 @@ void Sim::wake_at(int gi, double T) {
 void Sim::signal_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
+    /* The release fence waits for the channel's peer stores to land (cost.h,
+     * chan_write_land_gbps). */
+    if (cs.stored) {
+        double fence = cs.land - (sg4::Engine::get_clock() + cs.pending);
+        if (fence < 0) fence = 0;
+        cs.pending += fence;
+        cs.terms[AR_TERM_SYNC] += fence;
+        cs.stored = false;
+    }
     double now = sg4::Engine::get_clock() + cs.pending;
     double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     Arrival a;

@@ -205,6 +205,57 @@ START_TEST(test_signal_chain) {
 }
 END_TEST
 
+/* chan_write_land_gbps (4 GB/s here): a SIGNAL waits until the channel's peer stores
+ * since its previous SIGNAL have landed, each op's from its start plus its latency.
+ * A push of B = 4000 bytes over one hop: lat 300 ns, move B / 10 GB/s = 400 ns, so the
+ * op ends at 700 ns and its stores land at 300 + B / 4 GB/s = 1300 ns: fence 600 ns.
+ * A local COPY (c) after the push runs under the fence: fence 600 - c. Two pushes:
+ * the second starts at 700, its bytes leave at 1000, but land after the first's:
+ * 1300 + 1000 = 2300 ns, the ops end at 1400: fence 900 ns. Local stores alone, or a
+ * model without the key, fence nothing. */
+START_TEST(test_store_fence) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%schan_write_land_gbps: 4\n", ROUND_MODEL);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_land", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:4", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t0 = round_topo("ring_1d:4");
+    const uint64_t n = 1000;
+    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + HOP + B / LINK_BW;
+    const double land = MEMLAT + HOP + B / 4e9;
+    EQ(ar_cost_land_s(t, B), B / 4e9);
+    EQ(ar_cost_land_s(t0, B), 0);
+    for (int shape = 0; shape < 4; shape++) {
+        /* 0: push, SIGNAL; 1: push, local COPY, SIGNAL; 2: two pushes, SIGNAL; 3: local, SIGNAL */
+        ar_plan_t *p = tu_plan_new(4, 1, 2 * n);
+        ar_addr_t peer = ar_addr(1, AR_BUF_OUT, 0), own = ar_addr(0, AR_BUF_OUT, 0);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, shape == 3 ? own : peer, ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+        if (shape == 1)
+            ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, n), ar_addr(0, AR_BUF_IN, n), n), AR_OK);
+        if (shape == 2)
+            ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, n), ar_addr(0, AR_BUF_IN, n), n), AR_OK);
+        ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 1), AR_OK);
+        double work = shape == 0 ? push : shape == 1 ? push + c : shape == 2 ? 2 * push : c;
+        double fence = shape == 0 ? land - push : shape == 1 ? land - push - c
+                     : shape == 2 ? land + B / 4e9 - 2 * push : 0;
+        ck_assert(shape == 3 || fence > 0);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        ck_assert_int_eq(ar_cost_op_remote_store(t, &p->ops[p->chans[0].first], 0), shape != 3);
+        EQ(r.time_s, LAUNCH + work + fence + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], fence + SIG);
+        run(t0, p, 0, &r);
+        EQ(r.time_s, LAUNCH + work + SIG);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t); /* and its model */
+}
+END_TEST
+
 /* A WAIT for count k is released by the k-th SIGNAL to *arrive*, not the k-th
  * issued: rank 0 signals rank 2 at once (two hops: arrives at 1200 ns), rank 1
  * after a short copy (one hop: arrives at c + 1000 ns < 1200 ns). */
@@ -646,6 +697,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_two_sources);
     tcase_add_test(tc, test_local_memory);
     tcase_add_test(tc, test_signal_chain);
+    tcase_add_test(tc, test_store_fence);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

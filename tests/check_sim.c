@@ -194,6 +194,10 @@ static const agree_case_t agree_cases[] = {
      * per-channel host staging rates */
     {"1stage", "h200_pair", "h200_sxm"}, {"2stage", "full:5", "h200_sxm"},
     {"ring", "ring_1d:5", "h200_sxm"},   {"naive", "ring_1d:4", "h200_sxm"},
+    /* a SIGNAL waits for the channel's peer stores to land (chan_write_land_gbps) */
+    {"1stage", "h200_pair", "tests/data/model_land.yaml"},
+    {"2stage", "full:5", "tests/data/model_land.yaml"},
+    {"ring", "ring_1d:5", "tests/data/model_land.yaml"},
 };
 
 START_TEST(test_agrees_with_analytic) {
@@ -201,7 +205,7 @@ START_TEST(test_agrees_with_analytic) {
     const ar_dtype_t dtypes[] = {AR_BF16, AR_FP32};
     for (size_t i = 0; i < sizeof agree_cases / sizeof agree_cases[0]; i++) {
         const agree_case_t *c = &agree_cases[i];
-        ar_topo_t *t = tu_topo_open(c->topo, c->model);
+        ar_topo_t *t = tu_topo_open(c->topo, c->model && strchr(c->model, '/') ? test_path(c->model) : c->model);
         for (int k = 0; k < 2; k++) {
             ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
             o.channels = 1;

@@ -10,7 +10,11 @@
  *   x-sigsN    one channel SIGNALs its own rank N times, another WAITs once for all.
  *   x-waitsN   the same, and the waiting channel WAITs N times: from the second on the
  *              flag is there, so (x-waitsN - x-sigsN) / (N - 1) is one WAIT by itself:
- *              wait_overhead_ns. */
+ *              wait_overhead_ns.
+ *   x-storesig one channel per rank stores its IN into the next rank's SCRATCH (every
+ *              rank at once), SIGNALs (the release fence waits for the stores to land)
+ *              and WAITs; at LAND_LO and LAND_HI bytes. The slope, bytes over time, is
+ *              how fast one channel's peer stores land: chan_write_land_gbps. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,66 @@
 #define N_LO 2
 #define N_HI 34
 #define OP_BYTES 16
+#define LAND_LO (64 << 10)
+#define LAND_HI (1 << 20)
+
+/* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
+ * A failure leaves land_done 0 (the key is then left out: optional). */
+static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    FILE *csv = tmpfile(), *table = tmpfile();
+    if (!csv || !table) {
+        if (csv) fclose(csv);
+        if (table) fclose(table);
+        return;
+    }
+    const uint64_t sizes[2] = {LAND_LO, LAND_HI};
+    double us[2] = {NAN, NAN};
+    ar_hw_bench_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.algos = "x-storesig";
+    o.sizes = sizes;
+    o.nsizes = 2;
+    o.dtype = AR_BF16;
+    o.iters = 100;
+    o.repeats = 11;
+    o.timeout_s = 5;
+    o.csv = csv;
+    int wrong = 0;
+    ar_error_t e;
+    memset(&e, 0, sizeof e);
+    if (ar_hw_bench(t, &o, table, &wrong, &e) == AR_OK) {
+        char line[1024];
+        rewind(csv);
+        while (fgets(line, sizeof line, csv)) {
+            char *f[8];
+            int nf = 0;
+            for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && nf < 8;
+                 tok = strtok_r(NULL, ",", &save))
+                f[nf++] = tok;
+            if (nf < 8 || strcmp(f[3], "x-storesig")) continue;
+            double b = strtod(f[0], NULL);
+            for (int i = 0; i < 2; i++)
+                if (b == (double)sizes[i]) us[i] = strtod(f[7], NULL);
+        }
+    } else if (!quiet) {
+        fprintf(stderr, "calibrate: x-storesig: %s\n", e.message);
+    }
+    fclose(csv);
+    fclose(table);
+    if (!(us[0] > 0 && us[1] > us[0])) {
+        if (!quiet) fprintf(stderr, "calibrate: x-storesig gave no slope (%.3f, %.3f us): chan_write_land_gbps left out\n", us[0], us[1]);
+        return;
+    }
+    c->land_bytes[0] = LAND_LO;
+    c->land_bytes[1] = LAND_HI;
+    c->land_us[0] = us[0];
+    c->land_us[1] = us[1];
+    c->land_gbps = (LAND_HI - LAND_LO) / ((us[1] - us[0]) * 1e3);
+    c->land_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-storesig %d/%d bytes %.2f/%.2f us (peer stores land at %.1f GB/s per channel)\n",
+                LAND_LO, LAND_HI, us[0], us[1], c->land_gbps);
+}
 
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
     const char *names[6] = {"x-chain2", "x-chain34", "x-sigs2", "x-sigs34", "x-waits2", "x-waits34"};
@@ -84,6 +148,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     c->exec_op_ns = (us[1] - us[0]) * 1e3 / (N_HI - N_LO);
     c->exec_wait_ns = (us[5] - us[3]) * 1e3 / (N_HI - 1);
     c->exec_done = 1;
+    calib_land(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

@@ -25,6 +25,9 @@
  *                       (local memory latency and its bytes): the executor's own cost
  *   wait_overhead_ns    one WAIT whose flag is already there, run by the executor
  *                       ((x-waitsN - x-sigsN) / (N - 1))
+ *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
+ *                       release fence waits for the stores to land) and WAIT (probe plan
+ *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
  *                       executor's loads (ld.relaxed.sys) and stores */
 #include <math.h>
@@ -154,6 +157,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
         fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");
     }
+    if (c->land_done)
+        fprintf(f, "chan_write_land_gbps: %.2f      # measured: executor, one channel per GPU storing into the peer then SIGNAL (its fence\n"
+                   "                               # waits for the stores to land), probe x-storesig: (%.0f - %.0f bytes) / (%.3f - %.3f us)\n",
+                c->land_gbps, c->land_bytes[1], c->land_bytes[0], c->land_us[1], c->land_us[0]);
     if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
         fprintf(f, "host_chan_read_gbps: %.1f       # measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)\n",
                 c->host_read_block_gbps);
@@ -183,6 +190,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "x-waits%d %.3f, x-waits%d %.3f\n",
                 c->exec_n_lo, c->exec_chain_us[0], c->exec_n_hi, c->exec_chain_us[1], c->exec_n_lo, c->exec_sigs_us[0],
                 c->exec_n_hi, c->exec_sigs_us[1], c->exec_n_lo, c->exec_waits_us[0], c->exec_n_hi, c->exec_waits_us[1]);
+    if (c->land_done)
+        fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
+                c->land_bytes[1], c->land_us[1]);
     fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
     return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
 }

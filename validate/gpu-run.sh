@@ -5,6 +5,8 @@
 #   validate/gpu-run.sh build     here: a GPU-only arsim in out/vrun (libyaml, libcudart beside it)
 #   validate/gpu-run.sh run       there: writes $OUT (or out/validate): h200_calibrated.yaml,
 #                                 calib_raw.csv, measured.csv, machine.txt, gpu-run.log
+#   validate/gpu-run.sh calibrate there: only the micro-benchmarks (about 10 s, limit 60 s):
+#                                 h200_calibrated.yaml, calib_raw.csv, machine.txt, gpu-run.log
 #
 # Each placement (1, 2, 4 ranks per GPU) runs as its own process with its own time limit,
 # so one that overruns costs only its own rows. Then, here:
@@ -23,6 +25,18 @@ build() {
     cp -L /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 "$run_dir/"
     cp -L /usr/local/cuda/lib64/libcudart.so.13 "$run_dir/" 2>/dev/null || true
     echo "built $run_dir/arsim"
+}
+
+calibrate() {
+    out=${OUT:-$top/out/validate}
+    mkdir -p "$out"
+    export LD_LIBRARY_PATH="$run_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ARSIM_DATADIR="$top" NCCL_NVLS_ENABLE=0
+    { date -u; nvidia-smi -L; nvidia-smi topo -m; } >"$out/machine.txt" 2>&1
+    t0=$(date +%s)
+    timeout "${CALIB_S:-60}" "$run_dir/arsim" calibrate --backend cuda -o "$out/h200_calibrated.yaml" \
+        --raw "$out/calib_raw.csv" >>"$out/gpu-run.log" 2>&1
+    echo "calibrate: exit $? after $(($(date +%s) - t0)) s"
+    grep -E "^calibrate" "$out/gpu-run.log" | tail -16
 }
 
 run() {
@@ -60,5 +74,6 @@ run() {
 case ${1:-} in
 build) build ;;
 run) run ;;
-*) echo "usage: $0 build|run" >&2; exit 2 ;;
+calibrate) calibrate ;;
+*) echo "usage: $0 build|run|calibrate" >&2; exit 2 ;;
 esac

@@ -21,7 +21,12 @@
  * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
  * once when it already has (also for a WAIT one execution back, which polls too).
  * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
- * link latency per hop beyond the first); issuing it costs the sender nothing.
+ * link latency per hop beyond the first). Its release fence waits, on the sender's
+ * clock before the issue (sync term), for the channel's peer stores since its previous
+ * SIGNAL (COPY/REDUCE with the destination on another device) to land at
+ * chan_write_land_gbps: land = max(land, op start + op lat) + bytes / that rate for
+ * each such op, fence = max(0, land - clock). Without that key (0) a SIGNAL costs the
+ * sender nothing.
  * One execution starts after launch_ns. */
 #ifndef ARSIM_COST_H
 #define ARSIM_COST_H
@@ -57,6 +62,12 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
 double ar_cost_launch_s(const ar_topo_t *t);
 /* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
 double ar_cost_wait_s(const ar_topo_t *t);
+/* 1 when op is a COPY/REDUCE executed by exec_rank whose destination is on another
+ * device (a peer store the next SIGNAL's fence waits for; host stores are not). */
+int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank);
+/* Seconds one channel's remote stores of `bytes` take to land (0 when the model has
+ * no chan_write_land_gbps). */
+double ar_cost_land_s(const ar_topo_t *t, double bytes);
 /* Device of an address: the rank's device, or -1 for the host. */
 int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
 /* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit

@@ -49,6 +49,14 @@ typedef struct ar_model_s {
     /* Per-channel host staging rates (optional, 0 = only host_link_gbps bounds a channel). */
     double host_chan_read_gbps;  /* one channel loading from the host buffer */
     double host_chan_write_gbps; /* one channel storing to the host buffer */
+    /* A SIGNAL's release fence waits for the channel's earlier peer stores to land. */
+    double chan_write_land_gbps; /* rate at which one channel's peer stores (COPY/REDUCE with
+                                  * the destination on another device) land: a SIGNAL waits,
+                                  * on the sender's clock before it is issued (sync term),
+                                  * until those since the channel's previous SIGNAL have
+                                  * landed, each op's from its start plus its latency
+                                  * (optional, 0 = they land as fast as they are issued:
+                                  * issuing a SIGNAL costs the sender nothing) */
 } ar_model_t;
 
 /* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
