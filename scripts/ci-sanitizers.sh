@@ -10,14 +10,25 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-build-san}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-[ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
 mkdir -p "$builddir"
 cd "$builddir"
 start=$(date +%s)
+# A source tree configured in place (scripts/setup.sh builds there, and README's
+# test command runs this script after it) cannot host an out-of-tree build too:
+# build from a copy of its sources then (the files git tracks and the new ones it
+# does not ignore), refreshed on every run, in $builddir/src.
+src=$srcdir
+if [ -f "$srcdir/config.status" ]; then
+    src=$(pwd)/src
+    mkdir -p src
+    (cd "$srcdir" && git ls-files -z --cached --others --exclude-standard) |
+        tar -C "$srcdir" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C src -xf -
+fi
+[ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >/dev/null 2>&1)
 # The cuda backend's kernels are nvcc's and run on no GPU here: leave them out.
 if [ ! -f Makefile ]; then
     # shellcheck disable=SC2086
-    "$srcdir/configure" -q --enable-sanitizers --with-cuda=no ${CONFIGURE_FLAGS:-}
+    "$src/configure" -q --enable-sanitizers --with-cuda=no ${CONFIGURE_FLAGS:-}
 fi
 make -j"$jobs" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1}
