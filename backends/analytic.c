@@ -139,6 +139,7 @@ typedef struct chan_state_s {
     uint32_t pc;
     int stored;               /* remote stores since the last SIGNAL (its fence waits) */
     double land;              /* when those stores have landed (chan_write_land_gbps) */
+    double sig_land;          /* when the last SIGNAL's flag update completes */
     int waiting;              /* blocked on the WAIT at pc */
     double clock;
     double terms[AR_NTERM];   /* the path that set clock; sums to clock */
@@ -223,10 +224,13 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         case AR_OP_SIGNAL: {
             /* The release fence waits for the channel's peer stores to land
              * (chan_write_land_gbps). */
-            double fence = c->stored && c->land > c->clock ? c->land - c->clock : 0;
+            double ready = c->stored && c->land > c->sig_land ? c->land : c->sig_land;
+            double fence = ready > c->clock ? ready - c->clock : 0;
             c->stored = 0;
             c->clock += fence;
             c->terms[AR_TERM_SYNC] += fence;
+            /* its own flag update completes later; the next SIGNAL waits for it */
+            c->sig_land = c->clock + ar_cost_signal_issue_s(w->t);
             event_t e = {.t = c->clock + ar_cost_signal_s(w->t, rank, op->dst.rank),
                          .kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
             memcpy(e.terms, c->terms, sizeof e.terms);

@@ -188,6 +188,8 @@ double ar_cost_land_s(const ar_topo_t *t, double bytes) {
     return g > 0 ? bytes / (g * 1e9) : 0;
 }
 
+double ar_cost_signal_issue_s(const ar_topo_t *t) { return t->model->signal_release_ns * 1e-9; }
+
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     int d = ar_cost_addr_device(t, &op->dst);

@@ -107,6 +107,7 @@ struct ChanState {
     double pending = 0;
     bool stored = false; /* remote stores since the last SIGNAL (its fence waits for them) */
     double land = 0;     /* when they have landed (chan_write_land_gbps) */
+    double sig_land = 0; /* when the last SIGNAL's flag update completes (signal_release_ns) */
     int *got = nullptr; /* where an op's (unused) payload lands */
 };
 
@@ -400,13 +401,13 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     int rank = gi / p->nchannels;
     /* The release fence waits for the channel's peer stores to land (cost.h,
      * chan_write_land_gbps). */
-    if (cs.stored) {
-        double fence = cs.land - (sg4::Engine::get_clock() + cs.pending);
-        if (fence < 0) fence = 0;
-        cs.pending += fence;
-        cs.terms[AR_TERM_SYNC] += fence;
-        cs.stored = false;
-    }
+    double ready = cs.stored ? std::max(cs.land, cs.sig_land) : cs.sig_land;
+    double fence = std::max(0.0, ready - (sg4::Engine::get_clock() + cs.pending));
+    cs.stored = false;
+    cs.pending += fence;
+    cs.terms[AR_TERM_SYNC] += fence;
+    /* its own flag update completes later; the channel's next SIGNAL waits for it */
+    cs.sig_land = sg4::Engine::get_clock() + cs.pending + ar_cost_signal_issue_s(t);
     double now = sg4::Engine::get_clock() + cs.pending;
     double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     Arrival a;

@@ -256,6 +256,45 @@ START_TEST(test_store_fence) {
 }
 END_TEST
 
+/* signal_release_ns (500 here): a SIGNAL's flag update completes that long after its
+ * issue and the channel's next SIGNAL waits for it. Rank 0 SIGNALs rank 1 k times back
+ * to back; rank 1 WAITs for all k: the last is issued (k - 1) x 500 ns after the first.
+ * With a COPY of c >= 500 ns between two SIGNALs, the second waits for nothing. */
+START_TEST(test_signal_release) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%ssignal_release_ns: 500\n", ROUND_MODEL);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_release", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:4", m, &t, &err) == AR_OK, "%s", err.message);
+    EQ(ar_cost_signal_issue_s(t), 500 * NS);
+    for (int k = 1; k <= 5; k++) {
+        ar_plan_t *p = tu_plan_new(4, 1, 16);
+        for (int i = 0; i < k; i++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, (uint64_t)k), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        EQ(r.time_s, LAUNCH + (k - 1) * 500 * NS + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], (k - 1) * 500 * NS + SIG);
+        ar_plan_free(p);
+    }
+    const uint64_t n = 100000; /* a local COPY of 400 KB: 100 + 400 + 800 ns */
+    const double c = MEMLAT + n * 4.0 / 1000e9 + n * 4.0 / 500e9;
+    ck_assert(c > 500 * NS);
+    ar_plan_t *p = tu_plan_new(4, 1, n);
+    ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 2), AR_OK);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + c + SIG);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A WAIT for count k is released by the k-th SIGNAL to *arrive*, not the k-th
  * issued: rank 0 signals rank 2 at once (two hops: arrives at 1200 ns), rank 1
  * after a short copy (one hop: arrives at c + 1000 ns < 1200 ns). */
@@ -698,6 +737,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_local_memory);
     tcase_add_test(tc, test_signal_chain);
     tcase_add_test(tc, test_store_fence);
+    tcase_add_test(tc, test_signal_release);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

@@ -248,6 +248,9 @@ static ar_calib_t fake_calib(void) {
     c.exec_chain_us[0] = 4; c.exec_chain_us[1] = 4 + 32 * 1.4;
     c.exec_sigs_us[0] = 3; c.exec_sigs_us[1] = 7; c.exec_waits_us[0] = 3.5; c.exec_waits_us[1] = 40;
     c.exec_op_ns = 1400; c.exec_wait_ns = (40.0 - 7.0) * 1e3 / 33;
+    c.land_done = 1; c.land_bytes[0] = 65536; c.land_bytes[1] = 1048576;
+    c.land_us[0] = 8; c.land_us[1] = 8 + 983040 / 12e3; /* 12 GB/s */
+    c.land_gbps = 12;
     return c;
 }
 
@@ -286,6 +289,8 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->wait_overhead_ns, (40.0 - 7.0) * 1e3 / 33, 1);
     ck_assert_double_eq_tol(m->host_chan_read_gbps, 17.5, 1e-9);
     ck_assert_double_eq_tol(m->host_chan_write_gbps, 30.5, 1e-9);
+    ck_assert_double_eq_tol(m->signal_release_ns, (7.0 - 3.0) * 1e3 / 32, 1); /* x-sigs slope */
+    ck_assert_double_eq_tol(m->chan_write_land_gbps, 12, 0.01);             /* x-storesig */
     ar_model_free(m);
     /* Every value line names where it came from. */
     f = fopen(path, "r");

@@ -25,6 +25,8 @@
  *                       (local memory latency and its bytes): the executor's own cost
  *   wait_overhead_ns    one WAIT whose flag is already there, run by the executor
  *                       ((x-waitsN - x-sigsN) / (N - 1))
+ *   signal_release_ns   slope of x-sigsN (N SIGNALs back to back on one channel): each
+ *                       red.release.sys waits for the one before to complete
  *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
  *                       release fence waits for the stores to land) and WAIT (probe plan
  *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
@@ -153,6 +155,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "wait_overhead_ns: %.0f           # measured: executor, %d WAITs on a flag already there vs 1 (probes x-waitsN - x-sigsN):\n"
                    "                               # (%.2f - %.2f us) / %d\n",
                 fmax(0, c->exec_wait_ns), c->exec_n_hi, c->exec_waits_us[1], c->exec_sigs_us[1], c->exec_n_hi - 1);
+        fprintf(f, "signal_release_ns: %.0f          # measured: executor, one channel SIGNALing back to back, %d vs %d SIGNALs (probe x-sigsN):\n"
+                   "                               # (%.2f - %.2f us) / %d: each release waits for the one before\n",
+                fmax(0, (c->exec_sigs_us[1] - c->exec_sigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo)), c->exec_n_hi,
+                c->exec_n_lo, c->exec_sigs_us[1], c->exec_sigs_us[0], c->exec_n_hi - c->exec_n_lo);
     } else {
         fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
         fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");

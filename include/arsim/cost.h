@@ -25,7 +25,9 @@
  * clock before the issue (sync term), for the channel's peer stores since its previous
  * SIGNAL (COPY/REDUCE with the destination on another device) to land at
  * chan_write_land_gbps: land = max(land, op start + op lat) + bytes / that rate for
- * each such op, fence = max(0, land - clock). Without that key (0) a SIGNAL costs the
+ * each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
+ * (land = max(land, issue + signal_release_ns)), so the channel's next SIGNAL waits
+ * for it too: fence = max(0, land - clock). Without both keys (0) a SIGNAL costs the
  * sender nothing.
  * One execution starts after launch_ns. */
 #ifndef ARSIM_COST_H
@@ -68,6 +70,9 @@ int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank
 /* Seconds one channel's remote stores of `bytes` take to land (0 when the model has
  * no chan_write_land_gbps). */
 double ar_cost_land_s(const ar_topo_t *t, double bytes);
+/* Seconds after its issue a SIGNAL's flag update completes (signal_release_ns): the
+ * channel's next SIGNAL is issued no earlier. */
+double ar_cost_signal_issue_s(const ar_topo_t *t);
 /* Device of an address: the rank's device, or -1 for the host. */
 int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
 /* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit

@@ -57,6 +57,11 @@ typedef struct ar_model_s {
                                   * landed, each op's from its start plus its latency
                                   * (optional, 0 = they land as fast as they are issued:
                                   * issuing a SIGNAL costs the sender nothing) */
+    double signal_release_ns;    /* a SIGNAL's flag update (red.release.sys) completes this
+                                  * long after its issue; the channel's next SIGNAL, whose
+                                  * release waits for every earlier write, is issued no
+                                  * earlier (sender's clock, sync term). Back-to-back
+                                  * SIGNALs cost this much each (optional, 0) */
 } ar_model_t;
 
 /* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
