@@ -23,6 +23,8 @@
 #include <inttypes.h>
 #include "hw/cuda.h"
 
+#define AR__PEER_MAX 64 /* GPUs per process whose peer access is remembered */
+
 int ar__cuda_fail(ar_error_t *err, int cuda_status, const char *what) {
     return AR_ERR(err, AR_EDEVICE, "cuda backend: %s: %s", what,
                   cudaGetErrorString((cudaError_t)cuda_status));
@@ -68,6 +70,8 @@ static void cuda_close(ar_backend_t *b) {
     }
     if (be->host_buf) cudaFreeHost(be->host_buf);
     if (be->host_flags) cudaFreeHost(be->host_flags);
+    free(be->host_slot_of);
+    free(be->host_senders);
     if (be->abort_word) cudaFreeHost((void *)be->abort_word);
     for (int i = 0; i < be->nused; i++) {
         int g = be->used[i];
@@ -134,10 +138,17 @@ static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err)
                 be->p2p = 0;
                 continue;
             }
+            /* Peer access is per process and stays on: a later open must not ask
+             * again (the runtime answers with an error that tools report). */
+            static unsigned char peer_on[AR__PEER_MAX][AR__PEER_MAX];
+            const int known = be->used[i] < AR__PEER_MAX && be->used[j] < AR__PEER_MAX;
+            if (known && peer_on[be->used[i]][be->used[j]]) continue;
             cudaSetDevice(be->used[i]);
             ce = cudaDeviceEnablePeerAccess(be->used[j], 0);
-            if (ce == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-            else if (ce != cudaSuccess) {
+            if (ce == cudaSuccess || ce == cudaErrorPeerAccessAlreadyEnabled) {
+                if (ce != cudaSuccess) (void)cudaGetLastError();
+                if (known) peer_on[be->used[i]][be->used[j]] = 1;
+            } else {
                 if (be->p2p)
                     snprintf(be->p2p_why, sizeof be->p2p_why, "enabling GPU %d -> GPU %d: %s",
                              be->used[i], be->used[j], cudaGetErrorString(ce));
@@ -205,6 +216,45 @@ static int ensure_host(void **p, size_t *cap, size_t want, ar_error_t *err) {
         return ar__cuda_fail(err, ce, "allocating pinned host memory");
     }
     *cap = want;
+    return AR_OK;
+}
+
+/* Host mode: mapped pinned host memory gives no system-scope atomics on x86
+ * PCIe hosts (CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is 0 there), so
+ * no two channels share a flag word: every channel that signals a flag owns one
+ * slot of it, which only it writes (read, add one, release store), and a WAIT
+ * sums the flag's slots. Slots are numbered per flag in channel order. */
+static int assign_host_slots(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err) {
+    free(be->host_slot_of);
+    free(be->host_senders);
+    be->host_slot_of = calloc(p->nops ? p->nops : 1, sizeof(uint32_t));
+    be->host_senders = calloc((size_t)p->nranks * nflags, sizeof(uint32_t));
+    uint32_t *last = malloc((size_t)p->nranks * nflags * sizeof(uint32_t)); /* last sender + 1 */
+    if (!be->host_slot_of || !be->host_senders || !last) {
+        free(last);
+        return AR_ERR(err, AR_ENOMEM, "cuda backend: host flag slots");
+    }
+    memset(last, 0, (size_t)p->nranks * nflags * sizeof(uint32_t));
+    be->host_slots = 1;
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            const uint32_t me = (uint32_t)(r * p->nchannels + c) + 1;
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (op->code != AR_OP_SIGNAL || op->dst.rank < 0 || op->dst.rank >= p->nranks ||
+                    op->flag >= nflags)
+                    continue;
+                const size_t f = (size_t)op->dst.rank * nflags + op->flag;
+                if (last[f] != me) { /* channels are walked in order: a new sender */
+                    last[f] = me;
+                    be->host_senders[f]++;
+                }
+                be->host_slot_of[ch->first + i] = be->host_senders[f] - 1;
+                if (be->host_senders[f] > be->host_slots) be->host_slots = be->host_senders[f];
+            }
+        }
+    free(last);
     return AR_OK;
 }
 
@@ -280,7 +330,8 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
         AR__CU(cudaMemset(be->flags[r], 0, nflags * sizeof(uint64_t)), "clearing flags");
     }
     if (p->host_elems) AR_TRY(ensure_host(&be->host_buf, &be->host_cap, p->host_elems * es, err));
-    size_t hf = (size_t)p->nranks * nflags * be->nused * sizeof(uint64_t);
+    AR_TRY(assign_host_slots(be, p, nflags, err));
+    size_t hf = (size_t)p->nranks * nflags * be->host_slots * sizeof(uint64_t);
     AR_TRY(ensure_host((void **)&be->host_flags, &be->host_flags_cap, hf, err));
     memset(be->host_flags, 0, hf);
 
@@ -361,9 +412,11 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                             rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad SIGNAL", r, c, i);
                             break;
                         }
-                        if (be->host_mode)
-                            d->dst = be->host_flags + ((size_t)t * nflags + op->flag) * be->nused + gi;
-                        else
+                        if (be->host_mode) {
+                            d->dst = be->host_flags + ((size_t)t * nflags + op->flag) * be->host_slots +
+                                     be->host_slot_of[ch->first + i];
+                            d->code |= AR__DOP_SYS;
+                        } else
                             d->dst = be->flags[t] + op->flag;
                         break;
                     }
@@ -375,8 +428,8 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                         d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
                         d->count = op->count - (uint64_t)op->back * d->per_epoch; /* int64_t in the kernel */
                         if (be->host_mode) {
-                            d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->nused;
-                            d->nsrc = (uint32_t)be->nused;
+                            d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->host_slots;
+                            d->nsrc = be->host_senders[(size_t)r * nflags + op->flag];
                             d->src = 1;
                         } else {
                             d->dst = be->flags[r] + op->flag;
@@ -501,7 +554,7 @@ int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error
             cudaSetDevice(be->rank_gpu[r]);
             AR__CU(cudaMemset(be->flags[r], 0, nflags * sizeof(uint64_t)), "reset");
         }
-        memset(be->host_flags, 0, (size_t)be->nranks * nflags * be->nused * sizeof(uint64_t));
+        memset(be->host_flags, 0, (size_t)be->nranks * nflags * be->host_slots * sizeof(uint64_t));
         for (int gi = 0; gi < be->nused; gi++) {
             cudaSetDevice(be->used[gi]);
             AR__CU(cudaDeviceSynchronize(), "reset");

@@ -40,8 +40,11 @@ typedef struct ar__cuda_s {
     size_t host_cap;
     uint64_t *flags[64];       /* peer mode: per rank, on its GPU */
     size_t flags_cap[64];
-    uint64_t *host_flags;      /* host mode: nranks * nflags * nused slots */
+    uint64_t *host_flags;      /* host mode: nranks * nflags * host_slots slots */
     size_t host_flags_cap;
+    uint32_t host_slots;       /* host mode: slots per flag (the most channels signalling one flag) */
+    uint32_t *host_slot_of;    /* host mode, prepare only: per SIGNAL op, its slot */
+    uint32_t *host_senders;    /* host mode: per (rank, flag), channels signalling it */
 
     /* The prepared plan. */
     const ar_plan_t *plan;

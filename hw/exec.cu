@@ -9,7 +9,8 @@
  * round once.
  *
  * SIGNAL: bar.sync (the channel's earlier writes are done), then one thread
- * does red.release.sys.add on the target flag. WAIT: one thread spins on
+ * does red.release.sys.add on the target flag (in host mode, a release store to
+ * the channel's own slot of it: see hw/internal.h). WAIT: one thread spins on
  * ld.acquire.sys until the flag reaches (epoch - back) * per_epoch + count, then
  * bar.sync. Epoch-parity addresses (arsim/plan.h) come as pointers tagged in
  * bit 0; an op holding one adds the plan's parity offset to them in odd epochs. The epoch is per block, kept in device memory, so a captured graph
@@ -45,6 +46,12 @@ __device__ __forceinline__ uint64_t ld_acquire_sys(const uint64_t *p) {
 }
 __device__ __forceinline__ void red_release_sys(uint64_t *p, uint64_t v) {
     asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/* A flag slot this thread alone writes (host mode): no atomic needed. */
+__device__ __forceinline__ void bump_release_sys(uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v + 1) : "memory");
 }
 
 /* Loads: L2 only for GPU memory; sys-scope for host memory. */
@@ -310,7 +317,10 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
             } else if (code == OP_SIGNAL) {
                 /* The bar.sync after the last data op ordered every thread's writes
                  * before this release (cumulativity). */
-                if (tid == 0) red_release_sys((uint64_t *)op.dst, 1);
+                if (tid == 0) {
+                    if (op.code & AR__DOP_SYS) bump_release_sys((uint64_t *)op.dst);
+                    else red_release_sys((uint64_t *)op.dst, 1);
+                }
             } else if (code == OP_WAIT) {
                 if (tid == 0) {
                     /* count holds count - back * per_epoch (signed): a WAIT back 1

@@ -41,9 +41,10 @@ typedef struct ar__dop_s {
 
 /* Flags. With peer access, flag f of rank r is one uint64_t in r's GPU memory and
  * a SIGNAL is one system-scope atomic add over NVLink. Without peer access (or
- * forced host staging) flags live in mapped pinned host memory, where atomics are
- * atomic only per GPU: each flag then has one slot per GPU, a SIGNAL adds to its
- * own GPU's slot and a WAIT sums the slots. */
+ * forced host staging) flags live in mapped pinned host memory, where x86 PCIe
+ * hosts give no system-scope atomics: each flag then has one slot per channel
+ * that signals it, a SIGNAL (marked AR__DOP_SYS) bumps its channel's own slot with
+ * a release store, and a WAIT sums the slots. */
 
 /* One thread block = one (rank, channel) with at least one op. */
 typedef struct ar__dblock_s {
