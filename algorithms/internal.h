@@ -98,6 +98,20 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
 /* AR_EUNFIT unless every pair of ranks is adjacent. */
 int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err);
 
+/* Length of piece i when a lane of len elements is cut into pieces of chunk. */
+uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);
+
+/* Rank r on channel c: WAIT for flag fbase + q of every peer q to reach nwait, then
+ * REDUCE IN[off] with slot(r, SCRATCH, q * count + off) of every peer into OUT[off],
+ * n elements (slot is ar_addr or ar_addr_parity). sv holds nranks addresses. */
+int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
+                     uint64_t count, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
+                     ar_addr_t *sv);
+
+/* End of a builder: finish the plan when rc is AR_OK and hand it out, else free it
+ * and report "<algo>: cannot build the plan: ...". */
+int ar__plan_done(ar_plan_t *p, int rc, const char *algo, ar_plan_t **out, ar_error_t *err);
+
 /* The builders. */
 int ar__build_ring(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
                    ar_error_t *);

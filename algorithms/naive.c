@@ -42,11 +42,5 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
         }
     }
     free(sv);
-    if (rc == AR_OK) rc = ar_plan_finish(p);
-    if (rc != AR_OK) {
-        ar_plan_free(p);
-        return AR_ERR(err, rc, "naive: cannot build the plan: %s", ar_plan_strerror(rc));
-    }
-    *out = p;
-    return AR_OK;
+    return ar__plan_done(p, rc, "naive", out, err);
 }

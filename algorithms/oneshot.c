@@ -33,38 +33,6 @@
  * (auto takes 1stage up to 4 MB on 2 x H200). */
 #define AR__ONESHOT_SLOTS_MAX_BYTES (4u * 1024u * 1024u)
 
-int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
-    for (int a = 0; a < t->nranks; a++)
-        for (int b = a + 1; b < t->nranks; b++)
-            if (!ar_topo_rank_adjacent(t, a, b))
-                return AR_ERR(err, AR_EUNFIT,
-                              "%s: ranks %d and %d are not neighbours on %s (needs every pair "
-                              "linked: full or switch)",
-                              algo, a, b, t->name);
-    return AR_OK;
-}
-
-uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt) {
-    uint64_t es = ar_dtype_size(dt);
-    if (o && o->chunk_bytes) {
-        uint64_t c = o->chunk_bytes / es;
-        return c ? c : 1;
-    }
-    /* One piece while a lane is small: every chunk costs a SIGNAL, whose release
-     * waits until the chunk's remote stores have landed, and a WAIT; on 2 x H200
-     * 32 KB chunks made 32-64 MB 10-15% slower than one piece, while 2 MB lanes in
-     * 16 chunks made 256 MB 5% faster. From 2 MB a lane about 16 steps of 128 KB
-     * to 512 KB, so the last chunk's reduction, which nothing overlaps, is short. */
-    uint64_t bytes = lane_elems * es;
-    if (bytes < AR__PIPE_MIN_BYTES) return lane_elems ? lane_elems : 1;
-    uint64_t c = bytes / 16;
-    if (c < 128 * 1024) c = 128 * 1024;
-    if (c > 512 * 1024) c = 512 * 1024;
-    c /= es;
-    c = (c + 7) & ~(uint64_t)7; /* whole 16-byte vectors in the 2-byte types */
-    return c ? c : 1;
-}
-
 int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -101,7 +69,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 if (q != r) rc = ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q));
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
-                    uint64_t off = lo + i * chunk, n = len - i * chunk < chunk ? len - i * chunk : chunk;
+                    uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
                         rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
@@ -112,14 +80,8 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 if (i == 0) continue;
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
                 uint64_t j = i - 1;
-                uint64_t off = lo + j * chunk, n = len - j * chunk < chunk ? len - j * chunk : chunk;
-                for (int q = 0; q < P && rc == AR_OK; q++)
-                    if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)q, j + 1);
-                int k = 0;
-                sv[k++] = ar_addr(r, AR_BUF_IN, off);
-                for (int q = 0; q < P; q++)
-                    if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * count + off);
-                if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), sv, (uint32_t)k, n);
+                uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, count, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
             for (int k = 1; k < P && rc == AR_OK && slots == 1; k++)
@@ -127,11 +89,5 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         }
     }
     free(sv);
-    if (rc == AR_OK) rc = ar_plan_finish(p);
-    if (rc != AR_OK) {
-        ar_plan_free(p);
-        return AR_ERR(err, rc, "1stage: cannot build the plan: %s", ar_plan_strerror(rc));
-    }
-    *out = p;
-    return AR_OK;
+    return ar__plan_done(p, rc, "1stage", out, err);
 }

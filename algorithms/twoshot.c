@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err);
-
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -40,7 +38,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 uint64_t so, sl;
                 if (i < nck) { /* reduce-scatter: push every peer's slice of chunk i */
-                    uint64_t off = lo + i * chunk, n = len - i * chunk < chunk ? len - i * chunk : chunk;
+                    uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
                         ar__split(off, off + n, P, q, &so, &sl);
@@ -53,15 +51,9 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 /* chunk i-1: reduce my slice once every peer's part has arrived, then
                  * all-gather it into every peer's OUT */
                 uint64_t j = i - 1;
-                uint64_t off = lo + j * chunk, n = len - j * chunk < chunk ? len - j * chunk : chunk;
+                uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
-                for (int q = 0; q < P && rc == AR_OK; q++)
-                    if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)q, j + 1);
-                int k = 0;
-                sv[k++] = ar_addr(r, AR_BUF_IN, so);
-                for (int q = 0; q < P; q++)
-                    if (q != r) sv[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * count + so);
-                if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, so), sv, (uint32_t)k, sl);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, count, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = (r + kk) % P;
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
@@ -74,11 +66,5 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         }
     }
     free(sv);
-    if (rc == AR_OK) rc = ar_plan_finish(p);
-    if (rc != AR_OK) {
-        ar_plan_free(p);
-        return AR_ERR(err, rc, "2stage: cannot build the plan: %s", ar_plan_strerror(rc));
-    }
-    *out = p;
-    return AR_OK;
+    return ar__plan_done(p, rc, "2stage", out, err);
 }
