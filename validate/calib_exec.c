@@ -28,6 +28,37 @@
 #define LAND_LO (64 << 10)
 #define LAND_HI (1 << 20)
 
+/* Run the probe plans `algos` at `sizes` through `arsim bench`'s timing path, rows into
+ * csv, the table into table. */
+static int bench_probes(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
+                        int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
+    ar_hw_bench_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.algos = algos;
+    o.sizes = sizes;
+    o.nsizes = nsizes;
+    o.dtype = AR_BF16;
+    o.iters = iters;
+    o.repeats = repeats;
+    o.timeout_s = 5;
+    o.csv = csv;
+    int wrong = 0;
+    return ar_hw_bench(t, &o, table, &wrong, err);
+}
+
+/* Next row of the bench CSV with its first 8 fields in f
+ * (size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,...): 1, or 0 at the end. */
+static int csv_row(FILE *csv, char *line, int n, char *f[8]) {
+    while (fgets(line, n, csv)) {
+        int nf = 0;
+        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && nf < 8;
+             tok = strtok_r(NULL, ",", &save))
+            f[nf++] = tok;
+        if (nf == 8) return 1;
+    }
+    return 0;
+}
+
 /* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
  * A failure leaves land_done 0 (the key is then left out: optional). */
 static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
@@ -39,29 +70,13 @@ static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     }
     const uint64_t sizes[2] = {LAND_LO, LAND_HI};
     double us[2] = {NAN, NAN};
-    ar_hw_bench_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.algos = "x-storesig";
-    o.sizes = sizes;
-    o.nsizes = 2;
-    o.dtype = AR_BF16;
-    o.iters = 100;
-    o.repeats = 11;
-    o.timeout_s = 5;
-    o.csv = csv;
-    int wrong = 0;
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    if (ar_hw_bench(t, &o, table, &wrong, &e) == AR_OK) {
-        char line[1024];
+    if (bench_probes(t, "x-storesig", sizes, 2, 100, 11, csv, table, &e) == AR_OK) {
+        char line[1024], *f[8];
         rewind(csv);
-        while (fgets(line, sizeof line, csv)) {
-            char *f[8];
-            int nf = 0;
-            for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && nf < 8;
-                 tok = strtok_r(NULL, ",", &save))
-                f[nf++] = tok;
-            if (nf < 8 || strcmp(f[3], "x-storesig")) continue;
+        while (csv_row(csv, line, sizeof line, f)) {
+            if (strcmp(f[3], "x-storesig")) continue;
             double b = strtod(f[0], NULL);
             for (int i = 0; i < 2; i++)
                 if (b == (double)sizes[i]) us[i] = strtod(f[7], NULL);
@@ -97,29 +112,12 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
         return AR_ERR(err, AR_EIO, "calibrate: cannot create a temporary file");
     }
     const uint64_t sizes[1] = {OP_BYTES};
-    ar_hw_bench_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.algos = "x-chain2,x-chain34,x-sigs2,x-sigs34,x-waits2,x-waits34";
-    o.sizes = sizes;
-    o.nsizes = 1;
-    o.dtype = AR_BF16;
-    o.iters = 200;
-    o.repeats = 15;
-    o.timeout_s = 5;
-    o.csv = csv;
-    int wrong = 0;
-    int rc = ar_hw_bench(t, &o, table, &wrong, err);
+    int rc = bench_probes(t, "x-chain2,x-chain34,x-sigs2,x-sigs34,x-waits2,x-waits34", sizes, 1,
+                          200, 15, csv, table, err);
     if (rc == AR_OK) {
-        char line[1024];
+        char line[1024], *f[8];
         rewind(csv);
-        while (fgets(line, sizeof line, csv)) {
-            /* size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,... */
-            char *f[8];
-            int nf = 0;
-            for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && nf < 8;
-                 tok = strtok_r(NULL, ",", &save))
-                f[nf++] = tok;
-            if (nf < 8) continue;
+        while (csv_row(csv, line, sizeof line, f)) {
             for (int i = 0; i < 6; i++)
                 if (!strcmp(f[3], names[i])) us[i] = strtod(f[7], NULL);
         }
