@@ -155,6 +155,16 @@ static int split(char *s, char **items, int max, int *n) {
     return AR_OK;
 }
 
+/* A copy of arg owned by o, split into items: AR_CLI_OK, or the failure printed. */
+static int own_items(ar_cli_opts_t *o, const char *cmd, const char *flag, const char *arg,
+                     char **items, int *n) {
+    char *copy = own(o, arg);
+    if (!copy) return ar_cli_fail(cmd, "out of memory");
+    if (split(copy, items, AR_CLI_MAX_LIST, n) != AR_OK)
+        return ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, arg);
+    return AR_CLI_OK;
+}
+
 static int parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s || *s == '-' || *s == '+') return AR_EINVAL;
     errno = 0;
@@ -288,12 +298,9 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
 }
 
 static int size_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const char *arg) {
-    char *copy = own(o, arg);
-    if (!copy) return ar_cli_fail(cmd, "out of memory");
     char *items[AR_CLI_MAX_LIST];
-    int n;
-    if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK)
-        return ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, arg);
+    int n, rc = own_items(o, cmd, flag, arg, items, &n);
+    if (rc != AR_CLI_OK) return rc;
     if (first_time(o, G_SIZE)) o->nsizes = 0;
     for (int i = 0; i < n; i++) {
         ar_error_t err;
@@ -308,16 +315,13 @@ static int size_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const c
 }
 
 static int count_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const char *arg) {
-    char *copy = own(o, arg);
-    if (!copy) return ar_cli_fail(cmd, "out of memory");
     char *items[AR_CLI_MAX_LIST];
-    int n;
-    if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK)
-        return ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, arg);
+    int n, rc = own_items(o, cmd, flag, arg, items, &n);
+    if (rc != AR_CLI_OK) return rc;
     if (first_time(o, G_COUNT)) o->ncounts = 0;
     for (int i = 0; i < n; i++) {
         uint64_t c;
-        int rc = parse_u64(items[i], &c);
+        rc = parse_u64(items[i], &c);
         if (rc == AR_ELIMIT) return ar_cli_fail(cmd, "%s '%s': count is too large", flag, items[i]);
         if (rc != AR_OK)
             return ar_cli_fail(cmd, "%s '%s': expected a number of elements", flag, items[i]);
@@ -415,14 +419,9 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             goto out;
         case 'q': o->quiet = 1; break;
         case O_ALGO: {
-            char *copy = own(o, optarg);
             char *items[AR_CLI_MAX_LIST];
             int n;
-            if (!copy) { rc = ar_cli_fail(cmd, "out of memory"); goto out; }
-            if (split(copy, items, AR_CLI_MAX_LIST, &n) != AR_OK) {
-                rc = ar_cli_fail(cmd, "%s '%s': empty item or too many items", flag, optarg);
-                goto out;
-            }
+            if ((rc = own_items(o, cmd, flag, optarg, items, &n)) != AR_CLI_OK) goto out;
             if (first_time(o, G_ALGO)) { o->nalgos = 0; o->algo_all = 0; }
             for (int i = 0; i < n; i++)
                 if ((rc = add_algo(o, cmd, items[i])) != AR_CLI_OK) goto out;
