@@ -30,6 +30,10 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
  * 512 KB. */
 #define AR__PIPE_MIN_BYTES (2u * 1024u * 1024u)
 uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt);
+/* Lane c of `lanes` over [0, count) pipelined as above: its range [lo, lo + len),
+ * its chunk in elements and its number of chunks (0 for an empty lane). */
+void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
+                   uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks);
 
 /* A ring of n ranks on one channel with its data and acknowledgement flags. */
 typedef struct ar__ring_s {

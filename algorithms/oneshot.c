@@ -52,10 +52,8 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
-        uint64_t lo, len;
-        ar__split(0, count, lanes, c, &lo, &len);
-        const uint64_t chunk = ar__pipe_chunk_elems(o, len, dt);
-        const uint64_t nck = len ? (len + chunk - 1) / chunk : 0;
+        uint64_t lo, len, chunk, nck;
+        ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
         /* flags of lane c: data from peer q at 2Pc + q, done-reading from q at 2Pc + P + q */
         const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
         for (int r = 0; r < P && rc == AR_OK; r++) {

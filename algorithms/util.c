@@ -447,6 +447,13 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
     return c ? c : 1;
 }
 
+void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
+                   uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks) {
+    ar__split(0, count, lanes, c, lo, len);
+    *chunk = ar__pipe_chunk_elems(o, *len, dt);
+    *nchunks = *len ? (*len + *chunk - 1) / *chunk : 0;
+}
+
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i) {
     return len - i * chunk < chunk ? len - i * chunk : chunk;
 }
