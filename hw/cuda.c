@@ -481,11 +481,10 @@ static int plan_current(const ar__cuda_t *be, const ar_plan_t *p) {
     return be->plan == p && be->plan_nops == p->nops && be->plan_count == p->count;
 }
 
-static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int timed, ar_error_t *err) {
+/* The first GPU's stream waits for everything queued so far on every other one;
+ * switches devices, ending on the first GPU when there are others. */
+static int join_streams(ar__cuda_t *be, ar_error_t *err) {
     const int g0 = be->used[0];
-    cudaSetDevice(g0);
-    /* Everything already queued on any GPU (input fill, poison) happens before
-     * any GPU starts: a peer's kernel may write into this GPU's buffers. */
     for (int i = 1; i < be->nused; i++) {
         const int g = be->used[i];
         cudaSetDevice(g);
@@ -493,6 +492,15 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
         cudaSetDevice(g0);
         AR__CU(cudaStreamWaitEvent(be->stream[g0], be->ev_join[g], 0), "ordering streams");
     }
+    return AR_OK;
+}
+
+static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int timed, ar_error_t *err) {
+    const int g0 = be->used[0];
+    cudaSetDevice(g0);
+    /* Everything already queued on any GPU (input fill, poison) happens before
+     * any GPU starts: a peer's kernel may write into this GPU's buffers. */
+    AR_TRY(join_streams(be, err));
     if (timed) AR__CU(cudaEventRecord(be->ev_start, be->stream[g0]), "recording an event");
     if (be->nused > 1) {
         AR__CU(cudaEventRecord(be->ev_fork, be->stream[g0]), "recording an event");
@@ -508,13 +516,7 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
         cudaSetDevice(g);
         AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
     }
-    for (int i = 1; i < be->nused; i++) {
-        const int g = be->used[i];
-        cudaSetDevice(g);
-        AR__CU(cudaEventRecord(be->ev_join[g], be->stream[g]), "recording an event");
-        cudaSetDevice(g0);
-        AR__CU(cudaStreamWaitEvent(be->stream[g0], be->ev_join[g], 0), "ordering streams");
-    }
+    AR_TRY(join_streams(be, err));
     cudaSetDevice(g0);
     if (timed) AR__CU(cudaEventRecord(be->ev_end, be->stream[g0]), "recording an event");
     return AR_OK;
