@@ -560,3 +560,14 @@ void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *byte
         *bytes = *count * es;
     }
 }
+
+ar_run_opts_t ar_cli_run_opts(const ar_cli_opts_t *o, ar_mem_t buffer) {
+    ar_run_opts_t ropts = AR_RUN_OPTS_DEFAULT;
+    ropts.buffer = buffer;
+    ropts.iters = o->iters;
+    ropts.warmup = o->warmup;
+    ropts.check = o->check;
+    ropts.seed = o->seed;
+    ropts.timeout_s = o->timeout_s;
+    return ropts;
+}

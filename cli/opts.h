@@ -123,6 +123,9 @@ int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out);
 int ar_cli_nsizes(const ar_cli_opts_t *o);
 void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *bytes,
                     uint64_t *count);
+/* The run options from the run control (--iters, --warmup, --check, --seed,
+ * --timeout) for one buffer level; breakdown off. */
+ar_run_opts_t ar_cli_run_opts(const ar_cli_opts_t *o, ar_mem_t buffer);
 
 /* One measured (or predicted) row: what the table, CSV and JSON print. */
 typedef struct ar_cli_row_s {

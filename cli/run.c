@@ -223,14 +223,8 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                         goto out;
                     }
                 }
-                ar_run_opts_t ropts = AR_RUN_OPTS_DEFAULT;
-                ropts.buffer = buffer;
-                ropts.iters = o->iters;
-                ropts.warmup = o->warmup;
-                ropts.check = o->check;
-                ropts.seed = o->seed;
+                ar_run_opts_t ropts = ar_cli_run_opts(o, buffer);
                 ropts.breakdown = o->breakdown;
-                ropts.timeout_s = o->timeout_s;
                 ar_result_t res;
                 memset(&res, 0, sizeof res);
                 int xrc = ar_backend_run(backend, t, plan, &ropts, &res, &err);

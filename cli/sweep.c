@@ -298,13 +298,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
             return;
         }
     }
-    ar_run_opts_t ropts = AR_RUN_OPTS_DEFAULT;
-    ropts.buffer = buffer;
-    ropts.iters = o->iters;
-    ropts.warmup = o->warmup;
-    ropts.check = o->check;
-    ropts.seed = o->seed;
-    ropts.timeout_s = o->timeout_s;
+    ar_run_opts_t ropts = ar_cli_run_opts(o, buffer);
     rc = ar_backend_run(backend, t, plan, &ropts, &res, &err);
     if (rc == AR_OK) {
         if (res.checked) row.check = res.check_ok ? "ok" : "FAIL";
