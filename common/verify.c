@@ -294,6 +294,12 @@ static inline int hb(const vs_t *v, uint32_t ch, acc_t a) {
     return a.ch == ch || a.clk <= v->vc[(size_t)ch * v->nch + a.ch];
 }
 
+/* What an unordered access a is to one of execution e: a race within e, or with a
+ * neighbouring execution. */
+static const char *race_kind(const vs_t *v, acc_t a, int e) {
+    return (a.clk - 1) / v->p->chans[a.ch].nops != (uint32_t)e ? "race between executions" : "race";
+}
+
 static int space_of(const vs_t *v, ar_addr_t a) {
     return a.rank == AR_RANK_HOST ? 2 * v->P : 2 * a.rank + (a.buf == AR_BUF_SCRATCH);
 }
@@ -345,9 +351,7 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
     for (uint32_t i = i0; i < i1; i++) {
         seg_t *g = &s->s[i];
         if (g->wch != NONE && !hb(v, ch, (acc_t){g->wch, g->wclk})) {
-            const char *kind = (g->wclk - 1) / v->p->chans[g->wch].nops != (uint32_t)e
-                                   ? "race between executions"
-                                   : "race";
+            const char *kind = race_kind(v, (acc_t){g->wch, g->wclk}, e);
             return AR_ERR(v->err, AR_EPLAN,
                           "%s: %s of execution %d reads %s (source %d), written by %s with no "
                           "SIGNAL/WAIT ordering them",
@@ -417,9 +421,7 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
                 what = "read";
             }
         if (what) {
-            const char *kind = (other.clk - 1) / v->p->chans[other.ch].nops != (uint32_t)e
-                                   ? "race between executions"
-                                   : "race";
+            const char *kind = race_kind(v, other, e);
             return AR_ERR(v->err, AR_EPLAN,
                           "%s: %s of execution %d writes %s, %s by %s with no SIGNAL/WAIT "
                           "ordering them",
