@@ -226,7 +226,7 @@ START_TEST(test_store_fence) {
     const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + HOP + B / LINK_BW;
     const double land = MEMLAT + HOP + B / 4e9;
     EQ(ar_cost_land_s(t, B), B / 4e9);
-    EQ(ar_cost_land_s(t0, B), 0);
+    EQ(ar_cost_land_s(t0, B), 0.0);
     for (int shape = 0; shape < 4; shape++) {
         /* 0: push, SIGNAL; 1: push, local COPY, SIGNAL; 2: two pushes, SIGNAL; 3: local, SIGNAL */
         ar_plan_t *p = tu_plan_new(4, 1, 2 * n);
