@@ -37,9 +37,13 @@ int ar_plan_check_size(int nranks, uint64_t count, ar_dtype_t dtype, ar_error_t 
 }
 
 const char *ar_plan_strerror(int rc) {
-    if (rc == AR_ELIMIT)
-        return "the plan would exceed arsim's limits (byte counts overflowing 63 bits, or more "
-               "than 33554432 source addresses)";
+    static char msg[160];
+    if (rc == AR_ELIMIT) {
+        snprintf(msg, sizeof msg,
+                 "the plan would exceed arsim's limits (byte counts overflowing 63 bits, or more "
+                 "than %u source addresses)", (unsigned)AR_PLAN_MAX_SRCS);
+        return msg;
+    }
     return ar_strerror(rc);
 }
 

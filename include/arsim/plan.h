@@ -174,7 +174,9 @@ int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
  * count x element size x nranks must fit 63 bits (every byte offset and total fits
  * a signed 64-bit integer), and a plan holds at most AR_PLAN_MAX_SRCS source
  * addresses (every COPY and REDUCE adds its sources). */
+#ifndef AR_PLAN_MAX_SRCS /* a build may raise it: CPPFLAGS=-DAR_PLAN_MAX_SRCS=... */
 #define AR_PLAN_MAX_SRCS (1u << 25)
+#endif
 /* AR_OK, or AR_ELIMIT with a message when count elements of dtype on nranks ranks
  * overflow; callers check this before building a plan. */
 int ar_plan_check_size(int nranks, uint64_t count, ar_dtype_t dtype, ar_error_t *err);
