@@ -32,7 +32,5 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
 /* GPUs visible to this process (0 when none or no driver). */
 int ar_hw_gpu_count(void);
 
-/* What `--algo auto` runs for nranks ranks on ngpus GPUs at this size. */
-void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels);
 
 #endif

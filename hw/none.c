@@ -20,15 +20,6 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
 
 int ar_hw_gpu_count(void) { return 0; }
 
-/* Nothing runs in this build: no algorithm (NULL), no channels. */
-void ar_hw_auto_algo(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
-    (void)nranks;
-    (void)ngpus;
-    (void)bytes;
-    (void)p2p;
-    *algo = NULL;
-    *channels = 0;
-}
 
 /* ---- hw/calib.h ---- */
 

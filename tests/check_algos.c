@@ -391,6 +391,28 @@ START_TEST(test_center_root_beats_corner) {
 }
 END_TEST
 
+/* --algo auto: 1stage up to 4 MB a rank with 2 ranks, 2stage past it, the host-staging
+ * naive without P2P; channels shrink so several ranks per GPU stay resident (128 blocks). */
+START_TEST(test_algo_auto) {
+    const char *a;
+    int ch;
+    ar_algo_auto(2, 2, 8192, 1, &a, &ch);
+    ck_assert_str_eq(a, "1stage");
+    ck_assert_int_eq(ch, 2);
+    ar_algo_auto(2, 2, 4u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "1stage");
+    ck_assert_int_eq(ch, 128);
+    ar_algo_auto(2, 2, 8u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "2stage");
+    ar_algo_auto(8, 2, 1u << 30, 1, &a, &ch);
+    ck_assert_str_eq(a, "2stage");
+    ck_assert_int_le(ch * 4, 128);
+    ar_algo_auto(2, 2, 8192, 0, &a, &ch);
+    ck_assert_str_eq(a, "naive");
+    ck_assert_ptr_nonnull(ar_algo_find(a));
+}
+END_TEST
+
 Suite *suite_algos(void) {
     Suite *s = suite_create("algos");
     TCase *tc;
@@ -402,6 +424,9 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_refuse);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ar_algo_auto");
+    tcase_add_test(tc, test_algo_auto);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_find");
     tcase_add_test(tc, test_algo_find);
