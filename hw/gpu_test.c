@@ -20,9 +20,12 @@
 
 static int failures, passes, skips;
 static int verbose;
-/* --quick: a small cover of the same cases (2 layouts, small counts, bf16 and fp32),
+/* --quick: a small cover of the same cases (2 layouts unless --layout names one, small counts, bf16 and fp32),
  * sized for compute-sanitizer, which slows kernels by one or two orders of magnitude. */
 static int quick;
+/* --layout K: only the layout with K ranks per GPU (1..4), so a slow tool can
+ * cover each layout in its own time limit. 0: every layout. */
+static int only_layout;
 
 static double now_s(void) {
     struct timespec ts;
@@ -189,8 +192,16 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) verbose = 1;
         else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else {
-            fprintf(stderr, "hw/gpu_test: unknown argument '%s' (use -v, --quick)\n", argv[i]);
+        else if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
+            char *end;
+            long k = strtol(argv[++i], &end, 10);
+            if (*end || k < 1 || k > 4) {
+                fprintf(stderr, "hw/gpu_test: --layout '%s': want ranks per GPU, 1 to 4\n", argv[i]);
+                return 2;
+            }
+            only_layout = (int)k;
+        } else {
+            fprintf(stderr, "hw/gpu_test: unknown argument '%s' (use -v, --quick, --layout K)\n", argv[i]);
             return 2;
         }
     setenv("NCCL_NVLS_ENABLE", "0", 1);
@@ -205,7 +216,8 @@ int main(int argc, char **argv) {
     snprintf(spec, sizeof spec, "full:%d", ngpus);
     const int rank_counts[] = {ngpus, 2 * ngpus, 3 * ngpus, 4 * ngpus};
     double t0 = now_s();
-    for (int rc_i = 0; rc_i < (quick ? 2 : 4); rc_i++) {
+    for (int rc_i = 0; rc_i < (quick && !only_layout ? 2 : 4); rc_i++) {
+        if (only_layout && rc_i + 1 != only_layout) continue;
         const int nranks = rank_counts[rc_i];
         ar_topo_t *t = NULL;
         ar_error_t e;
