@@ -230,7 +230,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             c->clock += fence;
             c->terms[AR_TERM_SYNC] += fence;
             /* its own flag update completes later; the next SIGNAL waits for it */
-            c->sig_land = c->clock + ar_cost_signal_issue_s(w->t);
+            c->sig_land = c->clock + ar_cost_signal_issue_s(w->t, rank, op->dst.rank);
             event_t e = {.t = c->clock + ar_cost_signal_s(w->t, rank, op->dst.rank),
                          .kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
             memcpy(e.terms, c->terms, sizeof e.terms);

@@ -26,6 +26,7 @@ typedef struct acc_s {
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
     double chan_rd_bytes, chan_wr_bytes, host_bytes, host_rd_bytes, host_wr_bytes;
+    double chan_local_bytes; /* read by the channel on its own device */
     int overflow;
 } acc_t;
 
@@ -114,7 +115,10 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
             continue;
         }
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
-        if (dev == edev) continue;
+        if (dev == edev) {
+            if (!is_dst) a.chan_local_bytes += B;
+            continue;
+        }
         double hop_lat = 0;
         if (is_dst) {
             acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
@@ -148,6 +152,10 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     c->link_s = a.link_s > chan_s ? a.link_s : chan_s;
     for (int i = 0; i < a.ndev; i++) {
         double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
+        if (s > c->memory_s) c->memory_s = s;
+    }
+    if (a.chan_local_bytes > 0 && m->chan_local_read_gbps > 0) {
+        double s = a.chan_local_bytes / (m->chan_local_read_gbps * 1e9);
         if (s > c->memory_s) c->memory_s = s;
     }
     c->bytes = B;
@@ -188,7 +196,11 @@ double ar_cost_land_s(const ar_topo_t *t, double bytes) {
     return g > 0 ? bytes / (g * 1e9) : 0;
 }
 
-double ar_cost_signal_issue_s(const ar_topo_t *t) { return t->model->signal_release_ns * 1e-9; }
+double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank) {
+    const ar_model_t *m = t->model;
+    int remote = t->placement[from_rank] != t->placement[to_rank];
+    return (remote && m->signal_release_remote_ns > 0 ? m->signal_release_remote_ns : m->signal_release_ns) * 1e-9;
+}
 
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;

@@ -26,6 +26,9 @@
  *   chan_write_land_gbps: ...      # optional (0 = none): rate one channel's peer stores land
  *                                  # (a SIGNAL's release fence waits for them)
  *   signal_release_ns: ...        # optional (0): executor cost per SIGNAL, on the sender
+ *   signal_release_remote_ns: ...  # optional (0 = signal_release_ns): the same, flag on another device
+ *   chan_local_read_gbps: ...      # optional (0 = none): one channel's loads from its own
+ *                                  # device's memory per second
  *
  * Every bandwidth, latency, clock and capacity must be a positive finite number
  * (AR_EMODEL otherwise); unknown keys and wrong types are AR_EPARSE. */
@@ -149,7 +152,8 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
         "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns",
         "launch_ns", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
         "host_chan_read_gbps", "host_chan_write_gbps",
-        "chan_write_land_gbps", "signal_release_ns", NULL};
+        "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns",
+        "chan_local_read_gbps", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
     static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
     const ar__ynode_t *root = d->root;
@@ -227,6 +231,8 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_write_gbps", &m->host_chan_write_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "chan_write_land_gbps", &m->chan_write_land_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_ns", &m->signal_release_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_remote_ns", &m->signal_release_remote_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "chan_local_read_gbps", &m->chan_local_read_gbps, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

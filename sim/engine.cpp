@@ -12,7 +12,8 @@
  *   - every channel (rank, c) is a host of its device running one actor; its CPU
  *     computes at the model's per-channel reduction rate; two private links bound its
  *     remote reads (chan_inflight_bytes / chan_read_lat_ns) and its posted remote
- *     writes (chan_write_gbps), so few channels cannot fill a link;
+ *     writes (chan_write_gbps), so few channels cannot fill a link, and a third its
+ *     loads from its own device's memory (chan_local_read_gbps, when given);
  *   - the host staging buffer (naive) sits behind one SHARED host link per device.
  * Network model CM02, bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
  * 3.32 a gamma of 0 bounds every flow to zero).
@@ -20,8 +21,8 @@
  * An op (COPY/REDUCE of B bytes by channel ch on device E) is ONE SimGrid
  * communication whose route is every resource the op touches, as many times as it
  * touches it: a source on device S adds S's memory, the links from S to E and ch's
- * read bound (remote) or just E's memory (local); the destination likewise with
- * ch's write bound. SimGrid's max-min system adds repeated consumptions, so the op
+ * read bound (remote) or E's memory and ch's local read bound (local); the
+ * destination likewise with ch's write bound. SimGrid's max-min system adds repeated consumptions, so the op
  * streams at the rate of its tightest resource: alone, lat + max over resources of
  * bytes / bandwidth, exactly arsim/cost.h's lat + max(link, memory); with others, at
  * its max-min share. Its latency is the longest of its sources' and destination's
@@ -67,7 +68,7 @@ namespace skr = simgrid::kernel::routing;
 
 namespace {
 
-enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST };
+enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST, RES_CLOC /* a channel's local bound: a memory term */ };
 
 struct Resource {
     sg4::Link *link = nullptr;
@@ -173,8 +174,9 @@ struct Sim {
     int ep_host;
     std::vector<sg4::Host *> chan_hosts;
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
-    /* resources: net 2*l+(dir<0), mem per device, chan (rd, wr) per channel, host link per device */
-    int base_mem, base_chan, base_host, base_chost;
+    /* resources: net 2*l+(dir<0), mem per device, chan (rd, wr) per channel, host link per device,
+     * chan host bounds (rd, wr) per channel, chan local bound per channel */
+    int base_mem, base_chan, base_host, base_chost, base_cloc;
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -212,6 +214,8 @@ struct Sim {
             if (a != e) {
                 if (!net(a, e)) return -1;
                 add(base_chan + 2 * gi);
+            } else if (res[base_cloc + gi].link) {
+                add(base_cloc + gi);
             }
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
@@ -292,7 +296,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     bool remote = false;
     for (const Flow &f : s.flows) lat_op = std::max(lat_op, f.lat);
     for (int r : s.route) {
-        if (res[r].kind != RES_MEM) remote = true;
+        if (res[r].kind != RES_MEM && res[r].kind != RES_CLOC) remote = true;
         bool found = false;
         for (auto &pr : s.load)
             if (pr.first == r) {
@@ -308,7 +312,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         double bytes = pr.second * B;
         res_bytes[pr.first] += bytes;
         double x = bytes / res[pr.first].bw;
-        if (res[pr.first].kind == RES_MEM) mem_pred = std::max(mem_pred, x);
+        if (res[pr.first].kind == RES_MEM || res[pr.first].kind == RES_CLOC) mem_pred = std::max(mem_pred, x);
         else link_pred = std::max(link_pred, x);
     }
     ar_term_t move_term = link_pred >= mem_pred ? AR_TERM_LINK : AR_TERM_MEMORY;
@@ -407,7 +411,7 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     cs.pending += fence;
     cs.terms[AR_TERM_SYNC] += fence;
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
-    cs.sig_land = sg4::Engine::get_clock() + cs.pending + ar_cost_signal_issue_s(t);
+    cs.sig_land = sg4::Engine::get_clock() + cs.pending + ar_cost_signal_issue_s(t, rank, op->dst.rank);
     double now = sg4::Engine::get_clock() + cs.pending;
     double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     Arrival a;
@@ -565,7 +569,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_chan = s.base_mem + s.ndev;
         s.base_host = s.base_chan + 2 * s.nch;
         s.base_chost = s.base_host + s.ndev;
-        s.res.resize((size_t)s.base_chost + 2 * s.nch);
+        s.base_cloc = s.base_chost + 2 * s.nch;
+        s.res.resize((size_t)s.base_cloc + s.nch);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
@@ -627,6 +632,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 Rh.bw = hc[d];
                 Rh.kind = RES_CHAN;
                 Rh.link = make_link(z, nm + (d ? ".hwr" : ".hrd"), hc[d], 0);
+            }
+            if (s.m->chan_local_read_gbps > 0) {
+                Resource &Rl = s.res[s.base_cloc + gi];
+                Rl.bw = s.m->chan_local_read_gbps * 1e9;
+                Rl.kind = RES_CLOC;
+                Rl.link = make_link(z, nm + ".loc", Rl.bw, 0);
             }
             s.chan_hosts[gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
             unsigned long id = s.chan_hosts[gi]->get_netpoint()->id();

@@ -268,7 +268,7 @@ START_TEST(test_signal_release) {
     ar_error_t err;
     ck_assert_msg(ar_model_load_string(yaml, "round_release", &m, &err) == AR_OK, "%s", err.message);
     ck_assert_msg(ar_topo_build("ring_1d:4", m, &t, &err) == AR_OK, "%s", err.message);
-    EQ(ar_cost_signal_issue_s(t), 500 * NS);
+    EQ(ar_cost_signal_issue_s(t, 0, 1), 500 * NS); /* no signal_release_remote_ns: the same */
     for (int k = 1; k <= 5; k++) {
         ar_plan_t *p = tu_plan_new(4, 1, 16);
         for (int i = 0; i < k; i++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
@@ -291,6 +291,78 @@ START_TEST(test_signal_release) {
     run(t, p, 0, &r);
     EQ(r.time_s, LAUNCH + c + SIG);
     ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
+ * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
+ * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
+ * additions. A pull from a peer reads nothing locally: the bound does not apply. Both
+ * are memory terms. Without the key the device's memory is the only bound. */
+START_TEST(test_chan_local_read) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%schan_local_read_gbps: 8\n", ROUND_MODEL);
+    ar_model_t *m;
+    ar_topo_t *t, *t0 = round_topo("ring_1d:2");
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_local", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    const uint64_t n = 100000;
+    const double B = n * 4.0;
+    for (int k = 1; k <= 2; k++) {
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        p->scratch_elems = n;
+        const ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_SCRATCH, 0)};
+        if (k == 1) ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs[0], n), AR_OK);
+        else ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, 2, n), AR_OK);
+        const double add = (k - 1) * B / 50e9;
+        ar_result_t r;
+        run(t, p, 1, &r);
+        EQ(r.time_s, LAUNCH + MEMLAT + k * B / 8e9 + add);
+        EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + k * B / 8e9);
+        run(t0, p, 0, &r);
+        EQ(r.time_s, LAUNCH + MEMLAT + k * B / 1000e9 + B / 500e9 + add);
+        ar_plan_free(p);
+    }
+    ar_plan_t *p = tu_plan_new(2, 1, n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n), AR_OK);
+    ar_result_t r, r0;
+    run(t, p, 0, &r);
+    run(t0, p, 0, &r0);
+    EQ(r.time_s, r0.time_s);
+    ck_assert(r.time_s < LAUNCH + B / 8e9); /* the link's time, not the local bound's */
+    ar_plan_free(p);
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* signal_release_remote_ns (800 here) for a flag on another device, signal_release_ns
+ * (500) on the same one: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. Rank 0
+ * SIGNALs rank `to` k times back to back; `to` WAITs for all k. */
+START_TEST(test_signal_release_remote) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%ssignal_release_ns: 500\nsignal_release_remote_ns: 800\n", ROUND_MODEL);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_release_remote", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
+    EQ(ar_cost_signal_issue_s(t, 0, 1), 500 * NS);
+    EQ(ar_cost_signal_issue_s(t, 0, 2), 800 * NS);
+    EQ(ar_cost_signal_issue_s(t, 3, 1), 800 * NS);
+    for (int to = 1; to <= 2; to++)
+        for (int k = 1; k <= 4; k++) {
+            ar_plan_t *p = tu_plan_new(4, 1, 16);
+            for (int i = 0; i < k; i++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, to, 0), AR_OK);
+            ck_assert_int_eq(ar_plan_wait(p, to, 0, 0, (uint64_t)k), AR_OK);
+            ar_result_t r;
+            run(t, p, 0, &r);
+            EQ(r.time_s, LAUNCH + (k - 1) * (to == 1 ? 500 : 800) * NS + ar_cost_signal_s(t, 0, to));
+            ar_plan_free(p);
+        }
     ar_topo_free(t);
 }
 END_TEST
@@ -738,6 +810,8 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_chain);
     tcase_add_test(tc, test_store_fence);
     tcase_add_test(tc, test_signal_release);
+    tcase_add_test(tc, test_signal_release_remote);
+    tcase_add_test(tc, test_chan_local_read);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

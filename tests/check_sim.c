@@ -195,7 +195,8 @@ static const agree_case_t agree_cases[] = {
     {"1stage", "h200_pair", "h200_sxm"}, {"2stage", "full:5", "h200_sxm"},
     {"ring", "ring_1d:5", "h200_sxm"},   {"naive", "ring_1d:4", "h200_sxm"},
     /* a SIGNAL waits for the channel's peer stores to land (chan_write_land_gbps) and
-     * for its previous SIGNAL (signal_release_ns) */
+     * for its previous SIGNAL (signal_release_ns, signal_release_remote_ns); a channel's
+     * local loads are bounded (chan_local_read_gbps) */
     {"center_root", "ring_1d:5", "tests/data/model_land.yaml"},
     {"1stage", "h200_pair", "tests/data/model_land.yaml"},
     {"2stage", "full:5", "tests/data/model_land.yaml"},

@@ -11,7 +11,8 @@
  *   link   = max over link directions of bytes / (count * bw),
  *            and the channel bounds: remote-read bytes / (inflight / read latency),
  *            remote-write bytes / chan_write_gbps
- *   memory = max over devices of reads / read_bw + writes / write_bw
+ *   memory = max over devices of reads / read_bw + writes / write_bw,
+ *            and the channel's own bound: bytes it reads on D / chan_local_read_gbps
  *   move   = max(link, memory)          -- a streamed op runs at its bottleneck
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term)
@@ -26,7 +27,8 @@
  * SIGNAL (COPY/REDUCE with the destination on another device) to land at
  * chan_write_land_gbps: land = max(land, op start + op lat) + bytes / that rate for
  * each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
- * (land = max(land, issue + signal_release_ns)), so the channel's next SIGNAL waits
+ * (signal_release_remote_ns when the flag is on another device; land = max(land,
+ * issue + that)), so the channel's next SIGNAL waits
  * for it too: fence = max(0, land - clock). Without both keys (0) a SIGNAL costs the
  * sender nothing.
  * One execution starts after launch_ns. */
@@ -70,9 +72,10 @@ int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank
 /* Seconds one channel's remote stores of `bytes` take to land (0 when the model has
  * no chan_write_land_gbps). */
 double ar_cost_land_s(const ar_topo_t *t, double bytes);
-/* Seconds after its issue a SIGNAL's flag update completes (signal_release_ns): the
+/* Seconds after its issue a SIGNAL from from_rank to to_rank's flag completes its
+ * update (signal_release_ns, or signal_release_remote_ns across devices): the
  * channel's next SIGNAL is issued no earlier. */
-double ar_cost_signal_issue_s(const ar_topo_t *t);
+double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank);
 /* Device of an address: the rank's device, or -1 for the host. */
 int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
 /* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit

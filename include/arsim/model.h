@@ -62,6 +62,14 @@ typedef struct ar_model_s {
                                   * release waits for every earlier write, is issued no
                                   * earlier (sender's clock, sync term). Back-to-back
                                   * SIGNALs cost this much each (optional, 0) */
+    double signal_release_remote_ns; /* the same for a SIGNAL whose flag is on another
+                                  * device (the update crosses a link before it completes;
+                                  * optional, 0 = signal_release_ns) */
+    double chan_local_read_gbps; /* bytes one channel loads from its own device's memory per
+                                  * second, the sources of an op summed (a block keeps few
+                                  * loads in flight, each a round trip; its stores are
+                                  * posted): a per-channel memory bound (optional, 0 = only
+                                  * the device's memory bounds a channel) */
 } ar_model_t;
 
 /* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
