@@ -84,6 +84,7 @@ typedef struct ar_calib_s {
     double exec_chain_us[2];   /* x-chainN, N = lo, hi */
     double exec_sigs_us[2];    /* x-sigsN */
     double exec_waits_us[2];   /* x-waitsN */
+    double exec_rsigs_us[2];   /* x-rsigsN: the SIGNALs go to the other GPU's rank */
     double exec_op_ns;         /* slope of x-chain: one local COPY in the executor */
     double exec_wait_ns;       /* (x-waits - x-sigs) / (N - 1) at N = hi: one WAIT whose flag is there */
     /* x-storesig at two sizes: one channel per rank stores its IN into the next rank's
@@ -92,6 +93,13 @@ typedef struct ar_calib_s {
     double land_bytes[2];      /* bytes per rank, small and large */
     double land_us[2];         /* time per execution, us */
     double land_gbps;          /* (bytes[1] - bytes[0]) / (us[1] - us[0]): chan_write_land_gbps */
+    /* x-reduce and x-local at two sizes, one channel per GPU: its loads from its own GPU. */
+    int local_done;            /* 1 once both probes gave a slope */
+    double local_bytes[2];     /* bytes per rank (the output), small and large */
+    double local_reduce_us[2]; /* x-reduce: REDUCE OUT <- IN + SCRATCH, time per execution */
+    double local_copy_us[2];   /* x-local: COPY OUT <- IN */
+    double local_read_gbps;    /* 2 (bytes[1] - bytes[0]) / (reduce_us[1] - reduce_us[0]): chan_local_read_gbps */
+    double local_copy_read_gbps; /* the same read off x-local (one source): a cross-check */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

@@ -22,10 +22,17 @@
  *              times; channel 0 WAITs once for all N.
  *  x-waitsN    as x-sigsN, and channel 0 WAITs N times for all N (the flag is
  *              there from the second WAIT on: what a WAIT costs by itself).
+ *  x-rsigsN    as x-sigsN, but channel 1 SIGNALs the next rank's flag: what a
+ *              SIGNAL to another rank (another GPU, one rank per GPU) costs.
+ * One more measures one channel's loads and stores in its own GPU's memory:
+ *  x-reduce    every channel: REDUCE OUT <- IN + SCRATCH over its part, no flags.
  * One more measures how fast one channel's peer stores land (arsim calibrate):
  *  x-storesig  channel 0 of every rank: COPY its IN into the next rank's SCRATCH,
  *              SIGNAL its own flag (the release fence waits for the stores to land),
- *              WAIT for it. Every rank at once, as 1stage pushes. */
+ *              WAIT for it. Every rank at once, as 1stage pushes.
+ * And how fast they land as the receiver sees them (1stage's shape without its REDUCE):
+ *  x-pushsig   every channel of every rank: COPY its part of IN into the next rank's
+ *              SCRATCH, SIGNAL the next rank's flag, WAIT for the previous rank's. */
 #include <stdio.h>
 #include <string.h>
 #include "hw/probe.h"
@@ -140,7 +147,37 @@ static int build_storesig(ar_plan_t *p) {
     return AR_OK;
 }
 
-/* x-chainN, x-sigsN, x-waitsN (kind 0, 1, 2). */
+/* x-pushsig: the flag of channel c is c. */
+static int build_pushsig(ar_plan_t *p) {
+    const int n = p->nranks;
+    p->scratch_elems = p->count;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            AR_TRY(ar_plan_copy(p, r, c, ar_addr((r + 1) % n, AR_BUF_SCRATCH, off), ar_addr(r, AR_BUF_IN, off), len));
+            AR_TRY(ar_plan_signal(p, r, c, (r + 1) % n, (uint32_t)c));
+            AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, 1));
+        }
+    return AR_OK;
+}
+
+/* x-reduce: SCRATCH holds a second local source. */
+static int build_reduce(ar_plan_t *p) {
+    p->scratch_elems = p->count;
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            const ar_addr_t srcs[2] = {ar_addr(r, AR_BUF_IN, off), ar_addr(r, AR_BUF_SCRATCH, off)};
+            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, 2, len));
+        }
+    return AR_OK;
+}
+
+/* x-chainN, x-sigsN, x-waitsN, x-rsigsN (kind 0, 1, 2, 3). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
         if (kind == 0) {
@@ -148,7 +185,8 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
                 AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), p->count));
             continue;
         }
-        for (int i = 0; i < n; i++) AR_TRY(ar_plan_signal(p, r, 1, r, 0));
+        const int to = kind == 3 ? (r + 1) % p->nranks : r;
+        for (int i = 0; i < n; i++) AR_TRY(ar_plan_signal(p, r, 1, to, 0));
         for (int i = 0; i < (kind == 2 ? n : 1); i++) AR_TRY(ar_plan_wait(p, r, 0, 0, (uint64_t)n));
     }
     return AR_OK;
@@ -157,8 +195,8 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
-                                        "x-storesig", NULL};
-    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", NULL};
+                                        "x-storesig", "x-pushsig", "x-reduce", NULL};
+    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(name, kinds[i])) kind = i;
@@ -169,20 +207,22 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
-            kind = 6;
+            kind = 8;
             channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-storesig)",
+                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-storesig, x-pushsig, x-reduce)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1 || kind == 5) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 6   ? build_exec(p, ekind, nexec)
+    rc = kind == 8   ? build_exec(p, ekind, nexec)
+         : kind == 7 ? build_reduce(p)
+         : kind == 6 ? build_pushsig(p)
          : kind == 5 ? build_storesig(p)
          : kind == 2 ? build_twoshot(p)
          : kind >= 3 ? build_part(p, kind == 3)

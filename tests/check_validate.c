@@ -251,6 +251,11 @@ static ar_calib_t fake_calib(void) {
     c.land_done = 1; c.land_bytes[0] = 65536; c.land_bytes[1] = 1048576;
     c.land_us[0] = 8; c.land_us[1] = 8 + 983040 / 12e3; /* 12 GB/s */
     c.land_gbps = 12;
+    c.exec_rsigs_us[0] = 3.5; c.exec_rsigs_us[1] = 3.5 + 32 * 0.9;
+    c.local_done = 1; c.local_bytes[0] = 1 << 20; c.local_bytes[1] = 8 << 20;
+    c.local_reduce_us[0] = 40; c.local_reduce_us[1] = 40 + 2 * 7340032 / 50e3; /* 50 GB/s of loads */
+    c.local_copy_us[0] = 20; c.local_copy_us[1] = 20 + 7340032 / 48e3;
+    c.local_read_gbps = 50; c.local_copy_read_gbps = 48;
     return c;
 }
 
@@ -291,6 +296,8 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->host_chan_write_gbps, 30.5, 1e-9);
     ck_assert_double_eq_tol(m->signal_release_ns, (7.0 - 3.0) * 1e3 / 32, 1); /* x-sigs slope */
     ck_assert_double_eq_tol(m->chan_write_land_gbps, 12, 0.01);             /* x-storesig */
+    ck_assert_double_eq_tol(m->signal_release_remote_ns, 900, 1);          /* x-rsigs slope */
+    ck_assert_double_eq_tol(m->chan_local_read_gbps, 50, 0.05);             /* x-reduce */
     ar_model_free(m);
     /* Every value line names where it came from. */
     f = fopen(path, "r");

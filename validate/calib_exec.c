@@ -11,10 +11,17 @@
  *   x-waitsN   the same, and the waiting channel WAITs N times: from the second on the
  *              flag is there, so (x-waitsN - x-sigsN) / (N - 1) is one WAIT by itself:
  *              wait_overhead_ns.
+ *   x-rsigsN   as x-sigsN, the SIGNALs going to the other GPU's rank: the slope is
+ *              signal_release_remote_ns.
  *   x-storesig one channel per rank stores its IN into the next rank's SCRATCH (every
  *              rank at once), SIGNALs (the release fence waits for the stores to land)
  *              and WAITs; at LAND_LO and LAND_HI bytes. The slope, bytes over time, is
- *              how fast one channel's peer stores land: chan_write_land_gbps. */
+ *              how fast one channel's peer stores land: chan_write_land_gbps.
+ *   x-reduce   one channel per rank REDUCEs two local sources (IN + SCRATCH) into OUT,
+ *              at LOCAL_LO and LOCAL_HI bytes: source bytes (2 per output byte) over
+ *              the time difference is one channel's load rate from its own GPU,
+ *              chan_local_read_gbps (a block keeps few loads in flight; its stores are
+ *              posted). x-local (a COPY: one source) beside it is the cross-check. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,8 @@
 #define OP_BYTES 16
 #define LAND_LO (64 << 10)
 #define LAND_HI (1 << 20)
+#define LOCAL_LO (1 << 20)
+#define LOCAL_HI (8 << 20)
 
 /* Run the probe plans `algos` at `sizes` through `arsim bench`'s timing path, rows into
  * csv, the table into table. */
@@ -59,37 +68,59 @@ static int csv_row(FILE *csv, char *line, int n, char *f[8]) {
     return 0;
 }
 
-/* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
- * A failure leaves land_done 0 (the key is then left out: optional). */
-static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+/* Times (us per execution) of the one-channel probe plans names[0..n) at two sizes
+ * per rank: us[i][k] for names[i] at sizes[k]. 1 when every one rose with the size
+ * (a slope to read), 0 otherwise (a failure is said unless quiet). */
+static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, const uint64_t sizes[2],
+                        int iters, double us[][2], int quiet) {
+    char algos[256] = "";
+    for (int i = 0; i < n; i++) {
+        if (i) strncat(algos, ",", sizeof algos - strlen(algos) - 1);
+        strncat(algos, names[i], sizeof algos - strlen(algos) - 1);
+        us[i][0] = us[i][1] = NAN;
+    }
     FILE *csv = tmpfile(), *table = tmpfile();
     if (!csv || !table) {
         if (csv) fclose(csv);
         if (table) fclose(table);
-        return;
+        return 0;
     }
-    const uint64_t sizes[2] = {LAND_LO, LAND_HI};
-    double us[2] = {NAN, NAN};
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    if (bench_probes(t, "x-storesig", sizes, 2, 100, 11, csv, table, &e) == AR_OK) {
+    if (bench_probes(t, algos, sizes, 2, iters, 11, csv, table, &e) == AR_OK) {
         char line[1024], *f[8];
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f)) {
-            if (strcmp(f[3], "x-storesig")) continue;
             double b = strtod(f[0], NULL);
-            for (int i = 0; i < 2; i++)
-                if (b == (double)sizes[i]) us[i] = strtod(f[7], NULL);
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < 2; k++)
+                    if (!strcmp(f[3], names[i]) && b == (double)sizes[k]) us[i][k] = strtod(f[7], NULL);
         }
     } else if (!quiet) {
-        fprintf(stderr, "calibrate: x-storesig: %s\n", e.message);
+        fprintf(stderr, "calibrate: %s: %s\n", algos, e.message);
     }
     fclose(csv);
     fclose(table);
-    if (!(us[0] > 0 && us[1] > us[0])) {
-        if (!quiet) fprintf(stderr, "calibrate: x-storesig gave no slope (%.3f, %.3f us): chan_write_land_gbps left out\n", us[0], us[1]);
+    int ok = 1;
+    for (int i = 0; i < n; i++)
+        if (!(us[i][0] > 0 && us[i][1] > us[i][0])) {
+            if (!quiet) fprintf(stderr, "calibrate: %s gave no slope (%.3f, %.3f us)\n", names[i], us[i][0], us[i][1]);
+            ok = 0;
+        }
+    return ok;
+}
+
+/* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
+ * A failure leaves land_done 0 (the key is then left out: optional). */
+static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    static const char *const names[1] = {"x-storesig"};
+    const uint64_t sizes[2] = {LAND_LO, LAND_HI};
+    double t2[1][2];
+    if (!probe_slopes(t, names, 1, sizes, 100, t2, quiet)) {
+        if (!quiet) fprintf(stderr, "calibrate: chan_write_land_gbps left out\n");
         return;
     }
+    const double *us = t2[0];
     c->land_bytes[0] = LAND_LO;
     c->land_bytes[1] = LAND_HI;
     c->land_us[0] = us[0];
@@ -101,10 +132,35 @@ static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 LAND_LO, LAND_HI, us[0], us[1], c->land_gbps);
 }
 
+/* x-reduce and x-local at LOCAL_LO and LOCAL_HI bytes per rank, one channel: fills
+ * c->local_*. A failure leaves local_done 0 (the key is then left out: optional). */
+static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    static const char *const names[2] = {"x-reduce", "x-local"};
+    const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
+    double us[2][2];
+    if (!probe_slopes(t, names, 2, sizes, 20, us, quiet)) {
+        if (!quiet) fprintf(stderr, "calibrate: chan_local_read_gbps left out\n");
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        c->local_bytes[k] = (double)sizes[k];
+        c->local_reduce_us[k] = us[0][k];
+        c->local_copy_us[k] = us[1][k];
+    }
+    c->local_read_gbps = 2.0 * (LOCAL_HI - LOCAL_LO) / ((us[0][1] - us[0][0]) * 1e3);
+    c->local_copy_read_gbps = (double)(LOCAL_HI - LOCAL_LO) / ((us[1][1] - us[1][0]) * 1e3);
+    c->local_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-reduce %d/%d bytes %.2f/%.2f us (one channel loads %.1f GB/s from its own GPU); "
+                        "x-local %.2f/%.2f us (%.1f GB/s)\n",
+                LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
+}
+
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
-    const char *names[6] = {"x-chain2", "x-chain34", "x-sigs2", "x-sigs34", "x-waits2", "x-waits34"};
-    double us[6];
-    for (int i = 0; i < 6; i++) us[i] = NAN;
+    const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
+                            "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
+    double us[8];
+    for (int i = 0; i < 8; i++) us[i] = NAN;
     FILE *csv = tmpfile(), *table = tmpfile();
     if (!csv || !table) {
         if (csv) fclose(csv);
@@ -112,16 +168,16 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
         return AR_ERR(err, AR_EIO, "calibrate: cannot create a temporary file");
     }
     const uint64_t sizes[1] = {OP_BYTES};
-    int rc = bench_probes(t, "x-chain2,x-chain34,x-sigs2,x-sigs34,x-waits2,x-waits34", sizes, 1,
-                          200, 15, csv, table, err);
+    int rc = bench_probes(t, "x-chain2,x-chain34,x-sigs2,x-sigs34,x-waits2,x-waits34,x-rsigs2,x-rsigs34", sizes,
+                          1, 200, 15, csv, table, err);
     if (rc == AR_OK) {
         char line[1024], *f[8];
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f)) {
-            for (int i = 0; i < 6; i++)
+            for (int i = 0; i < 8; i++)
                 if (!strcmp(f[3], names[i])) us[i] = strtod(f[7], NULL);
         }
-        for (int i = 0; i < 6 && rc == AR_OK; i++)
+        for (int i = 0; i < 8 && rc == AR_OK; i++)
             if (!(us[i] > 0)) {
                 char msg[256] = "";
                 rewind(table);
@@ -142,16 +198,18 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
         c->exec_chain_us[k] = us[k];
         c->exec_sigs_us[k] = us[2 + k];
         c->exec_waits_us[k] = us[4 + k];
+        c->exec_rsigs_us[k] = us[6 + k];
     }
     c->exec_op_ns = (us[1] - us[0]) * 1e3 / (N_HI - N_LO);
     c->exec_wait_ns = (us[5] - us[3]) * 1e3 / (N_HI - 1);
     c->exec_done = 1;
     calib_land(t, c, quiet);
+    calib_local(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "
-                "x-sigs %.2f/%.2f us, x-waits %.2f/%.2f us (%.0f ns per WAIT)\n",
+                "x-sigs %.2f/%.2f us, x-waits %.2f/%.2f us (%.0f ns per WAIT), x-rsigs %.2f/%.2f us\n",
                 N_LO, N_HI, us[0], us[1], c->exec_op_ns, OP_BYTES, us[2], us[3], us[4], us[5],
-                c->exec_wait_ns);
+                c->exec_wait_ns, us[6], us[7]);
     return AR_OK;
 }

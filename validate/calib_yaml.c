@@ -27,9 +27,13 @@
  *                       ((x-waitsN - x-sigsN) / (N - 1))
  *   signal_release_ns   slope of x-sigsN (N SIGNALs back to back on one channel): each
  *                       red.release.sys waits for the one before to complete
+ *   signal_release_remote_ns  the same with the flag on the other GPU (x-rsigsN)
  *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
  *                       release fence waits for the stores to land) and WAIT (probe plan
  *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
+ *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
+ *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
+ *                       difference (x-local, a COPY, is reported beside it)
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
  *                       executor's loads (ld.relaxed.sys) and stores */
 #include <math.h>
@@ -159,6 +163,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "                               # (%.2f - %.2f us) / %d: each release waits for the one before\n",
                 fmax(0, (c->exec_sigs_us[1] - c->exec_sigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo)), c->exec_n_hi,
                 c->exec_n_lo, c->exec_sigs_us[1], c->exec_sigs_us[0], c->exec_n_hi - c->exec_n_lo);
+        if (c->exec_rsigs_us[1] > c->exec_rsigs_us[0] && c->exec_rsigs_us[0] > 0)
+            fprintf(f, "signal_release_remote_ns: %.0f   # measured: the same with the flag on the other GPU (probe x-rsigsN):\n"
+                       "                               # (%.2f - %.2f us) / %d\n",
+                    (c->exec_rsigs_us[1] - c->exec_rsigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo),
+                    c->exec_rsigs_us[1], c->exec_rsigs_us[0], c->exec_n_hi - c->exec_n_lo);
     } else {
         fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
         fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");
@@ -167,6 +176,12 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "chan_write_land_gbps: %.2f      # measured: executor, one channel per GPU storing into the peer then SIGNAL (its fence\n"
                    "                               # waits for the stores to land), probe x-storesig: (%.0f - %.0f bytes) / (%.3f - %.3f us)\n",
                 c->land_gbps, c->land_bytes[1], c->land_bytes[0], c->land_us[1], c->land_us[0]);
+    if (c->local_done)
+        fprintf(f, "chan_local_read_gbps: %.1f       # measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
+                   "                               # (probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\n"
+                   "                               # loads %.1f GB/s\n",
+                c->local_read_gbps, c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0],
+                c->local_copy_read_gbps);
     if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
         fprintf(f, "host_chan_read_gbps: %.1f       # measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)\n",
                 c->host_read_block_gbps);
@@ -196,6 +211,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "x-waits%d %.3f, x-waits%d %.3f\n",
                 c->exec_n_lo, c->exec_chain_us[0], c->exec_n_hi, c->exec_chain_us[1], c->exec_n_lo, c->exec_sigs_us[0],
                 c->exec_n_hi, c->exec_sigs_us[1], c->exec_n_lo, c->exec_waits_us[0], c->exec_n_hi, c->exec_waits_us[1]);
+    if (c->exec_done)
+        fprintf(f, "#   x-rsigs%d %.3f, x-rsigs%d %.3f\n", c->exec_n_lo, c->exec_rsigs_us[0], c->exec_n_hi, c->exec_rsigs_us[1]);
+    if (c->local_done)
+        fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
+                c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);
     if (c->land_done)
         fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
                 c->land_bytes[1], c->land_us[1]);
