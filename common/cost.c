@@ -180,7 +180,7 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
     const ar_model_t *m = t->model;
     int a = t->placement[from_rank], b = t->placement[to_rank];
     double s = m->signal_lat_ns * 1e-9;
-    if (a == b) return s;
+    if (a == b) return m->signal_lat_local_ns > 0 ? m->signal_lat_local_ns * 1e-9 : s;
     int links[MAX_ROUTE], dirs[MAX_ROUTE];
     int n = ar_topo_route(t, a, b, links, dirs, MAX_ROUTE);
     for (int h = 1; h < n; h++) s += t->model->links[t->links[links[h]].kind].lat_ns * 1e-9;

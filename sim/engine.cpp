@@ -543,6 +543,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.exec_reduce = ex && strcmp(ex, "1") == 0;
         s.chan_speed = s.m->reduce_gbps * 1e9;
         s.min_signal_s = s.m->signal_lat_ns * 1e-9 * (1 - 1e-9);
+        if (s.m->signal_lat_local_ns > 0)
+            s.min_signal_s = std::min(s.min_signal_s, s.m->signal_lat_local_ns * 1e-9 * (1 - 1e-9));
         s.hop_links.resize((size_t)t->nnodes + 1);
         s.hop_dirs.resize((size_t)t->nnodes + 1);
 

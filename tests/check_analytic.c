@@ -338,6 +338,33 @@ START_TEST(test_chan_local_read) {
 }
 END_TEST
 
+/* signal_lat_local_ns (400 here) for a SIGNAL to a rank on the sender's device,
+ * signal_lat_ns (1000) across: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. */
+START_TEST(test_signal_local) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%ssignal_lat_local_ns: 400\n", ROUND_MODEL);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_local_signal", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
+    EQ(ar_cost_signal_s(t, 0, 1), 400 * NS);
+    EQ(ar_cost_signal_s(t, 0, 0), 400 * NS);
+    EQ(ar_cost_signal_s(t, 1, 2), SIG);
+    for (int to = 1; to <= 2; to++) {
+        ar_plan_t *p = tu_plan_new(4, 1, 16);
+        ck_assert_int_eq(ar_plan_signal(p, 0, 0, to, 0), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, to, 0, 0, 1), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        EQ(r.time_s, LAUNCH + (to == 1 ? 400 * NS : SIG));
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_release_remote_ns (800 here) for a flag on another device, signal_release_ns
  * (500) on the same one: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. Rank 0
  * SIGNALs rank `to` k times back to back; `to` WAITs for all k. */
@@ -811,6 +838,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_store_fence);
     tcase_add_test(tc, test_signal_release);
     tcase_add_test(tc, test_signal_release_remote);
+    tcase_add_test(tc, test_signal_local);
     tcase_add_test(tc, test_chan_local_read);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);

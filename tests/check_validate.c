@@ -283,6 +283,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->chan_read_lat_ns, 1100, 1e-9);
     ck_assert_double_eq_tol(m->chan_write_gbps, 20, 1e-9);
     ck_assert_double_eq_tol(m->signal_lat_ns, 1200, 1e-9);
+    ck_assert_double_eq_tol(m->signal_lat_local_ns, 700, 1e-9);
     ck_assert_double_eq_tol(m->launch_ns, 650, 1e-9);
     ck_assert_double_eq_tol(m->reduce_gbps, 100000, 1e-9);         /* additions hidden */
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);

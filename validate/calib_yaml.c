@@ -14,6 +14,7 @@
  *                       (Little's law: the bytes one block keeps in flight)
  *   chan_write_gbps     per-block peer write rate (slope at few blocks)
  *   signal_lat_ns       flag ping-pong round trip / 2
+ *   signal_lat_local_ns the same between two blocks of one GPU
  *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
  *                       executor's way (programmatic dependent launch, 16 blocks): the
  *                       timing path replays such graphs
@@ -143,6 +144,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->peer_write_block_gbps);
     fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
             c->flag_oneway_ns, c->flag_rtt_ns);
+    if (c->flag_local_oneway_ns > 0)
+        fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same ping-pong between two blocks of one GPU, one way\n",
+                c->flag_local_oneway_ns);
     fprintf(f, "launch_ns: %.0f                 # measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel\n",
             launch, launch_what);
     fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);

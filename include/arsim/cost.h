@@ -22,7 +22,8 @@
  * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
  * once when it already has (also for a WAIT one execution back, which polls too).
  * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
- * link latency per hop beyond the first). Its release fence waits, on the sender's
+ * link latency per hop beyond the first; signal_lat_local_ns when the target is on
+ * the sender's device). Its release fence waits, on the sender's
  * clock before the issue (sync term), for the channel's peer stores since its previous
  * SIGNAL (COPY/REDUCE with the destination on another device) to land at
  * chan_write_land_gbps: land = max(land, op start + op lat) + bytes / that rate for

@@ -37,6 +37,8 @@ typedef struct ar_model_s {
     double chan_read_lat_ns;     /* remote read round trip seen by a channel */
     double chan_write_gbps;      /* posted remote stores: per-channel rate */
     double signal_lat_ns;        /* SIGNAL to visible at the waiter, one way */
+    double signal_lat_local_ns;  /* the same when both are on one device (optional, 0 =
+                                  * signal_lat_ns) */
     double launch_ns;            /* starting one plan execution */
     double host_link_gbps;       /* device <-> host staging (naive), one direction */
     double host_link_lat_ns;
