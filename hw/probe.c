@@ -26,6 +26,11 @@
  *              SIGNAL to another rank (another GPU, one rank per GPU) costs.
  * One more measures one channel's loads and stores in its own GPU's memory:
  *  x-reduce    every channel: REDUCE OUT <- IN + SCRATCH over its part, no flags.
+ * Two more tell whether a channel's local work overlaps its own peer stores:
+ *  x-pushwork     every channel: x-pushsig's COPY into the next rank, then x-reduce's
+ *                 REDUCE (on a second SCRATCH half), then SIGNAL and WAIT.
+ *  x-pushsigwork  the same with the SIGNAL before the REDUCE (its release orders the
+ *                 stores before the flag; does it wait for them to land?).
  * One more measures how fast one channel's peer stores land (arsim calibrate):
  *  x-storesig  channel 0 of every rank: COPY its IN into the next rank's SCRATCH,
  *              SIGNAL its own flag (the release fence waits for the stores to land),
@@ -177,6 +182,27 @@ static int build_reduce(ar_plan_t *p) {
     return AR_OK;
 }
 
+/* x-pushwork (sig_first 0), x-pushsigwork (1): SCRATCH holds the pushed part, then
+ * the REDUCE's second source. */
+static int build_pushwork(ar_plan_t *p, int sig_first) {
+    const int n = p->nranks;
+    p->scratch_elems = 2 * p->count;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            const int to = (r + 1) % n;
+            const ar_addr_t srcs[2] = {ar_addr(r, AR_BUF_IN, off), ar_addr(r, AR_BUF_SCRATCH, p->count + off)};
+            AR_TRY(ar_plan_copy(p, r, c, ar_addr(to, AR_BUF_SCRATCH, off), ar_addr(r, AR_BUF_IN, off), len));
+            if (sig_first) AR_TRY(ar_plan_signal(p, r, c, to, (uint32_t)c));
+            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, 2, len));
+            if (!sig_first) AR_TRY(ar_plan_signal(p, r, c, to, (uint32_t)c));
+            AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, 1));
+        }
+    return AR_OK;
+}
+
 /* x-chainN, x-sigsN, x-waitsN, x-rsigsN (kind 0, 1, 2, 3). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
@@ -195,7 +221,7 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
-                                        "x-storesig", "x-pushsig", "x-reduce", NULL};
+                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", NULL};
     static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
@@ -207,20 +233,21 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
-            kind = 8;
+            kind = 10;
             channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-storesig, x-pushsig, x-reduce)",
+                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1 || kind == 5) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 8   ? build_exec(p, ekind, nexec)
+    rc = kind == 10  ? build_exec(p, ekind, nexec)
+         : kind >= 8 ? build_pushwork(p, kind == 9)
          : kind == 7 ? build_reduce(p)
          : kind == 6 ? build_pushsig(p)
          : kind == 5 ? build_storesig(p)
