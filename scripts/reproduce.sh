@@ -27,6 +27,7 @@ for a in "$@"; do
     esac
 done
 
+case ${ARSIM:-} in /* | '') ;; */*) ARSIM=$(pwd)/$ARSIM ;; esac
 data=$top/plots/data
 res=$top/validate/results
 figs=$top/docs/figures
@@ -98,8 +99,10 @@ if [ $reuse = 0 ]; then
     "$ARSIM" validate --refs -o "$res/refs.csv" >"$res/refs.txt"
     if [ -f "$res/measured.csv" ] && [ -f "$res/h200_calibrated.yaml" ]; then
         say "model vs measured ($res/measured.csv)"
-        "$ARSIM" validate --measured "$res/measured.csv" --model "$res/h200_calibrated.yaml" \
-            -o "$res/compare.csv" --summary "$res/summary.md" >/dev/null
+        # from the top, so the summary names the files as the repository does
+        (cd "$top" && "$ARSIM" validate --measured validate/results/measured.csv \
+            --model validate/results/h200_calibrated.yaml \
+            -o validate/results/compare.csv --summary validate/results/summary.md >/dev/null)
         cat "$res/summary.md" >&2
     else
         say "no GPU measurement in $res (measured.csv + h200_calibrated.yaml): model-vs-measured skipped"
