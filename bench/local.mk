@@ -3,7 +3,7 @@
 # Not part of `make check`. BENCH_ARGS passes options (see bench/simbench.c).
 .PHONY: bench
 if HAVE_SIMGRID
-noinst_PROGRAMS = bench/simbench
+noinst_PROGRAMS += bench/simbench
 bench_simbench_SOURCES = bench/simbench.c
 bench_simbench_LDADD = libarsim.la -lm
 

@@ -321,6 +321,7 @@ START_TEST(test_chan_local_read) {
         run(t, p, 1, &r);
         EQ(r.time_s, LAUNCH + MEMLAT + k * B / 8e9 + add);
         EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + k * B / 8e9);
+        ar_result_free(&r);
         run(t0, p, 0, &r);
         EQ(r.time_s, LAUNCH + MEMLAT + k * B / 1000e9 + B / 500e9 + add);
         ar_plan_free(p);

@@ -1,13 +1,19 @@
 # validate/: reference data, CSV reading, calibration -> model file, model-vs-measured.
 libarsim_la_SOURCES += validate/internal.h validate/csv.c validate/refs.c validate/calib_yaml.c \
 	hw/calib.h
-EXTRA_DIST += hw/calib.cu validate/calib_exec.c
+EXTRA_DIST += hw/calib.cu validate/calib_exec.c validate/probe_model.c
 if HAVE_CUDA
 # hw/calib.cu, the calibration micro-benchmarks: compiled by nvcc into a libtool
 # object by hand, as hw/local.mk does for the executor.
 libarsim_la_LIBADD += hw/calib.lo
 libarsim_la_SOURCES += validate/calib_exec.c
 CLEANFILES += hw/calib.lo hw/calib.o
+if HAVE_SIMGRID
+# the model's time for the probe plans (docs/VALIDATION.md): not installed
+noinst_PROGRAMS += validate/probe_model
+validate_probe_model_SOURCES = validate/probe_model.c
+validate_probe_model_LDADD = libarsim.la -lm
+endif
 VALIDATE_NVCC_CMD = $(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -I$(top_srcdir) -I$(top_srcdir)/include -I$(top_builddir)
 hw/calib.lo: $(srcdir)/hw/calib.cu $(srcdir)/hw/calib.h $(srcdir)/include/arsim/error.h
 	@$(MKDIR_P) hw
