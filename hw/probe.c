@@ -31,6 +31,15 @@
  *                 REDUCE (on a second SCRATCH half), then SIGNAL and WAIT.
  *  x-pushsigwork  the same with the SIGNAL before the REDUCE (its release orders the
  *                 stores before the flag; does it wait for them to land?).
+ * Three more isolate shapes the algorithms combine:
+ *  x-pushall   every channel: COPY its part of IN into every peer's SCRATCH slot,
+ *              SIGNAL each peer after its COPY, then WAIT for every peer (1stage's
+ *              push phase, no REDUCE).
+ *  x-hostreduce  every channel: REDUCE OUT <- IN + the rank's HOST slot (a local and a
+ *              host source in one op, as naive's).
+ *  x-pullpush  even channels COPY their part of the next rank's IN into OUT (a pull),
+ *              odd ones COPY their part of IN into the next rank's SCRATCH (a push):
+ *              both directions of a link carry pulled and pushed data at once.
  * One more measures how fast one channel's peer stores land (arsim calibrate):
  *  x-storesig  channel 0 of every rank: COPY its IN into the next rank's SCRATCH,
  *              SIGNAL its own flag (the release fence waits for the stores to land),
@@ -203,6 +212,57 @@ static int build_pushwork(ar_plan_t *p, int sig_first) {
     return AR_OK;
 }
 
+/* x-pushall: slot r of a peer's SCRATCH holds rank r's part. */
+static int build_pushall(ar_plan_t *p) {
+    const int n = p->nranks;
+    p->scratch_elems = (uint64_t)n * p->count;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            for (int k = 1; k < n; k++) {
+                const int q = (r + k) % n;
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * p->count + off),
+                                    ar_addr(r, AR_BUF_IN, off), len));
+                AR_TRY(ar_plan_signal(p, r, c, q, (uint32_t)c));
+            }
+            if (n > 1) AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)(n - 1)));
+        }
+    return AR_OK;
+}
+
+/* x-hostreduce: HOST slot r holds rank r's second source. */
+static int build_hostreduce(ar_plan_t *p) {
+    p->host_elems = (uint64_t)p->nranks * p->count;
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, p->nchannels, c, &off, &len);
+            if (!len) continue;
+            const ar_addr_t srcs[2] = {ar_addr(r, AR_BUF_IN, off),
+                                       ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * p->count + off)};
+            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, 2, len));
+        }
+    return AR_OK;
+}
+
+/* x-pullpush: channels split in pairs; part() over the pairs. */
+static int build_pullpush(ar_plan_t *p) {
+    const int n = p->nranks, pairs = (p->nchannels + 1) / 2;
+    p->scratch_elems = p->count;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            uint64_t off, len;
+            part(p->count, pairs, c / 2, &off, &len);
+            if (!len) continue;
+            const int to = (r + 1) % n;
+            if (c % 2 == 0) AR_TRY(ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, off), ar_addr(to, AR_BUF_IN, off), len));
+            else AR_TRY(ar_plan_copy(p, r, c, ar_addr(to, AR_BUF_SCRATCH, off), ar_addr(r, AR_BUF_IN, off), len));
+        }
+    return AR_OK;
+}
+
 /* x-chainN, x-sigsN, x-waitsN, x-rsigsN (kind 0, 1, 2, 3). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
@@ -221,7 +281,7 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
-                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", NULL};
+                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", "x-pushall", "x-hostreduce", "x-pullpush", NULL};
     static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
@@ -233,20 +293,23 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
-            kind = 10;
+            kind = 13;
             channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork)",
+                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1 || kind == 5) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 10  ? build_exec(p, ekind, nexec)
+    rc = kind == 13  ? build_exec(p, ekind, nexec)
+         : kind == 12 ? build_pullpush(p)
+         : kind == 11 ? build_hostreduce(p)
+         : kind == 10 ? build_pushall(p)
          : kind >= 8 ? build_pushwork(p, kind == 9)
          : kind == 7 ? build_reduce(p)
          : kind == 6 ? build_pushsig(p)
