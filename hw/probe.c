@@ -24,6 +24,8 @@
  *              there from the second WAIT on: what a WAIT costs by itself).
  *  x-rsigsN    as x-sigsN, but channel 1 SIGNALs the next rank's flag: what a
  *              SIGNAL to another rank (another GPU, one rank per GPU) costs.
+ *  x-msigsN    every channel SIGNALs its flag on the next rank N times, then WAITs for
+ *              the previous rank's N: SIGNALs of many channels at once (--channels C).
  *  x-spinN     x-chainN on channel 0 while every other channel of the rank WAITs,
  *              spinning, for the SIGNAL channel 0 sends after its chain: what the
  *              executor's ops cost beside blocks that poll a flag (--channels C).
@@ -266,9 +268,16 @@ static int build_pullpush(ar_plan_t *p) {
     return AR_OK;
 }
 
-/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN (kind 0, 1, 2, 3, 4). */
+/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN (kind 0 .. 5). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
+        if (kind == 5) {
+            for (int c = 0; c < p->nchannels; c++) {
+                for (int i = 0; i < n; i++) AR_TRY(ar_plan_signal(p, r, c, (r + 1) % p->nranks, (uint32_t)c));
+                AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)n));
+            }
+            continue;
+        }
         if (kind == 4) {
             for (int i = 0; i < n; i++)
                 AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), p->count));
@@ -292,7 +301,7 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
                                         "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", "x-pushall", "x-hostreduce", "x-pullpush", NULL};
-    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", "x-spin", NULL};
+    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", "x-spin", "x-msigs", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(name, kinds[i])) kind = i;
@@ -304,12 +313,12 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
             kind = 13;
-            if (i != 4) channels = i == 0 ? 1 : 2;
+            if (i < 4) channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush)",
+                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1 || kind == 5) channels = 1;
