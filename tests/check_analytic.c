@@ -46,6 +46,20 @@ static ar_topo_t *round_topo(const char *spec) {
     return t;
 }
 
+/* round_topo with extra model keys appended, and nranks placed in blocks when it
+ * differs from the device count. */
+static ar_topo_t *round_topo_with(const char *extra, const char *spec, int nranks) {
+    static char yaml[2048];
+    snprintf(yaml, sizeof yaml, "%s%s", ROUND_MODEL, extra);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_with", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build(spec, m, &t, &err) == AR_OK, "%s", err.message);
+    if (nranks != t->nranks) ck_assert_msg(ar_topo_place_blocks(t, nranks, &err) == AR_OK, "%s", err.message);
+    return t;
+}
+
 static void run(const ar_topo_t *t, ar_plan_t *p, int breakdown, ar_result_t *res) {
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     o.breakdown = breakdown;
@@ -301,13 +315,7 @@ END_TEST
  * additions. A pull from a peer reads nothing locally: the bound does not apply. Both
  * are memory terms. Without the key the device's memory is the only bound. */
 START_TEST(test_chan_local_read) {
-    static char yaml[2048];
-    snprintf(yaml, sizeof yaml, "%schan_local_read_gbps: 8\n", ROUND_MODEL);
-    ar_model_t *m;
-    ar_topo_t *t, *t0 = round_topo("ring_1d:2");
-    ar_error_t err;
-    ck_assert_msg(ar_model_load_string(yaml, "round_local", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = round_topo_with("chan_local_read_gbps: 8\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
     const uint64_t n = 100000;
     const double B = n * 4.0;
     for (int k = 1; k <= 2; k++) {
@@ -342,14 +350,7 @@ END_TEST
 /* signal_lat_local_ns (400 here) for a SIGNAL to a rank on the sender's device,
  * signal_lat_ns (1000) across: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. */
 START_TEST(test_signal_local) {
-    static char yaml[2048];
-    snprintf(yaml, sizeof yaml, "%ssignal_lat_local_ns: 400\n", ROUND_MODEL);
-    ar_model_t *m;
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_model_load_string(yaml, "round_local_signal", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = round_topo_with("signal_lat_local_ns: 400\n", "ring_1d:2", 4);
     EQ(ar_cost_signal_s(t, 0, 1), 400 * NS);
     EQ(ar_cost_signal_s(t, 0, 0), 400 * NS);
     EQ(ar_cost_signal_s(t, 1, 2), SIG);
@@ -370,14 +371,7 @@ END_TEST
  * (500) on the same one: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. Rank 0
  * SIGNALs rank `to` k times back to back; `to` WAITs for all k. */
 START_TEST(test_signal_release_remote) {
-    static char yaml[2048];
-    snprintf(yaml, sizeof yaml, "%ssignal_release_ns: 500\nsignal_release_remote_ns: 800\n", ROUND_MODEL);
-    ar_model_t *m;
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_model_load_string(yaml, "round_release_remote", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_place_blocks(t, 4, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = round_topo_with("signal_release_ns: 500\nsignal_release_remote_ns: 800\n", "ring_1d:2", 4);
     EQ(ar_cost_signal_issue_s(t, 0, 1), 500 * NS);
     EQ(ar_cost_signal_issue_s(t, 0, 2), 800 * NS);
     EQ(ar_cost_signal_issue_s(t, 3, 1), 800 * NS);
