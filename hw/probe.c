@@ -31,6 +31,8 @@
  *              executor's ops cost beside blocks that poll a flag (--channels C).
  * One more measures one channel's loads and stores in its own GPU's memory:
  *  x-reduce    every channel: REDUCE OUT <- IN + SCRATCH over its part, no flags.
+ *  x-reducepush  the same REDUCE with its destination in the next rank's SCRATCH
+ *              (local loads, peer stores: the ring's step), then SIGNAL, WAIT.
  * Two more tell whether a channel's local work overlaps its own peer stores:
  *  x-pushwork     every channel: x-pushsig's COPY into the next rank, then x-reduce's
  *                 REDUCE (on a second SCRATCH half), then SIGNAL and WAIT.
@@ -182,16 +184,22 @@ static int build_pushsig(ar_plan_t *p) {
     return AR_OK;
 }
 
-/* x-reduce: SCRATCH holds a second local source. */
-static int build_reduce(ar_plan_t *p) {
-    p->scratch_elems = p->count;
+/* x-reduce (push 0), x-reducepush (1): SCRATCH holds a second local source, and
+ * for x-reducepush a second half for the previous rank's stores. */
+static int build_reduce(ar_plan_t *p, int push) {
+    p->scratch_elems = (push ? 2 : 1) * p->count;
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             uint64_t off, len;
             part(p->count, p->nchannels, c, &off, &len);
             if (!len) continue;
             const ar_addr_t srcs[2] = {ar_addr(r, AR_BUF_IN, off), ar_addr(r, AR_BUF_SCRATCH, off)};
-            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, 2, len));
+            const int to = (r + 1) % p->nranks;
+            AR_TRY(ar_plan_reduce(p, r, c, push ? ar_addr(to, AR_BUF_SCRATCH, p->count + off) : ar_addr(r, AR_BUF_OUT, off),
+                                  srcs, 2, len));
+            if (!push) continue;
+            AR_TRY(ar_plan_signal(p, r, c, to, (uint32_t)c));
+            AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, 1));
         }
     return AR_OK;
 }
@@ -300,7 +308,7 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
     static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
-                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", "x-pushall", "x-hostreduce", "x-pullpush", NULL};
+                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", "x-pushall", "x-hostreduce", "x-pullpush", "x-reducepush", NULL};
     static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", "x-spin", "x-msigs", NULL};
     int kind = -1, ekind = -1, nexec = 0;
     for (int i = 0; kinds[i]; i++)
@@ -312,25 +320,26 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
             ekind = i;
-            kind = 13;
+            kind = 14;
             if (i < 4) channels = i == 0 ? 1 : 2;
         }
     }
     if (kind < 0)
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush)",
+                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush, x-reducepush)",
                       name);
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
     if (channels < 1 || kind == 5) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 13  ? build_exec(p, ekind, nexec)
+    rc = kind == 14  ? build_exec(p, ekind, nexec)
+         : kind == 13 ? build_reduce(p, 1)
          : kind == 12 ? build_pullpush(p)
          : kind == 11 ? build_hostreduce(p)
          : kind == 10 ? build_pushall(p)
          : kind >= 8 ? build_pushwork(p, kind == 9)
-         : kind == 7 ? build_reduce(p)
+         : kind == 7 ? build_reduce(p, 0)
          : kind == 6 ? build_pushsig(p)
          : kind == 5 ? build_storesig(p)
          : kind == 2 ? build_twoshot(p)
