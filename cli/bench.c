@@ -6,7 +6,7 @@
  *               [--iters N] [--repeats N] [--no-nccl] [--force-host] [--csv FILE]
  *
  * --algo also takes `auto` (the choice by size and rank count) and the probe
- * plans x-oneshot, x-pushshot, x-twoshot (hw/probe.c), which the shared option
+ * plans x-... (hw/probe.c lists them), which the shared option
  * parser does not know: bench takes --algo out of argv before parsing. The
  * topology defaults to full:N over the N visible GPUs. */
 #include <errno.h>
@@ -78,7 +78,8 @@ int ar_cli_bench(int argc, char **argv) {
         longopts, NULL, handle, &x,
         "options of bench:\n"
         "  --algo auto|all|NAME[,NAME..]  our algorithms; auto picks by size and rank count;\n"
-        "                         x-oneshot, x-pushshot, x-twoshot are the executor's probe plans\n"
+        "                         x-NAME: the executor's probe plans (x-oneshot, x-pushshot, x-twoshot,\n"
+        "                         x-reduce, x-pushsig, x-chainN, ...: hw/probe.c; a wrong name lists them)\n"
         "  --iters N              executions captured per CUDA graph (default: by size)\n"
         "  --repeats N            graph launches timed; the median is reported (default: by size)\n"
         "  --no-nccl              leave out NCCL's ncclAllReduce\n"
