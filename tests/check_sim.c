@@ -179,28 +179,33 @@ END_TEST
 
 typedef struct agree_case_s {
     const char *algo, *topo, *model;
+    int nranks; /* placed in blocks on the devices; 0: one per device */
 } agree_case_t;
 
 /* One channel per rank and topologies where no two concurrent ops share a link
  * direction or overload a memory: every algorithm once. */
 static const agree_case_t agree_cases[] = {
-    {"ring", "ring_1d:5", NULL},         {"ring", "h200_pair", NULL},
-    {"torus2d", "torus_2d:2x3", NULL},   {"torus2d", "full:4", NULL},
-    {"mesh2d", "mesh_2d:2x3", NULL},     {"1stage", "full:4", NULL},
-    {"1stage", "h200_pair", NULL},       {"2stage", "full:5", NULL},
-    {"center_root", "ring_1d:5", NULL},  {"center_root", "mesh_2d:2x3", NULL},
-    {"naive", "ring_1d:4", NULL},        {"naive", "full:3", "h100_sxm"},
+    {"ring", "ring_1d:5", NULL, 0},         {"ring", "h200_pair", NULL, 0},
+    {"torus2d", "torus_2d:2x3", NULL, 0},   {"torus2d", "full:4", NULL, 0},
+    {"mesh2d", "mesh_2d:2x3", NULL, 0},     {"1stage", "full:4", NULL, 0},
+    {"1stage", "h200_pair", NULL, 0},       {"2stage", "full:5", NULL, 0},
+    {"center_root", "ring_1d:5", NULL, 0},  {"center_root", "mesh_2d:2x3", NULL, 0},
+    {"naive", "ring_1d:4", NULL, 0},        {"naive", "full:3", "h100_sxm", 0},
     /* models with the executor's own costs (op_overhead_ns, wait_overhead_ns) and
      * per-channel host staging rates */
-    {"1stage", "h200_pair", "h200_sxm"}, {"2stage", "full:5", "h200_sxm"},
-    {"ring", "ring_1d:5", "h200_sxm"},   {"naive", "ring_1d:4", "h200_sxm"},
+    {"1stage", "h200_pair", "h200_sxm", 0}, {"2stage", "full:5", "h200_sxm", 0},
+    {"ring", "ring_1d:5", "h200_sxm", 0},   {"naive", "ring_1d:4", "h200_sxm", 0},
     /* a SIGNAL waits for the channel's peer stores to land (chan_write_land_gbps) and
      * for its previous SIGNAL (signal_release_ns, signal_release_remote_ns); a channel's
      * local loads are bounded (chan_local_read_gbps) */
-    {"center_root", "ring_1d:5", "tests/data/model_land.yaml"},
-    {"1stage", "h200_pair", "tests/data/model_land.yaml"},
-    {"2stage", "full:5", "tests/data/model_land.yaml"},
-    {"ring", "ring_1d:5", "tests/data/model_land.yaml"},
+    {"center_root", "ring_1d:5", "tests/data/model_land.yaml", 0},
+    {"1stage", "h200_pair", "tests/data/model_land.yaml", 0},
+    {"2stage", "full:5", "tests/data/model_land.yaml", 0},
+    {"ring", "ring_1d:5", "tests/data/model_land.yaml", 0},
+    /* two ranks per device: SIGNALs inside a device (signal_lat_local_ns) and across
+     * (signal_release_remote_ns) in one plan */
+    {"ring", "h200_pair", "tests/data/model_land.yaml", 4},
+    {"2stage", "h200_pair", "tests/data/model_land.yaml", 4},
 };
 
 START_TEST(test_agrees_with_analytic) {
@@ -209,6 +214,10 @@ START_TEST(test_agrees_with_analytic) {
     for (size_t i = 0; i < sizeof agree_cases / sizeof agree_cases[0]; i++) {
         const agree_case_t *c = &agree_cases[i];
         ar_topo_t *t = tu_topo_open(c->topo, c->model && strchr(c->model, '/') ? test_path(c->model) : c->model);
+        if (c->nranks) {
+            ar_error_t err;
+            ck_assert_msg(ar_topo_place_blocks(t, c->nranks, &err) == AR_OK, "%s", err.message);
+        }
         for (int k = 0; k < 2; k++) {
             ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
             o.channels = 1;
