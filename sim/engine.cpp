@@ -22,10 +22,10 @@
  * communication whose route is every resource the op touches, as many times as it
  * touches it: a source on device S adds S's memory, the links from S to E and ch's
  * read bound (remote) or E's memory and ch's local read bound (local); the
- * destination likewise with ch's write bound. SimGrid's max-min system adds repeated consumptions, so the op
- * streams at the rate of its tightest resource: alone, lat + max over resources of
- * bytes / bandwidth, exactly arsim/cost.h's lat + max(link, memory); with others, at
- * its max-min share. Its latency is the longest of its sources' and destination's
+ * destination likewise with ch's write bound. SimGrid's max-min system adds
+ * repeated consumptions, so the op streams at the rate of its tightest resource:
+ * alone, lat + max over resources of bytes / bandwidth, exactly arsim/cost.h's
+ * lat + max(link, memory); with others, at its max-min share. Its latency is the longest of its sources' and destination's
  * (memory latency + link latencies on the route). A REDUCE then computes
  * (k - 1) x B on the channel's core. SIGNAL/WAIT follow plan.h: a SIGNAL is visible
  * at its target ar_cost_signal_s after issue; a WAIT ends at the count-th arrival,
