@@ -106,7 +106,8 @@ static int build_oneshot(ar_plan_t *p, int push) {
     return AR_OK;
 }
 
-static int build_twoshot(ar_plan_t *p) {
+static int build_twoshot(ar_plan_t *p, int unused) {
+    (void)unused;
     const int n = p->nranks, C = p->nchannels;
     uint64_t soff[65] = {0}, slen[65] = {0};
     for (int s = 0; s < n; s++) part(p->count, n, s, &soff[s], &slen[s]);
@@ -157,7 +158,8 @@ static int build_part(ar_plan_t *p, int barrier) {
 }
 
 /* x-storesig: one channel per rank. */
-static int build_storesig(ar_plan_t *p) {
+static int build_storesig(ar_plan_t *p, int unused) {
+    (void)unused;
     const int n = p->nranks;
     p->scratch_elems = p->count;
     for (int r = 0; r < n; r++) {
@@ -169,7 +171,8 @@ static int build_storesig(ar_plan_t *p) {
 }
 
 /* x-pushsig: the flag of channel c is c. */
-static int build_pushsig(ar_plan_t *p) {
+static int build_pushsig(ar_plan_t *p, int unused) {
+    (void)unused;
     const int n = p->nranks;
     p->scratch_elems = p->count;
     for (int r = 0; r < n; r++)
@@ -226,7 +229,8 @@ static int build_pushwork(ar_plan_t *p, int sig_first) {
 }
 
 /* x-pushall: slot r of a peer's SCRATCH holds rank r's part. */
-static int build_pushall(ar_plan_t *p) {
+static int build_pushall(ar_plan_t *p, int unused) {
+    (void)unused;
     const int n = p->nranks;
     p->scratch_elems = (uint64_t)n * p->count;
     for (int r = 0; r < n; r++)
@@ -246,7 +250,8 @@ static int build_pushall(ar_plan_t *p) {
 }
 
 /* x-hostreduce: HOST slot r holds rank r's second source. */
-static int build_hostreduce(ar_plan_t *p) {
+static int build_hostreduce(ar_plan_t *p, int unused) {
+    (void)unused;
     p->host_elems = (uint64_t)p->nranks * p->count;
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
@@ -261,7 +266,8 @@ static int build_hostreduce(ar_plan_t *p) {
 }
 
 /* x-pullpush: channels split in pairs; part() over the pairs. */
-static int build_pullpush(ar_plan_t *p) {
+static int build_pullpush(ar_plan_t *p, int unused) {
+    (void)unused;
     const int n = p->nranks, pairs = (p->nchannels + 1) / 2;
     p->scratch_elems = p->count;
     for (int r = 0; r < n; r++)
@@ -305,46 +311,62 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
     return AR_OK;
 }
 
+/* The fixed-name probes: builder, its argument, and whether it takes one channel
+ * whatever was asked. */
+static const struct {
+    const char *name;
+    int (*build)(ar_plan_t *p, int arg);
+    int arg, one_channel;
+} fixed[] = {
+    {"x-oneshot", build_oneshot, 0, 0},       {"x-pushshot", build_oneshot, 1, 0},
+    {"x-twoshot", build_twoshot, 0, 0},       {"x-barrier", build_part, 1, 0},
+    {"x-local", build_part, 0, 0},            {"x-storesig", build_storesig, 0, 1},
+    {"x-pushsig", build_pushsig, 0, 0},       {"x-reduce", build_reduce, 0, 0},
+    {"x-pushwork", build_pushwork, 0, 0},     {"x-pushsigwork", build_pushwork, 1, 0},
+    {"x-pushall", build_pushall, 0, 0},       {"x-hostreduce", build_hostreduce, 0, 0},
+    {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
+};
+
+/* The probes named with a count N (x-chainN ...): build_exec's kind is the index;
+ * channels 0 = as asked. */
+static const struct {
+    const char *prefix;
+    int channels;
+} counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0}};
+
+#define NFIXED (int)(sizeof fixed / sizeof fixed[0])
+#define NCOUNTED (int)(sizeof counted / sizeof counted[0])
+
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err) {
-    static const char *const kinds[] = {"x-oneshot", "x-pushshot", "x-twoshot", "x-barrier", "x-local",
-                                        "x-storesig", "x-pushsig", "x-reduce", "x-pushwork", "x-pushsigwork", "x-pushall", "x-hostreduce", "x-pullpush", "x-reducepush", NULL};
-    static const char *const exec_kinds[] = {"x-chain", "x-sigs", "x-waits", "x-rsigs", "x-spin", "x-msigs", NULL};
-    int kind = -1, ekind = -1, nexec = 0;
-    for (int i = 0; kinds[i]; i++)
-        if (!strcmp(name, kinds[i])) kind = i;
-    for (int i = 0; exec_kinds[i] && kind < 0; i++) {
-        size_t l = strlen(exec_kinds[i]);
+    int fi = -1, ci = -1, nexec = 0;
+    for (int i = 0; i < NFIXED && fi < 0; i++)
+        if (!strcmp(name, fixed[i].name)) fi = i;
+    for (int i = 0; i < NCOUNTED && fi < 0 && ci < 0; i++) {
+        size_t l = strlen(counted[i].prefix);
         char tail = 0;
-        if (!strncmp(name, exec_kinds[i], l) && sscanf(name + l, "%d%c", &nexec, &tail) == 1) {
+        if (!strncmp(name, counted[i].prefix, l) && sscanf(name + l, "%d%c", &nexec, &tail) == 1) {
             if (nexec < 1 || nexec > 60)
                 return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
-            ekind = i;
-            kind = 14;
-            if (i < 4) channels = i == 0 ? 1 : 2;
+            ci = i;
         }
     }
-    if (kind < 0)
-        return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (x-oneshot, x-pushshot, x-twoshot, x-barrier, x-local, "
-                      "x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-storesig, x-pushsig, x-reduce, x-pushwork, x-pushsigwork, x-pushall, x-hostreduce, x-pullpush, x-reducepush)",
-                      name);
+    if (fi < 0 && ci < 0) {
+        char known[512] = "";
+        size_t at = 0;
+        for (int i = 0; i < NFIXED && at + 2 < sizeof known; i++)
+            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "", fixed[i].name);
+        for (int i = 0; i < NCOUNTED && at + 2 < sizeof known; i++)
+            at += (size_t)snprintf(known + at, sizeof known - at, ", %sN", counted[i].prefix);
+        return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (%s)", name, known);
+    }
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
-    if (channels < 1 || kind == 5) channels = 1;
+    if (ci >= 0 && counted[ci].channels) channels = counted[ci].channels;
+    if (channels < 1 || (fi >= 0 && fixed[fi].one_channel)) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);
     if (rc != AR_OK) return AR_ERR(err, rc, "probe plan %s: %s", name, ar_strerror(rc));
-    rc = kind == 14  ? build_exec(p, ekind, nexec)
-         : kind == 13 ? build_reduce(p, 1)
-         : kind == 12 ? build_pullpush(p)
-         : kind == 11 ? build_hostreduce(p)
-         : kind == 10 ? build_pushall(p)
-         : kind >= 8 ? build_pushwork(p, kind == 9)
-         : kind == 7 ? build_reduce(p, 0)
-         : kind == 6 ? build_pushsig(p)
-         : kind == 5 ? build_storesig(p)
-         : kind == 2 ? build_twoshot(p)
-         : kind >= 3 ? build_part(p, kind == 3)
-                     : build_oneshot(p, kind == 1);
+    rc = fi >= 0 ? fixed[fi].build(p, fixed[fi].arg) : build_exec(p, ci, nexec);
     if (rc == AR_OK) rc = ar_plan_finish(p);
     if (rc != AR_OK) {
         ar_plan_free(p);
