@@ -317,6 +317,20 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
         goto out;
     }
 
+    /* Channels start staggered as the executor's blocks do (launch term). */
+    {
+        double *start = malloc((size_t)nch * sizeof *start);
+        if (!start || ar_cost_chan_starts(t, p, start) != AR_OK) {
+            free(start);
+            rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            goto out;
+        }
+        for (int gi = 0; gi < nch; gi++) {
+            w.ch[gi].clock = start[gi];
+            w.ch[gi].terms[AR_TERM_LAUNCH] = start[gi];
+        }
+        free(start);
+    }
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     while (w.heap.n) {
         event_t e = heap_pop(&w.heap);

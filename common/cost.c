@@ -25,8 +25,7 @@ typedef struct acc_s {
     int ntraffic, max_traffic;
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
-    double chan_rd_bytes, chan_wr_bytes, host_bytes, host_rd_bytes, host_wr_bytes;
-    double chan_local_bytes; /* read by the channel on its own device */
+    double host_bytes;
     int overflow;
 } acc_t;
 
@@ -108,25 +107,15 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         int dev = ar_cost_addr_device(t, ad);
         if (dev < 0) { /* host staging buffer over the host link */
             a.host_bytes += B;
-            if (is_dst) a.host_wr_bytes += B;
-            else a.host_rd_bytes += B;
             double hl = m->host_link_lat_ns * 1e-9;
             if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
         }
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
-        if (dev == edev) {
-            if (!is_dst) a.chan_local_bytes += B;
-            continue;
-        }
+        if (dev == edev) continue;
         double hop_lat = 0;
-        if (is_dst) {
-            acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
-            a.chan_wr_bytes += B;
-        } else {
-            acc_route(&a, t, dev, edev, B, link_bytes, &hop_lat);
-            a.chan_rd_bytes += B;
-        }
+        if (is_dst) acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
+        else acc_route(&a, t, dev, edev, B, link_bytes, &hop_lat);
         if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;
     }
@@ -135,29 +124,17 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         if (s > a.link_s) a.link_s = s;
         c->remote = 1;
     }
-    double chan_s = 0;
-    if (a.chan_rd_bytes > 0) chan_s = a.chan_rd_bytes / (ar_model_chan_read_gbps(m) * 1e9);
-    if (a.chan_wr_bytes > 0) {
-        double w = a.chan_wr_bytes / (m->chan_write_gbps * 1e9);
-        if (w > chan_s) chan_s = w;
-    }
-    if (a.host_rd_bytes > 0 && m->host_chan_read_gbps > 0) {
-        double h = a.host_rd_bytes / (m->host_chan_read_gbps * 1e9);
-        if (h > chan_s) chan_s = h;
-    }
-    if (a.host_wr_bytes > 0 && m->host_chan_write_gbps > 0) {
-        double h = a.host_wr_bytes / (m->host_chan_write_gbps * 1e9);
-        if (h > chan_s) chan_s = h;
-    }
-    c->link_s = a.link_s > chan_s ? a.link_s : chan_s;
+    c->link_s = a.link_s;
     for (int i = 0; i < a.ndev; i++) {
         double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
         if (s > c->memory_s) c->memory_s = s;
     }
-    if (a.chan_local_bytes > 0 && m->chan_local_read_gbps > 0) {
-        double s = a.chan_local_bytes / (m->chan_local_read_gbps * 1e9);
-        if (s > c->memory_s) c->memory_s = s;
-    }
+    ar_chan_bytes_t cb;
+    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
+    int chan_mem = 0;
+    double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
+    if (chan_mem && chan_s > c->memory_s) c->memory_s = chan_s;
+    if (!chan_mem && chan_s > c->link_s) c->link_s = chan_s;
     c->bytes = B;
     c->lat_s = mem_lat + max_hop_lat;
     c->lat_term = c->remote ? AR_TERM_LINK : AR_TERM_MEMORY;
@@ -176,6 +153,42 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     return AR_OK;
 }
 
+void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+                        ar_chan_bytes_t *b) {
+    memset(b, 0, sizeof *b);
+    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
+    double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    int edev = t->placement[exec_rank];
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        int is_dst = s == op->nsrc;
+        int dev = ar_cost_addr_device(t, is_dst ? &op->dst : &p->srcs[op->src + s]);
+        if (is_dst) {
+            if (dev < 0) b->host_wr += B;
+            else if (dev != edev) b->peer_wr += B;
+        } else {
+            if (dev < 0) b->host_rd += B;
+            else if (dev != edev) b->peer_rd += B;
+            else b->local_rd += B;
+        }
+    }
+}
+
+double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term) {
+    double local = b->local_rd > 0 && m->chan_local_read_gbps > 0
+                       ? b->local_rd / (m->chan_local_read_gbps * 1e9) : 0;
+    double pull_gbps = ar_model_chan_read_gbps(m);
+    double pull = b->peer_rd > 0 && pull_gbps > 0 ? b->peer_rd / (pull_gbps * 1e9) : 0;
+    double host = b->host_rd > 0 && m->host_chan_read_gbps > 0
+                      ? b->host_rd / (m->host_chan_read_gbps * 1e9) : 0;
+    double loads = local + pull + host;
+    double push = b->peer_wr > 0 && m->chan_write_gbps > 0 ? b->peer_wr / (m->chan_write_gbps * 1e9) : 0;
+    double hostw = b->host_wr > 0 && m->host_chan_write_gbps > 0
+                       ? b->host_wr / (m->host_chan_write_gbps * 1e9) : 0;
+    double stores = push > hostw ? push : hostw;
+    if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && local > 0;
+    return loads > stores ? loads : stores;
+}
+
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
     const ar_model_t *m = t->model;
     int a = t->placement[from_rank], b = t->placement[to_rank];
@@ -188,6 +201,20 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
 }
 
 double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9; }
+
+int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start) {
+    /* blocks laid out so far on each device; counted in one pass, ranks in order */
+    int *next = calloc((size_t)t->ndevices, sizeof(int));
+    if (!next) return AR_ENOMEM;
+    double step = t->model->launch_block_ns * 1e-9;
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            int gi = r * p->nchannels + c;
+            start[gi] = p->chans[gi].nops ? next[t->placement[r]]++ * step : 0;
+        }
+    free(next);
+    return AR_OK;
+}
 
 double ar_cost_wait_s(const ar_topo_t *t) { return t->model->wait_overhead_ns * 1e-9; }
 

@@ -10,22 +10,21 @@
  *     SHARED link of the level's bandwidth and latency: every byte read or written
  *     there crosses it, so concurrent readers and writers share it;
  *   - every channel (rank, c) is a host of its device running one actor; its CPU
- *     computes at the model's per-channel reduction rate; two private links bound its
- *     remote reads (chan_inflight_bytes / chan_read_lat_ns) and its posted remote
- *     writes (chan_write_gbps), so few channels cannot fill a link, and a third its
- *     loads from its own device's memory (chan_local_read_gbps, when given);
+ *     computes at the model's per-channel reduction rate; one private link bounds
+ *     what the channel itself can move (so few channels cannot fill a link), its
+ *     bandwidth set for each op to B / ar_cost_chan_s (cost.h: its loads of every
+ *     kind add up, its stores overlap them);
  *   - the host staging buffer (naive) sits behind one SHARED host link per device.
  * Network model CM02, bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
  * 3.32 a gamma of 0 bounds every flow to zero).
  *
  * An op (COPY/REDUCE of B bytes by channel ch on device E) is ONE SimGrid
  * communication whose route is every resource the op touches, as many times as it
- * touches it: a source on device S adds S's memory, the links from S to E and ch's
- * read bound (remote) or E's memory and ch's local read bound (local); the
- * destination likewise with ch's write bound. SimGrid's max-min system adds
+ * touches it: a source on device S adds S's memory and the links from S to E; the
+ * destination likewise; ch's private link once. SimGrid's max-min system adds
  * repeated consumptions, so the op streams at the rate of its tightest resource:
  * alone, lat + max over resources of bytes / bandwidth, exactly arsim/cost.h's
- * lat + max(link, memory); with others, at its max-min share. Its latency is the longest of its sources' and destination's
+ * lat + max(link, memory, chan); with others, at its max-min share. Its latency is the longest of its sources' and destination's
  * (memory latency + link latencies on the route). A REDUCE then computes
  * (k - 1) x B on the channel's core. SIGNAL/WAIT follow plan.h: a SIGNAL is visible
  * at its target ar_cost_signal_s after issue; a WAIT ends at the count-th arrival,
@@ -68,7 +67,7 @@ namespace skr = simgrid::kernel::routing;
 
 namespace {
 
-enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST, RES_CLOC /* a channel's local bound: a memory term */ };
+enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST, RES_CLOC /* a channel's bound led by local loads: a memory term */ };
 
 struct Resource {
     sg4::Link *link = nullptr;
@@ -174,9 +173,8 @@ struct Sim {
     int ep_host;
     std::vector<sg4::Host *> chan_hosts;
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
-    /* resources: net 2*l+(dir<0), mem per device, chan (rd, wr) per channel, host link per device,
-     * chan host bounds (rd, wr) per channel, chan local bound per channel */
-    int base_mem, base_chan, base_host, base_chost, base_cloc;
+    /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel */
+    int base_mem, base_host, base_chan;
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -211,26 +209,15 @@ struct Sim {
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
             add(base_mem + a);
-            if (a != e) {
-                if (!net(a, e)) return -1;
-                add(base_chan + 2 * gi);
-            } else if (res[base_cloc + gi].link) {
-                add(base_cloc + gi);
-            }
+            if (a != e && !net(a, e)) return -1;
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
-            if (b != e) {
-                add(base_chan + 2 * gi + 1);
-                if (!net(e, b)) return -1;
-            }
+            if (b != e && !net(e, b)) return -1;
             add(base_mem + b);
         } else if ((a == ep_host && b >= ndev && b < ep_host) ||
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
             int gi = (a == ep_host ? b : a) - ndev;
             add(base_host + t->placement[gi / p->nchannels]);
-            /* the channel's own host-staging bound, when the model has one */
-            int hd = a == ep_host ? 0 : 1;
-            if (res[base_chost + 2 * gi + hd].link) add(base_chost + 2 * gi + hd);
             l += mem_lat; /* cost.h: the buffer level's latency is part of every op */
         } else {
             return -1;
@@ -295,6 +282,23 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     double lat_op = 0;
     bool remote = false;
     for (const Flow &f : s.flows) lat_op = std::max(lat_op, f.lat);
+    /* The channel's own bound, once: its link carries the op at B / chan_s at most. */
+    {
+        ar_chan_bytes_t cb;
+        ar_cost_chan_bytes(t, p, op, rank, &cb);
+        int chan_mem = 0;
+        double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
+        Resource &R = res[base_chan + gi];
+        if (chan_s > 0 && B > 0) {
+            double bw = B / chan_s;
+            if (bw != R.bw) {
+                R.link->set_bandwidth(bw);
+                R.bw = bw;
+            }
+            R.kind = chan_mem ? RES_CLOC : RES_CHAN;
+            s.load.emplace_back(base_chan + gi, 1);
+        }
+    }
     for (int r : s.route) {
         if (res[r].kind != RES_MEM && res[r].kind != RES_CLOC) remote = true;
         bool found = false;
@@ -568,11 +572,9 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.zone = z;
 
         s.base_mem = 2 * t->nlinks;
-        s.base_chan = s.base_mem + s.ndev;
-        s.base_host = s.base_chan + 2 * s.nch;
-        s.base_chost = s.base_host + s.ndev;
-        s.base_cloc = s.base_chost + 2 * s.nch;
-        s.res.resize((size_t)s.base_cloc + s.nch);
+        s.base_host = s.base_mem + s.ndev;
+        s.base_chan = s.base_host + s.ndev;
+        s.res.resize((size_t)s.base_chan + s.nch);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
@@ -607,9 +609,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             H.link = make_link(z, "pcie" + std::to_string(d), H.bw, H.lat);
         }
         /* Each channel is a host of its device: its actor runs there, its CPU is the
-         * model's per-channel reduction rate, and its two private links bound its
-         * remote reads and writes. */
-        double chan_rd = ar_model_chan_read_gbps(s.m) * 1e9, chan_wr = s.m->chan_write_gbps * 1e9;
+         * model's per-channel reduction rate, and its private link bounds what it
+         * moves (its bandwidth is set op by op). */
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);
@@ -619,28 +620,10 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             int rank = gi / p->nchannels;
             std::string nm = std::string(t->nodes[t->placement[rank]].name) + ".r" +
                              std::to_string(rank) + ".c" + std::to_string(gi % p->nchannels);
-            Resource &Rr = s.res[s.base_chan + 2 * gi], &Rw = s.res[s.base_chan + 2 * gi + 1];
-            Rr.bw = chan_rd;
-            Rr.kind = RES_CHAN;
-            Rr.link = make_link(z, nm + ".rd", chan_rd, 0);
-            Rw.bw = chan_wr;
-            Rw.kind = RES_CHAN;
-            Rw.link = make_link(z, nm + ".wr", chan_wr, 0);
-            /* host staging bounds of one channel (cost.h), loads and stores */
-            const double hc[2] = {s.m->host_chan_read_gbps * 1e9, s.m->host_chan_write_gbps * 1e9};
-            for (int d = 0; d < 2; d++) {
-                if (!(hc[d] > 0)) continue;
-                Resource &Rh = s.res[s.base_chost + 2 * gi + d];
-                Rh.bw = hc[d];
-                Rh.kind = RES_CHAN;
-                Rh.link = make_link(z, nm + (d ? ".hwr" : ".hrd"), hc[d], 0);
-            }
-            if (s.m->chan_local_read_gbps > 0) {
-                Resource &Rl = s.res[s.base_cloc + gi];
-                Rl.bw = s.m->chan_local_read_gbps * 1e9;
-                Rl.kind = RES_CLOC;
-                Rl.link = make_link(z, nm + ".loc", Rl.bw, 0);
-            }
+            Resource &Rc = s.res[s.base_chan + gi];
+            Rc.bw = 1e9;
+            Rc.kind = RES_CHAN;
+            Rc.link = make_link(z, nm + ".chan", Rc.bw, 0);
             s.chan_hosts[gi] = z->create_host(nm, std::vector<double>{s.m->reduce_gbps * 1e9})->seal();
             unsigned long id = s.chan_hosts[gi]->get_netpoint()->id();
             if (z->np2chan.size() <= id) z->np2chan.resize(id + 1, -1);
@@ -672,6 +655,17 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].one_sender = sender[i] >= 0;
         }
 
+        /* Channels start staggered as the executor's blocks do (cost.h, launch term):
+         * on their own clocks, like any time spent off SimGrid. */
+        {
+            std::vector<double> start((size_t)s.nch);
+            if (ar_cost_chan_starts(t, p, start.data()) != AR_OK)
+                return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+            for (int gi = 0; gi < s.nch; gi++) {
+                s.ch[gi].pending = start[gi];
+                s.ch[gi].terms[AR_TERM_LAUNCH] = start[gi];
+            }
+        }
         Sim *sp = &s;
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;

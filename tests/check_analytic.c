@@ -309,6 +309,57 @@ START_TEST(test_signal_release) {
 }
 END_TEST
 
+/* A channel's loads of one op add up kind by kind (cost.h): a REDUCE of IN (local, 8
+ * GB/s) and a host slot (host_chan_read_gbps 4) takes B / 8 + B / 4 GB/s, more than the
+ * host link's B / 5 GB/s or either load alone; its stores overlap the loads: a COPY of
+ * IN to the host (host_chan_write_gbps 2) takes the slower, B / 2 GB/s. Both are link
+ * terms (not mostly local loads), after the host link's latency. */
+START_TEST(test_chan_loads_add) {
+    ar_topo_t *t = round_topo_with("chan_local_read_gbps: 8\nhost_chan_read_gbps: 4\n"
+                                   "host_chan_write_gbps: 2\n", "ring_1d:2", 2);
+    const uint64_t n = 100000;
+    const double B = n * 4.0, lat = MEMLAT + 2000 * NS;
+    for (int k = 1; k <= 2; k++) {
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        p->host_elems = n;
+        const ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(AR_RANK_HOST, AR_BUF_OUT, 0)};
+        if (k == 1) ck_assert_int_eq(ar_plan_copy(p, 0, 0, srcs[1], srcs[0], n), AR_OK);
+        else ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, 2, n), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double move = k == 1 ? B / 2e9 : B / 8e9 + B / 4e9;
+        EQ(r.time_s, LAUNCH + lat + move + (k - 1) * B / 50e9);
+        EQ(r.terms_s[AR_TERM_LINK], lat + move);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
+/* launch_block_ns (10 here): the executor's blocks start one after another, on each
+ * device in rank then channel order, empty channels not counted. Two ranks per
+ * device, three channels each, rank 0's channel 1 empty: on device 0 the blocks are
+ * r0c0, r0c2, r1c0, r1c1, r1c2, so r1c2 starts 4 x 10 ns late, and its two local
+ * COPYs (1 element, then n) end last. The delay is a launch term. */
+START_TEST(test_launch_block_stagger) {
+    ar_topo_t *t = round_topo_with("launch_block_ns: 10\n", "ring_1d:2", 4);
+    const uint64_t n = 10000;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(4, 3, n + 3);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 3; c++)
+            if (r != 0 || c != 1)
+                ck_assert_int_eq(ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, c), ar_addr(r, AR_BUF_IN, c), 1), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 1, 2, ar_addr(1, AR_BUF_OUT, 3), ar_addr(1, AR_BUF_IN, 3), n), AR_OK);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + 40 * NS + 2 * MEMLAT + (B + 4) / 1000e9 + (B + 4) / 500e9);
+    EQ(r.terms_s[AR_TERM_LAUNCH], LAUNCH + 40 * NS);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
  * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
@@ -835,6 +886,8 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_release_remote);
     tcase_add_test(tc, test_signal_local);
     tcase_add_test(tc, test_chan_local_read);
+    tcase_add_test(tc, test_chan_loads_add);
+    tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

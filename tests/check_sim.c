@@ -203,9 +203,12 @@ static const agree_case_t agree_cases[] = {
     {"2stage", "full:5", "tests/data/model_land.yaml", 0},
     {"ring", "ring_1d:5", "tests/data/model_land.yaml", 0},
     /* two ranks per device: SIGNALs inside a device (signal_lat_local_ns) and across
-     * (signal_release_remote_ns) in one plan */
+     * (signal_release_remote_ns) in one plan, blocks starting one after another on a
+     * device (launch_block_ns) */
     {"ring", "h200_pair", "tests/data/model_land.yaml", 4},
     {"2stage", "h200_pair", "tests/data/model_land.yaml", 4},
+    /* a channel's local and host loads of one op adding up */
+    {"naive", "h200_pair", "tests/data/model_land.yaml", 0},
 };
 
 START_TEST(test_agrees_with_analytic) {

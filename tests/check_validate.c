@@ -285,6 +285,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_lat_ns, 1200, 1e-9);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 700, 1e-9);
     ck_assert_double_eq_tol(m->launch_ns, 650, 1e-9);
+    ck_assert_double_eq_tol(m->launch_block_ns, (950 - 640) / 131.0, 0.01); /* 132 blocks vs 1 */
     ck_assert_double_eq_tol(m->reduce_gbps, 100000, 1e-9);         /* additions hidden */
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);

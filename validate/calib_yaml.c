@@ -18,6 +18,9 @@
  *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
  *                       executor's way (programmatic dependent launch, 16 blocks): the
  *                       timing path replays such graphs
+ *   launch_block_ns     the same graph with one block per SM against one block:
+ *                       (time(nsm blocks) - time(1 block)) / (nsm - 1), how much later
+ *                       each further block of a launch starts
  *   reduce_gbps         output bytes / (time of a summing block - time of the same block
  *                       moving the same bytes without arithmetic): the additions alone,
  *                       which is what the cost formula adds on top of the data movement
@@ -149,6 +152,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->flag_local_oneway_ns);
     fprintf(f, "launch_ns: %.0f                 # measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel\n",
             launch, launch_what);
+    if (c->launch_graph_pdl_1_ns > 0 && c->launch_graph_pdl_wide_ns > c->launch_graph_pdl_1_ns && c->nsm > 1)
+        fprintf(f, "launch_block_ns: %.2f           # measured: the same graph with %d blocks against 1: (%.0f - %.0f ns) / %d,\n"
+                   "                               # how much later each further block of a launch starts\n",
+                (c->launch_graph_pdl_wide_ns - c->launch_graph_pdl_1_ns) / (c->nsm - 1), c->nsm,
+                c->launch_graph_pdl_wide_ns, c->launch_graph_pdl_1_ns, c->nsm - 1);
     fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);
     fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
             c->host_read_lat_ns, c->host_read_lat_ns);

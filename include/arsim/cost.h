@@ -8,17 +8,19 @@
  *     the host buffer (naive) is reached over the host link;
  *   - the destination likewise (a push when remote);
  *   lat    = memory latency of the buffer level + link latency of the longest route
- *   link   = max over link directions of bytes / (count * bw),
- *            and the channel bounds: remote-read bytes / (inflight / read latency),
- *            remote-write bytes / chan_write_gbps
- *   memory = max over devices of reads / read_bw + writes / write_bw,
- *            and the channel's own bound: bytes it reads on D / chan_local_read_gbps
- *   move   = max(link, memory)          -- a streamed op runs at its bottleneck
+ *   link   = max over link directions (and the host link) of bytes / (count * bw)
+ *   memory = max over devices of reads / read_bw + writes / write_bw
+ *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
+ *            its loads of every kind add up (an executor step issues the loads of
+ *            its sources together and waits for all of them), its stores overlap
+ *            them: max(local / chan_local_read_gbps + pulled / (inflight / read latency)
+ *                      + host-read / host_chan_read_gbps,
+ *                      pushed / chan_write_gbps, host-written / host_chan_write_gbps);
+ *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
+ *            counts as memory when its local loads are its largest part, else link
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term)
  *   total  = lat + move + reduce + over
- * Host staging also has per-channel bounds in `link` when the model gives them:
- *   host-read bytes / host_chan_read_gbps, host-write bytes / host_chan_write_gbps.
  * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
  * once when it already has (also for a WAIT one execution back, which polls too).
  * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
@@ -32,7 +34,9 @@
  * issue + that)), so the channel's next SIGNAL waits
  * for it too: fence = max(0, land - clock). Without both keys (0) a SIGNAL costs the
  * sender nothing.
- * One execution starts after launch_ns. */
+ * One execution starts after launch_ns; channel b of a device (counted as the
+ * executor lays out its blocks: rank by rank, channel by channel, empty channels
+ * left out) starts b x launch_block_ns later still (launch term). */
 #ifndef ARSIM_COST_H
 #define ARSIM_COST_H
 
@@ -57,6 +61,23 @@ typedef struct ar_op_traffic_s {
     double bytes;
 } ar_op_traffic_t;
 
+/* Bytes one channel moves in one COPY/REDUCE, by kind of access. */
+typedef struct ar_chan_bytes_s {
+    double local_rd; /* loaded from the executing rank's own device */
+    double peer_rd;  /* loaded from another device (pulled) */
+    double host_rd;  /* loaded from the host staging buffer */
+    double peer_wr;  /* stored to another device (pushed) */
+    double host_wr;  /* stored to the host staging buffer */
+} ar_chan_bytes_t;
+
+/* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. */
+void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+                        ar_chan_bytes_t *b);
+/* Seconds one channel alone needs to move b (the chan term above); 0 when the model
+ * bounds none of them per channel. *mem_term (may be NULL) is set when the local
+ * loads are its largest part. */
+double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term);
+
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`.
  * traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
@@ -65,6 +86,9 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 /* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
 double ar_cost_launch_s(const ar_topo_t *t);
+/* start[gi] (nranks x nchannels entries): seconds after the launch channel gi starts.
+ * AR_OK or AR_ENOMEM. */
+int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start);
 /* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
 double ar_cost_wait_s(const ar_topo_t *t);
 /* 1 when op is a COPY/REDUCE executed by exec_rank whose destination is on another

@@ -40,6 +40,9 @@ typedef struct ar_model_s {
     double signal_lat_local_ns;  /* the same when both are on one device (optional, 0 =
                                   * signal_lat_ns) */
     double launch_ns;            /* starting one plan execution */
+    double launch_block_ns;      /* the blocks of a launch do not start together: channel b
+                                  * of a device (in rank, then channel order, empty ones
+                                  * left out) starts b x this after its first (optional, 0) */
     double host_link_gbps;       /* device <-> host staging (naive), one direction */
     double host_link_lat_ns;
     /* The executor's own costs per op, beyond moving bytes (optional keys, 0 when absent).
