@@ -353,7 +353,7 @@ static int chase(int dev, const u64 *dchain, int steps, double *ns, ar_error_t *
     std::vector<double> t;
     CK(cudaSetDevice(dev));
     CK(cudaMalloc(&dout, 2 * sizeof(u64)));
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 7; r++) {
         k_chase<<<1, 1>>>(dchain, steps, dout);
         CK(cudaGetLastError());
         CK(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
@@ -610,31 +610,43 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     CK(cudaMalloc(&sink0, 64));
     CK(cudaDeviceSynchronize());
 
-    /* 1. flag latency */
+    /* 1. flag latency: the median of several runs, since this is the first thing
+     * timed and the clocks of an idle GPU take a while to rise */
     {
+        const int runs = 7, iters = 20000;
         double rtt = 0;
+        std::vector<double> rtts, local;
         TRY(pingpong_rtt(d0, d1, flags0, flags1, 200, &rtt, err)); /* warm-up */
-        TRY(pingpong_rtt(d0, d1, flags0, flags1, 20000, &rtt, err));
-        c->flag_rtt_ns = rtt;
-        c->flag_oneway_ns = rtt / 2;
+        for (int r = 0; r < runs; r++) {
+            TRY(pingpong_rtt(d0, d1, flags0, flags1, iters, &rtt, err));
+            rtts.push_back(rtt);
+        }
+        c->flag_rtt_ns = median(rtts);
+        c->flag_oneway_ns = c->flag_rtt_ns / 2;
         int *fail = NULL;
         u64 *out = NULL, hout[2] = {0, 0};
         CK(cudaSetDevice(d0));
         CK(cudaHostAlloc(&fail, sizeof(int), cudaHostAllocMapped));
         *fail = 0;
         CK(cudaMalloc(&out, 2 * sizeof(u64)));
-        CK(cudaMemset(flags0, 0, 4096));
-        k_pingpong_local<<<2, 32>>>(flags0, 20000, out, fail);
-        CK(cudaGetLastError());
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hout, out, sizeof hout, cudaMemcpyDeviceToHost));
-        int f = *(volatile int *)fail;
+        int f = 0;
+        for (int r = 0; r < runs && !f; r++) {
+            CK(cudaMemset(flags0, 0, 4096));
+            k_pingpong_local<<<2, 32>>>(flags0, iters, out, fail);
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(hout, out, sizeof hout, cudaMemcpyDeviceToHost));
+            f = *(volatile int *)fail;
+            local.push_back((double)hout[0] / iters / 2);
+        }
         cudaFree(out);
         cudaFreeHost(fail);
         if (f) { rc = AR_ERR(err, AR_ETIMEOUT, "local flag ping-pong did not complete"); goto out; }
-        c->flag_local_oneway_ns = (double)hout[0] / 20000 / 2;
-        note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns",
-             c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns);
+        c->flag_local_oneway_ns = median(local);
+        note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns "
+                 "(medians of %d runs; link round trips %.0f to %.0f ns)",
+             c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns, runs,
+             *std::min_element(rtts.begin(), rtts.end()), *std::max_element(rtts.begin(), rtts.end()));
     }
 
     /* 2. launch overhead */
