@@ -26,6 +26,9 @@
  *              SIGNAL to another rank (another GPU, one rank per GPU) costs.
  *  x-msigsN    every channel SIGNALs its flag on the next rank N times, then WAITs for
  *              the previous rank's N: SIGNALs of many channels at once (--channels C).
+ *  x-ringsN    every channel: N rounds of SIGNAL its flag on the next rank, WAIT for the
+ *              previous rank's signal of that round: the ring's rounds without their
+ *              data (--channels C), what its synchronisation alone costs.
  *  x-spinN     x-chainN on channel 0 while every other channel of the rank WAITs,
  *              spinning, for the SIGNAL channel 0 sends after its chain: what the
  *              executor's ops cost beside blocks that poll a flag (--channels C).
@@ -282,9 +285,17 @@ static int build_pullpush(ar_plan_t *p, int unused) {
     return AR_OK;
 }
 
-/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN (kind 0 .. 5). */
+/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN (kind 0 .. 6). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     for (int r = 0; r < p->nranks; r++) {
+        if (kind == 6) {
+            for (int c = 0; c < p->nchannels; c++)
+                for (int i = 0; i < n; i++) {
+                    AR_TRY(ar_plan_signal(p, r, c, (r + 1) % p->nranks, (uint32_t)c));
+                    AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)i + 1));
+                }
+            continue;
+        }
         if (kind == 5) {
             for (int c = 0; c < p->nchannels; c++) {
                 for (int i = 0; i < n; i++) AR_TRY(ar_plan_signal(p, r, c, (r + 1) % p->nranks, (uint32_t)c));
@@ -332,7 +343,8 @@ static const struct {
 static const struct {
     const char *prefix;
     int channels;
-} counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0}};
+} counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
+                {"x-rings", 0}};
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])
