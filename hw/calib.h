@@ -100,6 +100,14 @@ typedef struct ar_calib_s {
     double local_copy_us[2];   /* x-local: COPY OUT <- IN */
     double local_read_gbps;    /* 2 (bytes[1] - bytes[0]) / (reduce_us[1] - reduce_us[0]): chan_local_read_gbps */
     double local_copy_read_gbps; /* the same read off x-local (one source): a cross-check */
+    /* x-ringsN at N = exec_n_lo, exec_n_hi, one channel: every rank SIGNALs the next and
+     * WAITs for the previous, N rounds. With 2 ranks (one per GPU) every hop crosses
+     * the link; with 4 (two per GPU) the hops alternate inside a GPU and across. */
+    int rings_done;            /* 1 once both placements gave a slope */
+    double rings_us[2][2];     /* [2 ranks, 4 ranks][N = lo, hi], time per execution */
+    double ring_hop_ns[2];     /* one hop's round (SIGNAL to the WAIT that sees it, and the
+                                * WAIT itself): [0] across the link, slope of the 2-rank
+                                * probe; [1] inside a GPU, 2 x the 4-rank slope - [0] */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

@@ -335,6 +335,20 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
     ck_assert_double_eq_tol(m->links[ar_model_link_kind(m, "nvlink4")].bw_gbps, 366.0 / 18, 1e-3);
     ar_model_free(m);
+    /* With x-rings (the executor's own hops), the signal latencies are its hops less
+     * wait_overhead_ns (1000 ns here), not the ping-pong's. */
+    c.rings_done = 1;
+    c.rings_us[0][0] = 5; c.rings_us[0][1] = 5 + 32 * 1.6; /* 1600 ns per hop across */
+    c.rings_us[1][0] = 5; c.rings_us[1][1] = 5 + 32 * 1.5; /* (1600 + 1400) / 2 */
+    c.ring_hop_ns[0] = 1600; c.ring_hop_ns[1] = 1400;
+    fit.link_from = NULL;
+    f = fopen(mp, "w");
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    ck_assert_double_eq_tol(m->signal_lat_ns, 600, 0.5);
+    ck_assert_double_eq_tol(m->signal_lat_local_ns, 400, 0.5);
+    ar_model_free(m);
     unlink(mp);
 }
 END_TEST

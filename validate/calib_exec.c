@@ -21,7 +21,16 @@
  *              at LOCAL_LO and LOCAL_HI bytes: source bytes (2 per output byte) over
  *              the time difference is one channel's load rate from its own GPU,
  *              chan_local_read_gbps (a block keeps few loads in flight; its stores are
- *              posted). x-local (a COPY: one source) beside it is the cross-check. */
+ *              posted). x-local (a COPY: one source) beside it is the cross-check.
+ *   x-ringsN   every rank SIGNALs the next and WAITs for the previous, N rounds, with 2
+ *              ranks (one per GPU: every hop crosses the link) and with 4 (two per GPU:
+ *              the hops alternate inside a GPU and across). N rounds end after N hops,
+ *              so the 2-rank slope over N is one hop across, X, and the 4-rank slope
+ *              (X + L) / 2 gives the hop inside a GPU, L. A hop is a SIGNAL's way to
+ *              the WAIT that sees it plus that WAIT: signal_lat_ns (X) and
+ *              signal_lat_local_ns (L), each less wait_overhead_ns. The flag ping-pong
+ *              (hw/calib.cu) times a spinning warp, not the executor: it is kept in the
+ *              file's raw measurements. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +165,60 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
 }
 
+/* Times of x-rings<N_LO> and x-rings<N_HI> on t: 1 when both came and rose with N. */
+static int rings_times(const ar_topo_t *t, double us[2], int quiet) {
+    char algos[64];
+    snprintf(algos, sizeof algos, "x-rings%d,x-rings%d", N_LO, N_HI);
+    us[0] = us[1] = NAN;
+    FILE *csv = tmpfile(), *table = tmpfile();
+    ar_error_t e;
+    memset(&e, 0, sizeof e);
+    const uint64_t sizes[1] = {OP_BYTES};
+    if (csv && table && bench_probes(t, algos, sizes, 1, 200, 15, csv, table, &e) == AR_OK) {
+        char line[1024], *f[8], want[2][32];
+        snprintf(want[0], sizeof want[0], "x-rings%d", N_LO);
+        snprintf(want[1], sizeof want[1], "x-rings%d", N_HI);
+        rewind(csv);
+        while (csv_row(csv, line, sizeof line, f))
+            for (int k = 0; k < 2; k++)
+                if (!strcmp(f[3], want[k])) us[k] = strtod(f[7], NULL);
+    } else if (!quiet && csv && table) {
+        fprintf(stderr, "calibrate: %s on %d ranks: %s\n", algos, t->nranks, e.message);
+    }
+    if (csv) fclose(csv);
+    if (table) fclose(table);
+    return us[0] > 0 && us[1] > us[0];
+}
+
+/* x-ringsN on 2 ranks (t, one per GPU) and on 4 (t's topology and model again, two
+ * ranks per GPU): fills c->ring*. A failure leaves rings_done 0 (the ping-pong's
+ * latencies are written instead). */
+static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    ar_topo_t *t4 = NULL;
+    ar_error_t e;
+    memset(&e, 0, sizeof e);
+    int ok = rings_times(t, c->rings_us[0], quiet) &&
+             ar_topo_open(t->path[0] ? t->path : t->name, t->model->path[0] ? t->model->path : t->model->name,
+                          &t4, &e) == AR_OK &&
+             ar_topo_place_blocks(t4, 4, &e) == AR_OK && rings_times(t4, c->rings_us[1], quiet);
+    ar_topo_free(t4);
+    if (!ok) {
+        if (!quiet) fprintf(stderr, "calibrate: x-rings gave no slope%s%s: the flag ping-pong's latencies stand\n",
+                            e.message[0] ? ": " : "", e.message);
+        return;
+    }
+    double slope[2];
+    for (int k = 0; k < 2; k++) slope[k] = (c->rings_us[k][1] - c->rings_us[k][0]) * 1e3 / (N_HI - N_LO);
+    c->ring_hop_ns[0] = slope[0];
+    c->ring_hop_ns[1] = 2 * slope[1] - slope[0];
+    c->rings_done = c->ring_hop_ns[1] > 0;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-rings %d/%d rounds, 2 ranks %.2f/%.2f us, 4 ranks %.2f/%.2f us: a hop's "
+                        "SIGNAL and WAIT take %.0f ns across the link, %.0f ns inside a GPU\n",
+                N_LO, N_HI, c->rings_us[0][0], c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1],
+                c->ring_hop_ns[0], c->ring_hop_ns[1]);
+}
+
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
     const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
                             "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
@@ -205,6 +268,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     c->exec_done = 1;
     calib_land(t, c, quiet);
     calib_local(t, c, quiet);
+    calib_rings(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

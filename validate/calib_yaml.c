@@ -13,8 +13,12 @@
  *   chan_inflight_bytes per-block peer read rate (slope at few blocks) x chan_read_lat_ns
  *                       (Little's law: the bytes one block keeps in flight)
  *   chan_write_gbps     per-block peer write rate (slope at few blocks)
- *   signal_lat_ns       flag ping-pong round trip / 2
- *   signal_lat_local_ns the same between two blocks of one GPU
+ *   signal_lat_ns       the executor's hop across the link (probe x-ringsN, 2 ranks: the
+ *                       slope over N) less wait_overhead_ns: a SIGNAL's way to the WAIT
+ *                       that sees it; without the executor probes, the flag ping-pong's
+ *                       round trip / 2
+ *   signal_lat_local_ns the same inside one GPU (x-ringsN, 4 ranks, two per GPU: hops
+ *                       alternate), or the ping-pong between two blocks of one GPU
  *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
  *                       executor's way (programmatic dependent launch, 16 blocks): the
  *                       timing path replays such graphs
@@ -145,11 +149,22 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->peer_read_lat_ns);
     fprintf(f, "chan_write_gbps: %.2f           # measured: per-block peer write rate (slope of the write curve, 1-8 blocks)\n",
             c->peer_write_block_gbps);
-    fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
-            c->flag_oneway_ns, c->flag_rtt_ns);
-    if (c->flag_local_oneway_ns > 0)
-        fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same ping-pong between two blocks of one GPU, one way\n",
-                c->flag_local_oneway_ns);
+    if (c->exec_done && c->rings_done) {
+        /* The executor's own hop, less the WAIT the model charges beside it. */
+        const double wait = fmax(0, c->exec_wait_ns);
+        fprintf(f, "signal_lat_ns: %.0f             # measured: executor, x-rings%d/%d (every rank SIGNALs the next, WAITs for the previous),\n"
+                   "                               # 2 ranks: %.0f ns per hop across the link, minus wait_overhead_ns %.0f\n",
+                fmax(0, c->ring_hop_ns[0] - wait), c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], wait);
+        fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same with 4 ranks, hops alternating inside a GPU and across:\n"
+                   "                               # %.0f ns per hop inside a GPU, minus wait_overhead_ns %.0f\n",
+                fmax(0, c->ring_hop_ns[1] - wait), c->ring_hop_ns[1], wait);
+    } else {
+        fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
+                c->flag_oneway_ns, c->flag_rtt_ns);
+        if (c->flag_local_oneway_ns > 0)
+            fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same ping-pong between two blocks of one GPU, one way\n",
+                    c->flag_local_oneway_ns);
+    }
     fprintf(f, "launch_ns: %.0f                 # measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel\n",
             launch, launch_what);
     if (c->launch_graph_pdl_1_ns > 0 && c->launch_graph_pdl_wide_ns > c->launch_graph_pdl_1_ns && c->nsm > 1)
@@ -208,7 +223,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "#   %6d  %14.2f  %15.2f\n", c->blocks[i], c->peer_read_gbps[i], c->peer_write_gbps[i]);
     fprintf(f, "#   one way, most blocks: read %.1f GB/s, write %.1f GB/s; both ways at once: read %.1f, write %.1f GB/s each way\n",
             c->peer_read_max_gbps, c->peer_write_max_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
-    fprintf(f, "#   flag one way inside one GPU (two blocks): %.0f ns\n", c->flag_local_oneway_ns);
+    fprintf(f, "#   flag ping-pong (one warp spinning, hw/calib.cu): one way %.0f ns across the link, %.0f ns inside one GPU\n",
+            c->flag_oneway_ns, c->flag_local_oneway_ns);
     fprintf(f, "#   launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns; graph with programmatic dependent\n"
                "#   launch: 1 block %.0f ns, 16 blocks %.0f ns, %d blocks %.0f ns\n", c->launch_stream_ns,
             c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns, c->launch_graph_pdl_1_ns, c->launch_graph_pdl_ns,
@@ -225,6 +241,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->exec_n_hi, c->exec_sigs_us[1], c->exec_n_lo, c->exec_waits_us[0], c->exec_n_hi, c->exec_waits_us[1]);
     if (c->exec_done)
         fprintf(f, "#   x-rsigs%d %.3f, x-rsigs%d %.3f\n", c->exec_n_lo, c->exec_rsigs_us[0], c->exec_n_hi, c->exec_rsigs_us[1]);
+    if (c->rings_done)
+        fprintf(f, "#   x-rings%d %.3f, x-rings%d %.3f (2 ranks); %.3f, %.3f (4 ranks)\n", c->exec_n_lo, c->rings_us[0][0],
+                c->exec_n_hi, c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1]);
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);
