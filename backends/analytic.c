@@ -152,6 +152,7 @@ typedef struct walk_s {
     int breakdown;
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
+    double *release_floor;    /* per rank: the least a SIGNAL's release takes (cost.h) */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
     ar_op_traffic_t *traffic;
@@ -223,8 +224,10 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             break;
         case AR_OP_SIGNAL: {
             /* The release fence waits for the channel's peer stores to land
-             * (chan_write_land_gbps). */
+             * (chan_write_land_gbps), its previous SIGNAL's release, and takes the
+             * rank's release floor at least. */
             double ready = c->stored && c->land > c->sig_land ? c->land : c->sig_land;
+            if (c->clock + w->release_floor[rank] > ready) ready = c->clock + w->release_floor[rank];
             double fence = ready > c->clock ? ready - c->clock : 0;
             c->stored = 0;
             c->clock += fence;
@@ -307,16 +310,18 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.breakdown = opts->breakdown;
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
+    w.release_floor = malloc((size_t)p->nranks * sizeof *w.release_floor);
     w.max_traffic = 2 * t->nlinks + 1;
     if (w.breakdown) {
         w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
         w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
     }
-    if (!w.ch || !w.flags || (w.breakdown && (!w.links || !w.traffic))) {
+    if (!w.ch || !w.flags || !w.release_floor || (w.breakdown && (!w.links || !w.traffic))) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
 
+    for (int r = 0; r < p->nranks; r++) w.release_floor[r] = ar_cost_release_floor_s(t, p, r);
     /* Channels start staggered as the executor's blocks do (launch term). */
     {
         double *start = malloc((size_t)nch * sizeof *start);
@@ -386,6 +391,7 @@ out:
     free(w.traffic);
     free(w.ch);
     free(w.flags);
+    free(w.release_floor);
     free(w.heap.ev);
     res->sim_wall_s = now_s() - t0;
     return rc;

@@ -229,6 +229,14 @@ double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank) {
     return (remote && m->signal_release_remote_ns > 0 ? m->signal_release_remote_ns : m->signal_release_ns) * 1e-9;
 }
 
+double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank) {
+    const double ns = t->model->signal_release_chan_ns;
+    if (!(ns > 0)) return 0;
+    int c = 0;
+    for (int k = 0; k < p->nchannels; k++) c += p->chans[rank * p->nchannels + k].nops > 0;
+    return c > 1 ? ns * 1e-9 * log2((double)c) : 0;
+}
+
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     int d = ar_cost_addr_device(t, &op->dst);

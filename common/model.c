@@ -30,6 +30,8 @@
  *                                  # (a SIGNAL's release fence waits for them)
  *   signal_release_ns: ...        # optional (0): executor cost per SIGNAL, on the sender
  *   signal_release_remote_ns: ...  # optional (0 = signal_release_ns): the same, flag on another device
+ *   signal_release_chan_ns: ...    # optional (0): a SIGNAL's release takes this x log2(channels
+ *                                  # of its rank) at least
  *   chan_local_read_gbps: ...      # optional (0 = none): one channel's loads from its own
  *                                  # device's memory per second
  *
@@ -155,7 +157,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
         "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns", "signal_lat_local_ns",
         "launch_ns", "launch_block_ns", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
         "host_chan_read_gbps", "host_chan_write_gbps",
-        "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns",
+        "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
         "chan_local_read_gbps", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
     static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
@@ -237,6 +239,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(opt_nonneg(d, root, "chan_write_land_gbps", &m->chan_write_land_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_ns", &m->signal_release_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_remote_ns", &m->signal_release_remote_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_chan_ns", &m->signal_release_chan_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "chan_local_read_gbps", &m->chan_local_read_gbps, err), rc, fail);
     *out = m;
     return AR_OK;

@@ -108,6 +108,9 @@ typedef struct ar_calib_s {
     double ring_hop_ns[2];     /* one hop's round (SIGNAL to the WAIT that sees it, and the
                                 * WAIT itself): [0] across the link, slope of the 2-rank
                                 * probe; [1] inside a GPU, 2 x the 4-rank slope - [0] */
+    int rings_channels;        /* the same 2-rank probe on this many channels (0: not run) */
+    double rings_chan_us[2];   /* its times, N = lo, hi */
+    double ring_chan_hop_ns;   /* its slope: a hop across when the rank has that many channels */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

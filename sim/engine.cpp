@@ -175,6 +175,7 @@ struct Sim {
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
     /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel */
     int base_mem, base_host, base_chan;
+    std::vector<double> release_floor; /* per rank: the least a SIGNAL's release takes (cost.h) */
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -408,8 +409,10 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     ChanState &cs = ch[gi];
     int rank = gi / p->nchannels;
     /* The release fence waits for the channel's peer stores to land (cost.h,
-     * chan_write_land_gbps). */
+     * chan_write_land_gbps), its previous SIGNAL's release, and takes the rank's
+     * release floor at least. */
     double ready = cs.stored ? std::max(cs.land, cs.sig_land) : cs.sig_land;
+    ready = std::max(ready, sg4::Engine::get_clock() + cs.pending + release_floor[rank]);
     double fence = std::max(0.0, ready - (sg4::Engine::get_clock() + cs.pending));
     cs.stored = false;
     cs.pending += fence;
@@ -611,6 +614,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it
          * moves (its bandwidth is set op by op). */
+        s.release_floor.resize((size_t)p->nranks);
+        for (int r = 0; r < p->nranks; r++) s.release_floor[r] = ar_cost_release_floor_s(t, p, r);
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);

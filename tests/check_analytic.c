@@ -360,6 +360,31 @@ START_TEST(test_launch_block_stagger) {
 }
 END_TEST
 
+/* signal_release_chan_ns (100 here): on a rank with C channels that have ops, a SIGNAL
+ * is issued no sooner than 100 ns x log2(C) after its channel reaches it. Rank 0 has
+ * channels 0, 1 and 3 (2 is empty), each SIGNALing rank 1, whose channels WAIT: the
+ * last WAIT ends at launch + 100 ns x log2(3) + signal_lat, all of it sync. One
+ * channel pays nothing. */
+START_TEST(test_release_floor) {
+    ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2", 2);
+    for (int one = 0; one <= 1; one++) {
+        ar_plan_t *p = tu_plan_new(2, 4, 64);
+        for (int c = 0; c < 4; c++) {
+            if (c == 2 || (one && c > 0)) continue;
+            ck_assert_int_eq(ar_plan_signal(p, 0, c, 1, (uint32_t)c), AR_OK);
+            ck_assert_int_eq(ar_plan_wait(p, 1, c, (uint32_t)c, 1), AR_OK);
+        }
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double floor = one ? 0 : 100 * NS * log2(3.0);
+        EQ(r.time_s, LAUNCH + floor + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], floor + SIG);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
  * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
@@ -888,6 +913,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_chan_local_read);
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
+    tcase_add_test(tc, test_release_floor);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

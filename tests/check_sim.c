@@ -175,6 +175,30 @@ START_TEST(test_signal_wait) {
 }
 END_TEST
 
+/* signal_release_chan_ns in the sim as in cost.h: rank 0's three channels with ops each
+ * SIGNAL rank 1 no sooner than 100 ns x log2(3) after reaching the SIGNAL. */
+START_TEST(test_release_floor) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT "signal_release_chan_ns: 100\n", "1000000", "1000");
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_plan_t *p = tu_plan_new(2, 4, 64);
+    for (int c = 0; c < 4; c++) {
+        if (c == 2) continue;
+        ck_assert_int_eq(ar_plan_signal(p, 0, c, 1, (uint32_t)c), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, 1, c, (uint32_t)c, 1), AR_OK);
+    }
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + 100 * NS * log2(3.0) + SIG);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* ---- agreement: without contention sim equals analytic within 0.5% ---- */
 
 typedef struct agree_case_s {
@@ -638,6 +662,7 @@ Suite *suite_sim(void) {
         {"copy_one_link", test_copy_one_link},
         {"reduce_local", test_reduce_local},
         {"signal_wait", test_signal_wait},
+        {"release_floor", test_release_floor},
         {"agrees_with_analytic", test_agrees_with_analytic},
         {"two_flows_one_link", test_two_flows_one_link},
         {"shared_hbm", test_shared_hbm},

@@ -30,7 +30,10 @@
  *              the WAIT that sees it plus that WAIT: signal_lat_ns (X) and
  *              signal_lat_local_ns (L), each less wait_overhead_ns. The flag ping-pong
  *              (hw/calib.cu) times a spinning warp, not the executor: it is kept in the
- *              file's raw measurements. */
+ *              file's raw measurements. The 2-rank probe again on RING_CHANNELS
+ *              channels per rank: its hop is longer by signal_release_chan_ns x
+ *              log2(RING_CHANNELS) (the releases of a rank's channels hold each other
+ *              up). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +48,16 @@
 #define LAND_HI (1 << 20)
 #define LOCAL_LO (1 << 20)
 #define LOCAL_HI (8 << 20)
+#define RING_CHANNELS 24 /* an algorithm's default at large sizes */
 
-/* Run the probe plans `algos` at `sizes` through `arsim bench`'s timing path, rows into
- * csv, the table into table. */
-static int bench_probes(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
-                        int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
+/* Run the probe plans `algos` at `sizes` on `channels` (0: each probe's own) through
+ * `arsim bench`'s timing path, rows into csv, the table into table. */
+static int bench_probes_on(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
+                           int channels, int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
     ar_hw_bench_opts_t o;
     memset(&o, 0, sizeof o);
     o.algos = algos;
+    o.channels = channels;
     o.sizes = sizes;
     o.nsizes = nsizes;
     o.dtype = AR_BF16;
@@ -62,6 +67,12 @@ static int bench_probes(const ar_topo_t *t, const char *algos, const uint64_t *s
     o.csv = csv;
     int wrong = 0;
     return ar_hw_bench(t, &o, table, &wrong, err);
+}
+
+/* The same on each probe's own channel count. */
+static int bench_probes(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
+                        int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
+    return bench_probes_on(t, algos, sizes, nsizes, 0, iters, repeats, csv, table, err);
 }
 
 /* Next row of the bench CSV with its first 8 fields in f
@@ -165,8 +176,9 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
 }
 
-/* Times of x-rings<N_LO> and x-rings<N_HI> on t: 1 when both came and rose with N. */
-static int rings_times(const ar_topo_t *t, double us[2], int quiet) {
+/* Times of x-rings<N_LO> and x-rings<N_HI> on t, `channels` per rank: 1 when both came
+ * and rose with N. */
+static int rings_times(const ar_topo_t *t, int channels, double us[2], int quiet) {
     char algos[64];
     snprintf(algos, sizeof algos, "x-rings%d,x-rings%d", N_LO, N_HI);
     us[0] = us[1] = NAN;
@@ -174,7 +186,7 @@ static int rings_times(const ar_topo_t *t, double us[2], int quiet) {
     ar_error_t e;
     memset(&e, 0, sizeof e);
     const uint64_t sizes[1] = {OP_BYTES};
-    if (csv && table && bench_probes(t, algos, sizes, 1, 200, 15, csv, table, &e) == AR_OK) {
+    if (csv && table && bench_probes_on(t, algos, sizes, 1, channels, 200, 15, csv, table, &e) == AR_OK) {
         char line[1024], *f[8], want[2][32];
         snprintf(want[0], sizeof want[0], "x-rings%d", N_LO);
         snprintf(want[1], sizeof want[1], "x-rings%d", N_HI);
@@ -197,10 +209,10 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     ar_topo_t *t4 = NULL;
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    int ok = rings_times(t, c->rings_us[0], quiet) &&
+    int ok = rings_times(t, 1, c->rings_us[0], quiet) &&
              ar_topo_open(t->path[0] ? t->path : t->name, t->model->path[0] ? t->model->path : t->model->name,
                           &t4, &e) == AR_OK &&
-             ar_topo_place_blocks(t4, 4, &e) == AR_OK && rings_times(t4, c->rings_us[1], quiet);
+             ar_topo_place_blocks(t4, 4, &e) == AR_OK && rings_times(t4, 1, c->rings_us[1], quiet);
     ar_topo_free(t4);
     if (!ok) {
         if (!quiet) fprintf(stderr, "calibrate: x-rings gave no slope%s%s: the flag ping-pong's latencies stand\n",
@@ -212,6 +224,15 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     c->ring_hop_ns[0] = slope[0];
     c->ring_hop_ns[1] = 2 * slope[1] - slope[0];
     c->rings_done = c->ring_hop_ns[1] > 0;
+    /* The same 2-rank hops with RING_CHANNELS channels per rank: what the releases of a
+     * rank's channels cost each other (signal_release_chan_ns). */
+    if (c->rings_done && rings_times(t, RING_CHANNELS, c->rings_chan_us, quiet)) {
+        c->rings_channels = RING_CHANNELS;
+        c->ring_chan_hop_ns = (c->rings_chan_us[1] - c->rings_chan_us[0]) * 1e3 / (N_HI - N_LO);
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-rings on %d channels: %.0f ns per hop across the link\n",
+                    RING_CHANNELS, c->ring_chan_hop_ns);
+    }
     if (!quiet)
         fprintf(stderr, "calibrate: executor: x-rings %d/%d rounds, 2 ranks %.2f/%.2f us, 4 ranks %.2f/%.2f us: a hop's "
                         "SIGNAL and WAIT take %.0f ns across the link, %.0f ns inside a GPU\n",

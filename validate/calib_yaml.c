@@ -36,6 +36,8 @@
  *   signal_release_ns   slope of x-sigsN (N SIGNALs back to back on one channel): each
  *                       red.release.sys waits for the one before to complete
  *   signal_release_remote_ns  the same with the flag on the other GPU (x-rsigsN)
+ *   signal_release_chan_ns  x-ringsN with 2 ranks on 24 channels against 1: the longer hop
+ *                       over log2(24) (cost.h: a release takes that x log2(channels) at least)
  *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
  *                       release fence waits for the stores to land) and WAIT (probe plan
  *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
@@ -195,6 +197,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                        "                               # (%.2f - %.2f us) / %d\n",
                     (c->exec_rsigs_us[1] - c->exec_rsigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo),
                     c->exec_rsigs_us[1], c->exec_rsigs_us[0], c->exec_n_hi - c->exec_n_lo);
+        if (c->rings_done && c->rings_channels > 1)
+            fprintf(f, "signal_release_chan_ns: %.0f     # measured: executor, x-rings%d/%d with 2 ranks on %d channels against 1: (%.0f - %.0f ns\n"
+                       "                               # per hop) / log2(%d): the releases of a rank's channels hold each other up\n",
+                    fmax(0, (c->ring_chan_hop_ns - c->ring_hop_ns[0]) / log2((double)c->rings_channels)), c->exec_n_lo,
+                    c->exec_n_hi, c->rings_channels, c->ring_chan_hop_ns, c->ring_hop_ns[0], c->rings_channels);
     } else {
         fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
         fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");
@@ -242,8 +249,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     if (c->exec_done)
         fprintf(f, "#   x-rsigs%d %.3f, x-rsigs%d %.3f\n", c->exec_n_lo, c->exec_rsigs_us[0], c->exec_n_hi, c->exec_rsigs_us[1]);
     if (c->rings_done)
-        fprintf(f, "#   x-rings%d %.3f, x-rings%d %.3f (2 ranks); %.3f, %.3f (4 ranks)\n", c->exec_n_lo, c->rings_us[0][0],
-                c->exec_n_hi, c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1]);
+        fprintf(f, "#   x-rings%d %.3f, x-rings%d %.3f (2 ranks); %.3f, %.3f (4 ranks); %.3f, %.3f (2 ranks, %d channels)\n",
+                c->exec_n_lo, c->rings_us[0][0], c->exec_n_hi, c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1],
+                c->rings_chan_us[0], c->rings_chan_us[1], c->rings_channels);
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);

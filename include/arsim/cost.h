@@ -32,8 +32,11 @@
  * each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
  * (signal_release_remote_ns when the flag is on another device; land = max(land,
  * issue + that)), so the channel's next SIGNAL waits
- * for it too: fence = max(0, land - clock). Without both keys (0) a SIGNAL costs the
- * sender nothing.
+ * for it too. On a rank with C channels that have ops, the release also takes
+ * signal_release_chan_ns x log2(C) at least (ar_cost_release_floor_s; probe x-ringsN:
+ * rounds of SIGNAL and WAIT slow down with the log of a rank's channel count, whether
+ * 24 or 96 blocks share the GPU): fence = max(0, land - clock, floor). Without these
+ * keys (0) a SIGNAL costs the sender nothing.
  * One execution starts after launch_ns; channel b of a device (counted as the
  * executor lays out its blocks: rank by rank, channel by channel, empty channels
  * left out) starts b x launch_block_ns later still (launch term). */
@@ -91,6 +94,9 @@ double ar_cost_launch_s(const ar_topo_t *t);
 int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start);
 /* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
 double ar_cost_wait_s(const ar_topo_t *t);
+/* The least a SIGNAL's release takes on `rank` of plan p (signal_release_chan_ns x
+ * log2 of the rank's channels that have ops; 0 with one channel or without the key). */
+double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank);
 /* 1 when op is a COPY/REDUCE executed by exec_rank whose destination is on another
  * device (a peer store the next SIGNAL's fence waits for; host stores are not). */
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank);

@@ -70,6 +70,11 @@ typedef struct ar_model_s {
     double signal_release_remote_ns; /* the same for a SIGNAL whose flag is on another
                                   * device (the update crosses a link before it completes;
                                   * optional, 0 = signal_release_ns) */
+    double signal_release_chan_ns; /* the releases of a rank's channels hold each other up: on
+                                  * a rank with C channels that have ops, a SIGNAL is issued no
+                                  * sooner than this x log2(C) after its channel reaches it
+                                  * (sender's clock, sync term), overlapping its wait for
+                                  * stores to land and for its previous SIGNAL (optional, 0) */
     double chan_local_read_gbps; /* bytes one channel loads from its own device's memory per
                                   * second, the sources of an op summed (a block keeps few
                                   * loads in flight, each a round trip; its stores are
