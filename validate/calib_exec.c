@@ -192,8 +192,11 @@ static int rings_times(const ar_topo_t *t, int channels, double us[2], int quiet
         snprintf(want[1], sizeof want[1], "x-rings%d", N_HI);
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f))
-            for (int k = 0; k < 2; k++)
-                if (!strcmp(f[3], want[k])) us[k] = strtod(f[7], NULL);
+            for (int k = 0; k < 2; k++) {
+                /* the bench names a probe run on a set channel count NAME/C */
+                size_t l = strlen(want[k]);
+                if (!strncmp(f[3], want[k], l) && (f[3][l] == 0 || f[3][l] == '/')) us[k] = strtod(f[7], NULL);
+            }
     } else if (!quiet && csv && table) {
         fprintf(stderr, "calibrate: %s on %d ranks: %s\n", algos, t->nranks, e.message);
     }
