@@ -157,6 +157,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
                         ar_chan_bytes_t *b) {
     memset(b, 0, sizeof *b);
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
+    b->src_groups = (int)((op->nsrc + 1) / 2);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
     for (uint32_t s = 0; s <= op->nsrc; s++) {
@@ -181,11 +182,14 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     double host = b->host_rd > 0 && m->host_chan_read_gbps > 0
                       ? b->host_rd / (m->host_chan_read_gbps * 1e9) : 0;
     double loads = local + pull + host;
+    /* each further group of sources is at least one more round of loads */
+    const double groups = b->src_groups > 1 ? (b->src_groups - 1) * m->reduce_group_ns * 1e-9 : 0;
+    if (groups > loads) loads = groups;
     double push = b->peer_wr > 0 && m->chan_write_gbps > 0 ? b->peer_wr / (m->chan_write_gbps * 1e9) : 0;
     double hostw = b->host_wr > 0 && m->host_chan_write_gbps > 0
                        ? b->host_wr / (m->host_chan_write_gbps * 1e9) : 0;
     double stores = push > hostw ? push : hostw;
-    if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && local > 0;
+    if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && (local > 0 || groups > 0);
     return loads > stores ? loads : stores;
 }
 

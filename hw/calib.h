@@ -111,6 +111,11 @@ typedef struct ar_calib_s {
     int rings_channels;        /* the same 2-rank probe on this many channels (0: not run) */
     double rings_chan_us[2];   /* its times, N = lo, hi */
     double ring_chan_hop_ns;   /* its slope: a hop across when the rank has that many channels */
+    /* x-rchainN at N = lo, hi on 4 ranks: REDUCEs of group_srcs local sources, 16 bytes. */
+    int group_done;            /* 1 once it gave a slope above x-chainN's */
+    int group_srcs;            /* sources per REDUCE (5: three groups of loads) */
+    double group_us[2];        /* time per execution, us */
+    double group_ns;           /* (slope - exec_op_ns) / 2: one further group (reduce_group_ns) */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

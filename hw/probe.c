@@ -18,6 +18,9 @@
  * Three more measure the executor's own cost per op (arsim calibrate; N in 1..60,
  * one staging window of the executor):
  *  x-chainN    channel 0 of every rank: N local COPY OUT <- IN of the whole count.
+ *  x-rchainN   the same with N local REDUCEs OUT <- IN + SCRATCH slots, as many
+ *              sources as a plan allows (nranks + 1, at most 8), which the executor
+ *              loads two at a time: with 2 ranks, 3 sources in two groups.
  *  x-sigsN     two channels per rank: channel 1 SIGNALs the rank's own flag N
  *              times; channel 0 WAITs once for all N.
  *  x-waitsN    as x-sigsN, and channel 0 WAITs N times for all N (the flag is
@@ -285,9 +288,19 @@ static int build_pullpush(ar_plan_t *p, int unused) {
     return AR_OK;
 }
 
-/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN (kind 0 .. 6). */
+/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN (kind 0 .. 7). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
+    const int ksrc = p->nranks + 1 < 8 ? p->nranks + 1 : 8;
+    if (kind == 7) p->scratch_elems = (uint64_t)(ksrc - 1) * p->count;
     for (int r = 0; r < p->nranks; r++) {
+        if (kind == 7) {
+            ar_addr_t srcs[8];
+            srcs[0] = ar_addr(r, AR_BUF_IN, 0);
+            for (int k = 1; k < ksrc; k++) srcs[k] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)(k - 1) * p->count);
+            for (int i = 0; i < n; i++)
+                AR_TRY(ar_plan_reduce(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), srcs, (uint32_t)ksrc, p->count));
+            continue;
+        }
         if (kind == 6) {
             for (int c = 0; c < p->nchannels; c++)
                 for (int i = 0; i < n; i++) {
@@ -344,7 +357,7 @@ static const struct {
     const char *prefix;
     int channels;
 } counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
-                {"x-rings", 0}};
+                {"x-rings", 0}, {"x-rchain", 1}};
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])

@@ -385,6 +385,28 @@ START_TEST(test_release_floor) {
 }
 END_TEST
 
+/* reduce_group_ns (1000 here): the executor loads a REDUCE's sources two at a time, and
+ * each group after the first keeps the channel at least that long. A REDUCE of 3 local
+ * elements (two groups) moves in max(its bytes' times, 1000 ns) = 1000 ns; of 2 (one
+ * group) in its memory's time alone. */
+START_TEST(test_reduce_groups) {
+    ar_topo_t *t = round_topo_with("reduce_group_ns: 1000\n", "ring_1d:2", 2);
+    for (int k = 2; k <= 3; k++) {
+        ar_plan_t *p = tu_plan_new(2, 1, 1);
+        p->scratch_elems = 2;
+        const ar_addr_t srcs[3] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_SCRATCH, 0),
+                                   ar_addr(0, AR_BUF_SCRATCH, 1)};
+        ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double move = k == 3 ? 1000 * NS : k * 4.0 / 1000e9 + 4.0 / 500e9;
+        EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
  * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
@@ -914,6 +936,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
+    tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

@@ -33,7 +33,11 @@
  *              file's raw measurements. The 2-rank probe again on RING_CHANNELS
  *              channels per rank: its hop is longer by signal_release_chan_ns x
  *              log2(RING_CHANNELS) (the releases of a rank's channels hold each other
- *              up). */
+ *              up).
+ *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
+ *              executor loads sources two at a time, so each op is three rounds of
+ *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
+ *              reduce_group_ns. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,11 +180,11 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
 }
 
-/* Times of x-rings<N_LO> and x-rings<N_HI> on t, `channels` per rank: 1 when both came
- * and rose with N. */
-static int rings_times(const ar_topo_t *t, int channels, double us[2], int quiet) {
+/* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank:
+ * 1 when both came and rose with N. */
+static int pair_times(const ar_topo_t *t, const char *prefix, int channels, double us[2], int quiet) {
     char algos[64];
-    snprintf(algos, sizeof algos, "x-rings%d,x-rings%d", N_LO, N_HI);
+    snprintf(algos, sizeof algos, "%s%d,%s%d", prefix, N_LO, prefix, N_HI);
     us[0] = us[1] = NAN;
     FILE *csv = tmpfile(), *table = tmpfile();
     ar_error_t e;
@@ -188,8 +192,8 @@ static int rings_times(const ar_topo_t *t, int channels, double us[2], int quiet
     const uint64_t sizes[1] = {OP_BYTES};
     if (csv && table && bench_probes_on(t, algos, sizes, 1, channels, 200, 15, csv, table, &e) == AR_OK) {
         char line[1024], *f[8], want[2][32];
-        snprintf(want[0], sizeof want[0], "x-rings%d", N_LO);
-        snprintf(want[1], sizeof want[1], "x-rings%d", N_HI);
+        snprintf(want[0], sizeof want[0], "%s%d", prefix, N_LO);
+        snprintf(want[1], sizeof want[1], "%s%d", prefix, N_HI);
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f))
             for (int k = 0; k < 2; k++) {
@@ -206,16 +210,26 @@ static int rings_times(const ar_topo_t *t, int channels, double us[2], int quiet
 }
 
 /* x-ringsN on 2 ranks (t, one per GPU) and on 4 (t's topology and model again, two
- * ranks per GPU): fills c->ring*. A failure leaves rings_done 0 (the ping-pong's
- * latencies are written instead). */
+ * ranks per GPU), and x-rchainN on the 4: fills c->ring* and c->group*. A failure leaves
+ * rings_done 0 (the ping-pong's latencies are written instead), or group_done 0. */
 static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     ar_topo_t *t4 = NULL;
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    int ok = rings_times(t, 1, c->rings_us[0], quiet) &&
+    int ok = pair_times(t, "x-rings", 1, c->rings_us[0], quiet) &&
              ar_topo_open(t->path[0] ? t->path : t->name, t->model->path[0] ? t->model->path : t->model->name,
                           &t4, &e) == AR_OK &&
-             ar_topo_place_blocks(t4, 4, &e) == AR_OK && rings_times(t4, 1, c->rings_us[1], quiet);
+             ar_topo_place_blocks(t4, 4, &e) == AR_OK && pair_times(t4, "x-rings", 1, c->rings_us[1], quiet);
+    /* x-rchainN on 4 ranks: REDUCEs of 5 local sources, three groups of loads; over
+     * x-chainN's COPYs (one group) the slope is two more groups */
+    if (t4 && c->exec_done && pair_times(t4, "x-rchain", 1, c->group_us, quiet)) {
+        c->group_srcs = 5;
+        c->group_ns = ((c->group_us[1] - c->group_us[0]) * 1e3 / (N_HI - N_LO) - c->exec_op_ns) / 2;
+        c->group_done = c->group_ns > 0;
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-rchain %d/%d REDUCEs of 5 sources %.2f/%.2f us: %.0f ns per further "
+                            "group of two sources\n", N_LO, N_HI, c->group_us[0], c->group_us[1], c->group_ns);
+    }
     ar_topo_free(t4);
     if (!ok) {
         if (!quiet) fprintf(stderr, "calibrate: x-rings gave no slope%s%s: the flag ping-pong's latencies stand\n",
@@ -229,7 +243,7 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     c->rings_done = c->ring_hop_ns[1] > 0;
     /* The same 2-rank hops with RING_CHANNELS channels per rank: what the releases of a
      * rank's channels cost each other (signal_release_chan_ns). */
-    if (c->rings_done && rings_times(t, RING_CHANNELS, c->rings_chan_us, quiet)) {
+    if (c->rings_done && pair_times(t, "x-rings", RING_CHANNELS, c->rings_chan_us, quiet)) {
         c->rings_channels = RING_CHANNELS;
         c->ring_chan_hop_ns = (c->rings_chan_us[1] - c->rings_chan_us[0]) * 1e3 / (N_HI - N_LO);
         if (!quiet)

@@ -14,10 +14,12 @@
  *            its loads of every kind add up (an executor step issues the loads of
  *            its sources together and waits for all of them), its stores overlap
  *            them: max(local / chan_local_read_gbps + pulled / (inflight / read latency)
- *                      + host-read / host_chan_read_gbps,
+ *                      + host-read / host_chan_read_gbps, (groups - 1) x reduce_group_ns,
  *                      pushed / chan_write_gbps, host-written / host_chan_write_gbps);
  *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
- *            counts as memory when its local loads are its largest part, else link
+ *            counts as memory when its local loads are its largest part, else link;
+ *            groups: the executor loads a REDUCE's sources two at a time, and each
+ *            group after the first is one more round of loads however few its bytes
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term)
  *   total  = lat + move + reduce + over
@@ -71,6 +73,7 @@ typedef struct ar_chan_bytes_s {
     double host_rd;  /* loaded from the host staging buffer */
     double peer_wr;  /* stored to another device (pushed) */
     double host_wr;  /* stored to the host staging buffer */
+    int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. */

@@ -75,6 +75,9 @@ typedef struct ar_model_s {
                                   * sooner than this x log2(C) after its channel reaches it
                                   * (sender's clock, sync term), overlapping its wait for
                                   * stores to land and for its previous SIGNAL (optional, 0) */
+    double reduce_group_ns;      /* the executor loads a REDUCE's sources two at a time: each
+                                  * group after the first keeps the channel at least this long
+                                  * (one more round of loads), however few its bytes (optional, 0) */
     double chan_local_read_gbps; /* bytes one channel loads from its own device's memory per
                                   * second, the sources of an op summed (a block keeps few
                                   * loads in flight, each a round trip; its stores are
