@@ -125,12 +125,16 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         c->remote = 1;
     }
     c->link_s = a.link_s;
+    ar_chan_bytes_t cb;
+    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
+    if (m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0) {
+        double s = (cb.peer_rd + cb.peer_wr) / (m->link_issue_gbps * 1e9);
+        if (s > c->link_s) c->link_s = s;
+    }
     for (int i = 0; i < a.ndev; i++) {
         double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
         if (s > c->memory_s) c->memory_s = s;
     }
-    ar_chan_bytes_t cb;
-    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
     int chan_mem = 0;
     double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
     if (chan_mem && chan_s > c->memory_s) c->memory_s = chan_s;

@@ -20,6 +20,8 @@
  *   launch_ns: ...                 # starting one plan execution
  *   launch_block_ns: ...           # optional (0): each executor block of a launch starts this
  *                                  # much after the one before it on its device
+ *   link_issue_gbps: ...           # optional (0 = none): one device's channels' pulls and
+ *                                  # pushes together, bytes per second over all its links
  *   host_link_gbps: ...            # device <-> host staging (naive), one direction
  *   host_link_lat_ns: ...
  *   op_overhead_ns: ...            # optional (0): executor cost per COPY/REDUCE, per channel
@@ -157,7 +159,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     static const char *const keys[] = {
         "name", "description", "clock_ghz", "memory", "links", "reduce_gbps",
         "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns", "signal_lat_local_ns",
-        "launch_ns", "launch_block_ns", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
+        "launch_ns", "launch_block_ns", "link_issue_gbps", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
         "host_chan_read_gbps", "host_chan_write_gbps",
         "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
         "chan_local_read_gbps", "reduce_group_ns", NULL};
@@ -234,6 +236,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(req_pos(d, root, "", "host_link_lat_ns", &m->host_link_lat_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_lat_local_ns", &m->signal_lat_local_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "launch_block_ns", &m->launch_block_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "link_issue_gbps", &m->link_issue_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "op_overhead_ns", &m->op_overhead_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "wait_overhead_ns", &m->wait_overhead_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_gbps", &m->host_chan_read_gbps, err), rc, fail);

@@ -116,6 +116,10 @@ typedef struct ar_calib_s {
     int group_srcs;            /* sources per REDUCE (5: three groups of loads) */
     double group_us[2];        /* time per execution, us */
     double group_ns;           /* (slope - exec_op_ns) / 2: one further group (reduce_group_ns) */
+    /* x-pullpush1 at two sizes: one GPU pulling and pushing at once. */
+    int issue_done;            /* 1 once both sizes gave a time */
+    double issue_us[2];        /* time per execution, us, at 64 and 256 MB per rank */
+    double issue_gbps;         /* 2 x byte difference / time difference: link_issue_gbps */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

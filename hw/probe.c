@@ -53,6 +53,8 @@
  *  x-pullpush  even channels COPY their part of the next rank's IN into OUT (a pull),
  *              odd ones COPY their part of IN into the next rank's SCRATCH (a push):
  *              both directions of a link carry pulled and pushed data at once.
+ *  x-pullpush1 the same on the odd ranks only: one GPU pulls and pushes, the other
+ *              only serves (center_root's non-root against its root).
  * One more measures how fast one channel's peer stores land (arsim calibrate):
  *  x-storesig  channel 0 of every rank: COPY its IN into the next rank's SCRATCH,
  *              SIGNAL its own flag (the release fence waits for the stores to land),
@@ -271,12 +273,12 @@ static int build_hostreduce(ar_plan_t *p, int unused) {
     return AR_OK;
 }
 
-/* x-pullpush: channels split in pairs; part() over the pairs. */
-static int build_pullpush(ar_plan_t *p, int unused) {
-    (void)unused;
+/* x-pullpush (one_sided 0), x-pullpush1 (1: odd ranks only): channels split in pairs;
+ * part() over the pairs. */
+static int build_pullpush(ar_plan_t *p, int one_sided) {
     const int n = p->nranks, pairs = (p->nchannels + 1) / 2;
     p->scratch_elems = p->count;
-    for (int r = 0; r < n; r++)
+    for (int r = one_sided; r < n; r += 1 + one_sided)
         for (int c = 0; c < p->nchannels; c++) {
             uint64_t off, len;
             part(p->count, pairs, c / 2, &off, &len);
@@ -349,6 +351,7 @@ static const struct {
     {"x-pushwork", build_pushwork, 0, 0},     {"x-pushsigwork", build_pushwork, 1, 0},
     {"x-pushall", build_pushall, 0, 0},       {"x-hostreduce", build_hostreduce, 0, 0},
     {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
+    {"x-pullpush1", build_pullpush, 1, 0},
 };
 
 /* The probes named with a count N (x-chainN ...): build_exec's kind is the index;

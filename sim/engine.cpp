@@ -14,7 +14,9 @@
  *     what the channel itself can move (so few channels cannot fill a link), its
  *     bandwidth set for each op to B / ar_cost_chan_s (cost.h: its loads of every
  *     kind add up, its stores overlap them);
- *   - the host staging buffer (naive) sits behind one SHARED host link per device.
+ *   - the host staging buffer (naive) sits behind one SHARED host link per device;
+ *   - with link_issue_gbps, every device has one more SHARED link of that bandwidth,
+ *     crossed by every pull and push its channels issue.
  * Network model CM02, bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
  * 3.32 a gamma of 0 bounds every flow to zero).
  *
@@ -67,7 +69,8 @@ namespace skr = simgrid::kernel::routing;
 
 namespace {
 
-enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST, RES_CLOC /* a channel's bound led by local loads: a memory term */ };
+enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST /* a shared link outside the topology's */,
+               RES_CLOC /* a channel's bound led by local loads: a memory term */ };
 
 struct Resource {
     sg4::Link *link = nullptr;
@@ -173,8 +176,9 @@ struct Sim {
     int ep_host;
     std::vector<sg4::Host *> chan_hosts;
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
-    /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel */
-    int base_mem, base_host, base_chan;
+    /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel,
+     * issue bound per device */
+    int base_mem, base_host, base_chan, base_issue;
     std::vector<double> release_floor; /* per rank: the least a SIGNAL's release takes (cost.h) */
     std::vector<Resource> res;
     std::vector<double> res_bytes;
@@ -210,10 +214,16 @@ struct Sim {
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
             add(base_mem + a);
-            if (a != e && !net(a, e)) return -1;
+            if (a != e) {
+                if (!net(a, e)) return -1;
+                if (res[base_issue + e].link) add(base_issue + e);
+            }
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
-            if (b != e && !net(e, b)) return -1;
+            if (b != e) {
+                if (!net(e, b)) return -1;
+                if (res[base_issue + e].link) add(base_issue + e);
+            }
             add(base_mem + b);
         } else if ((a == ep_host && b >= ndev && b < ep_host) ||
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
@@ -577,7 +587,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_mem = 2 * t->nlinks;
         s.base_host = s.base_mem + s.ndev;
         s.base_chan = s.base_host + s.ndev;
-        s.res.resize((size_t)s.base_chan + s.nch);
+        s.base_issue = s.base_chan + s.nch;
+        s.res.resize((size_t)s.base_issue + s.ndev);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
@@ -610,6 +621,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             H.lat = s.m->host_link_lat_ns * 1e-9;
             H.kind = RES_HOST;
             H.link = make_link(z, "pcie" + std::to_string(d), H.bw, H.lat);
+            if (s.m->link_issue_gbps > 0) {
+                Resource &I = s.res[s.base_issue + d];
+                I.bw = s.m->link_issue_gbps * 1e9;
+                I.kind = RES_HOST; /* a link term, not one of the topology's links */
+                I.link = make_link(z, "issue" + std::to_string(d), I.bw, 0);
+            }
         }
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it

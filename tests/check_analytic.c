@@ -407,6 +407,33 @@ START_TEST(test_reduce_groups) {
 }
 END_TEST
 
+/* link_issue_gbps (30 GB/s here): what a device's channels pull and push together. On
+ * ring_1d:2 the two devices share two links, 20 GB/s each way. Rank 0 COPYing rank 1's
+ * IN into rank 1's SCRATCH pulls B and pushes B: 2B / 30 GB/s, more than either
+ * direction's B / 20; a plain pull of B is bound by the links as without the key (B / 30
+ * at the issue bound is less). Link terms, after a hop's latency. */
+START_TEST(test_link_issue) {
+    ar_topo_t *t = round_topo_with("link_issue_gbps: 30\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
+    const uint64_t n = 100000;
+    const double B = n * 4.0;
+    for (int relay = 0; relay <= 1; relay++) {
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        p->scratch_elems = n;
+        const ar_addr_t dst = relay ? ar_addr(1, AR_BUF_SCRATCH, 0) : ar_addr(0, AR_BUF_OUT, 0);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, dst, ar_addr(1, AR_BUF_IN, 0), n), AR_OK);
+        ar_result_t r, r0;
+        run(t, p, 0, &r);
+        run(t0, p, 0, &r0);
+        if (relay) EQ(r.time_s, LAUNCH + MEMLAT + HOP + 2 * B / 30e9);
+        else EQ(r.time_s, r0.time_s);
+        ck_assert(r0.time_s < LAUNCH + MEMLAT + HOP + 2 * B / 30e9);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
  * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
@@ -937,6 +964,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
     tcase_add_test(tc, test_reduce_groups);
+    tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);

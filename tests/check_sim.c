@@ -199,6 +199,32 @@ START_TEST(test_release_floor) {
 }
 END_TEST
 
+/* link_issue_gbps (8 GB/s here) is one shared resource per device: rank 0's channel 0
+ * pulls B from rank 1 while its channel 1 pushes B into it. The two directions of the
+ * link (10 GB/s each) would carry both at once; the device's issue bound shares 8 GB/s
+ * between them: both end at B / 4 GB/s after the hop. */
+START_TEST(test_link_issue) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT "link_issue_gbps: 8\n", "1000000", "1000");
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(2, 2, n);
+    p->scratch_elems = n;
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), n), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 1, ar_addr(1, AR_BUF_SCRATCH, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + HOP + B / 4e9);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* ---- agreement: without contention sim equals analytic within 0.5% ---- */
 
 typedef struct agree_case_s {
@@ -663,6 +689,7 @@ Suite *suite_sim(void) {
         {"reduce_local", test_reduce_local},
         {"signal_wait", test_signal_wait},
         {"release_floor", test_release_floor},
+        {"link_issue", test_link_issue},
         {"agrees_with_analytic", test_agrees_with_analytic},
         {"two_flows_one_link", test_two_flows_one_link},
         {"shared_hbm", test_shared_hbm},

@@ -344,6 +344,8 @@ START_TEST(calib_write_loads_as_model) {
     c.rings_channels = 24; c.ring_chan_hop_ns = 1600 + 100 * log2(24.0); /* 100 ns x log2(24) longer */
     c.group_done = 1; c.group_srcs = 5; c.group_us[0] = 4; c.group_us[1] = 4 + 32 * (1.4 + 2 * 0.55);
     c.group_ns = 550; /* (slope 2500 ns - x-chain 1400 ns) / 2 */
+    c.issue_done = 1; c.issue_us[0] = 300; c.issue_us[1] = 300 + 2 * 201.326592 / 0.5; /* 500 GB/s */
+    c.issue_gbps = 500;
     fit.link_from = NULL;
     f = fopen(mp, "w");
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
@@ -353,6 +355,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 400, 0.5);
     ck_assert_double_eq_tol(m->signal_release_chan_ns, 100, 0.5);
     ck_assert_double_eq_tol(m->reduce_group_ns, 550, 0.5);
+    ck_assert_double_eq_tol(m->link_issue_gbps, 500, 0.05);
     ar_model_free(m);
     unlink(mp);
 }

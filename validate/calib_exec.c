@@ -34,6 +34,10 @@
  *              channels per rank: its hop is longer by signal_release_chan_ns x
  *              log2(RING_CHANNELS) (the releases of a rank's channels hold each other
  *              up).
+ *   x-pullpush1  on 2 ranks, rank 1's even channels pull from rank 0 while its odd ones
+ *              push into it (48 channels), at ISSUE_LO and ISSUE_HI bytes: 2 x the byte
+ *              difference over the time difference is what one GPU's channels move over
+ *              its links, pulls and pushes together: link_issue_gbps.
  *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
  *              executor loads sources two at a time, so each op is three rounds of
  *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
@@ -53,6 +57,9 @@
 #define LOCAL_LO (1 << 20)
 #define LOCAL_HI (8 << 20)
 #define RING_CHANNELS 24 /* an algorithm's default at large sizes */
+#define ISSUE_LO (64 << 20)
+#define ISSUE_HI (256 << 20)
+#define ISSUE_CHANNELS 48 /* 24 pulling, 24 pushing: enough to fill both directions */
 
 /* Run the probe plans `algos` at `sizes` on `channels` (0: each probe's own) through
  * `arsim bench`'s timing path, rows into csv, the table into table. */
@@ -92,11 +99,18 @@ static int csv_row(FILE *csv, char *line, int n, char *f[8]) {
     return 0;
 }
 
-/* Times (us per execution) of the one-channel probe plans names[0..n) at two sizes
- * per rank: us[i][k] for names[i] at sizes[k]. 1 when every one rose with the size
- * (a slope to read), 0 otherwise (a failure is said unless quiet). */
+/* 1 when a bench row's algo label names probe `name`: the bench labels a probe run on
+ * a set channel count NAME/C. */
+static int probe_label_is(const char *label, const char *name) {
+    size_t l = strlen(name);
+    return !strncmp(label, name, l) && (label[l] == 0 || label[l] == '/');
+}
+
+/* Times (us per execution) of the probe plans names[0..n) at two sizes per rank, on
+ * `channels` (0: each probe's own): us[i][k] for names[i] at sizes[k]. 1 when every one
+ * rose with the size (a slope to read), 0 otherwise (a failure is said unless quiet). */
 static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, const uint64_t sizes[2],
-                        int iters, double us[][2], int quiet) {
+                        int channels, int iters, double us[][2], int quiet) {
     char algos[256] = "";
     for (int i = 0; i < n; i++) {
         if (i) strncat(algos, ",", sizeof algos - strlen(algos) - 1);
@@ -111,14 +125,14 @@ static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, con
     }
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    if (bench_probes(t, algos, sizes, 2, iters, 11, csv, table, &e) == AR_OK) {
+    if (bench_probes_on(t, algos, sizes, 2, channels, iters, 11, csv, table, &e) == AR_OK) {
         char line[1024], *f[8];
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f)) {
             double b = strtod(f[0], NULL);
             for (int i = 0; i < n; i++)
                 for (int k = 0; k < 2; k++)
-                    if (!strcmp(f[3], names[i]) && b == (double)sizes[k]) us[i][k] = strtod(f[7], NULL);
+                    if (probe_label_is(f[3], names[i]) && b == (double)sizes[k]) us[i][k] = strtod(f[7], NULL);
         }
     } else if (!quiet) {
         fprintf(stderr, "calibrate: %s: %s\n", algos, e.message);
@@ -140,7 +154,7 @@ static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     static const char *const names[1] = {"x-storesig"};
     const uint64_t sizes[2] = {LAND_LO, LAND_HI};
     double t2[1][2];
-    if (!probe_slopes(t, names, 1, sizes, 100, t2, quiet)) {
+    if (!probe_slopes(t, names, 1, sizes, 0, 100, t2, quiet)) {
         if (!quiet) fprintf(stderr, "calibrate: chan_write_land_gbps left out\n");
         return;
     }
@@ -162,7 +176,7 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     static const char *const names[2] = {"x-reduce", "x-local"};
     const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
     double us[2][2];
-    if (!probe_slopes(t, names, 2, sizes, 20, us, quiet)) {
+    if (!probe_slopes(t, names, 2, sizes, 0, 20, us, quiet)) {
         if (!quiet) fprintf(stderr, "calibrate: chan_local_read_gbps left out\n");
         return;
     }
@@ -196,11 +210,8 @@ static int pair_times(const ar_topo_t *t, const char *prefix, int channels, doub
         snprintf(want[1], sizeof want[1], "%s%d", prefix, N_HI);
         rewind(csv);
         while (csv_row(csv, line, sizeof line, f))
-            for (int k = 0; k < 2; k++) {
-                /* the bench names a probe run on a set channel count NAME/C */
-                size_t l = strlen(want[k]);
-                if (!strncmp(f[3], want[k], l) && (f[3][l] == 0 || f[3][l] == '/')) us[k] = strtod(f[7], NULL);
-            }
+            for (int k = 0; k < 2; k++)
+                if (probe_label_is(f[3], want[k])) us[k] = strtod(f[7], NULL);
     } else if (!quiet && csv && table) {
         fprintf(stderr, "calibrate: %s on %d ranks: %s\n", algos, t->nranks, e.message);
     }
@@ -257,6 +268,27 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 c->ring_hop_ns[0], c->ring_hop_ns[1]);
 }
 
+/* x-pullpush1 at ISSUE_LO and ISSUE_HI bytes per rank on ISSUE_CHANNELS channels: one
+ * GPU pulls and pushes at once, 2 x bytes per execution; fills c->issue_*. A failure
+ * leaves issue_done 0 (the key is then left out: optional). */
+static void calib_issue(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    static const char *const names[1] = {"x-pullpush1"};
+    const uint64_t sizes[2] = {ISSUE_LO, ISSUE_HI};
+    double t2[1][2];
+    if (!probe_slopes(t, names, 1, sizes, ISSUE_CHANNELS, 4, t2, quiet)) {
+        if (!quiet) fprintf(stderr, "calibrate: link_issue_gbps left out\n");
+        return;
+    }
+    c->issue_us[0] = t2[0][0];
+    c->issue_us[1] = t2[0][1];
+    c->issue_gbps = 2.0 * ((double)ISSUE_HI - ISSUE_LO) / ((t2[0][1] - t2[0][0]) * 1e3);
+    c->issue_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-pullpush1 on %d channels, %d/%d MB %.2f/%.2f us: one GPU pulling and "
+                        "pushing at once moves %.1f GB/s\n", ISSUE_CHANNELS, ISSUE_LO >> 20, ISSUE_HI >> 20,
+                t2[0][0], t2[0][1], c->issue_gbps);
+}
+
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
     const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
                             "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
@@ -307,6 +339,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_land(t, c, quiet);
     calib_local(t, c, quiet);
     calib_rings(t, c, quiet);
+    calib_issue(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

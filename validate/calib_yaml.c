@@ -38,6 +38,8 @@
  *   signal_release_remote_ns  the same with the flag on the other GPU (x-rsigsN)
  *   signal_release_chan_ns  x-ringsN with 2 ranks on 24 channels against 1: the longer hop
  *                       over log2(24) (cost.h: a release takes that x log2(channels) at least)
+ *   link_issue_gbps     x-pullpush1: one GPU's channels pulling and pushing at once (48
+ *                       channels, 64 and 256 MB): pulled + pushed bytes over the time
  *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
  *                       release fence waits for the stores to land) and WAIT (probe plan
  *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
@@ -177,6 +179,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "                               # how much later each further block of a launch starts\n",
                 (c->launch_graph_pdl_wide_ns - c->launch_graph_pdl_1_ns) / (c->nsm - 1), c->nsm,
                 c->launch_graph_pdl_wide_ns, c->launch_graph_pdl_1_ns, c->nsm - 1);
+    if (c->exec_done && c->issue_done)
+        fprintf(f, "link_issue_gbps: %.1f          # measured: executor, x-pullpush1 (one GPU's 48 channels pulling and pushing at\n"
+                   "                               # once): 2 x (256 - 64 MB) / (%.2f - %.2f us)\n",
+                c->issue_gbps, c->issue_us[1], c->issue_us[0]);
     fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);
     fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
             c->host_read_lat_ns, c->host_read_lat_ns);

@@ -8,7 +8,9 @@
  *     the host buffer (naive) is reached over the host link;
  *   - the destination likewise (a push when remote);
  *   lat    = memory latency of the buffer level + link latency of the longest route
- *   link   = max over link directions (and the host link) of bytes / (count * bw)
+ *   link   = max over link directions (and the host link) of bytes / (count * bw),
+ *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
+ *            sim shares that among every op the device's channels issue)
  *   memory = max over devices of reads / read_bw + writes / write_bw
  *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
  *            its loads of every kind add up (an executor step issues the loads of

@@ -43,6 +43,10 @@ typedef struct ar_model_s {
     double launch_block_ns;      /* the blocks of a launch do not start together: channel b
                                   * of a device (in rank, then channel order, empty ones
                                   * left out) starts b x this after its first (optional, 0) */
+    double link_issue_gbps;      /* what one device's channels move over links per second, pulls
+                                  * and pushes together whatever the directions: a device that
+                                  * pulls and pushes at once does not get both directions' full
+                                  * rate (optional, 0 = only the links bound it) */
     double host_link_gbps;       /* device <-> host staging (naive), one direction */
     double host_link_lat_ns;
     /* The executor's own costs per op, beyond moving bytes (optional keys, 0 when absent).
