@@ -42,22 +42,25 @@
 #define RED_BW 50e9
 #define SIG (1000 * NS)
 
-static ar_model_t *round_model(const char *inflight, const char *chan_write) {
+static ar_model_t *round_model(const char *extra) {
     char yaml[2048];
-    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT, inflight, chan_write);
+    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT "%s", "1000000", "1000", extra);
     ar_model_t *m;
     ar_error_t err;
     ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
     return m;
 }
 
-static ar_topo_t *round_topo(const char *spec) {
+/* The round model with `extra` keys appended, on topology spec. */
+static ar_topo_t *round_topo_with(const char *extra, const char *spec) {
     ar_topo_t *t;
     ar_error_t err;
-    ck_assert_msg(ar_topo_build(spec, round_model("1000000", "1000"), &t, &err) == AR_OK, "%s",
+    ck_assert_msg(ar_topo_build(spec, round_model(extra), &t, &err) == AR_OK, "%s",
                   err.message);
     return t;
 }
+
+static ar_topo_t *round_topo(const char *spec) { return round_topo_with("", spec); }
 
 /* Runs plan on backend; checks the invariants every result keeps. */
 static void run_on(const char *backend, const ar_topo_t *t, ar_plan_t *p, ar_mem_t buffer,
@@ -178,13 +181,7 @@ END_TEST
 /* signal_release_chan_ns in the sim as in cost.h: rank 0's three channels with ops each
  * SIGNAL rank 1 no sooner than 100 ns x log2(3) after reaching the SIGNAL. */
 START_TEST(test_release_floor) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT "signal_release_chan_ns: 100\n", "1000000", "1000");
-    ar_model_t *m;
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2");
     ar_plan_t *p = tu_plan_new(2, 4, 64);
     for (int c = 0; c < 4; c++) {
         if (c == 2) continue;
@@ -201,16 +198,10 @@ END_TEST
 
 /* link_issue_gbps (8 GB/s here) is one shared resource per device: rank 0's channel 0
  * pulls B from rank 1 while its channel 1 pushes B into it. The two directions of the
- * link (10 GB/s each) would carry both at once; the device's issue bound shares 8 GB/s
- * between them: both end at B / 4 GB/s after the hop. */
+ * pair's links (20 GB/s each) would carry both at once; the device's issue bound shares
+ * 8 GB/s between them: both end at B / 4 GB/s after the hop. */
 START_TEST(test_link_issue) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT "link_issue_gbps: 8\n", "1000000", "1000");
-    ar_model_t *m;
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_model_load_string(yaml, "round", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = round_topo_with("link_issue_gbps: 8\n", "ring_1d:2");
     const uint64_t n = 1 << 20;
     const double B = n * 4.0;
     ar_plan_t *p = tu_plan_new(2, 2, n);
