@@ -347,6 +347,27 @@ START_TEST(test_shared_hbm) {
 }
 END_TEST
 
+/* Eight channels of one rank each REDUCE two local sources: every op crosses the HBM
+ * three times (two loads, one store), so together they move 24B through it, and each then
+ * adds its B at the reduction rate: every channel's repeated crossings count. */
+START_TEST(test_shared_hbm_reduce) {
+    ar_topo_t *t = round_topo("full:1");
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(1, 8, 8 * n);
+    p->scratch_elems = 8 * n;
+    for (int c = 0; c < 8; c++) {
+        const ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, (uint64_t)c * n), ar_addr(0, AR_BUF_SCRATCH, (uint64_t)c * n)};
+        ck_assert_int_eq(ar_plan_reduce(p, 0, c, ar_addr(0, AR_BUF_OUT, (uint64_t)c * n), srcs, 2, n), AR_OK);
+    }
+    ar_result_t s;
+    run(t, p, 0, &s);
+    EQ(s.time_s, LAUNCH + MEMLAT + 24 * B / MEM_BW + B / RED_BW);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A plan whose ranks push in lockstep rounds (round j: every rank's j-th COPY):
  * what the shared links predict, the sum over rounds of the busiest link direction's
  * bytes / bandwidth in that round. */
@@ -681,6 +702,7 @@ Suite *suite_sim(void) {
         {"signal_wait", test_signal_wait},
         {"release_floor", test_release_floor},
         {"link_issue", test_link_issue},
+        {"shared_hbm_reduce", test_shared_hbm_reduce},
         {"agrees_with_analytic", test_agrees_with_analytic},
         {"two_flows_one_link", test_two_flows_one_link},
         {"shared_hbm", test_shared_hbm},
