@@ -167,6 +167,10 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         int is_dst = s == op->nsrc;
         int dev = ar_cost_addr_device(t, is_dst ? &op->dst : &p->srcs[op->src + s]);
+        /* the source loaded together with this one (the executor's groups of two) */
+        uint32_t mate = s ^ 1u;
+        int paired = !is_dst && mate < op->nsrc && p->srcs[op->src + mate].rank == AR_RANK_HOST;
+        if (dev < 0 && paired) b->host_rd_paired += B;
         if (is_dst) {
             if (dev < 0) b->host_wr += B;
             else if (dev != edev) b->peer_wr += B;
@@ -183,8 +187,12 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
                        ? b->local_rd / (m->chan_local_read_gbps * 1e9) : 0;
     double pull_gbps = ar_model_chan_read_gbps(m);
     double pull = b->peer_rd > 0 && pull_gbps > 0 ? b->peer_rd / (pull_gbps * 1e9) : 0;
-    double host = b->host_rd > 0 && m->host_chan_read_gbps > 0
-                      ? b->host_rd / (m->host_chan_read_gbps * 1e9) : 0;
+    double host = 0;
+    if (b->host_rd > 0 && m->host_chan_read_gbps > 0) {
+        const double pair_gbps = m->host_chan_read_pair_gbps > 0 ? m->host_chan_read_pair_gbps : m->host_chan_read_gbps;
+        host = (b->host_rd - b->host_rd_paired) / (m->host_chan_read_gbps * 1e9) +
+               b->host_rd_paired / (pair_gbps * 1e9);
+    }
     double loads = local + pull + host;
     /* each further group of sources is at least one more round of loads */
     const double groups = b->src_groups > 1 ? (b->src_groups - 1) * m->reduce_group_ns * 1e-9 : 0;

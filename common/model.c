@@ -28,6 +28,8 @@
  *   wait_overhead_ns: ...          # optional (0): executor cost per WAIT, per channel
  *   host_chan_read_gbps: ...       # optional (0 = none): one channel's rate loading host memory
  *   host_chan_write_gbps: ...      # optional (0 = none): one channel's rate storing to host memory
+ *   host_chan_read_pair_gbps: ...  # optional (0 = host_chan_read_gbps): the same loading two host
+ *                                  # sources of one executor group at once
  *   chan_write_land_gbps: ...      # optional (0 = none): rate one channel's peer stores land
  *                                  # (a SIGNAL's release fence waits for them)
  *   signal_release_ns: ...        # optional (0): executor cost per SIGNAL, on the sender
@@ -160,7 +162,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
         "name", "description", "clock_ghz", "memory", "links", "reduce_gbps",
         "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns", "signal_lat_local_ns",
         "launch_ns", "launch_block_ns", "link_issue_gbps", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
-        "host_chan_read_gbps", "host_chan_write_gbps",
+        "host_chan_read_gbps", "host_chan_write_gbps", "host_chan_read_pair_gbps",
         "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
         "chan_local_read_gbps", "reduce_group_ns", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
@@ -241,6 +243,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(opt_nonneg(d, root, "wait_overhead_ns", &m->wait_overhead_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_gbps", &m->host_chan_read_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_write_gbps", &m->host_chan_write_gbps, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_pair_gbps", &m->host_chan_read_pair_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "chan_write_land_gbps", &m->chan_write_land_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_ns", &m->signal_release_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_remote_ns", &m->signal_release_remote_ns, err), rc, fail);

@@ -120,6 +120,10 @@ typedef struct ar_calib_s {
     int issue_done;            /* 1 once both sizes gave a time */
     double issue_us[2];        /* time per execution, us, at 64 and 256 MB per rank */
     double issue_gbps;         /* 2 x byte difference / time difference: link_issue_gbps */
+    /* x-hostpair at 1 and 8 MB: one channel REDUCEs two host sources, loaded together. */
+    int hostpair_done;
+    double hostpair_us[2];
+    double hostpair_gbps;      /* 2 x byte difference / time difference: host_chan_read_pair_gbps */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

@@ -49,7 +49,8 @@
  *              SIGNAL each peer after its COPY, then WAIT for every peer (1stage's
  *              push phase, no REDUCE).
  *  x-hostreduce  every channel: REDUCE OUT <- IN + the rank's HOST slot (a local and a
- *              host source in one op, as naive's).
+ *              host source in one op, as naive's); x-hostreduce2 IN + two HOST slots;
+ *              x-hostpair two HOST slots (one group of two host sources).
  *  x-pullpush  even channels COPY their part of the next rank's IN into OUT (a pull),
  *              odd ones COPY their part of IN into the next rank's SCRATCH (a push):
  *              both directions of a link carry pulled and pushed data at once.
@@ -257,18 +258,21 @@ static int build_pushall(ar_plan_t *p, int unused) {
     return AR_OK;
 }
 
-/* x-hostreduce: HOST slot r holds rank r's second source. */
-static int build_hostreduce(ar_plan_t *p, int unused) {
-    (void)unused;
-    p->host_elems = (uint64_t)p->nranks * p->count;
+/* x-hostreduce (kind 0: IN + one HOST slot), x-hostreduce2 (1: IN + two), x-hostpair
+ * (2: two HOST slots): HOST slots 2r and 2r + 1 are rank r's. */
+static int build_hostreduce(ar_plan_t *p, int kind) {
+    p->host_elems = 2 * (uint64_t)p->nranks * p->count;
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             uint64_t off, len;
             part(p->count, p->nchannels, c, &off, &len);
             if (!len) continue;
-            const ar_addr_t srcs[2] = {ar_addr(r, AR_BUF_IN, off),
-                                       ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * p->count + off)};
-            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, 2, len));
+            ar_addr_t srcs[3];
+            uint32_t k = 0;
+            if (kind != 2) srcs[k++] = ar_addr(r, AR_BUF_IN, off);
+            for (int h = 0; h < (kind == 0 ? 1 : 2); h++)
+                srcs[k++] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)(2 * r + h) * p->count + off);
+            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), srcs, k, len));
         }
     return AR_OK;
 }
@@ -351,7 +355,8 @@ static const struct {
     {"x-pushwork", build_pushwork, 0, 0},     {"x-pushsigwork", build_pushwork, 1, 0},
     {"x-pushall", build_pushall, 0, 0},       {"x-hostreduce", build_hostreduce, 0, 0},
     {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
-    {"x-pullpush1", build_pullpush, 1, 0},
+    {"x-pullpush1", build_pullpush, 1, 0},    {"x-hostreduce2", build_hostreduce, 1, 0},
+    {"x-hostpair", build_hostreduce, 2, 0},
 };
 
 /* The probes named with a count N (x-chainN ...): build_exec's kind is the index;

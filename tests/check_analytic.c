@@ -333,6 +333,27 @@ START_TEST(test_chan_loads_add) {
         ar_plan_free(p);
     }
     ar_topo_free(t);
+    /* Two host sources of one executor group load together, at host_chan_read_pair_gbps
+     * (1.5 GB/s here) for both: a REDUCE of two host slots takes 2B / 1.5 GB/s; IN + two
+     * host slots B / 8 + B / 1 (IN's group: the local and the lone host source add up) +
+     * B / 1 (the second group's lone host source). Both are slower than the host link's
+     * 2B / 5 GB/s. */
+    t = round_topo_with("chan_local_read_gbps: 8\nhost_chan_read_gbps: 1\nhost_chan_read_pair_gbps: 1.5\n",
+                        "ring_1d:2", 2);
+    for (int in = 0; in <= 1; in++) {
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        p->host_elems = 2 * n;
+        const ar_addr_t srcs[3] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(AR_RANK_HOST, AR_BUF_OUT, 0),
+                                   ar_addr(AR_RANK_HOST, AR_BUF_OUT, n)};
+        ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs + !in, (uint32_t)(2 + in), n),
+                         AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double move = in ? B / 8e9 + B / 1e9 + B / 1e9 : 2 * B / 1.5e9;
+        EQ(r.time_s, LAUNCH + lat + move + (1 + in) * B / 50e9);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
 }
 END_TEST
 

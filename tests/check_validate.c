@@ -346,6 +346,8 @@ START_TEST(calib_write_loads_as_model) {
     c.group_ns = 550; /* (slope 2500 ns - x-chain 1400 ns) / 2 */
     c.issue_done = 1; c.issue_us[0] = 300; c.issue_us[1] = 300 + 2 * 201.326592 / 0.5; /* 500 GB/s */
     c.issue_gbps = 500;
+    c.hostpair_done = 1; c.hostpair_us[0] = 100; c.hostpair_us[1] = 100 + 2 * 7.340032 / 0.022; /* 22 GB/s */
+    c.hostpair_gbps = 22;
     fit.link_from = NULL;
     f = fopen(mp, "w");
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
@@ -356,6 +358,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_release_chan_ns, 100, 0.5);
     ck_assert_double_eq_tol(m->reduce_group_ns, 550, 0.5);
     ck_assert_double_eq_tol(m->link_issue_gbps, 500, 0.05);
+    ck_assert_double_eq_tol(m->host_chan_read_pair_gbps, 22, 0.05);
     ar_model_free(m);
     unlink(mp);
 }

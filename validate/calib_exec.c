@@ -38,6 +38,9 @@
  *              push into it (48 channels), at ISSUE_LO and ISSUE_HI bytes: 2 x the byte
  *              difference over the time difference is what one GPU's channels move over
  *              its links, pulls and pushes together: link_issue_gbps.
+ *   x-hostpair one channel REDUCEs two host slots (one executor group), at LOCAL_LO and
+ *              LOCAL_HI bytes: 2 x the byte difference over the time difference is
+ *              host_chan_read_pair_gbps (a lone host source goes at host_chan_read_gbps).
  *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
  *              executor loads sources two at a time, so each op is three rounds of
  *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
@@ -289,6 +292,25 @@ static void calib_issue(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 t2[0][0], t2[0][1], c->issue_gbps);
 }
 
+/* x-hostpair at LOCAL_LO and LOCAL_HI bytes, one channel: two host sources of one
+ * executor group loaded together; fills c->hostpair_* (the key is left out without). */
+static void calib_hostpair(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    static const char *const names[1] = {"x-hostpair"};
+    const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
+    double t2[1][2];
+    if (!probe_slopes(t, names, 1, sizes, 0, 10, t2, quiet)) {
+        if (!quiet) fprintf(stderr, "calibrate: host_chan_read_pair_gbps left out\n");
+        return;
+    }
+    c->hostpair_us[0] = t2[0][0];
+    c->hostpair_us[1] = t2[0][1];
+    c->hostpair_gbps = 2.0 * ((double)LOCAL_HI - LOCAL_LO) / ((t2[0][1] - t2[0][0]) * 1e3);
+    c->hostpair_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-hostpair %d/%d bytes %.2f/%.2f us (two host sources loaded together: "
+                        "%.1f GB/s)\n", LOCAL_LO, LOCAL_HI, t2[0][0], t2[0][1], c->hostpair_gbps);
+}
+
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
     const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
                             "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
@@ -340,6 +362,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_local(t, c, quiet);
     calib_rings(t, c, quiet);
     calib_issue(t, c, quiet);
+    calib_hostpair(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

@@ -50,7 +50,9 @@
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
- *                       executor's loads (ld.relaxed.sys) and stores */
+ *                       executor's loads (ld.relaxed.sys) and stores
+ *   host_chan_read_pair_gbps  x-hostpair: one channel REDUCEing two host slots (one group
+ *                       of the executor's, loaded together), 1 and 8 MB */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -235,6 +237,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->host_read_block_gbps);
         fprintf(f, "host_chan_write_gbps: %.1f      # measured: one block storing 64 MB to mapped pinned host memory\n",
                 c->host_write_block_gbps);
+        if (c->exec_done && c->hostpair_done)
+            fprintf(f, "host_chan_read_pair_gbps: %.1f  # measured: executor, one channel REDUCEing two host slots, loaded together\n"
+                       "                               # (probe x-hostpair): 2 x (8 - 1 MB) / (%.2f - %.2f us)\n",
+                    c->hostpair_gbps, c->hostpair_us[1], c->hostpair_us[0]);
     }
 
     /* The raw curves, for the record and for plots. */

@@ -17,6 +17,7 @@
  *            its sources together and waits for all of them), its stores overlap
  *            them: max(local / chan_local_read_gbps + pulled / (inflight / read latency)
  *                      + host-read / host_chan_read_gbps, (groups - 1) x reduce_group_ns,
+ *                      host sources paired in one group at host_chan_read_pair_gbps,
  *                      pushed / chan_write_gbps, host-written / host_chan_write_gbps);
  *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
  *            counts as memory when its local loads are its largest part, else link;
@@ -73,6 +74,8 @@ typedef struct ar_chan_bytes_s {
     double local_rd; /* loaded from the executing rank's own device */
     double peer_rd;  /* loaded from another device (pulled) */
     double host_rd;  /* loaded from the host staging buffer */
+    double host_rd_paired; /* the part of host_rd whose source shares its executor group
+                            * (two sources loaded together) with another host source */
     double peer_wr;  /* stored to another device (pushed) */
     double host_wr;  /* stored to the host staging buffer */
     int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */

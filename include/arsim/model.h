@@ -58,6 +58,9 @@ typedef struct ar_model_s {
     /* Per-channel host staging rates (optional, 0 = only host_link_gbps bounds a channel). */
     double host_chan_read_gbps;  /* one channel loading from the host buffer */
     double host_chan_write_gbps; /* one channel storing to the host buffer */
+    double host_chan_read_pair_gbps; /* one channel loading two host sources that the executor
+                                  * loads together (a REDUCE's sources go two at a time): both
+                                  * streams' bytes per second (optional, 0 = host_chan_read_gbps) */
     /* A SIGNAL's release fence waits for the channel's earlier peer stores to land. */
     double chan_write_land_gbps; /* rate at which one channel's peer stores (COPY/REDUCE with
                                   * the destination on another device) land: a SIGNAL waits,
