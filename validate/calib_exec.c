@@ -151,26 +151,35 @@ static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, con
     return ok;
 }
 
+/* One probe at sizes[0] and sizes[1] bytes per rank on `channels` (0: its own): its
+ * times into us and factor x the byte difference over the time difference into *gbps.
+ * 0 when it gave no slope (then the model key `key` is left out: optional). */
+static int probe_rate(const ar_topo_t *t, const char *name, const uint64_t sizes[2], int channels, int iters,
+                      double factor, double us[2], double *gbps, const char *key, int quiet) {
+    const char *const names[1] = {name};
+    double t2[1][2];
+    if (!probe_slopes(t, names, 1, sizes, channels, iters, t2, quiet)) {
+        if (!quiet) fprintf(stderr, "calibrate: %s left out\n", key);
+        return 0;
+    }
+    us[0] = t2[0][0];
+    us[1] = t2[0][1];
+    *gbps = factor * ((double)sizes[1] - (double)sizes[0]) / ((us[1] - us[0]) * 1e3);
+    return 1;
+}
+
 /* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
  * A failure leaves land_done 0 (the key is then left out: optional). */
 static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
-    static const char *const names[1] = {"x-storesig"};
     const uint64_t sizes[2] = {LAND_LO, LAND_HI};
-    double t2[1][2];
-    if (!probe_slopes(t, names, 1, sizes, 0, 100, t2, quiet)) {
-        if (!quiet) fprintf(stderr, "calibrate: chan_write_land_gbps left out\n");
+    if (!probe_rate(t, "x-storesig", sizes, 0, 100, 1.0, c->land_us, &c->land_gbps, "chan_write_land_gbps", quiet))
         return;
-    }
-    const double *us = t2[0];
     c->land_bytes[0] = LAND_LO;
     c->land_bytes[1] = LAND_HI;
-    c->land_us[0] = us[0];
-    c->land_us[1] = us[1];
-    c->land_gbps = (LAND_HI - LAND_LO) / ((us[1] - us[0]) * 1e3);
     c->land_done = 1;
     if (!quiet)
         fprintf(stderr, "calibrate: executor: x-storesig %d/%d bytes %.2f/%.2f us (peer stores land at %.1f GB/s per channel)\n",
-                LAND_LO, LAND_HI, us[0], us[1], c->land_gbps);
+                LAND_LO, LAND_HI, c->land_us[0], c->land_us[1], c->land_gbps);
 }
 
 /* x-reduce and x-local at LOCAL_LO and LOCAL_HI bytes per rank, one channel: fills
@@ -275,40 +284,28 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
  * GPU pulls and pushes at once, 2 x bytes per execution; fills c->issue_*. A failure
  * leaves issue_done 0 (the key is then left out: optional). */
 static void calib_issue(const ar_topo_t *t, ar_calib_t *c, int quiet) {
-    static const char *const names[1] = {"x-pullpush1"};
     const uint64_t sizes[2] = {ISSUE_LO, ISSUE_HI};
-    double t2[1][2];
-    if (!probe_slopes(t, names, 1, sizes, ISSUE_CHANNELS, 4, t2, quiet)) {
-        if (!quiet) fprintf(stderr, "calibrate: link_issue_gbps left out\n");
+    if (!probe_rate(t, "x-pullpush1", sizes, ISSUE_CHANNELS, 4, 2.0, c->issue_us, &c->issue_gbps, "link_issue_gbps",
+                    quiet))
         return;
-    }
-    c->issue_us[0] = t2[0][0];
-    c->issue_us[1] = t2[0][1];
-    c->issue_gbps = 2.0 * ((double)ISSUE_HI - ISSUE_LO) / ((t2[0][1] - t2[0][0]) * 1e3);
     c->issue_done = 1;
     if (!quiet)
         fprintf(stderr, "calibrate: executor: x-pullpush1 on %d channels, %d/%d MB %.2f/%.2f us: one GPU pulling and "
                         "pushing at once moves %.1f GB/s\n", ISSUE_CHANNELS, ISSUE_LO >> 20, ISSUE_HI >> 20,
-                t2[0][0], t2[0][1], c->issue_gbps);
+                c->issue_us[0], c->issue_us[1], c->issue_gbps);
 }
 
 /* x-hostpair at LOCAL_LO and LOCAL_HI bytes, one channel: two host sources of one
  * executor group loaded together; fills c->hostpair_* (the key is left out without). */
 static void calib_hostpair(const ar_topo_t *t, ar_calib_t *c, int quiet) {
-    static const char *const names[1] = {"x-hostpair"};
     const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
-    double t2[1][2];
-    if (!probe_slopes(t, names, 1, sizes, 0, 10, t2, quiet)) {
-        if (!quiet) fprintf(stderr, "calibrate: host_chan_read_pair_gbps left out\n");
+    if (!probe_rate(t, "x-hostpair", sizes, 0, 10, 2.0, c->hostpair_us, &c->hostpair_gbps,
+                    "host_chan_read_pair_gbps", quiet))
         return;
-    }
-    c->hostpair_us[0] = t2[0][0];
-    c->hostpair_us[1] = t2[0][1];
-    c->hostpair_gbps = 2.0 * ((double)LOCAL_HI - LOCAL_LO) / ((t2[0][1] - t2[0][0]) * 1e3);
     c->hostpair_done = 1;
     if (!quiet)
         fprintf(stderr, "calibrate: executor: x-hostpair %d/%d bytes %.2f/%.2f us (two host sources loaded together: "
-                        "%.1f GB/s)\n", LOCAL_LO, LOCAL_HI, t2[0][0], t2[0][1], c->hostpair_gbps);
+                        "%.1f GB/s)\n", LOCAL_LO, LOCAL_HI, c->hostpair_us[0], c->hostpair_us[1], c->hostpair_gbps);
 }
 
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
