@@ -25,7 +25,6 @@ typedef struct acc_s {
     int ntraffic, max_traffic;
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
-    double host_bytes;
     int overflow;
 } acc_t;
 
@@ -105,8 +104,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         int is_dst = s == op->nsrc;
         const ar_addr_t *ad = is_dst ? &op->dst : &p->srcs[op->src + s];
         int dev = ar_cost_addr_device(t, ad);
-        if (dev < 0) { /* host staging buffer over the host link */
-            a.host_bytes += B;
+        if (dev < 0) { /* host staging buffer over the host link (bytes: cb below) */
             double hl = m->host_link_lat_ns * 1e-9;
             if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
@@ -119,14 +117,15 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;
     }
-    if (a.host_bytes > 0) {
-        double s = a.host_bytes / (m->host_link_gbps * 1e9);
+    ar_chan_bytes_t cb;
+    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
+    const double host_bytes = cb.host_rd + cb.host_wr;
+    if (host_bytes > 0) {
+        double s = host_bytes / (m->host_link_gbps * 1e9);
         if (s > a.link_s) a.link_s = s;
         c->remote = 1;
     }
     c->link_s = a.link_s;
-    ar_chan_bytes_t cb;
-    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
     if (m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0) {
         double s = (cb.peer_rd + cb.peer_wr) / (m->link_issue_gbps * 1e9);
         if (s > c->link_s) c->link_s = s;

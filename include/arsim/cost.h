@@ -15,14 +15,15 @@
  *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
  *            its loads of every kind add up (an executor step issues the loads of
  *            its sources together and waits for all of them), its stores overlap
- *            them: max(local / chan_local_read_gbps + pulled / (inflight / read latency)
- *                      + host-read / host_chan_read_gbps, (groups - 1) x reduce_group_ns,
- *                      host sources paired in one group at host_chan_read_pair_gbps,
- *                      pushed / chan_write_gbps, host-written / host_chan_write_gbps);
+ *            them: max(loads, pushed / chan_write_gbps, host-written / host_chan_write_gbps)
+ *            loads = max(local / chan_local_read_gbps + pulled / (inflight / read latency)
+ *                        + host-read, (groups - 1) x reduce_group_ns)
+ *            host-read: a host source at host_chan_read_gbps, two host sources of one
+ *            group together at host_chan_read_pair_gbps; groups: the executor loads a
+ *            REDUCE's sources two at a time, and each group after the first is one
+ *            more round of loads however few its bytes
  *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
- *            counts as memory when its local loads are its largest part, else link;
- *            groups: the executor loads a REDUCE's sources two at a time, and each
- *            group after the first is one more round of loads however few its bytes
+ *            counts as memory when its local loads are its largest part, else link
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term)
  *   total  = lat + move + reduce + over
