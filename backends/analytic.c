@@ -181,9 +181,11 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     c->terms[AR_TERM_SYNC] += cost.overhead_s;
     c->clock += cost.total_s;
     if (ar_cost_op_remote_store(w->t, op, rank)) {
-        double s = c->clock - cost.total_s + cost.lat_s; /* this op's first bytes leave */
+        /* this op's first bytes land; its last no sooner than the op's end and the route */
+        double s = c->clock - cost.total_s + cost.lat_s + cost.store_lat_s;
         if (!c->stored || c->land < s) c->land = s;
         c->land += ar_cost_land_s(w->t, cost.bytes);
+        if (c->land < c->clock + cost.store_lat_s) c->land = c->clock + cost.store_lat_s;
         c->stored = 1;
     }
     return AR_OK;
@@ -229,9 +231,12 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             double ready = c->stored && c->land > c->sig_land ? c->land : c->sig_land;
             if (c->clock + w->release_floor[rank] > ready) ready = c->clock + w->release_floor[rank];
             double fence = ready > c->clock ? ready - c->clock : 0;
+            /* waiting for the stores to cross is link time, the rest sync */
+            double landing = c->stored && c->land > c->clock ? c->land - c->clock : 0;
             c->stored = 0;
             c->clock += fence;
-            c->terms[AR_TERM_SYNC] += fence;
+            c->terms[AR_TERM_LINK] += landing;
+            c->terms[AR_TERM_SYNC] += fence - landing;
             /* its own flag update completes later; the next SIGNAL waits for it */
             c->sig_land = c->clock + ar_cost_signal_issue_s(w->t, rank, op->dst.rank);
             event_t e = {.t = c->clock + ar_cost_signal_s(w->t, rank, op->dst.rank),
@@ -263,6 +268,12 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         c->pc++;
         w->ops++;
     }
+    /* The execution ends once the channel's peer stores have landed (cost.h) */
+    if (c->stored && c->land > c->clock) {
+        c->terms[AR_TERM_LINK] += c->land - c->clock;
+        c->clock = c->land;
+    }
+    c->stored = 0;
     return AR_OK;
 }
 

@@ -114,7 +114,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double hop_lat = 0;
         if (is_dst) acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
         else acc_route(&a, t, dev, edev, B, link_bytes, &hop_lat);
-        if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
+        if (is_dst) c->store_lat_s = hop_lat; /* posted: the stores land this much later */
+        else if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;
     }
     ar_chan_bytes_t cb;
@@ -245,11 +246,11 @@ double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank) {
 }
 
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank) {
-    const double ns = t->model->signal_release_chan_ns;
-    if (!(ns > 0)) return 0;
+    const double fence = t->model->signal_fence_ns * 1e-9, ns = t->model->signal_release_chan_ns;
+    if (!(ns > 0)) return fence;
     int c = 0;
     for (int k = 0; k < p->nchannels; k++) c += p->chans[rank * p->nchannels + k].nops > 0;
-    return c > 1 ? ns * 1e-9 * log2((double)c) : 0;
+    return fence + (c > 1 ? ns * 1e-9 * log2((double)c) : 0);
 }
 
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {

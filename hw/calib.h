@@ -111,6 +111,10 @@ typedef struct ar_calib_s {
     int rings_channels;        /* the same 2-rank probe on this many channels (0: not run) */
     double rings_chan_us[2];   /* its times, N = lo, hi */
     double ring_chan_hop_ns;   /* its slope: a hop across when the rank has that many channels */
+    /* x-spairsN at N = lo, hi, one channel: a local 16-byte COPY and a SIGNAL, N times. */
+    int fence_done;            /* 1 once it gave a slope above x-chainN's */
+    double fence_us[2];        /* time per execution, us */
+    double fence_ns;           /* slope - exec_op_ns: what the SIGNAL adds (signal_fence_ns) */
     /* x-rchainN at N = lo, hi on 4 ranks: REDUCEs of group_srcs local sources, 16 bytes. */
     int group_done;            /* 1 once it gave a slope above x-chainN's */
     int group_srcs;            /* sources per REDUCE (5: three groups of loads) */

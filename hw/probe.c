@@ -32,6 +32,13 @@
  *  x-ringsN    every channel: N rounds of SIGNAL its flag on the next rank, WAIT for the
  *              previous rank's signal of that round: the ring's rounds without their
  *              data (--channels C), what its synchronisation alone costs.
+ *  x-pairsN    every channel: N pairs of (COPY its part of IN into the next rank's
+ *              SCRATCH, SIGNAL that rank), then WAIT for the previous rank's N: the
+ *              (COPY, SIGNAL) pairs 1stage and 2stage chain, to one target.
+ *  x-fpairsN   the same to rank r + nranks/2 (with ranks placed in blocks on two
+ *              devices, always the other device).
+ *  x-spairsN   the same into the rank's own SCRATCH and flag: a local COPY and a
+ *              SIGNAL with nothing to cross (arsim calibrate: signal_fence_ns).
  *  x-spinN     x-chainN on channel 0 while every other channel of the rank WAITs,
  *              spinning, for the SIGNAL channel 0 sends after its chain: what the
  *              executor's ops cost beside blocks that poll a flag (--channels C).
@@ -294,11 +301,27 @@ static int build_pullpush(ar_plan_t *p, int one_sided) {
     return AR_OK;
 }
 
-/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN (kind 0 .. 7). */
+/* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN,
+ * x-pairsN, x-fpairsN, x-spairsN (kind 0 .. 10). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     const int ksrc = p->nranks + 1 < 8 ? p->nranks + 1 : 8;
     if (kind == 7) p->scratch_elems = (uint64_t)(ksrc - 1) * p->count;
+    if (kind >= 8) p->scratch_elems = p->count;
     for (int r = 0; r < p->nranks; r++) {
+        if (kind >= 8) {
+            const int to = (r + (kind == 8 ? 1 : kind == 9 ? p->nranks / 2 : 0)) % p->nranks;
+            for (int c = 0; c < p->nchannels; c++) {
+                uint64_t off, len;
+                part(p->count, p->nchannels, c, &off, &len);
+                if (!len) continue;
+                for (int i = 0; i < n; i++) {
+                    AR_TRY(ar_plan_copy(p, r, c, ar_addr(to, AR_BUF_SCRATCH, off), ar_addr(r, AR_BUF_IN, off), len));
+                    AR_TRY(ar_plan_signal(p, r, c, to, (uint32_t)c));
+                }
+                AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)n));
+            }
+            continue;
+        }
         if (kind == 7) {
             ar_addr_t srcs[8];
             srcs[0] = ar_addr(r, AR_BUF_IN, 0);
@@ -365,7 +388,8 @@ static const struct {
     const char *prefix;
     int channels;
 } counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
-                {"x-rings", 0}, {"x-rchain", 1}};
+                {"x-rings", 0}, {"x-rchain", 1}, {"x-pairs", 0}, {"x-fpairs", 0},
+                {"x-spairs", 0}};
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])

@@ -290,9 +290,17 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
 
     /* The op streams through all its resources at one rate after the latency of its
      * longest flow (a channel cannot write what has not arrived). */
-    double lat_op = 0;
+    double lat_op = 0, store_lat = 0;
     bool remote = false;
-    for (const Flow &f : s.flows) lat_op = std::max(lat_op, f.lat);
+    const bool peer_store = ar_cost_op_remote_store(t, op, rank);
+    for (size_t i = 0; i < s.flows.size(); i++) {
+        double l = s.flows[i].lat;
+        if (peer_store && i + 1 == s.flows.size()) { /* posted stores: cost.h's store lat */
+            store_lat = l - mem_lat;
+            l = mem_lat;
+        }
+        lat_op = std::max(lat_op, l);
+    }
     /* The channel's own bound, once: its link carries the op at B / chan_s at most. */
     {
         ar_chan_bytes_t cb;
@@ -393,10 +401,12 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     double over = m->op_overhead_ns * 1e-9;
     cs.pending += over;
     cs.terms[AR_TERM_SYNC] += over;
-    if (ar_cost_op_remote_store(t, op, gi / p->nchannels)) {
-        double s0 = t0 + lat_op; /* this op's first bytes leave */
+    if (peer_store) {
+        double s0 = t0 + lat_op + store_lat; /* this op's first bytes land */
         if (!cs.stored || cs.land < s0) cs.land = s0;
         cs.land += ar_cost_land_s(t, B);
+        /* its last no sooner than the op's end and the route */
+        cs.land = std::max(cs.land, sg4::Engine::get_clock() + cs.pending + store_lat);
         cs.stored = true;
     }
 }
@@ -424,9 +434,12 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     double ready = cs.stored ? std::max(cs.land, cs.sig_land) : cs.sig_land;
     ready = std::max(ready, sg4::Engine::get_clock() + cs.pending + release_floor[rank]);
     double fence = std::max(0.0, ready - (sg4::Engine::get_clock() + cs.pending));
+    /* waiting for the stores to cross is link time, the rest sync */
+    double landing = cs.stored ? std::max(0.0, cs.land - (sg4::Engine::get_clock() + cs.pending)) : 0.0;
     cs.stored = false;
     cs.pending += fence;
-    cs.terms[AR_TERM_SYNC] += fence;
+    cs.terms[AR_TERM_LINK] += landing;
+    cs.terms[AR_TERM_SYNC] += fence - landing;
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
     cs.sig_land = sg4::Engine::get_clock() + cs.pending + ar_cost_signal_issue_s(t, rank, op->dst.rank);
     double now = sg4::Engine::get_clock() + cs.pending;
@@ -513,6 +526,11 @@ void Sim::actor(int gi) {
     if (!fail) {
         cs.done = true;
         cs.end = sg4::Engine::get_clock() + cs.pending;
+        /* The execution ends once the channel's peer stores have landed (cost.h) */
+        if (cs.stored && cs.land > cs.end) {
+            cs.terms[AR_TERM_LINK] += cs.land - cs.end;
+            cs.end = cs.land;
+        }
     }
 }
 

@@ -220,13 +220,14 @@ START_TEST(test_signal_chain) {
 END_TEST
 
 /* chan_write_land_gbps (4 GB/s here): a SIGNAL waits until the channel's peer stores
- * since its previous SIGNAL have landed, each op's from its start plus its latency.
- * A push of B = 4000 bytes over one hop: lat 300 ns, move B / 10 GB/s = 400 ns, so the
- * op ends at 700 ns and its stores land at 300 + B / 4 GB/s = 1300 ns: fence 600 ns.
- * A local COPY (c) after the push runs under the fence: fence 600 - c. Two pushes:
- * the second starts at 700, its bytes leave at 1000, but land after the first's:
- * 1300 + 1000 = 2300 ns, the ops end at 1400: fence 900 ns. Local stores alone, or a
- * model without the key, fence nothing. */
+ * since its previous SIGNAL have landed, each op's from its start plus its latencies
+ * at that rate, and no sooner than a hop after the op's end. A push of B = 4000 bytes
+ * over one hop: lat 100 ns (its stores are posted: the hop is no part of the op), move
+ * B / 10 GB/s = 400 ns, so the op ends at 500 ns and its stores land at 100 + 200 +
+ * B / 4 GB/s = 1300 ns: fence 800 ns. A local COPY (c) after the push runs under the
+ * fence: fence 800 - c. Two pushes: the second starts at 500, its bytes land from 800,
+ * but after the first's: 1300 + 1000 = 2300 ns, the ops end at 1000: fence 1300 ns.
+ * Local stores alone fence nothing; a model without the key fences a push's hop. */
 START_TEST(test_store_fence) {
     static char yaml[2048];
     snprintf(yaml, sizeof yaml, "%schan_write_land_gbps: 4\n", ROUND_MODEL);
@@ -237,7 +238,7 @@ START_TEST(test_store_fence) {
     ck_assert_msg(ar_topo_build("ring_1d:4", m, &t, &err) == AR_OK, "%s", err.message);
     ar_topo_t *t0 = round_topo("ring_1d:4");
     const uint64_t n = 1000;
-    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + HOP + B / LINK_BW;
+    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + B / LINK_BW;
     const double land = MEMLAT + HOP + B / 4e9;
     EQ(ar_cost_land_s(t, B), B / 4e9);
     EQ(ar_cost_land_s(t0, B), 0.0);
@@ -260,9 +261,11 @@ START_TEST(test_store_fence) {
         run(t, p, 0, &r);
         ck_assert_int_eq(ar_cost_op_remote_store(t, &p->ops[p->chans[0].first], 0), shape != 3);
         EQ(r.time_s, LAUNCH + work + fence + SIG);
-        EQ(r.terms_s[AR_TERM_SYNC], fence + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], SIG);
+        EQ(r.terms_s[AR_TERM_LINK], (shape == 3 ? 0 : shape == 2 ? 2 * push : push) + fence); /* landing: link */
         run(t0, p, 0, &r);
-        EQ(r.time_s, LAUNCH + work + SIG);
+        double hop = shape == 3 ? 0 : shape == 1 ? fmax(0, HOP - c) : HOP;
+        EQ(r.time_s, LAUNCH + work + hop + SIG);
         ar_plan_free(p);
     }
     ar_topo_free(t0);
@@ -385,9 +388,10 @@ END_TEST
  * is issued no sooner than 100 ns x log2(C) after its channel reaches it. Rank 0 has
  * channels 0, 1 and 3 (2 is empty), each SIGNALing rank 1, whose channels WAIT: the
  * last WAIT ends at launch + 100 ns x log2(3) + signal_lat, all of it sync. One
- * channel pays nothing. */
+ * channel pays nothing. With signal_fence_ns (50 here) every release takes that more. */
 START_TEST(test_release_floor) {
     ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2", 2);
+    ar_topo_t *tf = round_topo_with("signal_release_chan_ns: 100\nsignal_fence_ns: 50\n", "ring_1d:2", 2);
     for (int one = 0; one <= 1; one++) {
         ar_plan_t *p = tu_plan_new(2, 4, 64);
         for (int c = 0; c < 4; c++) {
@@ -400,6 +404,40 @@ START_TEST(test_release_floor) {
         const double floor = one ? 0 : 100 * NS * log2(3.0);
         EQ(r.time_s, LAUNCH + floor + SIG);
         EQ(r.terms_s[AR_TERM_SYNC], floor + SIG);
+        run(tf, p, 0, &r);
+        EQ(r.time_s, LAUNCH + 50 * NS + floor + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], 50 * NS + floor + SIG);
+        ar_plan_free(p);
+    }
+    ar_topo_free(tf);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* signal_fence_ns (300 here): a SIGNAL's fence takes that long at least. After a local
+ * COPY (c) it adds 300 ns to the channel, all sync; after a push (p, its stores posted)
+ * the fence waits for them to land a hop (200 ns) after the op ends, overlapping the
+ * 300: 300 ns in all, 200 of it link (the landing). Two (COPY, SIGNAL) pairs to the
+ * same flag: the second SIGNAL's fence starts after the second COPY. */
+START_TEST(test_signal_fence) {
+    ar_topo_t *t = round_topo_with("signal_fence_ns: 300\n", "ring_1d:2", 2);
+    const uint64_t n = 1000;
+    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + B / (2 * LINK_BW);
+    for (int shape = 0; shape < 3; shape++) {
+        /* 0: local COPY, SIGNAL; 1: push, SIGNAL; 2: twice (local COPY, SIGNAL) */
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        const ar_addr_t dst = shape == 1 ? ar_addr(1, AR_BUF_OUT, 0) : ar_addr(0, AR_BUF_OUT, 0);
+        for (int i = 0; i < (shape == 2 ? 2 : 1); i++) {
+            ck_assert_int_eq(ar_plan_copy(p, 0, 0, dst, ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+            ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+        }
+        ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, shape == 2 ? 2 : 1), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double work = shape == 0 ? c : shape == 1 ? push : 2 * c;
+        const double fence = (shape == 2 ? 2 : 1) * 300 * NS;
+        EQ(r.time_s, LAUNCH + work + fence + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], fence - (shape == 1 ? HOP : 0) + SIG);
         ar_plan_free(p);
     }
     ar_topo_free(t);
@@ -432,7 +470,8 @@ END_TEST
  * ring_1d:2 the two devices share two links, 20 GB/s each way. Rank 0 COPYing rank 1's
  * IN into rank 1's SCRATCH pulls B and pushes B: 2B / 30 GB/s, more than either
  * direction's B / 20; a plain pull of B is bound by the links as without the key (B / 30
- * at the issue bound is less). Link terms, after a hop's latency. */
+ * at the issue bound is less). Link terms, after a hop's latency, and the pushed
+ * stores land a hop after the op ends. */
 START_TEST(test_link_issue) {
     ar_topo_t *t = round_topo_with("link_issue_gbps: 30\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
     const uint64_t n = 100000;
@@ -445,7 +484,7 @@ START_TEST(test_link_issue) {
         ar_result_t r, r0;
         run(t, p, 0, &r);
         run(t0, p, 0, &r0);
-        if (relay) EQ(r.time_s, LAUNCH + MEMLAT + HOP + 2 * B / 30e9);
+        if (relay) EQ(r.time_s, LAUNCH + MEMLAT + HOP + 2 * B / 30e9 + HOP);
         else EQ(r.time_s, r0.time_s);
         ck_assert(r0.time_s < LAUNCH + MEMLAT + HOP + 2 * B / 30e9);
         ar_plan_free(p);
@@ -984,6 +1023,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
+    tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);

@@ -41,6 +41,11 @@
  *   x-hostpair one channel REDUCEs two host slots (one executor group), at LOCAL_LO and
  *              LOCAL_HI bytes: 2 x the byte difference over the time difference is
  *              host_chan_read_pair_gbps (a lone host source goes at host_chan_read_gbps).
+ *   x-spairsN  one channel per rank: N times a local 16-byte COPY into the rank's own
+ *              SCRATCH and a SIGNAL of its own flag: the slope over x-chainN's (the
+ *              COPY alone) is what a SIGNAL's release fence takes with nothing to wait
+ *              for, signal_fence_ns. x-ringsN's hops pay it too, so signal_lat_ns and
+ *              signal_lat_local_ns are the hops less it.
  *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
  *              executor loads sources two at a time, so each op is three rounds of
  *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
@@ -254,6 +259,14 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                             "group of two sources\n", N_LO, N_HI, c->group_us[0], c->group_us[1], c->group_ns);
     }
     ar_topo_free(t4);
+    /* x-spairsN: a SIGNAL after each local COPY; over x-chainN's slope, the fence */
+    if (c->exec_done && pair_times(t, "x-spairs", 1, c->fence_us, quiet)) {
+        c->fence_ns = (c->fence_us[1] - c->fence_us[0]) * 1e3 / (N_HI - N_LO) - c->exec_op_ns;
+        c->fence_done = c->fence_ns > 0;
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-spairs %d/%d (COPY, SIGNAL) pairs %.2f/%.2f us: a SIGNAL's fence takes "
+                            "%.0f ns after a local COPY\n", N_LO, N_HI, c->fence_us[0], c->fence_us[1], c->fence_ns);
+    }
     if (!ok) {
         if (!quiet) fprintf(stderr, "calibrate: x-rings gave no slope%s%s: the flag ping-pong's latencies stand\n",
                             e.message[0] ? ": " : "", e.message);

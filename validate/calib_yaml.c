@@ -18,7 +18,11 @@
  *                       that sees it; without the executor probes, the flag ping-pong's
  *                       round trip / 2
  *   signal_lat_local_ns the same inside one GPU (x-ringsN, 4 ranks, two per GPU: hops
- *                       alternate), or the ping-pong between two blocks of one GPU
+ *                       alternate), or the ping-pong between two blocks of one GPU;
+ *                       both less signal_fence_ns when that was measured (a hop's
+ *                       SIGNAL pays its fence first)
+ *   signal_fence_ns     x-spairsN (a local 16-byte COPY and a SIGNAL, N times) against
+ *                       x-chainN (the COPY alone): the slope difference
  *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
  *                       executor's way (programmatic dependent launch, 16 blocks): the
  *                       timing path replays such graphs
@@ -159,14 +163,21 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "chan_write_gbps: %.2f           # measured: per-block peer write rate (slope of the write curve, 1-8 blocks)\n",
             c->peer_write_block_gbps);
     if (c->exec_done && c->rings_done) {
-        /* The executor's own hop, less the WAIT the model charges beside it. */
-        const double wait = fmax(0, c->exec_wait_ns);
+        /* The executor's own hop, less the WAIT and the SIGNAL's fence the model charges
+         * beside it. */
+        const double wait = fmax(0, c->exec_wait_ns), fence = c->fence_done ? c->fence_ns : 0;
+        char less[96];
+        snprintf(less, sizeof less, "wait_overhead_ns %.0f%s", wait, c->fence_done ? " and signal_fence_ns" : "");
         fprintf(f, "signal_lat_ns: %.0f             # measured: executor, x-rings%d/%d (every rank SIGNALs the next, WAITs for the previous),\n"
-                   "                               # 2 ranks: %.0f ns per hop across the link, minus wait_overhead_ns %.0f\n",
-                fmax(0, c->ring_hop_ns[0] - wait), c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], wait);
+                   "                               # 2 ranks: %.0f ns per hop across the link, minus %s\n",
+                fmax(0, c->ring_hop_ns[0] - wait - fence), c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], less);
         fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same with 4 ranks, hops alternating inside a GPU and across:\n"
-                   "                               # %.0f ns per hop inside a GPU, minus wait_overhead_ns %.0f\n",
-                fmax(0, c->ring_hop_ns[1] - wait), c->ring_hop_ns[1], wait);
+                   "                               # %.0f ns per hop inside a GPU, minus %s\n",
+                fmax(0, c->ring_hop_ns[1] - wait - fence), c->ring_hop_ns[1], less);
+        if (c->fence_done)
+            fprintf(f, "signal_fence_ns: %.0f            # measured: executor, x-spairs%d/%d (a local 16-byte COPY and a SIGNAL) against\n"
+                       "                               # x-chain (the COPY alone): %.0f - %.0f ns per op\n",
+                    c->fence_ns, c->exec_n_lo, c->exec_n_hi, c->fence_ns + c->exec_op_ns, c->exec_op_ns);
     } else {
         fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
                 c->flag_oneway_ns, c->flag_rtt_ns);
@@ -272,6 +283,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "#   x-rings%d %.3f, x-rings%d %.3f (2 ranks); %.3f, %.3f (4 ranks); %.3f, %.3f (2 ranks, %d channels)\n",
                 c->exec_n_lo, c->rings_us[0][0], c->exec_n_hi, c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1],
                 c->rings_chan_us[0], c->rings_chan_us[1], c->rings_channels);
+    if (c->fence_done)
+        fprintf(f, "#   x-spairs%d %.3f, x-spairs%d %.3f\n", c->exec_n_lo, c->fence_us[0], c->exec_n_hi, c->fence_us[1]);
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);

@@ -7,7 +7,9 @@
  *     B read from that device's memory; on D itself, B read locally;
  *     the host buffer (naive) is reached over the host link;
  *   - the destination likewise (a push when remote);
- *   lat    = memory latency of the buffer level + link latency of the longest route
+ *   lat    = memory latency of the buffer level + link latency of the longest route a
+ *            source (or the host) is reached over; a peer destination's route latency
+ *            is no part of the op (stores are posted) but of when its stores land
  *   link   = max over link directions (and the host link) of bytes / (count * bw),
  *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
  *            sim shares that among every op the device's channels issue)
@@ -33,9 +35,9 @@
  * link latency per hop beyond the first; signal_lat_local_ns when the target is on
  * the sender's device). Its release fence waits, on the sender's
  * clock before the issue (sync term), for the channel's peer stores since its previous
- * SIGNAL (COPY/REDUCE with the destination on another device) to land at
- * chan_write_land_gbps: land = max(land, op start + op lat) + bytes / that rate for
- * each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
+ * SIGNAL (COPY/REDUCE with the destination on another device; link term for that part) to land at
+ * chan_write_land_gbps: land = max(max(land, op start + op lat + store lat) + bytes /
+ * that rate, op end + store lat) for each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
  * (signal_release_remote_ns when the flag is on another device; land = max(land,
  * issue + that)), so the channel's next SIGNAL waits
  * for it too. On a rank with C channels that have ops, the release also takes
@@ -43,7 +45,8 @@
  * rounds of SIGNAL and WAIT slow down with the log of a rank's channel count, whether
  * 24 or 96 blocks share the GPU): fence = max(0, land - clock, floor). Without these
  * keys (0) a SIGNAL costs the sender nothing.
- * One execution starts after launch_ns; channel b of a device (counted as the
+ * A channel ends once its peer stores have landed (a kernel's writes are visible
+ * when it completes; link term). One execution starts after launch_ns; channel b of a device (counted as the
  * executor lays out its blocks: rank by rank, channel by channel, empty channels
  * left out) starts b x launch_block_ns later still (launch term). */
 #ifndef ARSIM_COST_H
@@ -53,6 +56,8 @@
 
 typedef struct ar_op_cost_s {
     double lat_s;
+    double store_lat_s; /* route latency of a peer destination: its stores land this much
+                         * after they leave (not part of total_s) */
     double link_s;     /* link and channel bounds */
     double memory_s;
     double move_s;     /* max(link_s, memory_s) */

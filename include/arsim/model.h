@@ -82,6 +82,13 @@ typedef struct ar_model_s {
                                   * sooner than this x log2(C) after its channel reaches it
                                   * (sender's clock, sync term), overlapping its wait for
                                   * stores to land and for its previous SIGNAL (optional, 0) */
+    double signal_fence_ns;      /* a SIGNAL's release fence (red.release.sys) takes this long
+                                  * at least, with no write of the channel outstanding: a
+                                  * local COPY followed by a SIGNAL costs this much more than
+                                  * the COPY (probe x-spairsN). Added to the
+                                  * signal_release_chan_ns floor; signal_lat_ns and
+                                  * signal_lat_local_ns are what a hop takes beyond it
+                                  * (optional, 0) */
     double reduce_group_ns;      /* the executor loads a REDUCE's sources two at a time: each
                                   * group after the first keeps the channel at least this long
                                   * (one more round of loads), however few its bytes (optional, 0) */
