@@ -183,8 +183,10 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
 }
 
 double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term) {
-    double local = b->local_rd > 0 && m->chan_local_read_gbps > 0
-                       ? b->local_rd / (m->chan_local_read_gbps * 1e9) : 0;
+    /* an op whose stores cross to another device loads its local sources slower */
+    const double local_gbps = b->peer_wr > 0 && m->chan_local_read_push_gbps > 0 ? m->chan_local_read_push_gbps
+                                                                                  : m->chan_local_read_gbps;
+    double local = b->local_rd > 0 && local_gbps > 0 ? b->local_rd / (local_gbps * 1e9) : 0;
     double pull_gbps = ar_model_chan_read_gbps(m);
     double pull = b->peer_rd > 0 && pull_gbps > 0 ? b->peer_rd / (pull_gbps * 1e9) : 0;
     double host = 0;

@@ -124,6 +124,10 @@ typedef struct ar_calib_s {
     int issue_done;            /* 1 once both sizes gave a time */
     double issue_us[2];        /* time per execution, us, at 64 and 256 MB per rank */
     double issue_gbps;         /* 2 x byte difference / time difference: link_issue_gbps */
+    /* x-reducepush at 1 and 8 MB: one channel REDUCEs two local sources into the peer. */
+    int push_done;
+    double push_us[2];
+    double push_gbps;          /* 2 x byte difference / time difference: chan_local_read_push_gbps */
     /* x-hostpair at 1 and 8 MB: one channel REDUCEs two host sources, loaded together. */
     int hostpair_done;
     double hostpair_us[2];

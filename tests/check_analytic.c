@@ -498,7 +498,9 @@ END_TEST
  * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
  * additions. A pull from a peer reads nothing locally: the bound does not apply. Both
- * are memory terms. Without the key the device's memory is the only bound. */
+ * are memory terms. Without the key the device's memory is the only bound. The REDUCE
+ * storing into rank 1 instead loads at chan_local_read_push_gbps (2 GB/s here): 2B / 2
+ * GB/s, its stores landing a hop after it ends; without that key at 8 GB/s. */
 START_TEST(test_chan_local_read) {
     ar_topo_t *t = round_topo_with("chan_local_read_gbps: 8\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
     const uint64_t n = 100000;
@@ -527,6 +529,17 @@ START_TEST(test_chan_local_read) {
     EQ(r.time_s, r0.time_s);
     ck_assert(r.time_s < LAUNCH + B / 8e9); /* the link's time, not the local bound's */
     ar_plan_free(p);
+    ar_topo_t *tp = round_topo_with("chan_local_read_gbps: 8\nchan_local_read_push_gbps: 2\n", "ring_1d:2", 2);
+    p = tu_plan_new(2, 1, n);
+    p->scratch_elems = n;
+    const ar_addr_t srcs[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_SCRATCH, 0)};
+    ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(1, AR_BUF_SCRATCH, 0), srcs, 2, n), AR_OK);
+    run(tp, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / 2e9 + B / 50e9 + HOP);
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / 8e9 + B / 50e9 + HOP);
+    ar_plan_free(p);
+    ar_topo_free(tp);
     ar_topo_free(t0);
     ar_topo_free(t);
 }

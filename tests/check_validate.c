@@ -360,11 +360,14 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->link_issue_gbps, 500, 0.05);
     ck_assert_double_eq_tol(m->host_chan_read_pair_gbps, 22, 0.05);
     ck_assert_double_eq_tol(m->signal_fence_ns, 0, 1e-9);
+    ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 0, 1e-9);
     ar_model_free(m);
     /* With x-spairs (a local COPY and a SIGNAL: 1400 + 300 ns per pair) the fence is
      * 300 ns and the hops are that much shorter. */
     c.fence_done = 1; c.fence_us[0] = 4; c.fence_us[1] = 4 + 32 * 1.7;
     c.fence_ns = 300;
+    c.push_done = 1; c.push_us[0] = 50; c.push_us[1] = 50 + 2 * 7.340032 / 0.044; /* 44 GB/s */
+    c.push_gbps = 44;
     f = fopen(mp, "w");
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
     fclose(f);
@@ -372,6 +375,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_fence_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 100, 0.5);
+    ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 44, 0.05);
     ar_model_free(m);
     unlink(mp);
 }

@@ -38,6 +38,10 @@
  *              push into it (48 channels), at ISSUE_LO and ISSUE_HI bytes: 2 x the byte
  *              difference over the time difference is what one GPU's channels move over
  *              its links, pulls and pushes together: link_issue_gbps.
+ *   x-reducepush  x-reduce's REDUCE storing into the other GPU's SCRATCH (then SIGNAL,
+ *              WAIT), one channel per GPU, at LOCAL_LO and LOCAL_HI bytes: 2 x the byte
+ *              difference over the time difference is chan_local_read_push_gbps (its
+ *              peer stores slow its local loads).
  *   x-hostpair one channel REDUCEs two host slots (one executor group), at LOCAL_LO and
  *              LOCAL_HI bytes: 2 x the byte difference over the time difference is
  *              host_chan_read_pair_gbps (a lone host source goes at host_chan_read_gbps).
@@ -321,6 +325,19 @@ static void calib_hostpair(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                         "%.1f GB/s)\n", LOCAL_LO, LOCAL_HI, c->hostpair_us[0], c->hostpair_us[1], c->hostpair_gbps);
 }
 
+/* x-reducepush at LOCAL_LO and LOCAL_HI bytes, one channel per GPU: x-reduce's REDUCE with
+ * its destination on the other GPU; fills c->push_* (the key is left out without). */
+static void calib_push(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
+    if (!probe_rate(t, "x-reducepush", sizes, 1, 10, 2.0, c->push_us, &c->push_gbps, "chan_local_read_push_gbps",
+                    quiet))
+        return;
+    c->push_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-reducepush %d/%d bytes %.2f/%.2f us (local loads of an op storing into "
+                        "the other GPU: %.1f GB/s)\n", LOCAL_LO, LOCAL_HI, c->push_us[0], c->push_us[1], c->push_gbps);
+}
+
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
     const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
                             "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
@@ -373,6 +390,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_rings(t, c, quiet);
     calib_issue(t, c, quiet);
     calib_hostpair(t, c, quiet);
+    calib_push(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

@@ -53,6 +53,8 @@
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
+ *   chan_local_read_push_gbps  x-reducepush: the same REDUCE storing into the other GPU
+ *                       (1 and 8 MB): source bytes over the time difference
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
  *                       executor's loads (ld.relaxed.sys) and stores
  *   host_chan_read_pair_gbps  x-hostpair: one channel REDUCEing two host slots (one group
@@ -243,6 +245,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "                               # loads %.1f GB/s\n",
                 c->local_read_gbps, c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0],
                 c->local_copy_read_gbps);
+    if (c->push_done)
+        fprintf(f, "chan_local_read_push_gbps: %.1f  # measured: executor, the same REDUCE storing into the other GPU's SCRATCH\n"
+                   "                               # (probe x-reducepush): 2 x (8 - 1 MB) / (%.2f - %.2f us)\n",
+                c->push_gbps, c->push_us[1], c->push_us[0]);
     if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
         fprintf(f, "host_chan_read_gbps: %.1f       # measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)\n",
                 c->host_read_block_gbps);

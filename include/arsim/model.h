@@ -92,6 +92,9 @@ typedef struct ar_model_s {
     double reduce_group_ns;      /* the executor loads a REDUCE's sources two at a time: each
                                   * group after the first keeps the channel at least this long
                                   * (one more round of loads), however few its bytes (optional, 0) */
+    double chan_local_read_push_gbps; /* the same for an op whose destination is on another
+                                  * device: its peer stores slow its local loads (optional,
+                                  * 0 = chan_local_read_gbps) */
     double chan_local_read_gbps; /* bytes one channel loads from its own device's memory per
                                   * second, the sources of an op summed (a block keeps few
                                   * loads in flight, each a round trip; its stores are
