@@ -150,7 +150,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         c->move_term = AR_TERM_MEMORY;
     }
     if (op->code == AR_OP_REDUCE) c->reduce_s = (op->nsrc - 1) * B / (m->reduce_gbps * 1e9);
-    c->overhead_s = m->op_overhead_ns * 1e-9;
+    c->overhead_s = ar_cost_op_overhead_s(t, p, op);
     c->total_s = c->lat_s + c->move_s + c->reduce_s + c->overhead_s;
     if (ntraffic) *ntraffic = a.ntraffic;
     free(heap);
@@ -245,6 +245,21 @@ double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank) {
     const ar_model_t *m = t->model;
     int remote = t->placement[from_rank] != t->placement[to_rank];
     return (remote && m->signal_release_remote_ns > 0 ? m->signal_release_remote_ns : m->signal_release_ns) * 1e-9;
+}
+
+int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
+    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
+    const uint64_t size = ar_dtype_size(p->dtype);
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        if ((a->off * size) % 16 || ((a->off + op->n) * size) % 16) return 1;
+    }
+    return 0;
+}
+
+double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {
+    const ar_model_t *m = t->model;
+    return (m->op_overhead_ns + (ar_cost_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
 }
 
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank) {

@@ -115,6 +115,10 @@ typedef struct ar_calib_s {
     int fence_done;            /* 1 once it gave a slope above x-chainN's */
     double fence_us[2];        /* time per execution, us */
     double fence_ns;           /* slope - exec_op_ns: what the SIGNAL adds (signal_fence_ns) */
+    /* x-pairsN [0] and x-mpairsN [1] at N = lo, hi, 64 KB, one channel, 2 ranks. */
+    int misalign_done;
+    double misalign_us[2][2];
+    double misalign_ns;        /* the slope difference: op_misalign_ns */
     /* x-rchainN at N = lo, hi on 4 ranks: REDUCEs of group_srcs local sources, 16 bytes. */
     int group_done;            /* 1 once it gave a slope above x-chainN's */
     int group_srcs;            /* sources per REDUCE (5: three groups of loads) */

@@ -39,6 +39,8 @@
  *              devices, always the other device).
  *  x-spairsN   the same into the rank's own SCRATCH and flag: a local COPY and a
  *              SIGNAL with nothing to cross (arsim calibrate: signal_fence_ns).
+ *  x-mchainN   x-chainN one element in (no pointer 16-byte aligned: the executor's
+ *              scalar head and tail); x-mpairsN x-pairsN likewise.
  *  x-spinN     x-chainN on channel 0 while every other channel of the rank WAITs,
  *              spinning, for the SIGNAL channel 0 sends after its chain: what the
  *              executor's ops cost beside blocks that poll a flag (--channels C).
@@ -302,18 +304,27 @@ static int build_pullpush(ar_plan_t *p, int one_sided) {
 }
 
 /* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN,
- * x-pairsN, x-fpairsN, x-spairsN (kind 0 .. 10). */
+ * x-pairsN, x-fpairsN, x-spairsN, x-mchainN, x-mpairsN (kind 0 .. 12). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     const int ksrc = p->nranks + 1 < 8 ? p->nranks + 1 : 8;
     if (kind == 7) p->scratch_elems = (uint64_t)(ksrc - 1) * p->count;
     if (kind >= 8) p->scratch_elems = p->count;
+    /* x-mchainN, x-mpairsN: every range one element in, so no pointer is 16-byte aligned */
+    const uint64_t skew = kind >= 11 && p->count > 1 ? 1 : 0;
     for (int r = 0; r < p->nranks; r++) {
+        if (kind == 11) {
+            for (int i = 0; i < n; i++)
+                AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, skew), ar_addr(r, AR_BUF_IN, skew), p->count - skew));
+            continue;
+        }
         if (kind >= 8) {
-            const int to = (r + (kind == 8 ? 1 : kind == 9 ? p->nranks / 2 : 0)) % p->nranks;
+            const int to = (r + (kind == 8 || kind == 12 ? 1 : kind == 9 ? p->nranks / 2 : 0)) % p->nranks;
             for (int c = 0; c < p->nchannels; c++) {
                 uint64_t off, len;
                 part(p->count, p->nchannels, c, &off, &len);
-                if (!len) continue;
+                if (len <= skew) continue;
+                off += skew;
+                len -= skew;
                 for (int i = 0; i < n; i++) {
                     AR_TRY(ar_plan_copy(p, r, c, ar_addr(to, AR_BUF_SCRATCH, off), ar_addr(r, AR_BUF_IN, off), len));
                     AR_TRY(ar_plan_signal(p, r, c, to, (uint32_t)c));
@@ -389,7 +400,7 @@ static const struct {
     int channels;
 } counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
                 {"x-rings", 0}, {"x-rchain", 1}, {"x-pairs", 0}, {"x-fpairs", 0},
-                {"x-spairs", 0}};
+                {"x-spairs", 0}, {"x-mchain", 1}, {"x-mpairs", 0}};
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])

@@ -398,7 +398,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     cs.terms[move_term] += (t1 - t0) - lat_op;
     cs.terms[AR_TERM_REDUCE] += t2 - t1;
     /* The executor's own cost per data op (cost.h), on the channel's clock like a reduction. */
-    double over = m->op_overhead_ns * 1e-9;
+    double over = ar_cost_op_overhead_s(t, p, op);
     cs.pending += over;
     cs.terms[AR_TERM_SYNC] += over;
     if (peer_store) {

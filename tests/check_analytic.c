@@ -414,6 +414,30 @@ START_TEST(test_release_floor) {
 }
 END_TEST
 
+/* op_misalign_ns (250 here): a COPY/REDUCE with a pointer not 16-byte aligned at its start
+ * or end costs that much more, sync. fp32 COPYs of 1000 elements: at element 0 (4000
+ * bytes, aligned both ends) nothing more; at element 1 (start at byte 4), 999 elements
+ * from 0 (end at byte 3996); not 1000 elements from 4 (16-byte aligned at both ends). */
+START_TEST(test_op_misalign) {
+    ar_topo_t *t = round_topo_with("op_misalign_ns: 250\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
+    static const struct { uint64_t off, n; int mis; } cases[] = {{0, 1000, 0}, {1, 1000, 1}, {0, 999, 1}, {4, 1000, 0}};
+    for (int i = 0; i < 4; i++) {
+        ar_plan_t *p = tu_plan_new(2, 1, 1004);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, cases[i].off), ar_addr(0, AR_BUF_IN, cases[i].off),
+                                      cases[i].n), AR_OK);
+        ar_result_t r, r0;
+        run(t, p, 0, &r);
+        run(t0, p, 0, &r0);
+        ck_assert_int_eq(ar_cost_op_misaligned(p, &p->ops[p->chans[0].first]), cases[i].mis);
+        EQ(r.time_s, r0.time_s + cases[i].mis * 250 * NS);
+        EQ(r.terms_s[AR_TERM_SYNC], r0.terms_s[AR_TERM_SYNC] + cases[i].mis * 250 * NS);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_fence_ns (300 here): a SIGNAL's fence takes that long at least. After a local
  * COPY (c) it adds 300 ns to the channel, all sync; after a push (p, its stores posted)
  * the fence waits for them to land a hop (200 ns) after the op ends, overlapping the
@@ -1037,6 +1061,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
     tcase_add_test(tc, test_signal_fence);
+    tcase_add_test(tc, test_op_misalign);
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);

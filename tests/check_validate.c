@@ -361,6 +361,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->host_chan_read_pair_gbps, 22, 0.05);
     ck_assert_double_eq_tol(m->signal_fence_ns, 0, 1e-9);
     ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 0, 1e-9);
+    ck_assert_double_eq_tol(m->op_misalign_ns, 0, 1e-9);
     ar_model_free(m);
     /* With x-spairs (a local COPY and a SIGNAL: 1400 + 300 ns per pair) the fence is
      * 300 ns and the hops are that much shorter. */
@@ -368,6 +369,9 @@ START_TEST(calib_write_loads_as_model) {
     c.fence_ns = 300;
     c.push_done = 1; c.push_us[0] = 50; c.push_us[1] = 50 + 2 * 7.340032 / 0.044; /* 44 GB/s */
     c.push_gbps = 44;
+    c.misalign_done = 1; c.misalign_us[0][0] = 7; c.misalign_us[0][1] = 7 + 32 * 2.5; /* x-pairs */
+    c.misalign_us[1][0] = 7.5; c.misalign_us[1][1] = 7.5 + 32 * 2.8;                /* 300 ns more */
+    c.misalign_ns = 300;
     f = fopen(mp, "w");
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
     fclose(f);
@@ -376,6 +380,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_lat_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 100, 0.5);
     ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 44, 0.05);
+    ck_assert_double_eq_tol(m->op_misalign_ns, 300, 0.5);
     ar_model_free(m);
     unlink(mp);
 }

@@ -50,6 +50,9 @@
  *              COPY alone) is what a SIGNAL's release fence takes with nothing to wait
  *              for, signal_fence_ns. x-ringsN's hops pay it too, so signal_lat_ns and
  *              signal_lat_local_ns are the hops less it.
+ *   x-mpairsN  x-pairsN (2 ranks, one channel: N times COPY 64 KB into the other GPU, SIGNAL
+ *              it) with every range one element out of 16-byte line: the slope over
+ *              x-pairsN's is op_misalign_ns (the executor's scalar head and tail).
  *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
  *              executor loads sources two at a time, so each op is three rounds of
  *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
@@ -64,6 +67,7 @@
 #define N_LO 2
 #define N_HI 34
 #define OP_BYTES 16
+#define MISALIGN_BYTES (64 << 10)
 #define LAND_LO (64 << 10)
 #define LAND_HI (1 << 20)
 #define LOCAL_LO (1 << 20)
@@ -215,16 +219,17 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
 }
 
-/* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank:
- * 1 when both came and rose with N. */
-static int pair_times(const ar_topo_t *t, const char *prefix, int channels, double us[2], int quiet) {
+/* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank,
+ * `bytes` per rank: 1 when both came and rose with N. */
+static int pair_times_at(const ar_topo_t *t, const char *prefix, int channels, uint64_t bytes, double us[2],
+                         int quiet) {
     char algos[64];
     snprintf(algos, sizeof algos, "%s%d,%s%d", prefix, N_LO, prefix, N_HI);
     us[0] = us[1] = NAN;
     FILE *csv = tmpfile(), *table = tmpfile();
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    const uint64_t sizes[1] = {OP_BYTES};
+    const uint64_t sizes[1] = {bytes};
     if (csv && table && bench_probes_on(t, algos, sizes, 1, channels, 200, 15, csv, table, &e) == AR_OK) {
         char line[1024], *f[8], want[2][32];
         snprintf(want[0], sizeof want[0], "%s%d", prefix, N_LO);
@@ -239,6 +244,9 @@ static int pair_times(const ar_topo_t *t, const char *prefix, int channels, doub
     if (csv) fclose(csv);
     if (table) fclose(table);
     return us[0] > 0 && us[1] > us[0];
+}
+static int pair_times(const ar_topo_t *t, const char *prefix, int channels, double us[2], int quiet) {
+    return pair_times_at(t, prefix, channels, OP_BYTES, us, quiet);
 }
 
 /* x-ringsN on 2 ranks (t, one per GPU) and on 4 (t's topology and model again, two
@@ -295,6 +303,22 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                         "SIGNAL and WAIT take %.0f ns across the link, %.0f ns inside a GPU\n",
                 N_LO, N_HI, c->rings_us[0][0], c->rings_us[0][1], c->rings_us[1][0], c->rings_us[1][1],
                 c->ring_hop_ns[0], c->ring_hop_ns[1]);
+}
+
+/* x-mpairsN against x-pairsN at MISALIGN_BYTES on 2 ranks, one channel: the same (COPY,
+ * SIGNAL) pairs one element out of 16-byte line; fills c->misalign_* (the key is left out
+ * without). */
+static void calib_misalign(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    if (pair_times_at(t, "x-pairs", 1, MISALIGN_BYTES, c->misalign_us[0], quiet) &&
+        pair_times_at(t, "x-mpairs", 1, MISALIGN_BYTES, c->misalign_us[1], quiet)) {
+        c->misalign_ns = ((c->misalign_us[1][1] - c->misalign_us[1][0]) - (c->misalign_us[0][1] - c->misalign_us[0][0])) *
+                         1e3 / (N_HI - N_LO);
+        c->misalign_done = c->misalign_ns > 0;
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-pairs %d/%d %.2f/%.2f us, x-mpairs %.2f/%.2f us (%d bytes): a "
+                            "misaligned op costs %.0f ns more\n", N_LO, N_HI, c->misalign_us[0][0], c->misalign_us[0][1],
+                    c->misalign_us[1][0], c->misalign_us[1][1], MISALIGN_BYTES, c->misalign_ns);
+    }
 }
 
 /* x-pullpush1 at ISSUE_LO and ISSUE_HI bytes per rank on ISSUE_CHANNELS channels: one
@@ -391,6 +415,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_issue(t, c, quiet);
     calib_hostpair(t, c, quiet);
     calib_push(t, c, quiet);
+    calib_misalign(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

@@ -53,6 +53,8 @@
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
+ *   op_misalign_ns      x-mpairsN against x-pairsN (64 KB, every range one element out of
+ *                       16-byte line): the slope difference
  *   chan_local_read_push_gbps  x-reducepush: the same REDUCE storing into the other GPU
  *                       (1 and 8 MB): source bytes over the time difference
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
@@ -245,6 +247,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                    "                               # loads %.1f GB/s\n",
                 c->local_read_gbps, c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0],
                 c->local_copy_read_gbps);
+    if (c->misalign_done)
+        fprintf(f, "op_misalign_ns: %.0f             # measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
+                   "                               # other GPU, each SIGNALed; one element out of 16-byte line): (%.2f - %.2f) - (%.2f - %.2f us) / %d\n",
+                c->misalign_ns, c->exec_n_lo, c->exec_n_hi, c->misalign_us[1][1], c->misalign_us[1][0], c->misalign_us[0][1],
+                c->misalign_us[0][0], c->exec_n_hi - c->exec_n_lo);
     if (c->push_done)
         fprintf(f, "chan_local_read_push_gbps: %.1f  # measured: executor, the same REDUCE storing into the other GPU's SCRATCH\n"
                    "                               # (probe x-reducepush): 2 x (8 - 1 MB) / (%.2f - %.2f us)\n",

@@ -92,6 +92,9 @@ typedef struct ar_model_s {
     double reduce_group_ns;      /* the executor loads a REDUCE's sources two at a time: each
                                   * group after the first keeps the channel at least this long
                                   * (one more round of loads), however few its bytes (optional, 0) */
+    double op_misalign_ns;       /* a COPY/REDUCE with a pointer not 16-byte aligned at its start
+                                  * or end costs this more (the executor's scalar head and tail;
+                                  * probes x-mpairsN against x-pairsN; optional, 0) */
     double chan_local_read_push_gbps; /* the same for an op whose destination is on another
                                   * device: its peer stores slow its local loads (optional,
                                   * 0 = chan_local_read_gbps) */
