@@ -56,7 +56,8 @@
  * Three more isolate shapes the algorithms combine:
  *  x-pushall   every channel: COPY its part of IN into every peer's SCRATCH slot,
  *              SIGNAL each peer after its COPY, then WAIT for every peer (1stage's
- *              push phase, no REDUCE).
+ *              push phase, no REDUCE). x-pushsep: the same with a flag per sender and
+ *              one WAIT per peer (2stage's).
  *  x-hostreduce  every channel: REDUCE OUT <- IN + the rank's HOST slot (a local and a
  *              host source in one op, as naive's); x-hostreduce2 IN + two HOST slots;
  *              x-hostpair two HOST slots (one group of two host sources).
@@ -246,9 +247,9 @@ static int build_pushwork(ar_plan_t *p, int sig_first) {
     return AR_OK;
 }
 
-/* x-pushall: slot r of a peer's SCRATCH holds rank r's part. */
-static int build_pushall(ar_plan_t *p, int unused) {
-    (void)unused;
+/* x-pushall (sep 0): slot r of a peer's SCRATCH holds rank r's part; x-pushsep (sep 1):
+ * each SIGNAL on the sender's own flag of the channel, one WAIT per peer (2stage's). */
+static int build_pushall(ar_plan_t *p, int sep) {
     const int n = p->nranks;
     p->scratch_elems = (uint64_t)n * p->count;
     for (int r = 0; r < n; r++)
@@ -260,9 +261,12 @@ static int build_pushall(ar_plan_t *p, int unused) {
                 const int q = (r + k) % n;
                 AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * p->count + off),
                                     ar_addr(r, AR_BUF_IN, off), len));
-                AR_TRY(ar_plan_signal(p, r, c, q, (uint32_t)c));
+                AR_TRY(ar_plan_signal(p, r, c, q, sep ? (uint32_t)(c * n + r) : (uint32_t)c));
             }
-            if (n > 1) AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)(n - 1)));
+            if (sep)
+                for (int k = 1; k < n; k++) AR_TRY(ar_plan_wait(p, r, c, (uint32_t)(c * n + (r + k) % n), 1));
+            else if (n > 1)
+                AR_TRY(ar_plan_wait(p, r, c, (uint32_t)c, (uint64_t)(n - 1)));
         }
     return AR_OK;
 }
@@ -390,7 +394,7 @@ static const struct {
     {"x-pushall", build_pushall, 0, 0},       {"x-hostreduce", build_hostreduce, 0, 0},
     {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
     {"x-pullpush1", build_pullpush, 1, 0},    {"x-hostreduce2", build_hostreduce, 1, 0},
-    {"x-hostpair", build_hostreduce, 2, 0},
+    {"x-hostpair", build_hostreduce, 2, 0},    {"x-pushsep", build_pushall, 1, 0},
 };
 
 /* The probes named with a count N (x-chainN ...): build_exec's kind is the index;
