@@ -249,7 +249,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->local_copy_read_gbps);
     if (c->misalign_done)
         fprintf(f, "op_misalign_ns: %.0f             # measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
-                   "                               # other GPU, each SIGNALed; one element out of 16-byte line): (%.2f - %.2f) - (%.2f - %.2f us) / %d\n",
+                   "                               # other GPU, each SIGNALed; one element out of 16-byte line): ((%.2f - %.2f) - (%.2f - %.2f us)) / %d\n",
                 c->misalign_ns, c->exec_n_lo, c->exec_n_hi, c->misalign_us[1][1], c->misalign_us[1][0], c->misalign_us[0][1],
                 c->misalign_us[0][0], c->exec_n_hi - c->exec_n_lo);
     if (c->push_done)
