@@ -58,6 +58,9 @@
  *              SIGNAL each peer after its COPY, then WAIT for every peer (1stage's
  *              push phase, no REDUCE). x-pushsep: the same with a flag per sender and
  *              one WAIT per peer (2stage's).
+ *  x-tsep      x-twoshot ordered as 2stage: a SIGNAL after each COPY, a flag per sender,
+ *              a WAIT per peer; x-tsep1 / x-tsep2 / x-tsep3 batch the SIGNALs of the
+ *              reduce-scatter / the all-gather / both after their COPYs.
  *  x-hostreduce  every channel: REDUCE OUT <- IN + the rank's HOST slot (a local and a
  *              host source in one op, as naive's); x-hostreduce2 IN + two HOST slots;
  *              x-hostpair two HOST slots (one group of two host sources).
@@ -247,6 +250,51 @@ static int build_pushwork(ar_plan_t *p, int sig_first) {
     return AR_OK;
 }
 
+/* x-tsep (mode 0): x-twoshot as 2stage orders it: each COPY followed by its SIGNAL, on a
+ * flag per sender, one WAIT per peer, in both phases; x-tsep1 batches the SIGNALs of the
+ * reduce-scatter after its COPYs, x-tsep2 those of the all-gather, x-tsep3 both. */
+static int build_twoshot_sep(ar_plan_t *p, int mode) {
+    const int n = p->nranks, C = p->nchannels;
+    uint64_t soff[65] = {0}, slen[65] = {0};
+    for (int s = 0; s < n; s++) part(p->count, n, s, &soff[s], &slen[s]);
+    const uint64_t smax = slen[0];
+    p->scratch_elems = smax * (uint64_t)n;
+    ar_addr_t srcs[65];
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < C; c++) {
+            uint64_t coff[65], clen[65];
+            int any = 0;
+            for (int s = 0; s < n; s++) {
+                part(slen[s], C, c, &coff[s], &clen[s]);
+                any |= clen[s] != 0;
+            }
+            if (!any) continue;
+            for (int phase = 0; phase < 2; phase++) {
+                const uint32_t base = (uint32_t)(c * 2 * n + phase * n);
+                const int batch = mode & (1 << phase);
+                for (int d = 1; d < n; d++) {
+                    const int s = (r + d) % n;
+                    if (phase == 0)
+                        AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_SCRATCH, (uint64_t)r * smax + coff[s]),
+                                            ar_addr(r, AR_BUF_IN, soff[s] + coff[s]), clen[s]));
+                    else
+                        AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_OUT, soff[r] + coff[r]),
+                                            ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), clen[r]));
+                    if (!batch) AR_TRY(ar_plan_signal(p, r, c, s, base + (uint32_t)r));
+                }
+                for (int d = 1; d < n && batch; d++) AR_TRY(ar_plan_signal(p, r, c, (r + d) % n, base + (uint32_t)r));
+                for (int d = 1; d < n; d++) AR_TRY(ar_plan_wait(p, r, c, base + (uint32_t)((r + d) % n), 1));
+                if (phase == 1) break;
+                srcs[0] = ar_addr(r, AR_BUF_IN, soff[r] + coff[r]);
+                int k = 1;
+                for (int q = 0; q < n; q++)
+                    if (q != r) srcs[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * smax + coff[r]);
+                AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), srcs, (uint32_t)k, clen[r]));
+            }
+        }
+    return AR_OK;
+}
+
 /* x-pushall (sep 0): slot r of a peer's SCRATCH holds rank r's part; x-pushsep (sep 1):
  * each SIGNAL on the sender's own flag of the channel, one WAIT per peer (2stage's). */
 static int build_pushall(ar_plan_t *p, int sep) {
@@ -395,6 +443,8 @@ static const struct {
     {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
     {"x-pullpush1", build_pullpush, 1, 0},    {"x-hostreduce2", build_hostreduce, 1, 0},
     {"x-hostpair", build_hostreduce, 2, 0},    {"x-pushsep", build_pushall, 1, 0},
+    {"x-tsep", build_twoshot_sep, 0, 0},      {"x-tsep1", build_twoshot_sep, 1, 0},
+    {"x-tsep2", build_twoshot_sep, 2, 0},     {"x-tsep3", build_twoshot_sep, 3, 0},
 };
 
 /* The probes named with a count N (x-chainN ...): build_exec's kind is the index;
