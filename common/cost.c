@@ -171,6 +171,9 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         uint32_t mate = s ^ 1u;
         int paired = !is_dst && mate < op->nsrc && p->srcs[op->src + mate].rank == AR_RANK_HOST;
         if (dev < 0 && paired) b->host_rd_paired += B;
+        /* a later group with a host source: its round waits for the host (count it once) */
+        if (!is_dst && dev < 0 && s >= 2 && (s % 2 == 0 || p->srcs[op->src + s - 1].rank != AR_RANK_HOST))
+            b->host_groups++;
         if (is_dst) {
             if (dev < 0) b->host_wr += B;
             else if (dev != edev) b->peer_wr += B;
@@ -197,7 +200,11 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     }
     double loads = local + pull + host;
     /* each further group of sources is at least one more round of loads */
-    const double groups = b->src_groups > 1 ? (b->src_groups - 1) * m->reduce_group_ns * 1e-9 : 0;
+    /* a round of host loads takes the host's latency more than a local one (x-hchainN) */
+    const double host_round = m->host_link_lat_ns > m->mem[AR_MEM_HBM].lat_ns
+                                  ? m->host_link_lat_ns - m->mem[AR_MEM_HBM].lat_ns : 0;
+    const double groups = b->src_groups > 1
+                              ? ((b->src_groups - 1) * m->reduce_group_ns + b->host_groups * host_round) * 1e-9 : 0;
     if (groups > loads) loads = groups;
     double push = b->peer_wr > 0 && m->chan_write_gbps > 0 ? b->peer_wr / (m->chan_write_gbps * 1e9) : 0;
     double hostw = b->host_wr > 0 && m->host_chan_write_gbps > 0

@@ -39,6 +39,8 @@
  *              devices, always the other device).
  *  x-spairsN   the same into the rank's own SCRATCH and flag: a local COPY and a
  *              SIGNAL with nothing to cross (arsim calibrate: signal_fence_ns).
+ *  x-hchainN   N REDUCEs of IN and four HOST slots on channel 0 (three groups of loads,
+ *              each with a host source): what a round of host loads costs.
  *  x-mchainN   x-chainN one element in (no pointer 16-byte aligned: the executor's
  *              scalar head and tail); x-mpairsN x-pairsN likewise.
  *  x-spinN     x-chainN on channel 0 while every other channel of the rank WAITs,
@@ -356,14 +358,22 @@ static int build_pullpush(ar_plan_t *p, int one_sided) {
 }
 
 /* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN,
- * x-pairsN, x-fpairsN, x-spairsN, x-mchainN, x-mpairsN (kind 0 .. 12). */
+ * x-pairsN, x-fpairsN, x-spairsN, x-mchainN, x-mpairsN, x-hchainN (kind 0 .. 13). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     const int ksrc = p->nranks + 1 < 8 ? p->nranks + 1 : 8;
     if (kind == 7) p->scratch_elems = (uint64_t)(ksrc - 1) * p->count;
     if (kind >= 8) p->scratch_elems = p->count;
     /* x-mchainN, x-mpairsN: every range one element in, so no pointer is 16-byte aligned */
     const uint64_t skew = kind >= 11 && p->count > 1 ? 1 : 0;
+    if (kind == 13) p->host_elems = 4 * (uint64_t)p->nranks * p->count;
     for (int r = 0; r < p->nranks; r++) {
+        if (kind == 13) { /* x-rchainN's shape with four of its five sources in host memory */
+            ar_addr_t srcs[5];
+            srcs[0] = ar_addr(r, AR_BUF_IN, 0);
+            for (int h = 0; h < 4; h++) srcs[1 + h] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)(4 * r + h) * p->count);
+            for (int i = 0; i < n; i++) AR_TRY(ar_plan_reduce(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), srcs, 5, p->count));
+            continue;
+        }
         if (kind == 11) {
             for (int i = 0; i < n; i++)
                 AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, skew), ar_addr(r, AR_BUF_IN, skew), p->count - skew));
@@ -454,7 +464,7 @@ static const struct {
     int channels;
 } counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
                 {"x-rings", 0}, {"x-rchain", 1}, {"x-pairs", 0}, {"x-fpairs", 0},
-                {"x-spairs", 0}, {"x-mchain", 1}, {"x-mpairs", 0}};
+                {"x-spairs", 0}, {"x-mchain", 1}, {"x-mpairs", 0}, {"x-hchain", 1}};
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])

@@ -469,7 +469,8 @@ START_TEST(test_signal_fence) {
 END_TEST
 
 /* reduce_group_ns (1000 here): the executor loads a REDUCE's sources two at a time, and
- * each group after the first keeps the channel at least that long. A REDUCE of 3 local
+ * each group after the first keeps the channel at least that long (longer with a host
+ * source: x-hchainN). A REDUCE of 3 local
  * elements (two groups) moves in max(its bytes' times, 1000 ns) = 1000 ns; of 2 (one
  * group) in its memory's time alone. */
 START_TEST(test_reduce_groups) {
@@ -484,6 +485,21 @@ START_TEST(test_reduce_groups) {
         run(t, p, 0, &r);
         const double move = k == 3 ? 1000 * NS : k * 4.0 / 1000e9 + 4.0 / 500e9;
         EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9);
+        ar_plan_free(p);
+    }
+    /* A later group with a host source is a round of host loads: 1000 ns + the host's
+     * latency over HBM's (2000 - 100 ns). IN, h0 | h1: 2900 ns; h0, h1 | IN: 1000 ns. Both
+     * after the op's latency (memory and host), bytes negligible. */
+    for (int first_host = 0; first_host <= 1; first_host++) {
+        ar_plan_t *p = tu_plan_new(2, 1, 1);
+        p->host_elems = 2;
+        const ar_addr_t in = ar_addr(0, AR_BUF_IN, 0), h0 = ar_addr(AR_RANK_HOST, AR_BUF_IN, 0),
+                        h1 = ar_addr(AR_RANK_HOST, AR_BUF_IN, 1);
+        const ar_addr_t srcs[3] = {first_host ? h0 : in, first_host ? h1 : h0, first_host ? in : h1};
+        ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, 3, 1), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        EQ(r.time_s, LAUNCH + MEMLAT + 2000 * NS + (first_host ? 1000 : 2900) * NS + 2 * 4.0 / 50e9);
         ar_plan_free(p);
     }
     ar_topo_free(t);

@@ -19,13 +19,15 @@
  *            its sources together and waits for all of them), its stores overlap
  *            them: max(loads, pushed / chan_write_gbps, host-written / host_chan_write_gbps)
  *            loads = max(local / chan_local_read_gbps + pulled / (inflight / read latency)
- *                        + host-read, (groups - 1) x reduce_group_ns)
+ *                        + host-read, (groups - 1) x reduce_group_ns + host groups x
+ *                        (host_link_lat_ns - hbm lat_ns))
  *            (local at chan_local_read_push_gbps when the destination is on another
  *            device: its peer stores slow its loads, x-reducepush);
  *            host-read: a host source at host_chan_read_gbps, two host sources of one
  *            group together at host_chan_read_pair_gbps; groups: the executor loads a
  *            REDUCE's sources two at a time, and each group after the first is one
- *            more round of loads however few its bytes
+ *            more round of loads however few its bytes: reduce_group_ns, and the host's
+ *            latency over HBM's more for a group with a host source (probe x-hchainN)
  *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
  *            counts as memory when its local loads are its largest part, else link
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
@@ -89,6 +91,7 @@ typedef struct ar_chan_bytes_s {
     double peer_wr;  /* stored to another device (pushed) */
     double host_wr;  /* stored to the host staging buffer */
     int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
+    int host_groups; /* those after the first with a host source: each a round of host loads */
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. */
