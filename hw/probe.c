@@ -130,45 +130,6 @@ static int build_oneshot(ar_plan_t *p, int push) {
     return AR_OK;
 }
 
-static int build_twoshot(ar_plan_t *p, int unused) {
-    (void)unused;
-    const int n = p->nranks, C = p->nchannels;
-    uint64_t soff[65] = {0}, slen[65] = {0};
-    for (int s = 0; s < n; s++) part(p->count, n, s, &soff[s], &slen[s]);
-    const uint64_t smax = slen[0];
-    p->scratch_elems = smax * (uint64_t)n; /* slot q: rank q's copy of my slice */
-    ar_addr_t srcs[65];
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c < C; c++) {
-            /* Channel c's share of every slice. */
-            uint64_t coff[65], clen[65];
-            int any = 0;
-            for (int s = 0; s < n; s++) {
-                part(slen[s], C, c, &coff[s], &clen[s]);
-                any |= clen[s] != 0;
-            }
-            if (!any) continue;
-            for (int d = 1; d < n; d++) {
-                int s = (r + d) % n;
-                AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_SCRATCH, (uint64_t)r * smax + coff[s]),
-                                    ar_addr(r, AR_BUF_IN, soff[s] + coff[s]), clen[s]));
-            }
-            AR_TRY(arrive(p, r, c, (uint32_t)c));
-            srcs[0] = ar_addr(r, AR_BUF_IN, soff[r] + coff[r]);
-            int k = 1;
-            for (int q = 0; q < n; q++)
-                if (q != r) srcs[k++] = ar_addr(r, AR_BUF_SCRATCH, (uint64_t)q * smax + coff[r]);
-            AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), srcs, (uint32_t)k, clen[r]));
-            for (int d = 1; d < n; d++) {
-                int s = (r + d) % n;
-                AR_TRY(ar_plan_copy(p, r, c, ar_addr(s, AR_BUF_OUT, soff[r] + coff[r]),
-                                    ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), clen[r]));
-            }
-            AR_TRY(arrive(p, r, c, (uint32_t)(C + c)));
-        }
-    return AR_OK;
-}
-
 static int build_part(ar_plan_t *p, int barrier) {
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
@@ -252,18 +213,21 @@ static int build_pushwork(ar_plan_t *p, int sig_first) {
     return AR_OK;
 }
 
-/* x-tsep (mode 0): x-twoshot as 2stage orders it: each COPY followed by its SIGNAL, on a
- * flag per sender, one WAIT per peer, in both phases; x-tsep1 batches the SIGNALs of the
- * reduce-scatter after its COPYs, x-tsep2 those of the all-gather, x-tsep3 both. */
-static int build_twoshot_sep(ar_plan_t *p, int mode) {
+/* x-twoshot (mode 7): in each phase, every COPY, then SIGNAL every peer on one flag of the
+ * phase and WAIT for all (arrive). x-tsep (mode 0): as 2stage orders it, each COPY followed
+ * by its SIGNAL, on a flag per sender, one WAIT per peer, in both phases; x-tsep1 batches
+ * the SIGNALs of the reduce-scatter after its COPYs, x-tsep2 those of the all-gather,
+ * x-tsep3 both (mode bits 1, 2; bit 4: one flag and arrive). */
+static int build_twoshot(ar_plan_t *p, int mode) {
     const int n = p->nranks, C = p->nchannels;
     uint64_t soff[65] = {0}, slen[65] = {0};
     for (int s = 0; s < n; s++) part(p->count, n, s, &soff[s], &slen[s]);
     const uint64_t smax = slen[0];
-    p->scratch_elems = smax * (uint64_t)n;
+    p->scratch_elems = smax * (uint64_t)n; /* slot q: rank q's copy of my slice */
     ar_addr_t srcs[65];
     for (int r = 0; r < n; r++)
         for (int c = 0; c < C; c++) {
+            /* Channel c's share of every slice. */
             uint64_t coff[65], clen[65];
             int any = 0;
             for (int s = 0; s < n; s++) {
@@ -284,8 +248,13 @@ static int build_twoshot_sep(ar_plan_t *p, int mode) {
                                             ar_addr(r, AR_BUF_OUT, soff[r] + coff[r]), clen[r]));
                     if (!batch) AR_TRY(ar_plan_signal(p, r, c, s, base + (uint32_t)r));
                 }
-                for (int d = 1; d < n && batch; d++) AR_TRY(ar_plan_signal(p, r, c, (r + d) % n, base + (uint32_t)r));
-                for (int d = 1; d < n; d++) AR_TRY(ar_plan_wait(p, r, c, base + (uint32_t)((r + d) % n), 1));
+                if (mode & 4) {
+                    AR_TRY(arrive(p, r, c, (uint32_t)(phase * C + c)));
+                } else {
+                    for (int d = 1; d < n && batch; d++)
+                        AR_TRY(ar_plan_signal(p, r, c, (r + d) % n, base + (uint32_t)r));
+                    for (int d = 1; d < n; d++) AR_TRY(ar_plan_wait(p, r, c, base + (uint32_t)((r + d) % n), 1));
+                }
                 if (phase == 1) break;
                 srcs[0] = ar_addr(r, AR_BUF_IN, soff[r] + coff[r]);
                 int k = 1;
@@ -445,7 +414,7 @@ static const struct {
     int arg, one_channel;
 } fixed[] = {
     {"x-oneshot", build_oneshot, 0, 0},       {"x-pushshot", build_oneshot, 1, 0},
-    {"x-twoshot", build_twoshot, 0, 0},       {"x-barrier", build_part, 1, 0},
+    {"x-twoshot", build_twoshot, 7, 0},       {"x-barrier", build_part, 1, 0},
     {"x-local", build_part, 0, 0},            {"x-storesig", build_storesig, 0, 1},
     {"x-pushsig", build_pushsig, 0, 0},       {"x-reduce", build_reduce, 0, 0},
     {"x-pushwork", build_pushwork, 0, 0},     {"x-pushsigwork", build_pushwork, 1, 0},
@@ -453,8 +422,8 @@ static const struct {
     {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
     {"x-pullpush1", build_pullpush, 1, 0},    {"x-hostreduce2", build_hostreduce, 1, 0},
     {"x-hostpair", build_hostreduce, 2, 0},    {"x-pushsep", build_pushall, 1, 0},
-    {"x-tsep", build_twoshot_sep, 0, 0},      {"x-tsep1", build_twoshot_sep, 1, 0},
-    {"x-tsep2", build_twoshot_sep, 2, 0},     {"x-tsep3", build_twoshot_sep, 3, 0},
+    {"x-tsep", build_twoshot, 0, 0},          {"x-tsep1", build_twoshot, 1, 0},
+    {"x-tsep2", build_twoshot, 2, 0},         {"x-tsep3", build_twoshot, 3, 0},
 };
 
 /* The probes named with a count N (x-chainN ...): build_exec's kind is the index;
