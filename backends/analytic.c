@@ -181,11 +181,8 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     c->terms[AR_TERM_SYNC] += cost.overhead_s;
     c->clock += cost.total_s;
     if (ar_cost_op_remote_store(w->t, op, rank)) {
-        /* this op's first bytes land; its last no sooner than the op's end and the route */
-        double s = c->clock - cost.total_s + cost.lat_s + cost.store_lat_s;
-        if (!c->stored || c->land < s) c->land = s;
-        c->land += ar_cost_land_s(w->t, cost.bytes);
-        if (c->land < c->clock + cost.store_lat_s) c->land = c->clock + cost.store_lat_s;
+        double first = c->clock - cost.total_s + cost.lat_s + cost.store_lat_s;
+        c->land = ar_cost_land_after(w->t, c->stored, c->land, first, c->clock, cost.store_lat_s, cost.bytes);
         c->stored = 1;
     }
     return AR_OK;
@@ -228,11 +225,8 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             /* The release fence waits for the channel's peer stores to land
              * (chan_write_land_gbps), its previous SIGNAL's release, and takes the
              * rank's release floor at least. */
-            double ready = c->stored && c->land > c->sig_land ? c->land : c->sig_land;
-            if (c->clock + w->release_floor[rank] > ready) ready = c->clock + w->release_floor[rank];
-            double fence = ready > c->clock ? ready - c->clock : 0;
-            /* waiting for the stores to cross is link time, the rest sync */
-            double landing = c->stored && c->land > c->clock ? c->land - c->clock : 0;
+            double fence, landing;
+            ar_cost_release_wait(c->stored, c->land, c->sig_land, w->release_floor[rank], c->clock, &fence, &landing);
             c->stored = 0;
             c->clock += fence;
             c->terms[AR_TERM_LINK] += landing;

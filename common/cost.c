@@ -199,8 +199,8 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
                b->host_rd_paired / (pair_gbps * 1e9);
     }
     double loads = local + pull + host;
-    /* each further group of sources is at least one more round of loads */
-    /* a round of host loads takes the host's latency more than a local one (x-hchainN) */
+    /* each further group of sources is at least one more round of loads; a round with a
+     * host source takes the host's latency more than a local one (x-hchainN) */
     const double host_round = m->host_link_lat_ns > m->mem[AR_MEM_HBM].lat_ns
                                   ? m->host_link_lat_ns - m->mem[AR_MEM_HBM].lat_ns : 0;
     const double groups = b->src_groups > 1
@@ -252,6 +252,21 @@ double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank) {
     const ar_model_t *m = t->model;
     int remote = t->placement[from_rank] != t->placement[to_rank];
     return (remote && m->signal_release_remote_ns > 0 ? m->signal_release_remote_ns : m->signal_release_ns) * 1e-9;
+}
+
+double ar_cost_land_after(const ar_topo_t *t, int stored, double land, double first, double end,
+                          double store_lat, double bytes) {
+    if (!stored || land < first) land = first;
+    land += ar_cost_land_s(t, bytes);
+    return land > end + store_lat ? land : end + store_lat;
+}
+
+void ar_cost_release_wait(int stored, double land, double sig_land, double floor, double now, double *fence,
+                          double *landing) {
+    double ready = stored && land > sig_land ? land : sig_land;
+    if (now + floor > ready) ready = now + floor;
+    *fence = ready > now ? ready - now : 0;
+    *landing = stored && land > now ? land - now : 0;
 }
 
 int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {

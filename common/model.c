@@ -42,6 +42,9 @@
  *                                  # the first keeps its channel at least this long
  *   chan_local_read_gbps: ...      # optional (0 = none): one channel's loads from its own
  *                                  # device's memory per second
+ *   chan_local_read_push_gbps: ... # optional (0 = chan_local_read_gbps): the same for an op
+ *                                  # whose destination is on another device
+ *   op_misalign_ns: ...            # optional (0): a COPY/REDUCE out of 16-byte line costs this more
  *
  * Every bandwidth, latency, clock and capacity must be a positive finite number
  * (AR_EMODEL otherwise); unknown keys and wrong types are AR_EPARSE. */

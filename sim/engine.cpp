@@ -402,11 +402,8 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     cs.pending += over;
     cs.terms[AR_TERM_SYNC] += over;
     if (peer_store) {
-        double s0 = t0 + lat_op + store_lat; /* this op's first bytes land */
-        if (!cs.stored || cs.land < s0) cs.land = s0;
-        cs.land += ar_cost_land_s(t, B);
-        /* its last no sooner than the op's end and the route */
-        cs.land = std::max(cs.land, sg4::Engine::get_clock() + cs.pending + store_lat);
+        cs.land = ar_cost_land_after(t, cs.stored, cs.land, t0 + lat_op + store_lat,
+                                     sg4::Engine::get_clock() + cs.pending, store_lat, B);
         cs.stored = true;
     }
 }
@@ -431,11 +428,9 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     /* The release fence waits for the channel's peer stores to land (cost.h,
      * chan_write_land_gbps), its previous SIGNAL's release, and takes the rank's
      * release floor at least. */
-    double ready = cs.stored ? std::max(cs.land, cs.sig_land) : cs.sig_land;
-    ready = std::max(ready, sg4::Engine::get_clock() + cs.pending + release_floor[rank]);
-    double fence = std::max(0.0, ready - (sg4::Engine::get_clock() + cs.pending));
-    /* waiting for the stores to cross is link time, the rest sync */
-    double landing = cs.stored ? std::max(0.0, cs.land - (sg4::Engine::get_clock() + cs.pending)) : 0.0;
+    double fence, landing;
+    ar_cost_release_wait(cs.stored, cs.land, cs.sig_land, release_floor[rank], sg4::Engine::get_clock() + cs.pending,
+                         &fence, &landing);
     cs.stored = false;
     cs.pending += fence;
     cs.terms[AR_TERM_LINK] += landing;

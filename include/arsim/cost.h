@@ -130,6 +130,17 @@ int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank
 /* Seconds one channel's remote stores of `bytes` take to land (0 when the model has
  * no chan_write_land_gbps). */
 double ar_cost_land_s(const ar_topo_t *t, double bytes);
+/* When the channel's peer stores have landed after one more op storing `bytes` to a
+ * peer: its first bytes land at `first` (op start + lat + store lat), after the earlier
+ * ones (land, when `stored`), at chan_write_land_gbps, and its last no sooner than
+ * `end` + store_lat (the formula above). */
+double ar_cost_land_after(const ar_topo_t *t, int stored, double land, double first, double end,
+                          double store_lat, double bytes);
+/* A SIGNAL's release at `now`: *fence is how long it waits for the channel's peer stores
+ * (land, when `stored`), its previous SIGNAL (sig_land) and the rank's floor; *landing
+ * the part of that spent on the stores (link term; the rest is sync). */
+void ar_cost_release_wait(int stored, double land, double sig_land, double floor, double now, double *fence,
+                          double *landing);
 /* Seconds after its issue a SIGNAL from from_rank to to_rank's flag completes its
  * update (signal_release_ns, or signal_release_remote_ns across devices): the
  * channel's next SIGNAL is issued no earlier. */
