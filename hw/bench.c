@@ -99,8 +99,7 @@ static int plan_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
         const int g = be->used[i];
         const ar__gpu_plan_t *gp = &be->g[i];
         if (!gp->nblocks) continue;
-        ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
-                         (uint64_t)(pc->timeout_s * 1e9), gp->nblocks};
+        ar__kargs_t k = ar__cuda_kargs(be, i, pc->timeout_s);
         cudaSetDevice(g);
         AR__CU((cudaError_t)ar__exec_launch(&k, (int)pc->plan->dtype, be->stream[g]), "launching the executor");
     }
@@ -392,6 +391,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
                 rc = time_graphs(be, plan_body, &pc, 2, 1, &est, err); /* estimate */
                 pick_iters(est, o, &iters, &reps);
                 if (rc == AR_OK) rc = time_graphs(be, plan_body, &pc, iters, reps, &row->time_s, err);
+                if (rc == AR_OK) rc = ar__cuda_write_timeline(be, plan, err);
             }
             if (rc == AR_ETIMEOUT) { /* report, reset, go on */
                 char msg[300];

@@ -50,6 +50,7 @@ static void free_gpu_plans(ar__cuda_t *be) {
         cudaFree(g->d_srcs);
         cudaFree(g->d_blocks);
         cudaFree(g->d_epochs);
+        cudaFree(g->d_stamps);
         memset(g, 0, sizeof *g);
     }
     be->plan = NULL;
@@ -97,6 +98,7 @@ static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err)
     if (topo->nranks < 1 || topo->nranks > 64)
         return AR_ERR(err, AR_ELIMIT, "cuda backend: %d ranks; this backend runs 1 to 64", topo->nranks);
     ar__cuda_t *be = calloc(1, sizeof *be);
+    if (be) be->timeline = getenv("ARSIM_CUDA_TIMELINE");
     if (!be) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
     be->base.ops = &ar_cuda_backend;
     be->base.topo = topo;
@@ -458,7 +460,10 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
                 ce = cudaMemcpy(gp->d_srcs, srcs, nsrcs * sizeof *srcs, cudaMemcpyHostToDevice);
             if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_blocks, blocks, nb * sizeof *blocks, cudaMemcpyHostToDevice);
             if (ce == cudaSuccess) ce = cudaMemset(gp->d_epochs, 0, nb * sizeof(uint64_t));
+            if (ce == cudaSuccess && be->timeline)
+                ce = cudaMalloc((void **)&gp->d_stamps, (nops + nb) * sizeof(uint64_t));
             gp->nblocks = (int)nb;
+            gp->nops = nops;
             if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "uploading the plan");
         }
         free(ops), free(srcs), free(blocks);
@@ -511,8 +516,7 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
         const int g = be->used[i];
         const ar__gpu_plan_t *gp = &be->g[i];
         if (!gp->nblocks) continue;
-        ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
-                         (uint64_t)(timeout_s * 1e9), gp->nblocks};
+        ar__kargs_t k = ar__cuda_kargs(be, i, timeout_s);
         cudaSetDevice(g);
         AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
     }
@@ -524,6 +528,61 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
 
 int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
     return enqueue(be, p, timeout_s, 0, err);
+}
+
+/* ARSIM_CUDA_TIMELINE: every op of the last execution, when it ended and when its block
+ * started, in ns from the earliest block start (per-GPU clocks, so compare ops of one GPU,
+ * and across GPUs only roughly). Rewritten after every run: the last run's is kept. */
+ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
+    const ar__gpu_plan_t *gp = &be->g[gi];
+    ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
+                     (uint64_t)(timeout_s * 1e9), gp->nblocks, gp->d_stamps, gp->nops};
+    return k;
+}
+
+int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
+    if (!be->timeline) return AR_OK;
+    FILE *f = fopen(be->timeline, "w");
+    if (!f) return AR_ERR(err, AR_EIO, "cuda backend: ARSIM_CUDA_TIMELINE %s: cannot write", be->timeline);
+    uint64_t *st[AR__MAX_GPUS] = {0}, t0 = UINT64_MAX;
+    int rc = AR_OK;
+    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
+        const ar__gpu_plan_t *gp = &be->g[gi];
+        if (!gp->nblocks) continue;
+        size_t n = gp->nops + (size_t)gp->nblocks;
+        st[gi] = malloc(n * sizeof(uint64_t));
+        cudaSetDevice(be->used[gi]);
+        if (!st[gi]) rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+        else if (cudaMemcpy(st[gi], gp->d_stamps, n * sizeof(uint64_t), cudaMemcpyDeviceToHost) != cudaSuccess)
+            rc = AR_ERR(err, AR_EDEVICE, "cuda backend: reading the timeline");
+        for (int b = 0; rc == AR_OK && b < gp->nblocks; b++)
+            if (st[gi][gp->nops + b] < t0) t0 = st[gi][gp->nops + b];
+    }
+    static const char *names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
+    fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
+    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
+        const ar__gpu_plan_t *gp = &be->g[gi];
+        uint32_t b = 0, oi = 0;
+        for (int r = 0; r < p->nranks && gp->nblocks; r++) {
+            if (be->rank_gpu[r] != be->used[gi]) continue;
+            for (int c = 0; c < p->nchannels; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, r, c);
+                if (!ch->nops) continue;
+                double prev = (double)(st[gi][gp->nops + b] - t0);
+                for (uint32_t i = 0; i < ch->nops; i++, oi++) {
+                    const ar_op_t *op = &p->ops[ch->first + i];
+                    double end = (double)(st[gi][oi] - t0);
+                    fprintf(f, "%d,%d,%d,%u,%s,%d,%.0f,%.0f\n", be->used[gi], r, c, i, names[op->code & 3],
+                            op->code == AR_OP_WAIT ? r : op->dst.rank, prev, end);
+                    prev = end;
+                }
+                b++;
+            }
+        }
+    }
+    for (int gi = 0; gi < be->nused; gi++) free(st[gi]);
+    if (fclose(f) != 0 && rc == AR_OK) rc = AR_ERR(err, AR_EIO, "cuda backend: ARSIM_CUDA_TIMELINE %s: write failed", be->timeline);
+    return rc;
 }
 
 int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
@@ -567,6 +626,7 @@ int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error
                       "flags reset (the GPUs stay usable)",
                       p->algo, timeout_s);
     }
+    AR_TRY(ar__cuda_write_timeline(be, p, err));
     return AR_OK;
 }
 

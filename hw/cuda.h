@@ -16,6 +16,8 @@ typedef struct ar__gpu_plan_s {
     void **d_srcs;
     ar__dblock_t *d_blocks;
     uint64_t *d_epochs;
+    uint64_t *d_stamps;        /* ARSIM_CUDA_TIMELINE: see ar__kargs_t.stamps */
+    uint32_t nops;
     int nblocks;
 } ar__gpu_plan_t;
 
@@ -53,6 +55,7 @@ typedef struct ar__cuda_s {
     int host_mode;             /* flags in host memory, no peer addressing */
     ar__gpu_plan_t g[AR__MAX_GPUS];
     uint64_t check_serial;     /* fresh inputs for every checked execution */
+    const char *timeline;      /* ARSIM_CUDA_TIMELINE: file for each op's end in the last execution */
 } ar__cuda_t;
 
 /* Index of a GPU id in used[], or -1. */
@@ -65,6 +68,11 @@ int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar
 /* Wait for everything enqueued; AR_ETIMEOUT (flags reset, GPUs usable) when a
  * WAIT was never met. */
 int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar_error_t *err);
+/* The executor's parameters for used GPU slot gi (a WAIT spinning past timeout_s ends the run). */
+ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s);
+/* ARSIM_CUDA_TIMELINE set: write when each op of the last execution ended (the file
+ * is rewritten every time: the last run's stays). AR_OK at once otherwise. */
+int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *err);
 /* Fill every rank's IN with the generator's values for seed. */
 int ar__cuda_fill_inputs(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_error_t *err);
 /* Set every byte of OUT (and SCRATCH, HOST) to 0xff: NaN in every dtype. */

@@ -291,6 +291,7 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
         if (w == 0) {
             asm volatile("griddepcontrol.wait;" ::: "memory");
             if (tid == 0) {
+                if (a.stamps) a.stamps[a.nops + blockIdx.x] = gtimer();
                 s_epoch = a.epochs[blockIdx.x];
                 s_deadline = gtimer() + a.timeout_ns;
                 s_abort = 0;
@@ -345,6 +346,7 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 __syncthreads();
                 if (s_abort) return; /* epoch not advanced: the host resets after a timeout */
             }
+            if (a.stamps && tid == 0) a.stamps[blk.first + w + i] = gtimer();
         }
     }
     if (tid == 0) a.epochs[blockIdx.x] = s_epoch + 1;

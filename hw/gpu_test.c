@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "hw/bench.h"
 #include "hw/cuda.h"
 #include "hw/probe.h"
@@ -188,6 +189,65 @@ static void check_force_host(ar_backend_t *b, const ar_topo_t *t) {
         for (int i = 0; i < 3; i++) check_one(b, t, "naive", counts[i], (ar_dtype_t)d, 0, 1, 7 + i);
 }
 
+/* ARSIM_CUDA_TIMELINE: after a run, one row per op of the plan, in each block's order,
+ * every op starting where the one before it ended and not ending before it starts. */
+static void check_timeline(const ar_topo_t *t) {
+    char path[] = "/tmp/arsim-timeline-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        report(0, "timeline: cannot make a temporary file");
+        return;
+    }
+    close(fd);
+    setenv("ARSIM_CUDA_TIMELINE", path, 1);
+    ar_backend_t *b = NULL;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    int rc = ar_cuda_backend.open(t, &b, &e);
+    unsetenv("ARSIM_CUDA_TIMELINE");
+    if (rc == AR_OK) rc = build("2stage", t, 65536, AR_BF16, 2, &p, &e);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    if (rc == AR_OK) rc = ar__cuda_prepare((ar__cuda_t *)b, p, &o, &e);
+    if (rc == AR_OK) rc = ar__cuda_enqueue((ar__cuda_t *)b, p, 5.0, &e);
+    if (rc == AR_OK) rc = ar__cuda_sync((ar__cuda_t *)b, p, 5.0, &e);
+    if (rc != AR_OK) {
+        report(0, "timeline: %s", ar_error_format(&e, msg, sizeof msg));
+    } else {
+        FILE *f = fopen(path, "r");
+        char line[256];
+        uint32_t rows = 0, bad = 0;
+        int lr = -1, lc = -1;
+        double prev_end = 0;
+        if (f && fgets(line, sizeof line, f) && !strncmp(line, "gpu,rank,chan,op,code,target,start_ns,end_ns", 44))
+            while (fgets(line, sizeof line, f)) {
+                int g, r, c, tg;
+                unsigned i;
+                char code[16];
+                double s, en;
+                if (sscanf(line, "%d,%d,%d,%u,%15[A-Z],%d,%lf,%lf", &g, &r, &c, &i, code, &tg, &s, &en) != 8) {
+                    bad++;
+                    break;
+                }
+                const ar_op_t *op = &p->ops[ar_plan_chan(p, r, c)->first + i];
+                static const char *names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
+                if (strcmp(code, names[op->code & 3]) || en < s || s < 0 || (r == lr && c == lc && s != prev_end))
+                    bad++;
+                lr = r, lc = c, prev_end = en;
+                rows++;
+            }
+        else
+            bad++;
+        if (f) fclose(f);
+        report(rows == p->nops && !bad, "timeline: %u rows for %u ops, %u out of order or mislabelled", rows, p->nops,
+               bad);
+    }
+    remove(path);
+    if (p) ar_plan_free(p);
+    if (b) ar_cuda_backend.close(b);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) verbose = 1;
@@ -259,6 +319,7 @@ int main(int argc, char **argv) {
             check_force_host(b, t);
             check_timeout(b, t);
             check_occupancy(b, t);
+            check_timeline(t);
         }
         ar_cuda_backend.close(b);
         ar_topo_free(t);

@@ -65,6 +65,11 @@ typedef struct ar__kargs_s {
                                * else AR__ABORT_* (first failure wins) */
     uint64_t timeout_ns;      /* a WAIT spinning longer ends the run */
     int nblocks;
+    /* Diagnostics (ARSIM_CUDA_TIMELINE, hw/cuda.c): NULL, or nops + nblocks slots of
+     * %globaltimer: when each op of the last execution ended, then when each block
+     * started it. */
+    uint64_t *stamps;
+    uint32_t nops;
 } ar__kargs_t;
 
 #define AR__ABORT_TIMEOUT 1
