@@ -159,6 +159,11 @@ int ar_plan_finish(ar_plan_t *p) {
     return AR_OK;
 }
 
+const char *ar_op_name(uint32_t code) {
+    static const char *const names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
+    return code <= AR_OP_WAIT ? names[code] : "?";
+}
+
 void ar_plan_free(ar_plan_t *p) {
     if (!p) return;
     if (p->build) {

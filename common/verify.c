@@ -117,7 +117,6 @@ typedef struct vs_s {
 } vs_t;
 
 static const char *const buf_names[] = {"IN", "OUT", "SCRATCH"};
-static const char *const op_names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
 
 /* ---------- messages ---------- */
 
@@ -142,9 +141,7 @@ static const char *fmt_elem(char *b, size_t len, int space, int P, uint64_t e) {
 static const char *fmt_op(const vs_t *v, char *b, size_t len, uint32_t ch, uint32_t i) {
     const ar_plan_t *p = v->p;
     const ar_chan_t *c = &p->chans[ch];
-    const char *name = "?";
-    if (i < c->nops && p->ops[c->first + i].code <= AR_OP_WAIT)
-        name = op_names[p->ops[c->first + i].code];
+    const char *name = i < c->nops ? ar_op_name(p->ops[c->first + i].code) : "?";
     snprintf(b, len, "rank %u chan %u op %u (%s)", ch / (uint32_t)p->nchannels,
              ch % (uint32_t)p->nchannels, i, name);
     return b;

@@ -98,8 +98,8 @@ static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err)
     if (topo->nranks < 1 || topo->nranks > 64)
         return AR_ERR(err, AR_ELIMIT, "cuda backend: %d ranks; this backend runs 1 to 64", topo->nranks);
     ar__cuda_t *be = calloc(1, sizeof *be);
-    if (be) be->timeline = getenv("ARSIM_CUDA_TIMELINE");
     if (!be) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    be->timeline = getenv("ARSIM_CUDA_TIMELINE");
     be->base.ops = &ar_cuda_backend;
     be->base.topo = topo;
     be->ngpus = n;
@@ -530,9 +530,6 @@ int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_er
     return enqueue(be, p, timeout_s, 0, err);
 }
 
-/* ARSIM_CUDA_TIMELINE: every op of the last execution, when it ended and when its block
- * started, in ns from the earliest block start (per-GPU clocks, so compare ops of one GPU,
- * and across GPUs only roughly). Rewritten after every run: the last run's is kept. */
 ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
     const ar__gpu_plan_t *gp = &be->g[gi];
     ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
@@ -540,6 +537,9 @@ ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
     return k;
 }
 
+/* Every op of the last execution, when it started (the end of the op before it, or its
+ * block's start) and ended, in ns from the earliest block start. The clocks are per GPU:
+ * compare ops of one GPU, and across GPUs only roughly. */
 int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
     if (!be->timeline) return AR_OK;
     FILE *f = fopen(be->timeline, "w");
@@ -558,7 +558,6 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
         for (int b = 0; rc == AR_OK && b < gp->nblocks; b++)
             if (st[gi][gp->nops + b] < t0) t0 = st[gi][gp->nops + b];
     }
-    static const char *names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
     fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
     for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
         const ar__gpu_plan_t *gp = &be->g[gi];
@@ -572,7 +571,7 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
                 for (uint32_t i = 0; i < ch->nops; i++, oi++) {
                     const ar_op_t *op = &p->ops[ch->first + i];
                     double end = (double)(st[gi][oi] - t0);
-                    fprintf(f, "%d,%d,%d,%u,%s,%d,%.0f,%.0f\n", be->used[gi], r, c, i, names[op->code & 3],
+                    fprintf(f, "%d,%d,%d,%u,%s,%d,%.0f,%.0f\n", be->used[gi], r, c, i, ar_op_name(op->code),
                             op->code == AR_OP_WAIT ? r : op->dst.rank, prev, end);
                     prev = end;
                 }

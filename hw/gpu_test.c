@@ -231,8 +231,7 @@ static void check_timeline(const ar_topo_t *t) {
                     break;
                 }
                 const ar_op_t *op = &p->ops[ar_plan_chan(p, r, c)->first + i];
-                static const char *names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
-                if (strcmp(code, names[op->code & 3]) || en < s || s < 0 || (r == lr && c == lc && s != prev_end))
+                if (strcmp(code, ar_op_name(op->code)) || en < s || s < 0 || (r == lr && c == lc && s != prev_end))
                     bad++;
                 lr = r, lc = c, prev_end = en;
                 rows++;

@@ -126,6 +126,8 @@ int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t 
 /* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
 int ar_plan_finish(ar_plan_t *p);
 void ar_plan_free(ar_plan_t *p);
+/* "COPY", "REDUCE", "SIGNAL", "WAIT"; "?" for any other code. */
+const char *ar_op_name(uint32_t code);
 
 static inline ar_addr_t ar_addr(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf, off};
