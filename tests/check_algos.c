@@ -152,6 +152,45 @@ START_TEST(test_algo_shots_pipelined) {
 }
 END_TEST
 
+/* 2stage's SIGNALs: with slices up to 16 KB every phase issues its COPYs first and then
+ * one SIGNAL per peer (one release for the lot); with larger slices each COPY is followed
+ * by its peer's SIGNAL. Rank 0 of 4, one channel, one chunk: the reduce-scatter's ops
+ * come first, to ranks 1, 2, 3 in that order. Both plans verify and reduce exactly. */
+START_TEST(test_algo_twoshot_signal_order) {
+    ar_topo_t *t = topo("full:4");
+    const uint64_t counts[2] = {32768, 65536}; /* bf16: 16 KB and 32 KB slices */
+    for (int i = 0; i < 2; i++) {
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 1;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_int_eq(ar_algo_build("2stage", t, counts[i], AR_BF16, &o, &p, &e), AR_OK);
+        const ar_chan_t *ch = ar_plan_chan(p, 0, 0);
+        ck_assert_uint_ge(ch->nops, 6);
+        const int batched = i == 0;
+        for (int k = 0; k < 6; k++) {
+            const ar_op_t *op = &p->ops[ch->first + k];
+            int want_code = batched ? (k < 3 ? AR_OP_COPY : AR_OP_SIGNAL) : (k % 2 ? AR_OP_SIGNAL : AR_OP_COPY);
+            int want_peer = batched ? k % 3 + 1 : k / 2 + 1;
+            ck_assert_msg((int)op->code == want_code && op->dst.rank == want_peer,
+                          "count %llu op %d: %s to rank %d, want %s to rank %d", (unsigned long long)counts[i], k,
+                          ar_op_name(op->code), op->dst.rank, ar_op_name(want_code), want_peer);
+            if (op->code == AR_OP_COPY) ck_assert_uint_eq(op->n * 2, counts[i] / 2);
+        }
+        ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
+        ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+        ro.check = 1;
+        ar_result_t res;
+        memset(&res, 0, sizeof res);
+        ck_assert_int_eq(ar_backend_run("ref", t, p, &ro, &res, &e), AR_OK);
+        ck_assert_msg(res.check_ok, "count %llu: %s", (unsigned long long)counts[i], res.check_msg);
+        ar_result_free(&res);
+        ar_plan_free(p);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* 1stage takes the "done reading" acknowledgement at the start of the next
  * execution (WAIT count 0) and ends without a barrier: every channel starts with
  * one such WAIT per peer and ends with a SIGNAL. Pointing those WAITs at a flag
@@ -421,6 +460,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_fits);
     tcase_add_test(tc, test_algo_chunked);
     tcase_add_test(tc, test_algo_shots_pipelined);
+    tcase_add_test(tc, test_algo_twoshot_signal_order);
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_refuse);
