@@ -25,6 +25,16 @@ int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dt
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
 
+/* Whether a channel pushing one COPY of copy_bytes to each of several peers SIGNALs
+ * each peer right after its COPY (1), or issues all the COPYs and then the SIGNALs (0:
+ * one release fence covers every store). On the GPUs a release waits while other
+ * blocks of its GPU push across, so a fence per COPY is dear while the COPYs are short:
+ * batched, 2stage and 1stage with 2 and 4 ranks per GPU were 2-18% faster with COPYs
+ * up to 16 KB and 2-13% slower from 64 KB (docs/PERFORMANCE.md, "When a push phase
+ * SIGNALs"). */
+#define AR__SIGNAL_BATCH_MAX_BYTES 16384u
+int ar__signal_each_copy(uint64_t copy_bytes);
+
 /* Chunk in elements for the pipelined 1stage/2stage lanes: opts->chunk_bytes, else
  * the whole lane below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB to
  * 512 KB. */

@@ -24,7 +24,8 @@
  * Pipelined for large lanes: a lane's range is cut into chunks, and the rank
  * pushes chunk i before it reduces chunk i-1, so a channel reducing does not
  * leave the links idle while the others push. Flags are per (lane, peer), so a
- * WAIT counts one sender's chunks exactly. */
+ * WAIT counts one sender's chunks exactly. A chunk's SIGNALs follow all its COPYs
+ * when the COPYs are short (ar__signal_each_copy). */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -68,12 +69,15 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
+                    const int each = ar__signal_each_copy(n * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
                         rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
-                        if (rc == AR_OK) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
+                    for (int k = 1; k < P && rc == AR_OK && !each; k++)
+                        rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)r);
                 }
                 if (i == 0) continue;
                 /* reduce chunk i-1 once every peer's copy of it has arrived */

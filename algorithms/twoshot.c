@@ -2,7 +2,7 @@
  * peer pushes its slice r into r's SCRATCH), then all-gather, r pushing its
  * reduced slice into every peer's OUT. The all-gather signals also tell each
  * peer that its pushed slice has been read. Needs every pair of ranks linked.
- * A phase's SIGNALs follow all its COPYs when the slices are short (interleave()).
+ * A phase's SIGNALs follow all its COPYs when the slices are short (ar__signal_each_copy).
  *
  * Pipelined for large lanes: a lane's range is cut into chunks (each chunk into
  * the P slices), and a rank pushes chunk i of the reduce-scatter before it
@@ -11,17 +11,6 @@
  * (lane, peer): a WAIT counts one sender's chunks exactly. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
-
-/* Whether each peer's SIGNAL follows its own COPY (interleaved) or a phase's SIGNALs
- * follow all its COPYs (batched), for a chunk of n elements cut in P slices. On the
- * GPUs a release fence waits while other blocks of its GPU push across, so a fence per
- * COPY is dear while the COPYs are short: batched, 2stage with 2 and 4 ranks per GPU
- * was 4-18% faster for slices up to 16 KB, and 2-12% slower from 32 KB
- * (docs/PERFORMANCE.md, "2stage: when its SIGNALs follow"). */
-#define SIGNAL_BATCH_MAX_BYTES 16384u
-static int interleave(uint64_t n, int P, ar_dtype_t dt) {
-    return n / (uint64_t)P * ar_dtype_size(dt) > SIGNAL_BATCH_MAX_BYTES;
-}
 
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
@@ -49,7 +38,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t so, sl;
                 if (i < nck) { /* reduce-scatter: push every peer's slice of chunk i */
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
-                    const int inter = interleave(n, P, dt);
+                    const int inter = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
                         ar__split(off, off + n, P, q, &so, &sl);
@@ -66,7 +55,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t j = i - 1;
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
-                const int inter = interleave(n, P, dt);
+                const int inter = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                 if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, count, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = (r + kk) % P;

@@ -447,6 +447,8 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
     return c ? c : 1;
 }
 
+int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_BATCH_MAX_BYTES; }
+
 void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
                    uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks) {
     ar__split(0, count, lanes, c, lo, len);

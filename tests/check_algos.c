@@ -152,30 +152,37 @@ START_TEST(test_algo_shots_pipelined) {
 }
 END_TEST
 
-/* 2stage's SIGNALs: with slices up to 16 KB every phase issues its COPYs first and then
- * one SIGNAL per peer (one release for the lot); with larger slices each COPY is followed
- * by its peer's SIGNAL. Rank 0 of 4, one channel, one chunk: the reduce-scatter's ops
- * come first, to ranks 1, 2, 3 in that order. Both plans verify and reduce exactly. */
-START_TEST(test_algo_twoshot_signal_order) {
+/* A push phase's SIGNALs: with COPYs of up to 16 KB a channel issues its COPYs first and
+ * then one SIGNAL per peer (one release for the lot); with longer COPYs each is followed
+ * by its peer's SIGNAL. Rank 0 of 4, one channel, one chunk: its first phase pushes to
+ * ranks 1, 2, 3 in that order (2stage a quarter of the input each, 1stage all of it).
+ * Every plan verifies and reduces exactly. */
+START_TEST(test_algo_push_signal_order) {
     ar_topo_t *t = topo("full:4");
-    const uint64_t counts[2] = {32768, 65536}; /* bf16: 16 KB and 32 KB slices */
-    for (int i = 0; i < 2; i++) {
+    const struct {
+        const char *algo;
+        uint64_t count, copy_n; /* bf16 */
+        int batched;
+    } cases[] = {{"2stage", 32768, 8192, 1}, {"2stage", 32776, 8194, 0},
+                 {"1stage", 8192, 8192, 1},  {"1stage", 8200, 8200, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
         o.channels = 1;
         ar_plan_t *p = NULL;
         ar_error_t e;
-        ck_assert_int_eq(ar_algo_build("2stage", t, counts[i], AR_BF16, &o, &p, &e), AR_OK);
+        ck_assert_int_eq(ar_algo_build(cases[i].algo, t, cases[i].count, AR_BF16, &o, &p, &e), AR_OK);
         const ar_chan_t *ch = ar_plan_chan(p, 0, 0);
         ck_assert_uint_ge(ch->nops, 6);
-        const int batched = i == 0;
         for (int k = 0; k < 6; k++) {
             const ar_op_t *op = &p->ops[ch->first + k];
+            const int batched = cases[i].batched;
             int want_code = batched ? (k < 3 ? AR_OP_COPY : AR_OP_SIGNAL) : (k % 2 ? AR_OP_SIGNAL : AR_OP_COPY);
             int want_peer = batched ? k % 3 + 1 : k / 2 + 1;
             ck_assert_msg((int)op->code == want_code && op->dst.rank == want_peer,
-                          "count %llu op %d: %s to rank %d, want %s to rank %d", (unsigned long long)counts[i], k,
-                          ar_op_name(op->code), op->dst.rank, ar_op_name(want_code), want_peer);
-            if (op->code == AR_OP_COPY) ck_assert_uint_eq(op->n * 2, counts[i] / 2);
+                          "%s count %llu op %d: %s to rank %d, want %s to rank %d", cases[i].algo,
+                          (unsigned long long)cases[i].count, k, ar_op_name(op->code), op->dst.rank,
+                          ar_op_name(want_code), want_peer);
+            if (op->code == AR_OP_COPY && k < 2) ck_assert_uint_eq(op->n, cases[i].copy_n);
         }
         ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
         ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
@@ -183,7 +190,8 @@ START_TEST(test_algo_twoshot_signal_order) {
         ar_result_t res;
         memset(&res, 0, sizeof res);
         ck_assert_int_eq(ar_backend_run("ref", t, p, &ro, &res, &e), AR_OK);
-        ck_assert_msg(res.check_ok, "count %llu: %s", (unsigned long long)counts[i], res.check_msg);
+        ck_assert_msg(res.check_ok, "%s count %llu: %s", cases[i].algo, (unsigned long long)cases[i].count,
+                      res.check_msg);
         ar_result_free(&res);
         ar_plan_free(p);
     }
@@ -460,7 +468,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_fits);
     tcase_add_test(tc, test_algo_chunked);
     tcase_add_test(tc, test_algo_shots_pipelined);
-    tcase_add_test(tc, test_algo_twoshot_signal_order);
+    tcase_add_test(tc, test_algo_push_signal_order);
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_refuse);
