@@ -281,7 +281,8 @@ int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
 
 double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {
     const ar_model_t *m = t->model;
-    return (m->op_overhead_ns + (ar_cost_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
+    return (m->op_overhead_ns + (op->code == AR_OP_REDUCE ? m->reduce_op_ns : 0) +
+            (ar_cost_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
 }
 
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank) {

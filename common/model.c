@@ -40,6 +40,8 @@
  *                                  # however long ago the channel's writes were issued
  *   reduce_group_ns: ...           # optional (0): each group of two sources of a REDUCE after
  *                                  # the first keeps its channel at least this long
+ *   reduce_op_ns: ...              # optional (0): a REDUCE costs the executor this more than a
+ *                                  # COPY of the same bytes, whatever its sources
  *   chan_local_read_gbps: ...      # optional (0 = none): one channel's loads from its own
  *                                  # device's memory per second
  *   chan_local_read_push_gbps: ... # optional (0 = chan_local_read_gbps): the same for an op
@@ -169,7 +171,8 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
         "launch_ns", "launch_block_ns", "link_issue_gbps", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
         "host_chan_read_gbps", "host_chan_write_gbps", "host_chan_read_pair_gbps",
         "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
-        "signal_fence_ns", "chan_local_read_gbps", "chan_local_read_push_gbps", "op_misalign_ns", "reduce_group_ns", NULL};
+        "signal_fence_ns", "chan_local_read_gbps", "chan_local_read_push_gbps", "op_misalign_ns", "reduce_group_ns",
+        "reduce_op_ns", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
     static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
     const ar__ynode_t *root = d->root;
@@ -258,6 +261,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(opt_nonneg(d, root, "chan_local_read_push_gbps", &m->chan_local_read_push_gbps, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "op_misalign_ns", &m->op_misalign_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "reduce_group_ns", &m->reduce_group_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "reduce_op_ns", &m->reduce_op_ns, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

@@ -123,7 +123,14 @@ typedef struct ar_calib_s {
     int group_done;            /* 1 once it gave a slope above x-chainN's */
     int group_srcs;            /* sources per REDUCE (5: three groups of loads) */
     double group_us[2];        /* time per execution, us */
-    double group_ns;           /* (slope - exec_op_ns) / 2: one further group (reduce_group_ns) */
+    double group_ns;           /* one further group (reduce_group_ns): the 5-source slope less
+                                * the 3-source one, or (5-source slope - exec_op_ns) / 2
+                                * without the latter */
+    /* The same on 2 ranks: REDUCEs of 3 local sources, two groups of loads. */
+    int red3_done;             /* 1 once it gave a slope (and group_done) */
+    double red3_us[2];         /* time per execution, us */
+    double reduce_op_ns;       /* 3-source slope - exec_op_ns - group_ns: what a REDUCE costs
+                                * over a COPY beyond its groups (reduce_op_ns) */
     /* x-pullpush1 at two sizes: one GPU pulling and pushing at once. */
     int issue_done;            /* 1 once both sizes gave a time */
     double issue_us[2];        /* time per execution, us, at 64 and 256 MB per rank */

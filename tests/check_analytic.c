@@ -472,8 +472,28 @@ END_TEST
  * each group after the first keeps the channel at least that long (longer with a host
  * source: x-hchainN). A REDUCE of 3 local
  * elements (two groups) moves in max(its bytes' times, 1000 ns) = 1000 ns; of 2 (one
- * group) in its memory's time alone. */
+ * group) in its memory's time alone. reduce_op_ns (300 in the second model) comes on top
+ * of either, whatever the groups. */
 START_TEST(test_reduce_groups) {
+    for (int with_op = 0; with_op <= 1; with_op++)
+        for (int k = 2; k <= 3; k++) {
+            ar_topo_t *t1 = round_topo_with(with_op ? "reduce_group_ns: 1000\nreduce_op_ns: 300\n"
+                                                    : "reduce_group_ns: 1000\n",
+                                            "ring_1d:2", 2);
+            ar_plan_t *p = tu_plan_new(2, 1, 1);
+            p->scratch_elems = 2;
+            const ar_addr_t srcs[3] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_SCRATCH, 0),
+                                       ar_addr(0, AR_BUF_SCRATCH, 1)};
+            ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
+            ar_result_t r;
+            run(t1, p, 1, &r);
+            const double move = k == 3 ? 1000 * NS : k * 4.0 / 1000e9 + 4.0 / 500e9;
+            EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9 + with_op * 300 * NS);
+            EQ(r.terms_s[AR_TERM_SYNC], with_op * 300 * NS);
+            ar_result_free(&r);
+            ar_plan_free(p);
+            ar_topo_free(t1);
+        }
     ar_topo_t *t = round_topo_with("reduce_group_ns: 1000\n", "ring_1d:2", 2);
     for (int k = 2; k <= 3; k++) {
         ar_plan_t *p = tu_plan_new(2, 1, 1);

@@ -381,6 +381,22 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 100, 0.5);
     ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 44, 0.05);
     ck_assert_double_eq_tol(m->op_misalign_ns, 300, 0.5);
+    ck_assert_double_eq_tol(m->reduce_group_ns, 550, 0.5);
+    ck_assert_double_eq_tol(m->reduce_op_ns, 0, 1e-9);
+    ar_model_free(m);
+    /* With the 3-source chain as well (1400 + 200 + 450 ns per op: a COPY, the REDUCE's own
+     * 200, one further group of 450), the group is the two chains' difference and the
+     * REDUCE's own cost what is left over the COPY. */
+    c.group_us[1] = 4 + 32 * (1.4 + 0.2 + 2 * 0.45);
+    c.group_ns = 450;
+    c.red3_done = 1; c.red3_us[0] = 3; c.red3_us[1] = 3 + 32 * (1.4 + 0.2 + 0.45);
+    c.reduce_op_ns = 200;
+    f = fopen(mp, "w");
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    ck_assert_double_eq_tol(m->reduce_group_ns, 450, 0.5);
+    ck_assert_double_eq_tol(m->reduce_op_ns, 200, 0.5);
     ar_model_free(m);
     unlink(mp);
 }

@@ -53,10 +53,11 @@
  *   x-mpairsN  x-pairsN (2 ranks, one channel: N times COPY 64 KB into the other GPU, SIGNAL
  *              it) with every range one element out of 16-byte line: the slope over
  *              x-pairsN's is op_misalign_ns (the executor's scalar head and tail).
- *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU): the
- *              executor loads sources two at a time, so each op is three rounds of
- *              loads where x-chainN's COPY is one: (slope - x-chain's slope) / 2 is
- *              reduce_group_ns. */
+ *   x-rchainN  N local REDUCEs of 16 bytes from 5 sources (4 ranks, two per GPU) and from
+ *              3 (2 ranks): the executor loads sources two at a time, so an op of 5 is
+ *              three rounds of loads and one of 3 two. The difference of the two slopes
+ *              is reduce_group_ns; what the 3-source REDUCE costs over x-chainN's COPY
+ *              beyond that one group is reduce_op_ns (the REDUCE's own path). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,11 +265,23 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
      * x-chainN's COPYs (one group) the slope is two more groups */
     if (t4 && c->exec_done && pair_times(t4, "x-rchain", 1, c->group_us, quiet)) {
         c->group_srcs = 5;
-        c->group_ns = ((c->group_us[1] - c->group_us[0]) * 1e3 / (N_HI - N_LO) - c->exec_op_ns) / 2;
+        const double slope5 = (c->group_us[1] - c->group_us[0]) * 1e3 / (N_HI - N_LO);
+        c->group_ns = (slope5 - c->exec_op_ns) / 2;
         c->group_done = c->group_ns > 0;
+        /* and on 2 ranks, 3 sources: one group fewer, the same REDUCE otherwise */
+        if (c->group_done && pair_times(t, "x-rchain", 1, c->red3_us, quiet)) {
+            const double slope3 = (c->red3_us[1] - c->red3_us[0]) * 1e3 / (N_HI - N_LO);
+            if (slope5 > slope3 && slope3 > c->exec_op_ns) {
+                c->group_ns = slope5 - slope3;
+                c->reduce_op_ns = fmax(0, slope3 - c->exec_op_ns - c->group_ns);
+                c->red3_done = 1;
+            }
+        }
         if (!quiet)
-            fprintf(stderr, "calibrate: executor: x-rchain %d/%d REDUCEs of 5 sources %.2f/%.2f us: %.0f ns per further "
-                            "group of two sources\n", N_LO, N_HI, c->group_us[0], c->group_us[1], c->group_ns);
+            fprintf(stderr, "calibrate: executor: x-rchain %d/%d REDUCEs of 5 sources %.2f/%.2f us, of 3 %.2f/%.2f us: %.0f ns "
+                            "per further group of two sources, a REDUCE %.0f ns over a COPY beyond them\n",
+                    N_LO, N_HI, c->group_us[0], c->group_us[1], c->red3_us[0], c->red3_us[1], c->group_ns,
+                    c->reduce_op_ns);
     }
     ar_topo_free(t4);
     /* x-spairsN: a SIGNAL after each local COPY; over x-chainN's slope, the fence */

@@ -48,8 +48,9 @@
  *                       release fence waits for the stores to land) and WAIT (probe plan
  *                       x-storesig at 64 KB and 1 MB): bytes over the time difference
  *   reduce_group_ns     x-rchainN (REDUCEs of 5 local sources, three groups of two) against
- *                       x-chainN (COPYs, one group): the slope difference, over the two
- *                       further groups
+ *                       the same of 3 sources (two groups): the slope difference; without
+ *                       the latter, against x-chainN (COPYs, one group) over two groups
+ *   reduce_op_ns        the 3-source x-rchainN against x-chainN, less its further group
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
@@ -236,11 +237,21 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "chan_write_land_gbps: %.2f      # measured: executor, one channel per GPU storing into the peer then SIGNAL (its fence\n"
                    "                               # waits for the stores to land), probe x-storesig: (%.0f - %.0f bytes) / (%.3f - %.3f us)\n",
                 c->land_gbps, c->land_bytes[1], c->land_bytes[0], c->land_us[1], c->land_us[0]);
-    if (c->group_done)
+    if (c->group_done && c->red3_done) {
+        const double slope5 = (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
+        const double slope3 = (c->red3_us[1] - c->red3_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
+        fprintf(f, "reduce_group_ns: %.0f            # measured: executor, x-rchain%d/%d, REDUCEs of local 16-byte sources: 5\n"
+                   "                               # (three groups of two, 4 ranks) against 3 (two groups, 2 ranks): %.0f - %.0f ns per op\n",
+                c->group_ns, c->exec_n_lo, c->exec_n_hi, slope5, slope3);
+        fprintf(f, "reduce_op_ns: %.0f               # measured: executor, the 3-source REDUCE against x-chain's COPY (one group)\n"
+                   "                               # beyond its further group: %.0f - %.0f - %.0f ns per op\n",
+                c->reduce_op_ns, slope3, c->exec_op_ns, c->group_ns);
+    } else if (c->group_done) {
         fprintf(f, "reduce_group_ns: %.0f            # measured: executor, x-rchain%d/%d (REDUCEs of %d local 16-byte sources, three groups\n"
                    "                               # of two) against x-chain (COPYs, one): (%.0f - %.0f ns per op) / 2\n",
                 c->group_ns, c->exec_n_lo, c->exec_n_hi, c->group_srcs,
                 (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo), c->exec_op_ns);
+    }
     if (c->local_done)
         fprintf(f, "chan_local_read_gbps: %.1f       # measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
                    "                               # (probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\n"

@@ -32,7 +32,8 @@
  *            counts as memory when its local loads are its largest part, else link
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term),
- *            + op_misalign_ns when a pointer of the op is not 16-byte aligned at its
+ *            + reduce_op_ns for a REDUCE (x-rchainN: a REDUCE costs more than a COPY even
+ *            in one group of loads), + op_misalign_ns when a pointer of the op is not 16-byte aligned at its
  *            start or end (its scalar head or tail, ar_cost_op_misaligned)
  *   total  = lat + move + reduce + over
  * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
@@ -118,8 +119,8 @@ double ar_cost_wait_s(const ar_topo_t *t);
 /* 1 when a COPY/REDUCE of p has a pointer not 16-byte aligned at its start or end (the
  * executor moves that head or tail element by element). */
 int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op);
-/* The executor's own cost of a COPY/REDUCE: op_overhead_ns, and op_misalign_ns more when
- * the op is misaligned (the `over` term above). */
+/* The executor's own cost of a COPY/REDUCE: op_overhead_ns, reduce_op_ns more for a REDUCE,
+ * and op_misalign_ns more when the op is misaligned (the `over` term above). */
 double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
 /* The least a SIGNAL's release takes on `rank` of plan p (signal_release_chan_ns x
  * log2 of the rank's channels that have ops; 0 with one channel or without the key). */

@@ -92,6 +92,9 @@ typedef struct ar_model_s {
     double reduce_group_ns;      /* the executor loads a REDUCE's sources two at a time: each
                                   * group after the first keeps the channel at least this long
                                   * (one more round of loads), however few its bytes (optional, 0) */
+    double reduce_op_ns;         /* a REDUCE costs the executor this much more than a COPY of the
+                                  * same bytes, added to op_overhead_ns (its accumulate-and-convert
+                                  * path; x-rchainN on 3 and 5 sources against x-chainN; optional, 0) */
     double op_misalign_ns;       /* a COPY/REDUCE with a pointer not 16-byte aligned at its start
                                   * or end costs this more (the executor's scalar head and tail;
                                   * probes x-mpairsN against x-pairsN; optional, 0) */
