@@ -112,6 +112,7 @@ struct ChanState {
     double land = 0;     /* when they have landed (chan_write_land_gbps) */
     double sig_land = 0; /* when the last SIGNAL's flag update completes (signal_release_ns) */
     int *got = nullptr; /* where an op's (unused) payload lands */
+    std::vector<Span> stamps; /* ARSIM_SIM_TIMELINE: each op's start and end on the channel's clock */
 };
 
 struct Flow {
@@ -190,6 +191,7 @@ struct Sim {
     uint64_t ops = 0;
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
     bool exec_reduce = false; /* ARSIM_SIM_EXEC=1: reductions as SimGrid execs */
+    const char *timeline = nullptr; /* ARSIM_SIM_TIMELINE=FILE: every op's start and end */
     double chan_speed = 0;    /* a channel core's speed, bytes/s */
     double min_signal_s = 0;  /* no SIGNAL arrives sooner after its issue */
     int fail = 0;
@@ -504,6 +506,7 @@ void Sim::actor(int gi) {
     OpScratch s;
     for (cs.pc = 0; cs.pc < c->nops && !fail; cs.pc++) {
         const ar_op_t *op = &p->ops[c->first + cs.pc];
+        const double began = sg4::Engine::get_clock() + cs.pending;
         switch (op->code) {
         case AR_OP_COPY:
         case AR_OP_REDUCE: data_op(gi, op, s); break;
@@ -516,6 +519,7 @@ void Sim::actor(int gi) {
             break;
         default: break;
         }
+        if (timeline) cs.stamps.push_back(Span{began, sg4::Engine::get_clock() + cs.pending});
         ops++;
     }
     if (!fail) {
@@ -571,6 +575,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.trace = tr && strcmp(tr, "1") == 0;
         const char *ex = getenv("ARSIM_SIM_EXEC");
         s.exec_reduce = ex && strcmp(ex, "1") == 0;
+        const char *tl = getenv("ARSIM_SIM_TIMELINE");
+        s.timeline = tl && *tl ? tl : nullptr;
         s.chan_speed = s.m->reduce_gbps * 1e9;
         s.min_signal_s = s.m->signal_lat_ns * 1e-9 * (1 - 1e-9);
         if (s.m->signal_lat_local_ns > 0)
@@ -710,6 +716,23 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         e.run();
 
         if (s.fail) return AR_ERR(err, AR_EPLAN, "sim: %s", s.fail_msg);
+        /* The cuda backend's timeline format (ARSIM_CUDA_TIMELINE), on the model's clocks: the
+         * two can be set side by side op by op. */
+        if (s.timeline) {
+            FILE *f = fopen(s.timeline, "w");
+            if (!f) return AR_ERR(err, AR_EIO, "sim: ARSIM_SIM_TIMELINE %s: cannot write", s.timeline);
+            fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
+            for (int gi = 0; gi < s.nch; gi++) {
+                const int r = gi / p->nchannels;
+                for (size_t i = 0; i < s.ch[gi].stamps.size(); i++) {
+                    const ar_op_t *op = &p->ops[p->chans[gi].first + i];
+                    fprintf(f, "%d,%d,%d,%zu,%s,%d,%.0f,%.0f\n", t->placement[r], r, gi % p->nchannels, i,
+                            ar_op_name(op->code), op->code == AR_OP_WAIT ? r : op->dst.rank,
+                            s.ch[gi].stamps[i].a * 1e9, s.ch[gi].stamps[i].b * 1e9);
+                }
+            }
+            if (fclose(f) != 0) return AR_ERR(err, AR_EIO, "sim: ARSIM_SIM_TIMELINE %s: write failed", s.timeline);
+        }
         int last = -1;
         for (int gi = 0; gi < s.nch; gi++) {
             const ChanState &c = s.ch[gi];

@@ -178,6 +178,57 @@ START_TEST(test_signal_wait) {
 }
 END_TEST
 
+/* ARSIM_SIM_TIMELINE=FILE writes every op's start and end on the model's clock, in the cuda
+ * backend's timeline format: rank 0 pushes 64 elements into rank 1 and SIGNALs it, rank 1
+ * WAITs. Each op starts where the one before it on its channel ended, and the last ends at
+ * the run's time less the launch. */
+START_TEST(test_timeline_file) {
+    ar_topo_t *t = round_topo("ring_1d:2");
+    ar_plan_t *p = tu_plan_new(2, 1, 64);
+    p->scratch_elems = 64;
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_SCRATCH, 0), ar_addr(0, AR_BUF_IN, 0), 64), AR_OK);
+    ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 1), AR_OK);
+    char path[] = "/tmp/arsim-check-timeline-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setenv("ARSIM_SIM_TIMELINE", path, 1);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    unsetenv("ARSIM_SIM_TIMELINE");
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
+    const char *want_code[3] = {"COPY", "SIGNAL", "WAIT"};
+    const int want_rank[3] = {0, 0, 1}, want_target[3] = {1, 1, 1};
+    double prev_end = 0, last_end = 0;
+    for (int i = 0; i < 3; i++) {
+        int gpu, rank, chan, op, target;
+        char code[16];
+        double a, b;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq(sscanf(line, "%d,%d,%d,%d,%15[A-Z],%d,%lf,%lf", &gpu, &rank, &chan, &op, code, &target, &a, &b), 8);
+        ck_assert_str_eq(code, want_code[i]);
+        ck_assert_int_eq(rank, want_rank[i]);
+        ck_assert_int_eq(gpu, want_rank[i]);
+        ck_assert_int_eq(target, want_target[i]);
+        ck_assert_double_eq_tol(a, i == 1 ? prev_end : 0, 0.5);
+        ck_assert(b >= a);
+        prev_end = b;
+        if (b > last_end) last_end = b;
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+    unlink(path);
+    ck_assert_double_eq_tol(last_end, (r.time_s - LAUNCH) * 1e9, 0.5);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_release_chan_ns in the sim as in cost.h: rank 0's three channels with ops each
  * SIGNAL rank 1 no sooner than 100 ns x log2(3) after reaching the SIGNAL; with
  * signal_fence_ns (50 here) 50 ns more. */
@@ -708,6 +759,7 @@ Suite *suite_sim(void) {
         {"reduce_local", test_reduce_local},
         {"signal_wait", test_signal_wait},
         {"release_floor", test_release_floor},
+        {"timeline_file", test_timeline_file},
         {"link_issue", test_link_issue},
         {"shared_hbm_reduce", test_shared_hbm_reduce},
         {"agrees_with_analytic", test_agrees_with_analytic},
