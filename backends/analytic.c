@@ -152,7 +152,7 @@ typedef struct walk_s {
     int breakdown;
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
-    double *release_floor;    /* per rank: the least a SIGNAL's release takes (cost.h) */
+    ar_cost_cross_t cross;    /* whose latest op crosses to another device (a release's floor) */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
     ar_op_traffic_t *traffic;
@@ -168,6 +168,7 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     int rc = ar_cost_op(w->t, w->p, op, rank, w->buffer, &cost, w->breakdown ? w->traffic : NULL,
                         w->max_traffic, &ntraffic);
     if (rc != AR_OK) return AR_ERR(err, rc, "analytic: cost of rank %d op %u", rank, c->pc);
+    ar_cost_cross_set(&w->cross, gi, ar_cost_op_crosses(w->t, w->p, op, rank), c->clock);
     for (int i = 0; i < ntraffic; i++) {
         linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
         l->bytes += w->traffic[i].bytes;
@@ -226,7 +227,9 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
              * (chan_write_land_gbps), its previous SIGNAL's release, and takes the
              * rank's release floor at least. */
             double fence, landing;
-            ar_cost_release_wait(c->stored, c->land, c->sig_land, w->release_floor[rank], c->clock, &fence, &landing);
+            ar_cost_cross_set(&w->cross, gi, ar_cost_op_crosses(w->t, p, op, rank), c->clock);
+            const double floor = ar_cost_release_floor_s(w->t, p, &w->cross, gi, c->pc, c->clock);
+            ar_cost_release_wait(c->stored, c->land, c->sig_land, floor, c->clock, &fence, &landing);
             c->stored = 0;
             c->clock += fence;
             c->terms[AR_TERM_LINK] += landing;
@@ -315,18 +318,17 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.breakdown = opts->breakdown;
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
-    w.release_floor = malloc((size_t)p->nranks * sizeof *w.release_floor);
+    const int cross_rc = ar_cost_cross_init(&w.cross, nch);
     w.max_traffic = 2 * t->nlinks + 1;
     if (w.breakdown) {
         w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
         w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
     }
-    if (!w.ch || !w.flags || !w.release_floor || (w.breakdown && (!w.links || !w.traffic))) {
+    if (!w.ch || !w.flags || cross_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
 
-    for (int r = 0; r < p->nranks; r++) w.release_floor[r] = ar_cost_release_floor_s(t, p, r);
     /* Channels start staggered as the executor's blocks do (launch term). */
     {
         double *start = malloc((size_t)nch * sizeof *start);
@@ -396,7 +398,7 @@ out:
     free(w.traffic);
     free(w.ch);
     free(w.flags);
-    free(w.release_floor);
+    ar_cost_cross_free(&w.cross);
     free(w.heap.ev);
     res->sim_wall_s = now_s() - t0;
     return rc;

@@ -285,12 +285,59 @@ double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op
             (ar_cost_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
 }
 
-double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank) {
+double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
+                               double at) {
     const double fence = t->model->signal_fence_ns * 1e-9, ns = t->model->signal_release_chan_ns;
-    if (!(ns > 0)) return fence;
-    int c = 0;
-    for (int k = 0; k < p->nchannels; k++) c += p->chans[rank * p->nchannels + k].nops > 0;
-    return fence + (c > 1 ? ns * 1e-9 * log2((double)c) : 0);
+    const ar_chan_t *c = &p->chans[gi];
+    if (!(ns > 0) || (pc > 0 && p->ops[c->first + pc - 1].code == AR_OP_SIGNAL)) return fence;
+    const int across = ar_cost_cross_count(x, t, p, t->placement[gi / p->nchannels], at);
+    return fence + (across > 1 ? ns * 1e-9 * log2((double)across) : 0);
+}
+
+int ar_cost_cross_init(ar_cost_cross_t *x, int nch) {
+    x->now = calloc((size_t)nch, sizeof *x->now);
+    x->before = calloc((size_t)nch, sizeof *x->before);
+    x->since = calloc((size_t)nch, sizeof *x->since);
+    if (x->now && x->before && x->since) return AR_OK;
+    ar_cost_cross_free(x);
+    return AR_ENOMEM;
+}
+
+void ar_cost_cross_free(ar_cost_cross_t *x) {
+    free(x->now);
+    free(x->before);
+    free(x->since);
+    memset(x, 0, sizeof *x);
+}
+
+void ar_cost_cross_set(ar_cost_cross_t *x, int gi, int crosses, double t) {
+    if (x->now[gi] == crosses) return;
+    if (x->since[gi] <= t) x->before[gi] = x->now[gi];
+    x->now[gi] = crosses;
+    x->since[gi] = t;
+}
+
+int ar_cost_cross_count(const ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p, int device, double at) {
+    int n = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        if (t->placement[r] != device) continue;
+        for (int c = 0; c < p->nchannels; c++) {
+            const int gi = r * p->nchannels + c;
+            n += x->since[gi] <= at * (1 + 1e-12) ? x->now[gi] : x->before[gi];
+        }
+    }
+    return n;
+}
+
+int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank) {
+    const int e = t->placement[exec_rank];
+    if (op->code == AR_OP_SIGNAL) return t->placement[op->dst.rank] != e;
+    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const int d = ar_cost_addr_device(t, s == op->nsrc ? &op->dst : &p->srcs[op->src + s]);
+        if (d >= 0 && d != e) return 1;
+    }
+    return 0;
 }
 
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {

@@ -180,7 +180,8 @@ struct Sim {
     /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel,
      * issue bound per device */
     int base_mem, base_host, base_chan, base_issue;
-    std::vector<double> release_floor; /* per rank: the least a SIGNAL's release takes (cost.h) */
+    ar_cost_cross_t cross = {}; /* whose latest op crosses to another device (a release's floor) */
+    ~Sim() { ar_cost_cross_free(&cross); }
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -295,6 +296,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     double lat_op = 0, store_lat = 0;
     bool remote = false;
     const bool peer_store = ar_cost_op_remote_store(t, op, rank);
+    ar_cost_cross_set(&cross, gi, ar_cost_op_crosses(t, p, op, rank), sg4::Engine::get_clock() + cs.pending);
     for (size_t i = 0; i < s.flows.size(); i++) {
         double l = s.flows[i].lat;
         if (peer_store && i + 1 == s.flows.size()) { /* posted stores: cost.h's store lat */
@@ -431,7 +433,10 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
      * chan_write_land_gbps), its previous SIGNAL's release, and takes the rank's
      * release floor at least. */
     double fence, landing;
-    ar_cost_release_wait(cs.stored, cs.land, cs.sig_land, release_floor[rank], sg4::Engine::get_clock() + cs.pending,
+    const double reached = sg4::Engine::get_clock() + cs.pending;
+    ar_cost_cross_set(&cross, gi, ar_cost_op_crosses(t, p, op, rank), reached);
+    const double floor = ar_cost_release_floor_s(t, p, &cross, gi, cs.pc, reached);
+    ar_cost_release_wait(cs.stored, cs.land, cs.sig_land, floor, reached,
                          &fence, &landing);
     cs.stored = false;
     cs.pending += fence;
@@ -650,8 +655,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it
          * moves (its bandwidth is set op by op). */
-        s.release_floor.resize((size_t)p->nranks);
-        for (int r = 0; r < p->nranks; r++) s.release_floor[r] = ar_cost_release_floor_s(t, p, r);
+        if (ar_cost_cross_init(&s.cross, s.nch) != AR_OK) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);

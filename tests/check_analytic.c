@@ -414,6 +414,37 @@ START_TEST(test_release_floor) {
 }
 END_TEST
 
+/* The channel term counts the channels of the sender's device whose latest op reaches
+ * another device. Four ranks on two devices (0, 1 on the first): rank 0's channels 0, 1, 3
+ * SIGNAL rank 1 on their own device: no channel crosses, and the run takes what it takes
+ * without signal_release_chan_ns. SIGNALing rank 2 (the other device) twice each, the first
+ * releases take 100 ns x log2(3) at most and the second ones nothing more (a SIGNAL right
+ * after a SIGNAL takes the fence alone): the last arrival at launch + that + signal_lat. */
+START_TEST(test_release_floor_crossing) {
+    ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2", 4);
+    ar_topo_t *t0 = round_topo_with("", "ring_1d:2", 4);
+    ck_assert_int_eq(t->placement[1], t->placement[0]);
+    ck_assert_int_ne(t->placement[2], t->placement[0]);
+    for (int target = 1; target <= 2; target++) {
+        ar_plan_t *p = tu_plan_new(4, 4, 64);
+        const int times = target == 1 ? 1 : 2;
+        for (int c = 0; c < 4; c++) {
+            if (c == 2) continue;
+            for (int k = 0; k < times; k++) ck_assert_int_eq(ar_plan_signal(p, 0, c, target, (uint32_t)c), AR_OK);
+            ck_assert_int_eq(ar_plan_wait(p, target, c, (uint32_t)c, (uint64_t)times), AR_OK);
+        }
+        ar_result_t r, r0;
+        run(t, p, 0, &r);
+        run(t0, p, 0, &r0);
+        if (target == 1) EQ(r.time_s, r0.time_s);
+        else EQ(r.time_s, r0.time_s + 100 * NS * log2(3.0));
+        ar_plan_free(p);
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* op_misalign_ns (250 here): a COPY/REDUCE with a pointer not 16-byte aligned at its start
  * or end costs that much more, sync. fp32 COPYs of 1000 elements: at element 0 (4000
  * bytes, aligned both ends) nothing more; at element 1 (start at byte 4), 999 elements
@@ -1096,6 +1127,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
+    tcase_add_test(tc, test_release_floor_crossing);
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
     tcase_add_test(tc, test_reduce_groups);

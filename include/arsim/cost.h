@@ -47,10 +47,15 @@
  * that rate, op end + store lat) for each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
  * (signal_release_remote_ns when the flag is on another device; land = max(land,
  * issue + that)), so the channel's next SIGNAL waits
- * for it too. On a rank with C channels that have ops, the release also takes
- * signal_release_chan_ns x log2(C) at least (ar_cost_release_floor_s; probe x-ringsN:
- * rounds of SIGNAL and WAIT slow down with the log of a rank's channel count, whether
- * 24 or 96 blocks share the GPU): fence = max(0, land - clock, floor). Without these
+ * for it too. The release takes signal_fence_ns at least, and signal_release_chan_ns x
+ * log2(n) more while n channels of its device have their latest op reaching another device
+ * (itself among them when its own flag is there; ar_cost_release_floor_s). Probe x-ringsN:
+ * rounds of SIGNAL and WAIT across the link slow down with the log of the channels that
+ * cross, as much with 24 channels of one rank as with 4 ranks of 24 on a GPU of which one
+ * rank's 24 cross; the executor's timelines: a SIGNAL inside a GPU takes 0.8 us while none
+ * of its blocks work across (torus2d's row phase) and 1.2-1.5 us while one rank's 16-24
+ * channels push across (ring). A SIGNAL right after another SIGNAL takes the fence alone.
+ * fence = max(0, land - clock, floor). Without these
  * keys (0) a SIGNAL costs the sender nothing.
  * A channel ends once its peer stores have landed (a kernel's writes are visible
  * when it completes; link term). One execution starts after launch_ns; channel b of a device (counted as the
@@ -122,9 +127,29 @@ int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op);
 /* The executor's own cost of a COPY/REDUCE: op_overhead_ns, reduce_op_ns more for a REDUCE,
  * and op_misalign_ns more when the op is misaligned (the `over` term above). */
 double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
-/* The least a SIGNAL's release takes on `rank` of plan p (signal_release_chan_ns x
- * log2 of the rank's channels that have ops; 0 with one channel or without the key). */
-double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, int rank);
+/* Which channels' latest op crosses to another device (ar_cost_op_crosses), and since when:
+ * what a release's floor counts on its device. A backend sets a channel's state as each of
+ * its ops starts and counts a device's crossing channels as of a time; a channel whose
+ * state was set later than that counts as it was before (the sim runs a channel's clock
+ * ahead of others'). */
+typedef struct ar_cost_cross_s {
+    int *now, *before; /* per channel (rank x nchannels + c) */
+    double *since;
+} ar_cost_cross_t;
+int ar_cost_cross_init(ar_cost_cross_t *x, int nch); /* AR_OK or AR_ENOMEM */
+void ar_cost_cross_free(ar_cost_cross_t *x);
+void ar_cost_cross_set(ar_cost_cross_t *x, int gi, int crosses, double t);
+int ar_cost_cross_count(const ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p, int device, double at);
+/* The least the release of channel gi's SIGNAL at op index pc takes at time `at`:
+ * signal_fence_ns, and signal_release_chan_ns x log2(n) more, n the channels of its device
+ * whose latest op crosses to another device (itself among them when its flag is there);
+ * a SIGNAL right after another SIGNAL takes the fence alone. Set gi's state for this
+ * SIGNAL first. */
+double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
+                               double at);
+/* 1 when op, executed by exec_rank, reaches another device: a COPY/REDUCE with a source or
+ * its destination there (the host is not a device), a SIGNAL to a flag there. */
+int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank);
 /* 1 when op is a COPY/REDUCE executed by exec_rank whose destination is on another
  * device (a peer store the next SIGNAL's fence waits for; host stores are not). */
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank);
