@@ -140,7 +140,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     if (chan_mem && chan_s > c->memory_s) c->memory_s = chan_s;
     if (!chan_mem && chan_s > c->link_s) c->link_s = chan_s;
     c->bytes = B;
-    c->lat_s = mem_lat + max_hop_lat;
+    c->lat_s = mem_lat + max_hop_lat + ar_cost_host_rounds_s(m, &cb);
     c->lat_term = c->remote ? AR_TERM_LINK : AR_TERM_MEMORY;
     if (c->link_s >= c->memory_s) {
         c->move_s = c->link_s;
@@ -199,12 +199,10 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
                b->host_rd_paired / (pair_gbps * 1e9);
     }
     double loads = local + pull + host;
-    /* each further group of sources is at least one more round of loads; a round with a
-     * host source takes the host's latency more than a local one (x-hchainN) */
-    const double host_round = m->host_link_lat_ns > m->mem[AR_MEM_HBM].lat_ns
-                                  ? m->host_link_lat_ns - m->mem[AR_MEM_HBM].lat_ns : 0;
-    const double groups = b->src_groups > 1
-                              ? ((b->src_groups - 1) * m->reduce_group_ns + b->host_groups * host_round) * 1e-9 : 0;
+    /* each further group of sources is at least one more round of loads (a round with a
+     * host source also waits the host's latency: ar_cost_host_rounds_s, part of the op's
+     * latency) */
+    const double groups = b->src_groups > 1 ? (b->src_groups - 1) * m->reduce_group_ns * 1e-9 : 0;
     if (groups > loads) loads = groups;
     double push = b->peer_wr > 0 && m->chan_write_gbps > 0 ? b->peer_wr / (m->chan_write_gbps * 1e9) : 0;
     double hostw = b->host_wr > 0 && m->host_chan_write_gbps > 0
@@ -212,6 +210,12 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     double stores = push > hostw ? push : hostw;
     if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && (local > 0 || groups > 0);
     return loads > stores ? loads : stores;
+}
+
+double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
+    const double round = m->host_link_lat_ns > m->mem[AR_MEM_HBM].lat_ns ? m->host_link_lat_ns - m->mem[AR_MEM_HBM].lat_ns
+                                                                          : 0;
+    return b->host_groups * round * 1e-9;
 }
 
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {

@@ -309,6 +309,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     {
         ar_chan_bytes_t cb;
         ar_cost_chan_bytes(t, p, op, rank, &cb);
+        lat_op += ar_cost_host_rounds_s(m, &cb); /* cost.h: rounds of host loads, before their bytes */
         int chan_mem = 0;
         double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
         Resource &R = res[base_chan + gi];

@@ -9,7 +9,10 @@
  *   - the destination likewise (a push when remote);
  *   lat    = memory latency of the buffer level + link latency of the longest route a
  *            source (or the host) is reached over; a peer destination's route latency
- *            is no part of the op (stores are posted) but of when its stores land
+ *            is no part of the op (stores are posted) but of when its stores land;
+ *            + host groups x (host_link_lat_ns - hbm lat_ns): each later group of a
+ *            REDUCE's sources with a host source waits the host's latency before its
+ *            bytes stream (ar_cost_host_rounds_s; probe x-hchainN)
  *   link   = max over link directions (and the host link) of bytes / (count * bw),
  *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
  *            sim shares that among every op the device's channels issue)
@@ -19,15 +22,14 @@
  *            its sources together and waits for all of them), its stores overlap
  *            them: max(loads, pushed / chan_write_gbps, host-written / host_chan_write_gbps)
  *            loads = max(local / chan_local_read_gbps + pulled / (inflight / read latency)
- *                        + host-read, (groups - 1) x reduce_group_ns + host groups x
- *                        (host_link_lat_ns - hbm lat_ns))
+ *                        + host-read, (groups - 1) x reduce_group_ns)
  *            (local at chan_local_read_push_gbps when the destination is on another
  *            device: its peer stores slow its loads, x-reducepush);
  *            host-read: a host source at host_chan_read_gbps, two host sources of one
  *            group together at host_chan_read_pair_gbps; groups: the executor loads a
  *            REDUCE's sources two at a time, and each group after the first is one
- *            more round of loads however few its bytes: reduce_group_ns, and the host's
- *            latency over HBM's more for a group with a host source (probe x-hchainN)
+ *            more round of loads however few its bytes: reduce_group_ns (a group with a
+ *            host source waits the host's latency too: lat above)
  *   move   = max(link, memory, chan)    -- a streamed op runs at its bottleneck; chan
  *            counts as memory when its local loads are its largest part, else link
  *   reduce = (k - 1) * B / reduce_gbps  -- additions, per channel
@@ -108,6 +110,12 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
  * loads are its largest part. */
 double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term);
 
+/* Seconds the later groups of a REDUCE's sources with a host source wait for the host
+ * (host_link_lat_ns - HBM's latency each, probe x-hchainN): part of the op's latency, as
+ * each such round's bytes stream only after it (naive with 4 ranks per GPU: a REDUCE of
+ * seven host slots took 9.2-12.5 us on the GPUs, 8.3 with the rounds overlapping its
+ * bytes). */
+double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`.
  * traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
