@@ -106,7 +106,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         int dev = ar_cost_addr_device(t, ad);
         if (dev < 0) { /* host staging buffer over the host link (bytes: cb below) */
             double hl = m->host_link_lat_ns * 1e-9;
-            if (hl > max_hop_lat) max_hop_lat = hl;
+            if (is_dst) c->store_lat_s = hl; /* posted like a peer's: they land this much later */
+            else if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
         }
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
@@ -347,7 +348,7 @@ int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     int d = ar_cost_addr_device(t, &op->dst);
-    return d >= 0 && d != t->placement[exec_rank];
+    return d != t->placement[exec_rank]; /* another device, or the host (-1) */
 }
 
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,

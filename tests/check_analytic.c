@@ -361,6 +361,26 @@ START_TEST(test_chan_loads_add) {
 }
 END_TEST
 
+/* Stores to the host are posted as a peer's are: a COPY of IN to the host ends when its
+ * stores are issued (memory latency + B at host_chan_write_gbps, 2 GB/s), a local COPY
+ * after it runs while they cross, and the channel ends once they have landed, the host's
+ * latency (2000 ns) after the first COPY's end. */
+START_TEST(test_host_stores_posted) {
+    ar_topo_t *t = round_topo_with("host_chan_write_gbps: 2\n", "ring_1d:2", 2);
+    const uint64_t n = 100;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(2, 1, n);
+    p->host_elems = n;
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(AR_RANK_HOST, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 1), AR_OK);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + B / 2e9 + 2000 * NS);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* launch_block_ns (10 here): the executor's blocks start one after another, on each
  * device in rank then channel order, empty channels not counted. Two ranks per
  * device, three channels each, rank 0's channel 1 empty: on device 0 the blocks are
@@ -1132,6 +1152,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);
     tcase_add_test(tc, test_release_floor_crossing);
+    tcase_add_test(tc, test_host_stores_posted);
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
     tcase_add_test(tc, test_reduce_groups);
