@@ -222,6 +222,19 @@ START_TEST(median_values) {
 }
 END_TEST
 
+/* Writes c as a model file at path (ar_validate_calib_write) and loads it back. */
+static ar_model_t *calib_reload(const char *path, const ar_calib_t *c, const ar_calib_fit_t *fit) {
+    ar_error_t err;
+    ar_error_clear(&err);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(ar_validate_calib_write(f, c, fit, &err), AR_OK);
+    fclose(f);
+    ar_model_t *m = NULL;
+    ck_assert_msg(ar_model_load(path, &m, &err) == AR_OK, "%s", err.message);
+    return m;
+}
+
 /* ---- ar_validate_calib_write ---- */
 
 static ar_calib_t fake_calib(void) {
@@ -349,10 +362,7 @@ START_TEST(calib_write_loads_as_model) {
     c.hostpair_done = 1; c.hostpair_us[0] = 100; c.hostpair_us[1] = 100 + 2 * 7.340032 / 0.022; /* 22 GB/s */
     c.hostpair_gbps = 22;
     fit.link_from = NULL;
-    f = fopen(mp, "w");
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
-    fclose(f);
-    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    m = calib_reload(mp, &c, &fit);
     ck_assert_double_eq_tol(m->signal_lat_ns, 600, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 400, 0.5);
     ck_assert_double_eq_tol(m->signal_release_chan_ns, 100, 0.5);
@@ -372,10 +382,7 @@ START_TEST(calib_write_loads_as_model) {
     c.misalign_done = 1; c.misalign_us[0][0] = 7; c.misalign_us[0][1] = 7 + 32 * 2.5; /* x-pairs */
     c.misalign_us[1][0] = 7.5; c.misalign_us[1][1] = 7.5 + 32 * 2.8;                /* 300 ns more */
     c.misalign_ns = 300;
-    f = fopen(mp, "w");
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
-    fclose(f);
-    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    m = calib_reload(mp, &c, &fit);
     ck_assert_double_eq_tol(m->signal_fence_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 100, 0.5);
@@ -391,10 +398,7 @@ START_TEST(calib_write_loads_as_model) {
     c.group_ns = 450;
     c.red3_done = 1; c.red3_us[0] = 3; c.red3_us[1] = 3 + 32 * (1.4 + 0.2 + 0.45);
     c.reduce_op_ns = 200;
-    f = fopen(mp, "w");
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
-    fclose(f);
-    ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
+    m = calib_reload(mp, &c, &fit);
     ck_assert_double_eq_tol(m->reduce_group_ns, 450, 0.5);
     ck_assert_double_eq_tol(m->reduce_op_ns, 200, 0.5);
     ar_model_free(m);
