@@ -405,11 +405,13 @@ START_TEST(test_launch_block_stagger) {
 }
 END_TEST
 
-/* signal_release_chan_ns (100 here): on a rank with C channels that have ops, a SIGNAL
- * is issued no sooner than 100 ns x log2(C) after its channel reaches it. Rank 0 has
- * channels 0, 1 and 3 (2 is empty), each SIGNALing rank 1, whose channels WAIT: the
- * last WAIT ends at launch + 100 ns x log2(3) + signal_lat, all of it sync. One
- * channel pays nothing. With signal_fence_ns (50 here) every release takes that more. */
+/* signal_release_chan_ns (100 here): while n channels of a device have their latest op
+ * reaching another device, a SIGNAL there is issued no sooner than 100 ns x log2(n) after
+ * its channel reaches it. Rank 0 has channels 0, 1 and 3 (2 is empty), each SIGNALing
+ * rank 1 on the other device, whose channels WAIT: the last of the three releases counts
+ * all three, and the last WAIT ends at launch + 100 ns x log2(3) + signal_lat, all of it
+ * sync. One channel pays nothing. With signal_fence_ns (50 here) every release takes that
+ * more. */
 START_TEST(test_release_floor) {
     ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2", 2);
     ar_topo_t *tf = round_topo_with("signal_release_chan_ns: 100\nsignal_fence_ns: 50\n", "ring_1d:2", 2);

@@ -230,8 +230,9 @@ START_TEST(test_timeline_file) {
 END_TEST
 
 /* signal_release_chan_ns in the sim as in cost.h: rank 0's three channels with ops each
- * SIGNAL rank 1 no sooner than 100 ns x log2(3) after reaching the SIGNAL; with
- * signal_fence_ns (50 here) 50 ns more. */
+ * SIGNAL rank 1 on the other device, the last of them no sooner than 100 ns x log2(3) after
+ * reaching the SIGNAL (three channels of the device cross then); with signal_fence_ns (50
+ * here) 50 ns more. */
 START_TEST(test_release_floor) {
     ar_topo_t *t = round_topo_with("signal_release_chan_ns: 100\n", "ring_1d:2");
     ar_topo_t *tf = round_topo_with("signal_release_chan_ns: 100\nsignal_fence_ns: 50\n", "ring_1d:2");
