@@ -34,8 +34,8 @@
  *                                  # (a SIGNAL's release fence waits for them)
  *   signal_release_ns: ...        # optional (0): executor cost per SIGNAL, on the sender
  *   signal_release_remote_ns: ...  # optional (0 = signal_release_ns): the same, flag on another device
- *   signal_release_chan_ns: ...    # optional (0): a SIGNAL's release takes this x log2(channels
- *                                  # of its rank) more at least
+ *   signal_release_chan_ns: ...    # optional (0): a SIGNAL's release takes this x log2(n) more
+ *                                  # at least, n its device's channels whose latest op crosses
  *   signal_fence_ns: ...           # optional (0): a SIGNAL's release fence takes this at least,
  *                                  # however long ago the channel's writes were issued
  *   reduce_group_ns: ...           # optional (0): each group of two sources of a REDUCE after

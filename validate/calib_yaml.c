@@ -41,7 +41,8 @@
  *                       red.release.sys waits for the one before to complete
  *   signal_release_remote_ns  the same with the flag on the other GPU (x-rsigsN)
  *   signal_release_chan_ns  x-ringsN with 2 ranks on 24 channels against 1: the longer hop
- *                       over log2(24) (cost.h: a release takes that x log2(channels) at least)
+ *                       over log2(24) (cost.h: a release takes that x log2(n) at least, n the
+ *                       channels of its device whose latest op crosses to another device)
  *   link_issue_gbps     x-pullpush1: one GPU's channels pulling and pushing at once (48
  *                       channels, 64 and 256 MB): pulled + pushed bytes over the time
  *   chan_write_land_gbps  one channel per GPU storing its IN into the peer, then SIGNAL (the
@@ -226,7 +227,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                     c->exec_rsigs_us[1], c->exec_rsigs_us[0], c->exec_n_hi - c->exec_n_lo);
         if (c->rings_done && c->rings_channels > 1)
             fprintf(f, "signal_release_chan_ns: %.0f     # measured: executor, x-rings%d/%d with 2 ranks on %d channels against 1: (%.0f - %.0f ns\n"
-                       "                               # per hop) / log2(%d): the releases of a rank's channels hold each other up\n",
+                       "                               # per hop) / log2(%d): releases slow down with the channels that cross\n",
                     fmax(0, (c->ring_chan_hop_ns - c->ring_hop_ns[0]) / log2((double)c->rings_channels)), c->exec_n_lo,
                     c->exec_n_hi, c->rings_channels, c->ring_chan_hop_ns, c->ring_hop_ns[0], c->rings_channels);
     } else {

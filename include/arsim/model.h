@@ -77,11 +77,13 @@ typedef struct ar_model_s {
     double signal_release_remote_ns; /* the same for a SIGNAL whose flag is on another
                                   * device (the update crosses a link before it completes;
                                   * optional, 0 = signal_release_ns) */
-    double signal_release_chan_ns; /* the releases of a rank's channels hold each other up: on
-                                  * a rank with C channels that have ops, a SIGNAL is issued no
-                                  * sooner than this x log2(C) after its channel reaches it
-                                  * (sender's clock, sync term), overlapping its wait for
-                                  * stores to land and for its previous SIGNAL (optional, 0) */
+    double signal_release_chan_ns; /* releases slow down with the channels that cross: while n
+                                  * channels of a device have their latest op reaching another
+                                  * device, a SIGNAL there is issued no sooner than this x
+                                  * log2(n) after its channel reaches it (sender's clock, sync
+                                  * term; the fence alone right after another SIGNAL),
+                                  * overlapping its wait for stores to land and for its
+                                  * previous SIGNAL (optional, 0) */
     double signal_fence_ns;      /* a SIGNAL's release fence (red.release.sys) takes this long
                                   * at least, with no write of the channel outstanding: a
                                   * local COPY followed by a SIGNAL costs this much more than
