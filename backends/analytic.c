@@ -318,7 +318,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.breakdown = opts->breakdown;
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
-    const int cross_rc = ar_cost_cross_init(&w.cross, nch);
+    const int cross_rc = ar_cost_cross_init(&w.cross, t, p);
     w.max_traffic = 2 * t->nlinks + 1;
     if (w.breakdown) {
         w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);

@@ -295,23 +295,38 @@ double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_
     const double fence = t->model->signal_fence_ns * 1e-9, ns = t->model->signal_release_chan_ns;
     const ar_chan_t *c = &p->chans[gi];
     if (!(ns > 0) || (pc > 0 && p->ops[c->first + pc - 1].code == AR_OP_SIGNAL)) return fence;
-    const int across = ar_cost_cross_count(x, t, p, t->placement[gi / p->nchannels], at);
+    const int across = ar_cost_cross_count(x, t->placement[gi / p->nchannels], at);
     return fence + (across > 1 ? ns * 1e-9 * log2((double)across) : 0);
 }
 
-int ar_cost_cross_init(ar_cost_cross_t *x, int nch) {
+int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p) {
+    const int nch = p->nranks * p->nchannels;
     x->now = calloc((size_t)nch, sizeof *x->now);
     x->before = calloc((size_t)nch, sizeof *x->before);
     x->since = calloc((size_t)nch, sizeof *x->since);
-    if (x->now && x->before && x->since) return AR_OK;
-    ar_cost_cross_free(x);
-    return AR_ENOMEM;
+    x->dev_first = calloc((size_t)t->ndevices + 1, sizeof *x->dev_first);
+    x->dev_chans = malloc((size_t)nch * sizeof *x->dev_chans);
+    if (!x->now || !x->before || !x->since || !x->dev_first || !x->dev_chans) {
+        ar_cost_cross_free(x);
+        return AR_ENOMEM;
+    }
+    /* a device's channels side by side, so a count walks only them */
+    for (int r = 0; r < p->nranks; r++) x->dev_first[t->placement[r] + 1] += p->nchannels;
+    for (int d = 0; d < t->ndevices; d++) x->dev_first[d + 1] += x->dev_first[d];
+    int *next = x->dev_chans;
+    for (int d = 0; d < t->ndevices; d++)
+        for (int r = 0; r < p->nranks; r++)
+            if (t->placement[r] == d)
+                for (int c = 0; c < p->nchannels; c++) *next++ = r * p->nchannels + c;
+    return AR_OK;
 }
 
 void ar_cost_cross_free(ar_cost_cross_t *x) {
     free(x->now);
     free(x->before);
     free(x->since);
+    free(x->dev_first);
+    free(x->dev_chans);
     memset(x, 0, sizeof *x);
 }
 
@@ -322,14 +337,11 @@ void ar_cost_cross_set(ar_cost_cross_t *x, int gi, int crosses, double t) {
     x->since[gi] = t;
 }
 
-int ar_cost_cross_count(const ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p, int device, double at) {
+int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at) {
     int n = 0;
-    for (int r = 0; r < p->nranks; r++) {
-        if (t->placement[r] != device) continue;
-        for (int c = 0; c < p->nchannels; c++) {
-            const int gi = r * p->nchannels + c;
-            n += x->since[gi] <= at * (1 + 1e-12) ? x->now[gi] : x->before[gi];
-        }
+    for (int i = x->dev_first[device]; i < x->dev_first[device + 1]; i++) {
+        const int gi = x->dev_chans[i];
+        n += x->since[gi] <= at * (1 + 1e-12) ? x->now[gi] : x->before[gi];
     }
     return n;
 }

@@ -656,7 +656,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it
          * moves (its bandwidth is set op by op). */
-        if (ar_cost_cross_init(&s.cross, s.nch) != AR_OK) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+        if (ar_cost_cross_init(&s.cross, t, p) != AR_OK) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);

@@ -145,11 +145,12 @@ double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op
 typedef struct ar_cost_cross_s {
     int *now, *before; /* per channel (rank x nchannels + c) */
     double *since;
+    int *dev_first, *dev_chans; /* device d's channels: dev_chans[dev_first[d] .. dev_first[d + 1]) */
 } ar_cost_cross_t;
-int ar_cost_cross_init(ar_cost_cross_t *x, int nch); /* AR_OK or AR_ENOMEM */
+int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_cross_free(ar_cost_cross_t *x);
 void ar_cost_cross_set(ar_cost_cross_t *x, int gi, int crosses, double t);
-int ar_cost_cross_count(const ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p, int device, double at);
+int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at);
 /* The least the release of channel gi's SIGNAL at op index pc takes at time `at`:
  * signal_fence_ns, and signal_release_chan_ns x log2(n) more, n the channels of its device
  * whose latest op crosses to another device (itself among them when its flag is there);
