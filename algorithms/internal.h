@@ -34,6 +34,9 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
  * SIGNALs"). */
 #define AR__SIGNAL_BATCH_MAX_BYTES 16384u
 int ar__signal_each_copy(uint64_t copy_bytes);
+/* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first (the order the
+ * shots push in). */
+int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
 
 /* Chunk in elements for the pipelined 1stage/2stage lanes: opts->chunk_bytes, else
  * the whole lane below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB to

@@ -76,8 +76,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                                           ar_addr(r, AR_BUF_IN, off), n);
                         if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
-                    for (int k = 1; k < P && rc == AR_OK && !each; k++)
-                        rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)r);
+                    if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)r);
                 }
                 if (i == 0) continue;
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
@@ -86,8 +85,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, count, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
-            for (int k = 1; k < P && rc == AR_OK && slots == 1; k++)
-                rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)(P + r));
+            if (rc == AR_OK && slots == 1) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r));
         }
     }
     free(sv);

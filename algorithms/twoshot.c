@@ -38,16 +38,15 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t so, sl;
                 if (i < nck) { /* reduce-scatter: push every peer's slice of chunk i */
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
-                    const int inter = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
+                    const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = (r + k) % P;
                         ar__split(off, off + n, P, q, &so, &sl);
                         rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + so),
                                           ar_addr(r, AR_BUF_IN, so), sl);
-                        if (rc == AR_OK && inter) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
-                    for (int k = 1; k < P && rc == AR_OK && !inter; k++)
-                        rc = ar_plan_signal(p, r, c, (r + k) % P, fbase + (uint32_t)r);
+                    if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)r);
                 }
                 if (i == 0) continue;
                 /* chunk i-1: reduce my slice once every peer's part has arrived, then
@@ -55,15 +54,14 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t j = i - 1;
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
-                const int inter = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
+                const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                 if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, count, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = (r + kk) % P;
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
-                    if (rc == AR_OK && inter) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r));
+                    if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r));
                 }
-                for (int kk = 1; kk < P && rc == AR_OK && !inter; kk++)
-                    rc = ar_plan_signal(p, r, c, (r + kk) % P, fbase + (uint32_t)(P + r));
+                if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r));
             }
             /* every peer's slices have arrived (and my pushes to them were read) */
             for (int q = 0; q < P && rc == AR_OK; q++)

@@ -449,6 +449,11 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
 
 int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_BATCH_MAX_BYTES; }
 
+int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag) {
+    for (int k = 1; k < p->nranks; k++) AR_TRY(ar_plan_signal(p, r, c, (r + k) % p->nranks, flag));
+    return AR_OK;
+}
+
 void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
                    uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks) {
     ar__split(0, count, lanes, c, lo, len);
