@@ -153,6 +153,7 @@ typedef struct walk_s {
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
     ar_cost_cross_t cross;    /* whose latest op crosses to another device (a release's floor) */
+    ar_cost_warm_t warm;      /* which pages each device touched lately (cold REDUCE rounds) */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
     ar_op_traffic_t *traffic;
@@ -166,8 +167,9 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     ar_op_cost_t cost;
     int ntraffic = 0;
     int rc = ar_cost_op(w->t, w->p, op, rank, w->buffer, &cost, w->breakdown ? w->traffic : NULL,
-                        w->max_traffic, &ntraffic);
+                        w->max_traffic, &ntraffic, &w->warm);
     if (rc != AR_OK) return AR_ERR(err, rc, "analytic: cost of rank %d op %u", rank, c->pc);
+    ar_cost_warm_touch(&w->warm, w->t, w->p, op);
     ar_cost_cross_set(&w->cross, gi, ar_cost_op_crosses(w->t, w->p, op, rank), c->clock);
     for (int i = 0; i < ntraffic; i++) {
         linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
@@ -319,12 +321,13 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
     const int cross_rc = ar_cost_cross_init(&w.cross, t, p);
+    const int warm_rc = ar_cost_warm_init(&w.warm, t, p);
     w.max_traffic = 2 * t->nlinks + 1;
     if (w.breakdown) {
         w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
         w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
     }
-    if (!w.ch || !w.flags || cross_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
+    if (!w.ch || !w.flags || cross_rc != AR_OK || warm_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
@@ -399,6 +402,7 @@ out:
     free(w.ch);
     free(w.flags);
     ar_cost_cross_free(&w.cross);
+    ar_cost_warm_free(&w.warm);
     free(w.heap.ev);
     res->sim_wall_s = now_s() - t0;
     return rc;

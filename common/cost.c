@@ -71,7 +71,7 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
 
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
-               int *ntraffic) {
+               int *ntraffic, const ar_cost_warm_t *warm) {
     const ar_model_t *m = t->model;
     memset(c, 0, sizeof *c);
     if (ntraffic) *ntraffic = 0;
@@ -120,7 +120,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         c->remote = 1;
     }
     ar_chan_bytes_t cb;
-    ar_cost_chan_bytes(t, p, op, exec_rank, &cb);
+    ar_cost_chan_bytes(t, p, op, exec_rank, warm, &cb);
     const double host_bytes = cb.host_rd + cb.host_wr;
     if (host_bytes > 0) {
         double s = host_bytes / (m->host_link_gbps * 1e9);
@@ -141,7 +141,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     if (chan_mem && chan_s > c->memory_s) c->memory_s = chan_s;
     if (!chan_mem && chan_s > c->link_s) c->link_s = chan_s;
     c->bytes = B;
-    c->lat_s = mem_lat + max_hop_lat + ar_cost_host_rounds_s(m, &cb);
+    c->lat_s = mem_lat + max_hop_lat + ar_cost_host_rounds_s(m, &cb) + ar_cost_cold_lat_s(m, &cb);
     c->lat_term = c->remote ? AR_TERM_LINK : AR_TERM_MEMORY;
     if (c->link_s >= c->memory_s) {
         c->move_s = c->link_s;
@@ -159,9 +159,10 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 }
 
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
-                        ar_chan_bytes_t *b) {
+                        const ar_cost_warm_t *warm, ar_chan_bytes_t *b) {
     memset(b, 0, sizeof *b);
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
+    b->local_cold = ar_cost_warm_cold_bytes(warm, t, p, op, exec_rank);
     b->src_groups = (int)((op->nsrc + 1) / 2);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
@@ -211,6 +212,10 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     double stores = push > hostw ? push : hostw;
     if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && (local > 0 || groups > 0);
     return loads > stores ? loads : stores;
+}
+
+double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
+    return b->local_cold > 0 ? m->cold_lat_ns * 1e-9 : 0;
 }
 
 double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
@@ -380,4 +385,104 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
                           need, t->nodes[d].name, ar_mem_name(buffer), lvl->capacity_bytes);
     }
     return AR_OK;
+}
+
+/* At most this many pages over all buffers: page bytes grow with the plan instead. */
+#define WARM_MAX_PAGES (4u << 20)
+#define WARM_MIN_PAGE 4096.0
+
+int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p) {
+    memset(w, 0, sizeof *w);
+    const ar_model_t *m = t->model;
+    if (m->cold_lat_ns <= 0 || m->mem[AR_MEM_SRAM].capacity_bytes <= 0) return AR_OK;
+    const double es = (double)ar_dtype_size(p->dtype);
+    double *traffic = calloc((size_t)t->ndevices, sizeof *traffic);
+    w->nbufs = p->nranks * AR_NBUF;
+    w->clock = calloc((size_t)t->ndevices, sizeof *w->clock);
+    w->stamp = calloc((size_t)w->nbufs, sizeof *w->stamp);
+    w->page = calloc((size_t)w->nbufs, sizeof *w->page);
+    w->npage = calloc((size_t)w->nbufs, sizeof *w->npage);
+    if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage) goto nomem;
+    /* one execution's traffic per device: how long ago the previous one touched each page */
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const ar_op_t *op = &p->ops[i];
+        if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
+        for (uint32_t s = 0; s <= op->nsrc; s++) {
+            const int d = ar_cost_addr_device(t, s == op->nsrc ? &op->dst : &p->srcs[op->src + s]);
+            if (d >= 0) traffic[d] += (double)op->n * es;
+        }
+    }
+    const uint64_t per_buf = WARM_MAX_PAGES / (uint64_t)w->nbufs > 0 ? WARM_MAX_PAGES / (uint64_t)w->nbufs : 1;
+    for (int r = 0; r < p->nranks; r++)
+        for (int b = 0; b < AR_NBUF; b++) {
+            const int i = r * AR_NBUF + b;
+            const double bytes = (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es;
+            double page = bytes / (double)per_buf;
+            if (page < WARM_MIN_PAGE) page = WARM_MIN_PAGE;
+            w->page[i] = page;
+            w->npage[i] = (uint64_t)ceil(bytes / page) + 1;
+            w->stamp[i] = malloc(w->npage[i] * sizeof **w->stamp);
+            if (!w->stamp[i]) goto nomem;
+            for (uint64_t j = 0; j < w->npage[i]; j++) w->stamp[i][j] = -traffic[t->placement[r]];
+        }
+    w->cap = m->mem[AR_MEM_SRAM].capacity_bytes;
+    free(traffic);
+    return AR_OK;
+nomem:
+    free(traffic);
+    ar_cost_warm_free(w);
+    return AR_ENOMEM;
+}
+
+void ar_cost_warm_free(ar_cost_warm_t *w) {
+    for (int i = 0; w->stamp && i < w->nbufs; i++) free(w->stamp[i]);
+    free(w->stamp);
+    free(w->clock);
+    free(w->page);
+    free(w->npage);
+    memset(w, 0, sizeof *w);
+}
+
+/* The pages [*j0, *j1] of buffer *bi that bytes [off, off + B) of a cover. */
+static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, double B, int *bi,
+                      uint64_t *j0, uint64_t *j1) {
+    *bi = a->rank * AR_NBUF + (int)ar_addr_buf(*a);
+    const double lo = (double)a->off * (double)ar_dtype_size(p->dtype);
+    *j0 = (uint64_t)(lo / w->page[*bi]);
+    *j1 = (uint64_t)((lo + (B > 0 ? B - 1 : 0)) / w->page[*bi]);
+    if (*j1 >= w->npage[*bi]) *j1 = w->npage[*bi] - 1;
+    if (*j0 > *j1) *j0 = *j1;
+}
+
+double ar_cost_warm_cold_bytes(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
+                               int exec_rank) {
+    if (w == NULL || w->cap <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return 0;
+    const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    const int edev = t->placement[exec_rank];
+    double cold = 0;
+    for (uint32_t s = 0; s < op->nsrc; s++) {
+        const ar_addr_t *a = &p->srcs[op->src + s];
+        if (ar_cost_addr_device(t, a) != edev) continue;
+        int bi;
+        uint64_t j0, j1, n = 0;
+        warm_span(w, p, a, B, &bi, &j0, &j1);
+        for (uint64_t j = j0; j <= j1; j++) n += w->clock[edev] - w->stamp[bi][j] > w->cap;
+        cold += B * (double)n / (double)(j1 - j0 + 1);
+    }
+    return cold;
+}
+
+void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {
+    if (w->cap <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
+    const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        const int d = ar_cost_addr_device(t, a);
+        if (d < 0) continue;
+        w->clock[d] += B;
+        int bi;
+        uint64_t j0, j1;
+        warm_span(w, p, a, B, &bi, &j0, &j1);
+        for (uint64_t j = j0; j <= j1; j++) w->stamp[bi][j] = w->clock[d];
+    }
 }

@@ -47,6 +47,8 @@
  *   chan_local_read_push_gbps: ... # optional (0 = chan_local_read_gbps): the same for an op
  *                                  # whose destination is on another device
  *   op_misalign_ns: ...            # optional (0): a COPY/REDUCE out of 16-byte line costs this more
+ *   cold_lat_ns: ...               # optional (0): an op loading bytes its device has not touched
+ *                                  # within the L2's capacity of traffic waits this more
  *
  * Every bandwidth, latency, clock and capacity must be a positive finite number
  * (AR_EMODEL otherwise); unknown keys and wrong types are AR_EPARSE. */
@@ -172,7 +174,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
         "host_chan_read_gbps", "host_chan_write_gbps", "host_chan_read_pair_gbps",
         "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
         "signal_fence_ns", "chan_local_read_gbps", "chan_local_read_push_gbps", "op_misalign_ns", "reduce_group_ns",
-        "reduce_op_ns", NULL};
+        "reduce_op_ns", "cold_lat_ns", NULL};
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
     static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
     const ar__ynode_t *root = d->root;
@@ -262,6 +264,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     AR_TRY_GOTO(opt_nonneg(d, root, "op_misalign_ns", &m->op_misalign_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "reduce_group_ns", &m->reduce_group_ns, err), rc, fail);
     AR_TRY_GOTO(opt_nonneg(d, root, "reduce_op_ns", &m->reduce_op_ns, err), rc, fail);
+    AR_TRY_GOTO(opt_nonneg(d, root, "cold_lat_ns", &m->cold_lat_ns, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

@@ -549,7 +549,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     const size_t BIG = (size_t)1 << 30;   /* peer and HBM buffers */
     void *peer1 = NULL, *peer0 = NULL, *loc0 = NULL, *loc0b = NULL;
     uint4 *sink0 = NULL, *sink1 = NULL;
-    u64 *flags0 = NULL, *flags1 = NULL, *chain_d = NULL, *chain_p = NULL, *chain_l2 = NULL;
+    u64 *flags0 = NULL, *flags1 = NULL, *chain_d = NULL, *chain_p = NULL, *chain_l2 = NULL, *chain_c = NULL;
     u64 *chain_h = NULL, *chain_hd = NULL;
     void *host = NULL, *host_d = NULL;
     uint4 *ra = NULL, *rb = NULL, *rd = NULL;
@@ -719,13 +719,20 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         CK(cudaMalloc(&chain_l2, cl.size() * sizeof(u64)));
         CK(cudaMemcpy(chain_l2, cl.data(), cl.size() * sizeof(u64), cudaMemcpyHostToDevice));
         TRY(chase(d0, chain_l2, 4000, &c->l2_read_lat_ns, err));
+        /* The 256 MB chain above touches 4096 lines, which stay in L2 after one pass: what an
+         * op sees on data its device touched lately. This one touches a million lines (128 MB
+         * of them, beyond any L2 here) in random order: what an op waits for data that left L2. */
+        std::vector<u64> cc = make_chain((size_t)256 << 20, 256);
+        CK(cudaMalloc(&chain_c, cc.size() * sizeof(u64)));
+        CK(cudaMemcpy(chain_c, cc.data(), cc.size() * sizeof(u64), cudaMemcpyHostToDevice));
+        TRY(chase(d0, chain_c, 2000, &c->cold_read_lat_ns, err));
         std::vector<u64> chh = make_chain((size_t)64 << 20, 16 << 10);
         CK(cudaHostAlloc(&chain_h, chh.size() * sizeof(u64), cudaHostAllocMapped | cudaHostAllocPortable));
         memcpy(chain_h, chh.data(), chh.size() * sizeof(u64));
         CK(cudaHostGetDevicePointer((void **)&chain_hd, chain_h, 0));
         TRY(chase(d0, chain_hd, 1000, &c->host_read_lat_ns, err));
-        note(&o, "latency: peer read %.0f ns, HBM %.0f ns, L2 %.0f ns, host %.0f ns", c->peer_read_lat_ns,
-             c->local_read_lat_ns, c->l2_read_lat_ns, c->host_read_lat_ns);
+        note(&o, "latency: peer read %.0f ns, HBM %.0f ns (lines in L2), %.0f ns (beyond L2), L2 %.0f ns, host %.0f ns",
+             c->peer_read_lat_ns, c->local_read_lat_ns, c->cold_read_lat_ns, c->l2_read_lat_ns, c->host_read_lat_ns);
     }
 
     /* 5. local memory bandwidth (all SMs, 4 blocks each, 4 loads in flight) */
@@ -824,6 +831,7 @@ out:
     if (sink0) cudaFree(sink0);
     if (chain_d) cudaFree(chain_d);
     if (chain_l2) cudaFree(chain_l2);
+    if (chain_c) cudaFree(chain_c);
     if (ra) cudaFree(ra);
     if (rb) cudaFree(rb);
     if (rd) cudaFree(rd);

@@ -59,8 +59,9 @@ typedef struct ar_calib_s {
     double peer_read_bidir_gbps, peer_write_bidir_gbps; /* both GPUs at once, each way */
     /* dependent-load latencies (pointer chase, one thread) */
     double peer_read_lat_ns;
-    double local_read_lat_ns;
+    double local_read_lat_ns;  /* 4096 lines 64 KB apart: after the first pass they live in L2 */
     double l2_read_lat_ns;
+    double cold_read_lat_ns;   /* a million lines 256 B apart (128 MB of lines): beyond L2 */
     double host_read_lat_ns;
     /* local memory */
     double hbm_read_gbps, hbm_write_gbps, hbm_copy_gbps; /* copy: read + write bytes */

@@ -181,7 +181,11 @@ struct Sim {
      * issue bound per device */
     int base_mem, base_host, base_chan, base_issue;
     ar_cost_cross_t cross = {}; /* whose latest op crosses to another device (a release's floor) */
-    ~Sim() { ar_cost_cross_free(&cross); }
+    ar_cost_warm_t warm = {};   /* which pages each device touched lately (cold REDUCE rounds) */
+    ~Sim() {
+        ar_cost_cross_free(&cross);
+        ar_cost_warm_free(&warm);
+    }
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
@@ -308,8 +312,10 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     /* The channel's own bound, once: its link carries the op at B / chan_s at most. */
     {
         ar_chan_bytes_t cb;
-        ar_cost_chan_bytes(t, p, op, rank, &cb);
+        ar_cost_chan_bytes(t, p, op, rank, &warm, &cb);
         lat_op += ar_cost_host_rounds_s(m, &cb); /* cost.h: rounds of host loads, before their bytes */
+        lat_op += ar_cost_cold_lat_s(m, &cb);    /* cost.h: first loads beyond L2 */
+        ar_cost_warm_touch(&warm, t, p, op);
         int chan_mem = 0;
         double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
         Resource &R = res[base_chan + gi];
@@ -656,7 +662,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it
          * moves (its bandwidth is set op by op). */
-        if (ar_cost_cross_init(&s.cross, t, p) != AR_OK) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+        if (ar_cost_cross_init(&s.cross, t, p) != AR_OK || ar_cost_warm_init(&s.warm, t, p) != AR_OK)
+            return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);

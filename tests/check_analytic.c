@@ -492,6 +492,46 @@ START_TEST(test_op_misalign) {
 }
 END_TEST
 
+/* cold_lat_ns (700 here): an op loading local bytes its device has not touched within the
+ * L2's capacity (sram capacity_bytes, 1 MB in the round model) of its traffic waits that much
+ * longer, latency term. One execution follows another, so a plan whose traffic on a device
+ * fits the L2 starts warm. Each case: ops (COPY dst <- src, n elements of 4 bytes on rank 0),
+ * the ops that pay it. Both backends. */
+START_TEST(test_cold_lat) {
+    ar_topo_t *t = round_topo_with("cold_lat_ns: 700\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
+    static const struct { uint64_t n; int nops; ar_buf_t dst[2], src[2]; int cold; } cases[] = {
+        {1000, 1, {AR_BUF_OUT}, {AR_BUF_IN}, 0},     /* 8 KB an execution: warm */
+        {200000, 1, {AR_BUF_OUT}, {AR_BUF_IN}, 1},   /* 1.6 MB an execution: IN left the L2 */
+        {200000, 2, {AR_BUF_SCRATCH, AR_BUF_OUT}, {AR_BUF_IN, AR_BUF_SCRATCH}, 1}, /* SCRATCH just stored: warm */
+        {200000, 2, {AR_BUF_OUT, AR_BUF_SCRATCH}, {AR_BUF_IN, AR_BUF_IN}, 1},      /* IN just loaded: warm */
+        {200000, 2, {AR_BUF_OUT, AR_BUF_OUT}, {AR_BUF_IN, AR_BUF_SCRATCH}, 2},     /* both cold */
+    };
+    const char *backends[] = {"analytic", "sim"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int b = 0; b < 2; b++) {
+            if (b == 1 && !ar_backend_find("sim")) continue;
+            ar_plan_t *p = tu_plan_new(2, 1, cases[i].n);
+            p->scratch_elems = cases[i].n;
+            for (int k = 0; k < cases[i].nops; k++)
+                ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, cases[i].dst[k], 0), ar_addr(0, cases[i].src[k], 0),
+                                              cases[i].n), AR_OK);
+            ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+            o.breakdown = 1;
+            ar_result_t r, r0;
+            tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
+            tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
+            ck_assert_msg(fabs(r.time_s - r0.time_s - cases[i].cold * 700 * NS) < 1e-12 + 1e-9 * r.time_s,
+                          "%s case %zu: %.6g us against %.6g", backends[b], i, r.time_s * 1e6, r0.time_s * 1e6);
+            EQ(r.terms_s[AR_TERM_MEMORY], r0.terms_s[AR_TERM_MEMORY] + cases[i].cold * 700 * NS);
+            ar_result_free(&r);
+            ar_result_free(&r0);
+            ar_plan_free(p);
+        }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_fence_ns (300 here): a SIGNAL's fence takes that long at least. After a local
  * COPY (c) it adds 300 ns to the channel, all sync; after a push (p, its stores posted)
  * the fence waits for them to land a hop (200 ns) after the op ends, overlapping the
@@ -1157,6 +1197,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_host_stores_posted);
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
+    tcase_add_test(tc, test_cold_lat);
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);

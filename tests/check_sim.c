@@ -445,7 +445,7 @@ static double rounds_link_s(const ar_topo_t *t, const ar_plan_t *p, int *nrounds
                 if (op->code != AR_OP_COPY || k++ != j) continue;
                 ar_op_cost_t cost;
                 int nt = 0;
-                ck_assert_int_eq(ar_cost_op(t, p, op, r, AR_MEM_HBM, &cost, tr, 64, &nt), AR_OK);
+                ck_assert_int_eq(ar_cost_op(t, p, op, r, AR_MEM_HBM, &cost, tr, 64, &nt, NULL), AR_OK);
                 for (int x = 0; x < nt; x++) bytes[tr[x].link * 2 + (tr[x].dir < 0)] += tr[x].bytes;
                 any = 1;
             }

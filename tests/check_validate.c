@@ -313,6 +313,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->chan_write_land_gbps, 12, 0.01);             /* x-storesig */
     ck_assert_double_eq_tol(m->signal_release_remote_ns, 900, 1);          /* x-rsigs slope */
     ck_assert_double_eq_tol(m->chan_local_read_gbps, 50, 0.05);             /* x-reduce */
+    ck_assert_double_eq_tol(m->cold_lat_ns, 0, 1e-9); /* no chase beyond L2: no key */
     ar_model_free(m);
     /* Every value line names where it came from. */
     f = fopen(path, "r");
@@ -398,9 +399,12 @@ START_TEST(calib_write_loads_as_model) {
     c.group_ns = 450;
     c.red3_done = 1; c.red3_us[0] = 3; c.red3_us[1] = 3 + 32 * (1.4 + 0.2 + 0.45);
     c.reduce_op_ns = 200;
+    c.cold_read_lat_ns = 1000; /* beyond L2, against 600 within it */
     m = calib_reload(mp, &c, &fit);
     ck_assert_double_eq_tol(m->reduce_group_ns, 450, 0.5);
     ck_assert_double_eq_tol(m->reduce_op_ns, 200, 0.5);
+    ck_assert_double_eq_tol(m->cold_lat_ns, 400, 0.5);
+    ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);
     ar_model_free(m);
     unlink(mp);
 }

@@ -62,7 +62,10 @@
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
  *                       executor's loads (ld.relaxed.sys) and stores
  *   host_chan_read_pair_gbps  x-hostpair: one channel REDUCEing two host slots (one group
- *                       of the executor's, loaded together), 1 and 8 MB */
+ *                       of the executor's, loaded together), 1 and 8 MB
+ *   cold_lat_ns         a pointer chase over a million lines (beyond L2) less one over 4096
+ *                       lines (in L2 after a pass): what an op waits more for data its
+ *                       device has not touched within the L2's capacity (cost.h) */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,7 +144,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->hbm_read_gbps);
     fprintf(f, "    write_gbps: %.0f           # measured: all SMs writing 1 GB of local memory\n",
             c->hbm_write_gbps);
-    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 256 MB chain in local memory\n",
+    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 4096 lines 64 KB apart in 256 MB of local\n"
+               "                               # memory (they stay in L2 after a pass: data an op touched lately)\n",
             c->local_read_lat_ns);
     fprintf(f, "links:\n");
     fprintf(f, "  - name: nvlink4\n");
@@ -253,6 +257,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->group_ns, c->exec_n_lo, c->exec_n_hi, c->group_srcs,
                 (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo), c->exec_op_ns);
     }
+    if (c->cold_read_lat_ns > c->local_read_lat_ns)
+        fprintf(f, "cold_lat_ns: %.0f                # measured: pointer chase over a million lines 256 B apart (beyond L2), %.0f ns,\n"
+                   "                               # less the chase that stays in L2 (hbm lat_ns), %.0f ns\n",
+                c->cold_read_lat_ns - c->local_read_lat_ns, c->cold_read_lat_ns, c->local_read_lat_ns);
     if (c->local_done)
         fprintf(f, "chan_local_read_gbps: %.1f       # measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
                    "                               # (probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\n"

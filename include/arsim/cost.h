@@ -70,6 +70,8 @@
 
 #include "arsim/backend.h"
 
+typedef struct ar_cost_warm_s ar_cost_warm_t; /* below */
+
 typedef struct ar_op_cost_s {
     double lat_s;
     double store_lat_s; /* route latency of a peer destination: its stores land this much
@@ -102,11 +104,15 @@ typedef struct ar_chan_bytes_s {
     double host_wr;  /* stored to the host staging buffer */
     int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
     int host_groups; /* those after the first with a host source: each a round of host loads */
+    double local_cold; /* the part of local_rd its device has not touched lately (ar_cost_warm_t) */
 } ar_chan_bytes_t;
 
-/* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. */
+/* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)
+ * sets local_cold. */
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
-                        ar_chan_bytes_t *b);
+                        const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
+/* Seconds an op with cold local loads waits for its first ones (cold_lat_ns; 0 when none). */
+double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Seconds one channel alone needs to move b (the chan term above); 0 when the model
  * bounds none of them per channel. *mem_term (may be NULL) is set when the local
  * loads are its largest part. */
@@ -118,11 +124,11 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
  * seven host slots took 9.2-12.5 us on the GPUs, 8.3 with the rounds overlapping its
  * bytes). */
 double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b);
-/* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`.
- * traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
+/* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
+ * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
-               int *ntraffic);
+               int *ntraffic, const ar_cost_warm_t *warm);
 /* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
 double ar_cost_launch_s(const ar_topo_t *t);
@@ -158,6 +164,28 @@ int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at);
  * SIGNAL first. */
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
                                double at);
+/* Which bytes of each device's memory were touched lately: a device's clock counts the bytes
+ * its memory has served (loads and stores of every op touching it), and a page of a rank's
+ * buffer is warm while fewer than the L2's capacity (the sram level's capacity_bytes) have
+ * passed since an op last touched it. One execution is taken to follow another: at the start
+ * every page was touched one execution's traffic ago, so a plan whose traffic per device fits
+ * the L2 starts warm. Off (nothing allocated) without cold_lat_ns. */
+struct ar_cost_warm_s {
+    double cap;       /* bytes; 0 = off */
+    double *clock;    /* per device */
+    double **stamp;   /* per (rank, buffer): per page, the device's clock when last touched */
+    double *page;     /* per (rank, buffer): page bytes */
+    uint64_t *npage;  /* per (rank, buffer) */
+    int nbufs;
+};
+int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
+void ar_cost_warm_free(ar_cost_warm_t *w);
+/* Bytes of op's sources on exec_rank's own device that are cold now (0 when w is off). */
+double ar_cost_warm_cold_bytes(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
+                               int exec_rank);
+/* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
+ * as the op starts, after costing it. */
+void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
 /* 1 when op, executed by exec_rank, reaches another device: a COPY/REDUCE with a source or
  * its destination there (the host is not a device), a SIGNAL to a flag there. */
 int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank);

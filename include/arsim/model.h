@@ -97,6 +97,10 @@ typedef struct ar_model_s {
     double reduce_op_ns;         /* a REDUCE costs the executor this much more than a COPY of the
                                   * same bytes, added to op_overhead_ns (its accumulate-and-convert
                                   * path; x-rchainN on 3 and 5 sources against x-chainN; optional, 0) */
+    double cold_lat_ns;          /* a COPY/REDUCE loading bytes its device has not touched within
+                                  * the L2's capacity (sram capacity_bytes) of its traffic waits this
+                                  * much longer for its first loads: a pointer chase beyond L2
+                                  * against one within it (optional, 0) */
     double op_misalign_ns;       /* a COPY/REDUCE with a pointer not 16-byte aligned at its start
                                   * or end costs this more (the executor's scalar head and tail;
                                   * probes x-mpairsN against x-pairsN; optional, 0) */
