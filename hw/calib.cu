@@ -213,10 +213,11 @@ __global__ void k_reduce2(uint4 *dst, const uint4 *a, const uint4 *b, size_t n16
     }
 }
 
-/* One thread follows a chain of indices; ns per dependent load. */
-__global__ void k_chase(const u64 *chain, int steps, u64 *out) {
+/* One thread follows a chain of indices from slot `from`; ns per dependent load, and
+ * where it stopped (the next run goes on from there). */
+__global__ void k_chase(const u64 *chain, u64 from, int steps, u64 *out) {
     if (threadIdx.x || blockIdx.x) return;
-    u64 j = 0;
+    u64 j = from;
     for (int i = 0; i < 64; i++) j = ld_volatile(&chain[j]); /* warm the TLB a little */
     u64 t0 = gtimer();
     for (int i = 0; i < steps; i++) j = ld_volatile(&chain[j]);
@@ -346,15 +347,18 @@ static std::vector<u64> make_chain(size_t bytes, size_t stride_bytes) {
     return chain;
 }
 
-/* ns per dependent load, chain placed at dchain (device-visible). */
+/* ns per dependent load, chain placed at dchain (device-visible): the median of 7 runs,
+ * each going on where the one before stopped, so a chain longer than the runs' steps
+ * never meets a line twice (a run that started over would find its lines in L2). */
 static int chase(int dev, const u64 *dchain, int steps, double *ns, ar_error_t *err) {
     int rc = AR_OK;
     u64 *dout = NULL, hout[2];
     std::vector<double> t;
     CK(cudaSetDevice(dev));
     CK(cudaMalloc(&dout, 2 * sizeof(u64)));
+    hout[1] = 0;
     for (int r = 0; r < 7; r++) {
-        k_chase<<<1, 1>>>(dchain, steps, dout);
+        k_chase<<<1, 1>>>(dchain, hout[1], steps, dout);
         CK(cudaGetLastError());
         CK(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
         t.push_back((double)hout[0] / steps);
