@@ -153,7 +153,7 @@ typedef struct walk_s {
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
     ar_cost_cross_t cross;    /* whose latest op crosses to another device (a release's floor) */
-    ar_cost_warm_t warm;      /* which pages each device touched lately (cold REDUCE rounds) */
+    ar_cost_warm_t warm;      /* which pages each device touched lately (cold_lat_ns) */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
     ar_op_traffic_t *traffic;

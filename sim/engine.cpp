@@ -181,7 +181,7 @@ struct Sim {
      * issue bound per device */
     int base_mem, base_host, base_chan, base_issue;
     ar_cost_cross_t cross = {}; /* whose latest op crosses to another device (a release's floor) */
-    ar_cost_warm_t warm = {};   /* which pages each device touched lately (cold REDUCE rounds) */
+    ar_cost_warm_t warm = {};   /* which pages each device touched lately (cold_lat_ns) */
     ~Sim() {
         ar_cost_cross_free(&cross);
         ar_cost_warm_free(&warm);

@@ -129,7 +129,8 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
  * bytes). */
 double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
- * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives up to max_traffic link directions; *ntraffic their count. */
+ * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
+ * up to max_traffic link directions; *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm);
