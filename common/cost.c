@@ -102,7 +102,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         /* s < nsrc: a source (read); s == nsrc: the destination (write). */
         int is_dst = s == op->nsrc;
-        const ar_addr_t *ad = is_dst ? &op->dst : &p->srcs[op->src + s];
+        const ar_addr_t *ad = ar_op_operand(p, op, s);
         int dev = ar_cost_addr_device(t, ad);
         if (dev < 0) { /* host staging buffer over the host link (bytes: cb below) */
             double hl = m->host_link_lat_ns * 1e-9;
@@ -168,7 +168,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     int edev = t->placement[exec_rank];
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         int is_dst = s == op->nsrc;
-        int dev = ar_cost_addr_device(t, is_dst ? &op->dst : &p->srcs[op->src + s]);
+        int dev = ar_cost_addr_device(t, ar_op_operand(p, op, s));
         /* the source loaded together with this one (the executor's groups of two) */
         uint32_t mate = s ^ 1u;
         int paired = !is_dst && mate < op->nsrc && p->srcs[op->src + mate].rank == AR_RANK_HOST;
@@ -283,7 +283,7 @@ int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     const uint64_t size = ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        const ar_addr_t *a = ar_op_operand(p, op, s);
         if ((a->off * size) % 16 || ((a->off + op->n) * size) % 16) return 1;
     }
     return 0;
@@ -356,7 +356,7 @@ int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op
     if (op->code == AR_OP_SIGNAL) return t->placement[op->dst.rank] != e;
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const int d = ar_cost_addr_device(t, s == op->nsrc ? &op->dst : &p->srcs[op->src + s]);
+        const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
         if (d >= 0 && d != e) return 1;
     }
     return 0;
@@ -408,7 +408,7 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
         const ar_op_t *op = &p->ops[i];
         if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
         for (uint32_t s = 0; s <= op->nsrc; s++) {
-            const int d = ar_cost_addr_device(t, s == op->nsrc ? &op->dst : &p->srcs[op->src + s]);
+            const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
             if (d >= 0) traffic[d] += (double)op->n * es;
         }
     }
@@ -476,7 +476,7 @@ void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *
     if (w->cap <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        const ar_addr_t *a = ar_op_operand(p, op, s);
         const int d = ar_cost_addr_device(t, a);
         if (d < 0) continue;
         w->clock[d] += B;

@@ -558,7 +558,7 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
     if ((uint64_t)op->src + op->nsrc > p->nsrcs)
         return AR_ERR(v->err, AR_EPLAN, "%s: source list out of range", b1);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const ar_addr_t *a = s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+        const ar_addr_t *a = ar_op_operand(p, op, s);
         const char *role = s == op->nsrc ? "destination" : "source";
         if (a->rank != AR_RANK_HOST && (a->rank < 0 || a->rank >= p->nranks))
             return AR_ERR(v->err, AR_EPLAN, "%s: %s rank %d out of range (%d ranks)", b1, role,

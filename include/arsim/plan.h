@@ -143,6 +143,10 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
     return a;
 }
+/* Operand s of a COPY/REDUCE: source s for s < nsrc, the destination for s == nsrc. */
+static inline const ar_addr_t *ar_op_operand(const ar_plan_t *p, const ar_op_t *op, uint32_t s) {
+    return s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+}
 /* The buffer an address names, without its flags. */
 static inline ar_buf_t ar_addr_buf(ar_addr_t a) {
     return (ar_buf_t)(a.buf & AR_ADDR_BUF_MASK);
