@@ -14,3 +14,6 @@ endif
 EXTRA_DIST += tests/data
 # The Check runner prints its summary on fd 9 too, which reaches the terminal.
 AM_TESTS_FD_REDIRECT = 9>&2
+# Predictions hold still (tests/data/predictions: regenerate only on purpose).
+TESTS += tests/predictions.sh
+EXTRA_DIST += tests/predictions.sh

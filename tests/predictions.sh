@@ -1,0 +1,81 @@
+#!/bin/sh
+# Predictions hold still: every row of a fixed grid of cases (the committed GPU
+# measurement's cases on its calibrated model, and the shipped models on the shipped
+# and built topologies, sim and analytic) must give the time and per-term breakdown
+# recorded in tests/data/predictions/, within 0.01%. A change that means to move a
+# prediction regenerates the files (ARSIM_GOLDEN_WRITE=1 tests/predictions.sh) in a
+# commit of its own that says why.
+# Run by `make check` (TESTS); ARSIM names the binary (default ./arsim).
+set -u
+bin=${ARSIM:-./arsim}
+srcdir=${srcdir:-.}
+gold=$srcdir/tests/data/predictions
+[ -x "$bin" ] || { echo "predictions: no $bin" >&2; exit 99; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-pred-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+have_sim=1
+"$bin" run --backend sim --topology ring_1d:2 --algo ring --size 8K -q >/dev/null 2>&1 || have_sim=0
+
+calib=$srcdir/validate/results/h200_calibrated.yaml
+shipped="--topology torus_2d_4x4,hgx_h100_8,h200_pair,ring_1d:8,full:8,mesh_2d_2x3,switch:4 \
+--algo all --size 8K:64M --buffer hbm,sram,tcm --dtype bf16,fp32"
+
+# name backend sweep-arguments
+cases() {
+    for be in sim analytic; do
+        for r in 2 4 8; do
+            echo "calibrated_${be}_r$r $be --topology h200_pair --model $calib --ranks $r --algo all --size 8K:1G"
+        done
+        echo "shipped_$be $be $shipped"
+    done
+}
+
+status=0
+cases | while read -r name be args; do
+    if [ "$be" = sim ] && [ $have_sim = 0 ]; then
+        echo "predictions: $name skipped (no sim backend)"
+        continue
+    fi
+    # shellcheck disable=SC2086
+    "$bin" sweep --backend "$be" $args --out "$tmp/$name.csv" --jobs 2 -q 2>/dev/null
+    rc=$?
+    if [ $rc -ne 0 ] && [ ! -s "$tmp/$name.csv" ]; then
+        echo "predictions: FAIL: $name: sweep exited $rc with no rows" >&2
+        exit 1
+    fi
+    if [ -n "${ARSIM_GOLDEN_WRITE:-}" ]; then
+        mkdir -p "$gold"
+        { head -1 "$tmp/$name.csv"; tail -n +2 "$tmp/$name.csv" | sort; } |
+            awk -F, -v OFS=, '{ NF = NF - 1; print }' >"$gold/$name.csv"
+        echo "predictions: wrote $gold/$name.csv ($(($(wc -l <"$gold/$name.csv") - 1)) rows)"
+        continue
+    fi
+    [ -f "$gold/$name.csv" ] || { echo "predictions: FAIL: no $gold/$name.csv" >&2; exit 1; }
+    # Key: the case's columns 1-11 (backend .. chunk_bytes); values: time_us and the
+    # five terms (columns 12, 15-19), each within 0.01% (or 1e-6 us).
+    awk -F, -v name="$name" '
+        function key() { return $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11 }
+        FNR == 1 { next }
+        NR == FNR { n++; want[key()] = $0; next }
+        {
+            k = key(); got++
+            if (!(k in want)) { printf "predictions: FAIL: %s: a row not in the golden file: %s\n", name, k; bad++; next }
+            split(want[k], w, ",")
+            split("12 15 16 17 18 19", cols, " ")
+            for (i = 1; i <= 6; i++) {
+                c = cols[i]; a = w[c] + 0; b = $c + 0; d = a - b; if (d < 0) d = -d
+                m = a < 0 ? -a : a
+                if (d > 1e-6 && d > 1e-4 * m) {
+                    printf "predictions: FAIL: %s: %s column %d: %s, golden %s\n", name, k, c, $c, w[c]
+                    bad++; break
+                }
+            }
+            delete want[k]
+        }
+        END {
+            for (k in want) { printf "predictions: FAIL: %s: golden row missing: %s\n", name, k; bad++ }
+            printf "predictions: %s: %d rows, %d differ\n", name, got, bad
+            exit bad > 0
+        }' "$gold/$name.csv" "$tmp/$name.csv" || exit 1
+done
