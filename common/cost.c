@@ -132,8 +132,9 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double s = (cb.peer_rd + cb.peer_wr) / (m->link_issue_gbps * 1e9);
         if (s > c->link_s) c->link_s = s;
     }
+    const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
     for (int i = 0; i < a.ndev; i++) {
-        double s = a.rd[i] / (lvl->read_gbps * 1e9) + a.wr[i] / (lvl->write_gbps * 1e9);
+        double s = (a.rd[i] + a.wr[i]) / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
     }
     int chan_mem = 0;
@@ -212,6 +213,11 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     double stores = push > hostw ? push : hostw;
     if (mem_term) *mem_term = loads >= stores && local >= pull && local >= host && (local > 0 || groups > 0);
     return loads > stores ? loads : stores;
+}
+
+double ar_cost_mem_gbps(const ar_mem_level_t *lvl) {
+    if (lvl->read_gbps == lvl->write_gbps) return lvl->read_gbps;
+    return 2.0 / (1.0 / lvl->read_gbps + 1.0 / lvl->write_gbps);
 }
 
 double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b) {

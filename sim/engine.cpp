@@ -635,12 +635,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 R.kind = RES_NET;
             }
         }
-        /* One link per memory carries reads and writes together. cost.h charges
-         * reads / read_gbps + writes / write_gbps; with the two equal (every shipped
-         * model) that is one shared bandwidth; otherwise their harmonic mean stands
-         * for both. */
-        double mem_bw = 2.0 / (1.0 / lvl->read_gbps + 1.0 / lvl->write_gbps) * 1e9;
-        if (lvl->read_gbps == lvl->write_gbps) mem_bw = lvl->read_gbps * 1e9;
+        /* One link per memory carries reads and writes together (ar_cost_mem_gbps). */
+        const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
             R.bw = mem_bw;

@@ -22,7 +22,8 @@
  *   link   = max over link directions (and the host link) of bytes / (count * bw),
  *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
  *            sim shares that among every op the device's channels issue)
- *   memory = max over devices of reads / read_bw + writes / write_bw
+ *   memory = max over devices of (reads + writes) / ar_cost_mem_gbps (the level's one
+ *            shared bandwidth, as the sim's memory link)
  *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
  *            its loads of every kind add up (an executor step issues the loads of
  *            its sources together and waits for all of them), its stores overlap
@@ -115,6 +116,13 @@ typedef struct ar_chan_bytes_s {
  * sets local_cold. */
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                         const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
+/* One device's memory level as one shared bandwidth that its reads and writes cross
+ * together: the harmonic mean of read_gbps and write_gbps (read_gbps when equal). An
+ * op's memory term is (reads + writes) / this on each device it touches. On 2 x H200,
+ * 96 blocks per GPU REDUCEing two local sources beyond L2 loaded 2576-2591 GB/s
+ * (validate/results/block_rates.csv): this rule gives 2586, reads / read + writes /
+ * write 2670; COPYs (as many reads as writes) 1913-1920 against 1939 for both. */
+double ar_cost_mem_gbps(const ar_mem_level_t *lvl);
 /* Seconds an op with cold local loads waits for its first ones (cold_lat_ns; 0 when none). */
 double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Seconds one channel alone needs to move b (the chan term above); 0 when the model
