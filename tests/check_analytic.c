@@ -29,6 +29,9 @@ static const char *const ROUND_MODEL =
     "launch_ns: 3000\n"
     "host_link_gbps: 5\n"
     "host_link_lat_ns: 2000\n";
+/* HBM's reads and writes share one bandwidth, the harmonic mean of read_gbps and
+ * write_gbps (ar_cost_mem_gbps): an op's memory term is (reads + writes) / this. */
+#define HBM_BW (2.0 / (1.0 / 1000e9 + 1.0 / 500e9))
 
 #define NS 1e-9
 #define LAUNCH (3000 * NS)
@@ -184,8 +187,8 @@ START_TEST(test_local_memory) {
     ck_assert_int_eq(ar_plan_copy(p, 2, 0, ar_addr(2, AR_BUF_OUT, 0), ar_addr(2, AR_BUF_IN, 0), n), AR_OK);
     ar_result_t r;
     run(t, p, 0, &r);
-    EQ(r.time_s, LAUNCH + MEMLAT + B / 1000e9 + B / 500e9);
-    EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + B / 1000e9 + B / 500e9);
+    EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / HBM_BW);
+    EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + 2 * B / HBM_BW);
     ck_assert(r.terms_s[AR_TERM_LINK] == 0);
     ar_plan_free(p);
     ar_topo_free(t);
@@ -198,7 +201,7 @@ END_TEST
 START_TEST(test_signal_chain) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1000;
-    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9;
+    const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW;
     for (int to = 1; to <= 2; to++) {
         ar_plan_t *p = tu_plan_new(4, 1, n);
         ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
@@ -238,7 +241,7 @@ START_TEST(test_store_fence) {
     ck_assert_msg(ar_topo_build("ring_1d:4", m, &t, &err) == AR_OK, "%s", err.message);
     ar_topo_t *t0 = round_topo("ring_1d:4");
     const uint64_t n = 1000;
-    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + B / LINK_BW;
+    const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW, push = MEMLAT + B / LINK_BW;
     const double land = MEMLAT + HOP + B / 4e9;
     EQ(ar_cost_land_s(t, B), B / 4e9);
     EQ(ar_cost_land_s(t0, B), 0.0);
@@ -297,7 +300,7 @@ START_TEST(test_signal_release) {
         ar_plan_free(p);
     }
     const uint64_t n = 100000; /* a local COPY of 400 KB: 100 + 400 + 800 ns */
-    const double c = MEMLAT + n * 4.0 / 1000e9 + n * 4.0 / 500e9;
+    const double c = MEMLAT + 2 * n * 4.0 / HBM_BW;
     ck_assert(c > 500 * NS);
     ar_plan_t *p = tu_plan_new(4, 1, n);
     ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
@@ -398,7 +401,7 @@ START_TEST(test_launch_block_stagger) {
     ck_assert_int_eq(ar_plan_copy(p, 1, 2, ar_addr(1, AR_BUF_OUT, 3), ar_addr(1, AR_BUF_IN, 3), n), AR_OK);
     ar_result_t r;
     run(t, p, 0, &r);
-    EQ(r.time_s, LAUNCH + 40 * NS + 2 * MEMLAT + (B + 4) / 1000e9 + (B + 4) / 500e9);
+    EQ(r.time_s, LAUNCH + 40 * NS + 2 * MEMLAT + 2 * (B + 4) / HBM_BW);
     EQ(r.terms_s[AR_TERM_LAUNCH], LAUNCH + 40 * NS);
     ar_plan_free(p);
     ar_topo_free(t);
@@ -540,7 +543,7 @@ END_TEST
 START_TEST(test_signal_fence) {
     ar_topo_t *t = round_topo_with("signal_fence_ns: 300\n", "ring_1d:2", 2);
     const uint64_t n = 1000;
-    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9, push = MEMLAT + B / (2 * LINK_BW);
+    const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW, push = MEMLAT + B / (2 * LINK_BW);
     for (int shape = 0; shape < 3; shape++) {
         /* 0: local COPY, SIGNAL; 1: push, SIGNAL; 2: twice (local COPY, SIGNAL) */
         ar_plan_t *p = tu_plan_new(2, 1, n);
@@ -581,7 +584,7 @@ START_TEST(test_reduce_groups) {
             ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
             ar_result_t r;
             run(t1, p, 1, &r);
-            const double move = k == 3 ? 1000 * NS : k * 4.0 / 1000e9 + 4.0 / 500e9;
+            const double move = k == 3 ? 1000 * NS : (k + 1) * 4.0 / HBM_BW;
             EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9 + with_op * 300 * NS);
             EQ(r.terms_s[AR_TERM_SYNC], with_op * 300 * NS);
             ar_result_free(&r);
@@ -597,7 +600,7 @@ START_TEST(test_reduce_groups) {
         ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
         ar_result_t r;
         run(t, p, 0, &r);
-        const double move = k == 3 ? 1000 * NS : k * 4.0 / 1000e9 + 4.0 / 500e9;
+        const double move = k == 3 ? 1000 * NS : (k + 1) * 4.0 / HBM_BW;
         EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9);
         ar_plan_free(p);
     }
@@ -649,7 +652,7 @@ START_TEST(test_link_issue) {
 END_TEST
 
 /* chan_local_read_gbps (8 GB/s here): one channel's loads from its own device. A
- * local COPY of B bytes reads B: max(B / 1000 + B / 500 GB/s (device), B / 8 GB/s)
+ * local COPY of B bytes reads B: max(2B / HBM_BW (device), B / 8 GB/s)
  * = B / 8 GB/s; a local REDUCE of two sources reads 2B: 2B / 8 GB/s, plus its
  * additions. A pull from a peer reads nothing locally: the bound does not apply. Both
  * are memory terms. Without the key the device's memory is the only bound. The REDUCE
@@ -672,7 +675,7 @@ START_TEST(test_chan_local_read) {
         EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + k * B / 8e9);
         ar_result_free(&r);
         run(t0, p, 0, &r);
-        EQ(r.time_s, LAUNCH + MEMLAT + k * B / 1000e9 + B / 500e9 + add);
+        EQ(r.time_s, LAUNCH + MEMLAT + (k + 1) * B / HBM_BW + add);
         ar_plan_free(p);
     }
     ar_plan_t *p = tu_plan_new(2, 1, n);
@@ -747,7 +750,7 @@ END_TEST
 START_TEST(test_arrival_order) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 16;
-    const double B = n * 4.0, c = MEMLAT + B / 1000e9 + B / 500e9;
+    const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW;
     ck_assert(c + SIG < SIG + HOP);
     for (int count = 1; count <= 2; count++) {
         ar_plan_t *p = tu_plan_new(4, 1, n);
@@ -856,7 +859,7 @@ END_TEST
  * and a push's SIGNAL releases the neighbour's WAIT S later, S = signal latency +
  * the WAIT's own cost (wait_overhead_ns). */
 typedef struct mp_s {
-    double ml, hop, sig, bw, cw, cr, rd, wr, rg, hl, hg, launch;
+    double ml, hop, sig, bw, cw, cr, mb, rg, hl, hg, launch; /* mb: the memory level's one bandwidth */
     double op; /* op_overhead_ns: every data op's own cost (sync term) */
     double wt; /* wait_overhead_ns alone: a WAIT whose flag is already there */
 } mp_t;
@@ -869,7 +872,7 @@ static mp_t params(const ar_topo_t *t, int link_count) {
         .sig = (m->signal_lat_ns + m->wait_overhead_ns) * NS, /* a SIGNAL and the WAIT it releases */
         .bw = link_count * m->links[0].bw_gbps * 1e9, .cw = m->chan_write_gbps * 1e9,
         .cr = ar_model_chan_read_gbps(m) * 1e9,
-        .rd = l->read_gbps * 1e9, .wr = l->write_gbps * 1e9, .rg = m->reduce_gbps * 1e9,
+        .mb = 2 / (1 / (l->read_gbps * 1e9) + 1 / (l->write_gbps * 1e9)), .rg = m->reduce_gbps * 1e9,
         .hl = m->host_link_lat_ns * NS, .hg = m->host_link_gbps * 1e9, .launch = m->launch_ns * NS,
         .op = m->op_overhead_ns * NS, .wt = m->wait_overhead_ns * NS,
     };
@@ -881,16 +884,16 @@ static double max4(double a, double b, double c, double d) {
     return x > y ? x : y;
 }
 static double cp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->rd, 1 / m->wr) + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->mb, 1 / m->mb) + m->op;
 }
 static double cpull(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->rd, 1 / m->wr) + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->mb, 1 / m->mb) + m->op;
 }
 static double crp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->rd, 1 / m->wr) + B / m->rg + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->mb, 1 / m->mb) + B / m->rg + m->op;
 }
 static double crl(const mp_t *m, int k, double B) {
-    return m->ml + B * (k / m->rd + 1 / m->wr) + (k - 1) * B / m->rg + m->op;
+    return m->ml + B * (k + 1) / m->mb + (k - 1) * B / m->rg + m->op;
 }
 /* The push ring of algorithms/util.c on p positions with blocks of B bytes:
  * reduce-scatter = a copy push, p-2 reduce pushes, each after the previous
@@ -953,8 +956,8 @@ START_TEST(test_ring_closed_form) {
                 mp_t m = params(t, p == 2 ? 2 : 1);
                 double n = (double)NEL * ar_dtype_size((ar_dtype_t)dt);
                 double b = fmax(1 / m.bw, 1 / m.cw), c = 1 / m.rg;
-                ck_assert(b >= 2 / m.rd && b >= 1 / m.wr);
-                double a = m.sig + m.ml + m.hop, d = m.ml + n / p * (2 / m.rd + 1 / m.wr);
+                ck_assert(b >= 2 / m.mb);
+                double a = m.sig + m.ml + m.hop, d = m.ml + n / p * 3 / m.mb;
                 double want = m.launch + 2 * (p - 1) * a + 2.0 * (p - 1) / p * n * b +
                               (double)(p - 1) / p * n * c + d + (2 * p - 1) * m.op + m.wt;
                 ar_result_t r;
@@ -1111,7 +1114,7 @@ START_TEST(test_naive_closed_form) {
         ar_topo_t *t = round_topo(spec);
         mp_t m = params(t, 1);
         double n = NEL * 4.0, far = m.sig + (p / 2 - 1) * m.hop;
-        ck_assert(n / m.hg > n / m.rd + n / m.wr);
+        ck_assert(n / m.hg > 2 * n / m.mb);
         ar_result_t r;
         run_algo(t, "naive", NEL, AR_FP32, &r);
         const double rounds = ((p + 1) / 2 - 1) * (m.hl - m.ml);
