@@ -37,6 +37,11 @@ int ar__signal_each_copy(uint64_t copy_bytes);
 /* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first (the order the
  * shots push in). */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
+/* A probe plan (algorithms/probes.c) by name: x-oneshot, x-chainN, ...; channels < 1 is 1. */
+int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
+                    ar_error_t *err);
+/* The probe entry a name stands for (x-chain34 -> x-chainN), or NULL. */
+const ar_algo_t *ar__probe_find(const char *name);
 
 /* Chunk in elements for the pipelined 1stage/2stage lanes: opts->chunk_bytes, else
  * the whole lane below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB to

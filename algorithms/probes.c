@@ -1,8 +1,9 @@
-/* hw: probe plans. Hand-built plan shapes that measure what the executor can do
- * on a machine, independent of the algorithms under algorithms/ (and that test
- * the executor when those are not built). They are test fixtures for the cuda
- * backend, not algorithms: `arsim bench --algo x-...` names them, nothing else
- * does. Every channel works on its own element range and its own flags.
+/* algorithms: probe plans. Hand-built plan shapes that measure what the executor
+ * can do on a machine (arsim calibrate, arsim bench --algo x-...), and what the
+ * model says of the same shapes (any backend: arsim run --algo x-...). They are
+ * entries of the algorithm table (ar_algo_probes, `arsim list probes`) but compute
+ * no allreduce, so `--algo all` leaves them out. Every channel works on its own
+ * element range and its own flags.
  *
  *  x-oneshot   pull: arrive (SIGNAL every peer), WAIT; REDUCE OUT <- every IN;
  *              SIGNAL, WAIT (peers are done reading my IN).
@@ -80,7 +81,7 @@
  *              SCRATCH, SIGNAL the next rank's flag, WAIT for the previous rank's. */
 #include <stdio.h>
 #include <string.h>
-#include "hw/probe.h"
+#include "algorithms/internal.h"
 
 /* Element range of part i of n parts of count, 8-element aligned (16 bytes in
  * the 2-byte types) except for the last part. */
@@ -406,63 +407,112 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
     return AR_OK;
 }
 
-/* The fixed-name probes: builder, its argument, and whether it takes one channel
- * whatever was asked. */
-static const struct {
-    const char *name;
+/* The probes, as entries of the algorithm table (ar_algo_probe): a builder, its
+ * argument, and whether it takes one channel whatever was asked. */
+typedef struct probe_s {
+    ar_algo_t algo; /* first: the table hands out &probe->algo */
     int (*build)(ar_plan_t *p, int arg);
     int arg, one_channel;
-} fixed[] = {
-    {"x-oneshot", build_oneshot, 0, 0},       {"x-pushshot", build_oneshot, 1, 0},
-    {"x-twoshot", build_twoshot, 7, 0},       {"x-barrier", build_part, 1, 0},
-    {"x-local", build_part, 0, 0},            {"x-storesig", build_storesig, 0, 1},
-    {"x-pushsig", build_pushsig, 0, 0},       {"x-reduce", build_reduce, 0, 0},
-    {"x-pushwork", build_pushwork, 0, 0},     {"x-pushsigwork", build_pushwork, 1, 0},
-    {"x-pushall", build_pushall, 0, 0},       {"x-hostreduce", build_hostreduce, 0, 0},
-    {"x-pullpush", build_pullpush, 0, 0},     {"x-reducepush", build_reduce, 1, 0},
-    {"x-pullpush1", build_pullpush, 1, 0},    {"x-hostreduce2", build_hostreduce, 1, 0},
-    {"x-hostpair", build_hostreduce, 2, 0},    {"x-pushsep", build_pushall, 1, 0},
-    {"x-tsep", build_twoshot, 0, 0},          {"x-tsep1", build_twoshot, 1, 0},
-    {"x-tsep2", build_twoshot, 2, 0},         {"x-tsep3", build_twoshot, 3, 0},
+} probe_t;
+
+#define PROBE(nm, sum, fn, a, one) {{.name = nm, .summary = sum, .probe = 1}, fn, a, one}
+static const probe_t fixed[] = {
+    PROBE("x-oneshot", "pull one-shot: barrier, REDUCE every peer's IN, barrier", build_oneshot, 0, 0),
+    PROBE("x-pushshot", "push one-shot: COPY IN into every peer's SCRATCH, SIGNAL, REDUCE", build_oneshot, 1, 0),
+    PROBE("x-twoshot", "push reduce-scatter + all-gather, each phase's SIGNALs on one flag", build_twoshot, 7, 0),
+    PROBE("x-barrier", "one barrier per channel: launch + barrier (no allreduce)", build_part, 1, 0),
+    PROBE("x-local", "COPY OUT <- IN per channel, no peers (no allreduce)", build_part, 0, 0),
+    PROBE("x-storesig", "one channel: COPY into the next rank, SIGNAL its own flag: stores landing", build_storesig, 0, 1),
+    PROBE("x-pushsig", "COPY into the next rank, SIGNAL it, WAIT for the previous one", build_pushsig, 0, 0),
+    PROBE("x-reduce", "REDUCE OUT <- IN + SCRATCH per channel, no flags: local loads", build_reduce, 0, 0),
+    PROBE("x-pushwork", "x-pushsig's COPY, then x-reduce's REDUCE, then SIGNAL, WAIT", build_pushwork, 0, 0),
+    PROBE("x-pushsigwork", "x-pushwork with the SIGNAL before the REDUCE", build_pushwork, 1, 0),
+    PROBE("x-pushall", "COPY into every peer's SCRATCH, SIGNAL each, WAIT (1stage's push phase)", build_pushall, 0, 0),
+    PROBE("x-hostreduce", "REDUCE OUT <- IN + one HOST slot (naive's shape)", build_hostreduce, 0, 0),
+    PROBE("x-pullpush", "even channels pull from, odd ones push to the next rank at once", build_pullpush, 0, 0),
+    PROBE("x-reducepush", "x-reduce with its destination in the next rank's SCRATCH", build_reduce, 1, 0),
+    PROBE("x-pullpush1", "x-pullpush on odd ranks only: one device pulls and pushes", build_pullpush, 1, 0),
+    PROBE("x-hostreduce2", "REDUCE OUT <- IN + two HOST slots", build_hostreduce, 1, 0),
+    PROBE("x-hostpair", "REDUCE OUT <- two HOST slots (one group of host loads)", build_hostreduce, 2, 0),
+    PROBE("x-pushsep", "x-pushall with a flag per sender and a WAIT per peer (2stage's)", build_pushall, 1, 0),
+    PROBE("x-tsep", "x-twoshot ordered as 2stage: a SIGNAL after each COPY, a flag per sender", build_twoshot, 0, 0),
+    PROBE("x-tsep1", "x-tsep with the reduce-scatter's SIGNALs batched", build_twoshot, 1, 0),
+    PROBE("x-tsep2", "x-tsep with the all-gather's SIGNALs batched", build_twoshot, 2, 0),
+    PROBE("x-tsep3", "x-tsep with both phases' SIGNALs batched", build_twoshot, 3, 0),
 };
 
-/* The probes named with a count N (x-chainN ...): build_exec's kind is the index;
- * channels 0 = as asked. */
-static const struct {
-    const char *prefix;
-    int channels;
-} counted[] = {{"x-chain", 1}, {"x-sigs", 2}, {"x-waits", 2}, {"x-rsigs", 2}, {"x-spin", 0}, {"x-msigs", 0},
-                {"x-rings", 0}, {"x-rchain", 1}, {"x-pairs", 0}, {"x-fpairs", 0},
-                {"x-spairs", 0}, {"x-mchain", 1}, {"x-mpairs", 0}, {"x-hchain", 1}};
+/* The probes named with a count N (x-chainN ...): build_exec's kind is the index,
+ * arg the channels they take (0 = as asked). */
+static const probe_t counted[] = {
+    PROBE("x-chainN", "channel 0: N local COPYs (the executor's cost per op)", NULL, 1, 0),
+    PROBE("x-sigsN", "one channel SIGNALs its rank's flag N times, another WAITs once", NULL, 2, 0),
+    PROBE("x-waitsN", "x-sigsN with N WAITs (what a WAIT costs by itself)", NULL, 2, 0),
+    PROBE("x-rsigsN", "x-sigsN to the next rank's flag (a SIGNAL across)", NULL, 2, 0),
+    PROBE("x-spinN", "x-chainN while the rank's other channels spin in a WAIT", NULL, 0, 0),
+    PROBE("x-msigsN", "every channel SIGNALs the next rank N times, then WAITs", NULL, 0, 0),
+    PROBE("x-ringsN", "N rounds of SIGNAL the next rank, WAIT for the previous (no data)", NULL, 0, 0),
+    PROBE("x-rchainN", "channel 0: N local REDUCEs of up to 8 sources (groups of loads)", NULL, 1, 0),
+    PROBE("x-pairsN", "N (COPY into the next rank, SIGNAL it) pairs, then WAIT", NULL, 0, 0),
+    PROBE("x-fpairsN", "x-pairsN to rank r + nranks/2 (the other device)", NULL, 0, 0),
+    PROBE("x-spairsN", "x-pairsN into the rank's own SCRATCH and flag (the fence alone)", NULL, 0, 0),
+    PROBE("x-mchainN", "x-chainN one element in (no 16-byte aligned pointer)", NULL, 1, 0),
+    PROBE("x-mpairsN", "x-pairsN one element in", NULL, 0, 0),
+    PROBE("x-hchainN", "channel 0: N REDUCEs of IN and four HOST slots (rounds of host loads)", NULL, 1, 0),
+};
+#undef PROBE
 
 #define NFIXED (int)(sizeof fixed / sizeof fixed[0])
 #define NCOUNTED (int)(sizeof counted / sizeof counted[0])
 
-int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
-                    ar_error_t *err) {
-    int fi = -1, ci = -1, nexec = 0;
-    for (int i = 0; i < NFIXED && fi < 0; i++)
-        if (!strcmp(name, fixed[i].name)) fi = i;
-    for (int i = 0; i < NCOUNTED && fi < 0 && ci < 0; i++) {
-        size_t l = strlen(counted[i].prefix);
+int ar_algo_probe_count(void) { return NFIXED + NCOUNTED; }
+
+const ar_algo_t *ar_algo_probe(int i) {
+    if (i < 0 || i >= NFIXED + NCOUNTED) return NULL;
+    return i < NFIXED ? &fixed[i].algo : &counted[i - NFIXED].algo;
+}
+
+/* Which probe `name` is: *fi (fixed) or *ci (counted, *n its N, 0 when out of 1..60), else both -1. */
+static void probe_lookup(const char *name, int *fi, int *ci, int *n) {
+    *fi = *ci = -1;
+    *n = 0;
+    for (int i = 0; i < NFIXED; i++)
+        if (!strcmp(name, fixed[i].algo.name)) {
+            *fi = i;
+            return;
+        }
+    for (int i = 0; i < NCOUNTED; i++) {
+        const size_t l = strlen(counted[i].algo.name) - 1; /* the name without its N */
         char tail = 0;
-        if (!strncmp(name, counted[i].prefix, l) && sscanf(name + l, "%d%c", &nexec, &tail) == 1) {
-            if (nexec < 1 || nexec > 60)
-                return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
-            ci = i;
+        int v = 0;
+        if (!strncmp(name, counted[i].algo.name, l) && name[l] >= '0' && name[l] <= '9' &&
+            sscanf(name + l, "%d%c", &v, &tail) == 1) {
+            *ci = i;
+            *n = v >= 1 && v <= 60 ? v : 0;
+            return;
         }
     }
+}
+
+const ar_algo_t *ar__probe_find(const char *name) {
+    int fi, ci, n;
+    probe_lookup(name, &fi, &ci, &n);
+    return fi >= 0 ? &fixed[fi].algo : ci >= 0 ? &counted[ci].algo : NULL;
+}
+
+int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
+                    ar_error_t *err) {
+    int fi, ci, nexec;
+    probe_lookup(name, &fi, &ci, &nexec);
+    if (ci >= 0 && nexec == 0) return AR_ERR(err, AR_EINVAL, "probe plan '%s': N must be 1..60", name);
     if (fi < 0 && ci < 0) {
         char known[512] = "";
         size_t at = 0;
-        for (int i = 0; i < NFIXED && at + 2 < sizeof known; i++)
-            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "", fixed[i].name);
-        for (int i = 0; i < NCOUNTED && at + 2 < sizeof known; i++)
-            at += (size_t)snprintf(known + at, sizeof known - at, ", %sN", counted[i].prefix);
+        for (int i = 0; i < NFIXED + NCOUNTED && at + 2 < sizeof known; i++)
+            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", at ? ", " : "", ar_algo_probe(i)->name);
         return AR_ERR(err, AR_EINVAL, "unknown probe plan '%s' (%s)", name, known);
     }
     if (nranks < 1 || nranks > 64) return AR_ERR(err, AR_ELIMIT, "probe plans take 1 to 64 ranks");
-    if (ci >= 0 && counted[ci].channels) channels = counted[ci].channels;
+    if (ci >= 0 && counted[ci].arg) channels = counted[ci].arg;
     if (channels < 1 || (fi >= 0 && fixed[fi].one_channel)) channels = 1;
     ar_plan_t *p = NULL;
     int rc = ar_plan_new(name, nranks, channels, count, dtype, &p);

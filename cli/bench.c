@@ -6,7 +6,7 @@
  *               [--iters N] [--repeats N] [--no-nccl] [--force-host] [--csv FILE]
  *
  * --algo also takes `auto` (the choice by size and rank count) and the probe
- * plans x-... (hw/probe.c lists them), which the shared option
+ * plans x-... (algorithms/probes.c lists them), which the shared option
  * parser does not know: bench takes --algo out of argv before parsing. The
  * topology defaults to full:N over the N visible GPUs. */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "config.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
-#include "hw/bench.h"
+#include "validate/bench.h"
 
 enum { O_REPEATS = 1000, O_NO_NCCL, O_FORCE_HOST };
 
@@ -79,7 +79,7 @@ int ar_cli_bench(int argc, char **argv) {
         "options of bench:\n"
         "  --algo auto|all|NAME[,NAME..]  our algorithms; auto picks by size and rank count;\n"
         "                         x-NAME: the executor's probe plans (x-oneshot, x-pushshot, x-twoshot,\n"
-        "                         x-reduce, x-pushsig, x-chainN, ...: hw/probe.c; a wrong name lists them)\n"
+        "                         x-reduce, x-pushsig, x-chainN, ...: algorithms/probes.c; a wrong name lists them)\n"
         "  --iters N              executions captured per CUDA graph (default: by size)\n"
         "  --repeats N            graph launches timed; the median is reported (default: by size)\n"
         "  --no-nccl              leave out NCCL's ncclAllReduce\n"

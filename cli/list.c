@@ -1,4 +1,4 @@
-/* arsim list algos|topologies|models|backends */
+/* arsim list algos|probes|topologies|models|backends */
 #include <stdio.h>
 #include <string.h>
 #include "config.h"
@@ -10,6 +10,13 @@ static int list_algos(void) {
     for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++)
         printf("%-12s %-9s %s\n", (*a)->name, (*a)->alias ? (*a)->alias : "-",
                (*a)->summary ? (*a)->summary : "");
+    return 0;
+}
+
+static int list_probes(void) {
+    printf("%-15s %s\n", "# probe plan", "what it measures (N: a count 1..60, as in x-chain34)");
+    for (int i = 0; i < ar_algo_probe_count(); i++)
+        printf("%-15s %s\n", ar_algo_probe(i)->name, ar_algo_probe(i)->summary);
     return 0;
 }
 
@@ -39,16 +46,16 @@ static int list_backends(void) {
 
 int ar_cli_list(int argc, char **argv) {
     static const struct { const char *what; int (*fn)(void); } whats[] = {
-        {"algos", list_algos}, {"algorithms", list_algos}, {"topologies", list_topologies},
+        {"algos", list_algos}, {"algorithms", list_algos}, {"probes", list_probes}, {"topologies", list_topologies},
         {"topos", list_topologies}, {"models", list_models}, {"backends", list_backends},
     };
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: arsim list algos|topologies|models|backends\n");
+        printf("usage: arsim list algos|probes|topologies|models|backends\n");
         return 0;
     }
-    if (argc < 2) return ar_cli_fail("list", "what to list? (algos, topologies, models, backends)");
+    if (argc < 2) return ar_cli_fail("list", "what to list? (algos, probes, topologies, models, backends)");
     if (argc > 2) return ar_cli_fail("list", "unexpected argument '%s'", argv[2]);
     for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++)
         if (strcmp(argv[1], whats[i].what) == 0) return whats[i].fn();
-    return ar_cli_fail("list", "'%s': unknown list (algos, topologies, models, backends)", argv[1]);
+    return ar_cli_fail("list", "'%s': unknown list (algos, probes, topologies, models, backends)", argv[1]);
 }

@@ -200,7 +200,10 @@ static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
         for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++) {
             int dup = 0;
             for (int i = 0; i < o->nalgos; i++) dup |= o->algos[i] == *a;
-            if (!dup && o->nalgos < AR_CLI_MAX_LIST) o->algos[o->nalgos++] = *a;
+            if (!dup && o->nalgos < AR_CLI_MAX_LIST) {
+                snprintf(o->algo_names[o->nalgos], sizeof o->algo_names[0], "%s", (*a)->name);
+                o->algos[o->nalgos++] = *a;
+            }
         }
         return AR_CLI_OK;
     }
@@ -210,9 +213,12 @@ static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
         algo_names(known, sizeof known);
         return ar_cli_fail(cmd, "--algo '%s': unknown algorithm (known: %s, all)", name, known);
     }
+    const char *as = a->probe ? name : a->name; /* x-chain34, not x-chainN */
+    if (strlen(as) >= sizeof o->algo_names[0]) return ar_cli_fail(cmd, "--algo '%s': name too long", name);
     for (int i = 0; i < o->nalgos; i++)
-        if (o->algos[i] == a) return AR_CLI_OK;
+        if (strcmp(o->algo_names[i], as) == 0) return AR_CLI_OK;
     if (o->nalgos == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "--algo: too many algorithms");
+    snprintf(o->algo_names[o->nalgos], sizeof o->algo_names[0], "%s", as);
     o->algos[o->nalgos++] = a;
     return AR_CLI_OK;
 }

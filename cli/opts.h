@@ -45,6 +45,7 @@ typedef struct ar_cli_opts_s {
     int ntopos;
     const char *model;               /* --model FILE|NAME, NULL: the topology's own */
     const ar_algo_t *algos[AR_CLI_MAX_LIST]; /* --algo NAME[,NAME..]|all (default all) */
+    char algo_names[AR_CLI_MAX_LIST][64];    /* each as named (a probe's with its N: x-chain34) */
     int nalgos;
     int algo_all;                    /* --algo all, or no --algo: unfit algorithms are skipped */
     uint64_t sizes[AR_CLI_MAX_SIZES];/* --size B[:B][,..] in bytes (default 8K:1G) */

@@ -157,7 +157,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
         header(s, backend, t, spec, buffer, o->channels[ic], o->chunks[ik]);
         for (int id = 0; id < o->ndtypes; id++)
         for (int ia = 0; ia < o->nalgos; ia++) {
-            const ar_algo_t *algo = o->algos[ia];
+            const char *aname = o->algo_names[ia];
             if (unfit[ia]) { s->done += nsizes; continue; }
             for (int is = 0; is < nsizes; is++) {
                 ar_dtype_t dt = o->dtypes[id];
@@ -179,14 +179,14 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     break;
                 }
                 if (pre) { rc = pre; goto out; }
-                progress(s, algo->name, bytes);
-                int brc = algo->build(t, count, dt, &aopts, &plan, &err);
+                progress(s, aname, bytes);
+                int brc = ar_algo_build(aname, t, count, dt, &aopts, &plan, &err);
                 if (brc == AR_EUNFIT && o->algo_all) {
                     /* Not fatal in a study: say why and go on with the others. */
                     char buf[512];
                     progress_clear(s);
-                    fprintf(stderr, "%s: %s does not fit %s: %s\n", s->who, algo->name, spec,
-                            unprefixed(ar_error_format(&err, buf, sizeof buf), algo->name));
+                    fprintf(stderr, "%s: %s does not fit %s: %s\n", s->who, aname, spec,
+                            unprefixed(ar_error_format(&err, buf, sizeof buf), aname));
                     fflush(stderr);
                     unfit[ia] = 1;
                     s->done += nsizes - is;
@@ -195,28 +195,29 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 if (brc != AR_OK) {
                     char buf[512];
                     progress_clear(s);
-                    const char *why = unprefixed(ar_error_format(&err, buf, sizeof buf), algo->name);
+                    const char *why = unprefixed(ar_error_format(&err, buf, sizeof buf), aname);
                     if (brc == AR_EUNFIT)
-                        rc = ar_cli_fail(s->cmd, "%s does not fit %s: %s", algo->name, spec, why);
+                        rc = ar_cli_fail(s->cmd, "%s does not fit %s: %s", aname, spec, why);
                     else
-                        rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", algo->name, spec, sz,
+                        rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", aname, spec, sz,
                                          ar_dtype_name(dt), why);
                     goto out;
                 }
                 if (o->dump_plan) {
                     progress_clear(s);
-                    printf("# plan %s, %s %s, %d ranks\n", algo->name, sz, ar_dtype_name(dt), plan->nranks);
+                    printf("# plan %s, %s %s, %d ranks\n", aname, sz, ar_dtype_name(dt), plan->nranks);
                     ar_plan_dump(plan, stdout);
                     fflush(stdout);
                 }
                 int cheap = (uint64_t)plan->nops * (uint64_t)plan->nranks *
                             (uint64_t)plan->nchannels <= VERIFY_MAX_WORK;
-                if (o->verify == 1 || (o->verify == -1 && cheap)) {
+                /* a probe computes no allreduce: nothing to verify it against */
+                if (!o->algos[ia]->probe && (o->verify == 1 || (o->verify == -1 && cheap))) {
                     if (ar_plan_verify(plan, &err) != AR_OK) {
                         char buf[512];
                         progress_clear(s);
                         ar_cli_fail(s->cmd, "%s on %s, %s %s: plan failed verification: %s",
-                                    algo->name, spec, sz, ar_dtype_name(dt),
+                                    aname, spec, sz, ar_dtype_name(dt),
                                     ar_error_format(&err, buf, sizeof buf));
                         ar_plan_free(plan);
                         rc = 1;
@@ -232,7 +233,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 if (xrc == AR_ELIMIT && nsizes > 1) {
                     /* Larger sizes will not fit either: note it and go on. */
                     char buf[512];
-                    fprintf(stderr, "%s: %s from %s on: %s\n", s->who, algo->name, sz,
+                    fprintf(stderr, "%s: %s from %s on: %s\n", s->who, aname, sz,
                             ar_error_format(&err, buf, sizeof buf));
                     fflush(stderr);
                     ar_result_free(&res);
@@ -242,7 +243,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 if (xrc != AR_OK) {
                     char buf[512];
-                    rc = ar_cli_fail(s->cmd, "%s on %s, %s %s, backend %s: %s", algo->name, spec, sz,
+                    rc = ar_cli_fail(s->cmd, "%s on %s, %s %s, backend %s: %s", aname, spec, sz,
                                      ar_dtype_name(dt), backend, ar_error_format(&err, buf, sizeof buf));
                     if (xrc == AR_ECHECK) rc = 1;
                     ar_result_free(&res);
@@ -260,7 +261,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 if (res.checked) check = res.check_ok ? "ok" : "FAIL";
                 ar_cli_row_t row = {
                     .backend = backend, .topology = t->name[0] ? t->name : spec,
-                    .model = t->model ? t->model->name : "", .algo = algo->name,
+                    .model = t->model ? t->model->name : "", .algo = aname,
                     .nranks = plan->nranks, .dtype = dt, .buffer = buffer, .bytes = bytes,
                     .count = count, .channels = plan->nchannels, .chunk_bytes = o->chunks[ik],
                     .res = &res, .check = check,
@@ -274,7 +275,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 s->done++;
                 if (res.checked && !res.check_ok) {
                     fprintf(stderr, "%s: check failed: %s %s %s on %s: %s\n", s->who,
-                            algo->name, sz, ar_dtype_name(dt), spec,
+                            aname, sz, ar_dtype_name(dt), spec,
                             res.check_msg[0] ? res.check_msg : "output differs from the float64 reference");
                     fflush(stderr);
                     s->check_failed = 1;

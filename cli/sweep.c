@@ -256,7 +256,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     run_idx_t x = decode(w, i);
     const char *backend = o->backends[x.b], *spec = o->topos[x.t];
     const ar_topo_t *t = w->topos[x.t];
-    const ar_algo_t *algo = o->algos[x.a];
+    const char *aname = o->algo_names[x.a];
     ar_dtype_t dt = o->dtypes[x.d];
     ar_mem_t buffer = o->buffers[x.buf];
     uint64_t bytes, count;
@@ -270,10 +270,10 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     ar_error_t err;
     ar_error_clear(&err);
     ar_plan_t *plan = NULL;
-    int rc = algo->build(t, count, dt, &aopts, &plan, &err);
+    int rc = ar_algo_build(aname, t, count, dt, &aopts, &plan, &err);
     if (rc != AR_OK) {
         snprintf(msg, len, "%c %s does not fit %s: %s", rc == AR_EUNFIT ? MSG_SKIP : MSG_FAIL,
-                 algo->name, spec, ar_error_format(&err, ebuf, sizeof ebuf));
+                 aname, spec, ar_error_format(&err, ebuf, sizeof ebuf));
         return;
     }
     ar_result_t res;
@@ -281,7 +281,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     const char *topo_name = t->name[0] ? t->name : spec;
     ar_cli_row_t row = {
         .backend = backend, .topology = topo_name, .model = t->model ? t->model->name : "",
-        .algo = algo->name, .nranks = plan->nranks, .dtype = dt, .buffer = buffer,
+        .algo = aname, .nranks = plan->nranks, .dtype = dt, .buffer = buffer,
         .bytes = bytes, .count = count, .channels = plan->nchannels,
         .chunk_bytes = o->chunks[x.ck], .res = &res, .check = "",
     };
@@ -308,7 +308,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
         free(line);
     } else {
         snprintf(msg, len, "%c %s on %s, %s %s, %s, backend %s: %s",
-                 rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, algo->name, spec, sz, ar_dtype_name(dt),
+                 rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, aname, spec, sz, ar_dtype_name(dt),
                  ar_mem_name(buffer), backend, ar_error_format(&err, ebuf, sizeof ebuf));
     }
     ar_result_free(&res);

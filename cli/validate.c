@@ -1,7 +1,7 @@
 /* arsim calibrate / validate.
  *
  *   arsim calibrate --backend cuda -o MODEL.yaml
- *       micro-benchmarks on two GPUs (hw/calib.cu) -> a model file; no allreduce is timed.
+ *       micro-benchmarks on two GPUs (validate/calib.cu) -> a model file; no allreduce is timed.
  *   arsim validate --refs
  *       every reference row (validate/refs/NAME.csv) beside the model's prediction, and
  *       beside a measurement where validate/results holds one, with the ratios.
@@ -26,7 +26,7 @@
 #include "cli/internal.h"
 #include "cli/opts.h"
 #include "validate/internal.h"
-#include "hw/bench.h"
+#include "validate/bench.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -346,7 +346,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
     ar_error_t err;
     ar_error_clear(&err);
     if (ar_calib_device_info(device, sizeof device, &err) != AR_OK) {
-        if (err.code == AR_ENOTSUP) /* no cuda backend in this build (hw/none.c) */
+        if (err.code == AR_ENOTSUP) /* no cuda backend in this build (validate/none.c) */
             return ar_cli_fail("validate", "cannot measure here: %s; measure on a GPU machine "
                                            "with --measure-only -o measured.csv and compare here with "
                                            "--measured FILE", err.message);

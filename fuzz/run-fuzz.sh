@@ -21,7 +21,7 @@ mkdir -p "$seed" "$corpus" "$art"
 rm -f "$seed"/*
 case $target in
 topo|model)
-    for f in "$srcdir"/topologies/*.yaml "$srcdir"/sim/models/*.yaml "$srcdir"/tests/data/*.yaml; do
+    for f in "$srcdir"/topologies/*.yaml "$srcdir"/model/*.yaml "$srcdir"/tests/data/*.yaml; do
         [ -f "$f" ] && cp "$f" "$seed/$(basename "$(dirname "$f")")-$(basename "$f")"
     done
     dict="-dict=$srcdir/fuzz/yaml.dict" ;;

@@ -1,7 +1,7 @@
 /* hw: the cuda backend's host side, shared by the backend (hw/cuda.c), the
- * benchmark (hw/bench.c) and the GPU tests (hw/gpu_test.c). Not part of the
+ * benchmark (validate/bench.c) and the GPU tests (hw/gpu_test.c). Not part of the
  * public surface: the rest of arsim reaches the backend through its vtable
- * (ar_cuda_backend) and `arsim bench` through ar_hw_bench (hw/bench.h). */
+ * (ar_cuda_backend) and `arsim bench` through ar_hw_bench (validate/bench.h). */
 #ifndef ARSIM_HW_CUDA_H
 #define ARSIM_HW_CUDA_H
 

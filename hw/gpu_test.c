@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "hw/bench.h"
+#include "validate/bench.h"
 #include "hw/cuda.h"
-#include "hw/probe.h"
+#include "arsim/algo.h"
 
 static int failures, passes, skips;
 static int verbose;
@@ -50,12 +50,18 @@ static void report(int ok, const char *fmt, ...) {
 
 static const char *const probes[] = {"x-oneshot", "x-pushshot", "x-twoshot", NULL};
 
+/* The x-oneshot probe plan. */
+static int probe(const ar_topo_t *t, uint64_t count, int channels, ar_plan_t **p, ar_error_t *e) {
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.channels = channels;
+    return ar_algo_build("x-oneshot", t, count, AR_BF16, &ao, p, e);
+}
+
 /* Build a plan by name (algorithm or probe). */
 static int build(const char *name, const ar_topo_t *t, uint64_t count, ar_dtype_t dt, int channels, ar_plan_t **p,
                  ar_error_t *e) {
-    if (!strncmp(name, "x-", 2)) return ar__probe_build(name, t->nranks, count, dt, channels ? channels : 2, p, e);
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
-    ao.channels = channels;
+    ao.channels = channels ? channels : !strncmp(name, "x-", 2) ? 2 : 0; /* a probe takes 2 here */
     return ar_algo_build(name, t, count, dt, &ao, p, e);
 }
 
@@ -155,7 +161,7 @@ static void check_occupancy(ar_backend_t *b, const ar_topo_t *t) {
     ar_error_t e;
     ar_error_clear(&e);
     char msg[400];
-    if (ar__probe_build("x-oneshot", t->nranks, 1 << 20, AR_BF16, 1000, &p, &e) != AR_OK) {
+    if (probe(t, 1 << 20, 1000, &p, &e) != AR_OK) {
         report(0, "occupancy: build: %s", ar_error_format(&e, msg, sizeof msg));
         return;
     }
@@ -174,7 +180,7 @@ static void check_force_host(ar_backend_t *b, const ar_topo_t *t) {
     char msg[400];
     ar__cuda_t *be = (ar__cuda_t *)b;
     if (be->nused > 1) {
-        ar__probe_build("x-oneshot", t->nranks, 1000, AR_BF16, 1, &p, &e);
+        probe(t, 1000, 1, &p, &e);
         ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
         o.force_host = 1;
         int rc = ar__cuda_prepare(be, p, &o, &e);

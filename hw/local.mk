@@ -1,9 +1,9 @@
-# hw/: the cuda backend (plan executor on real GPUs) and `arsim bench`.
-# The kernels are compiled by nvcc into a libtool object by hand (libtool knows
-# no CUDA); the host side is plain C against the CUDA runtime.
+# hw/: the cuda backend, a plan executor on real GPUs (hw/cuda.c, the host side in
+# plain C against the CUDA runtime; hw/exec.cu, the kernel). The kernel is compiled
+# by nvcc into a libtool object by hand (libtool knows no CUDA).
 EXTRA_DIST += hw/exec.cu hw/internal.h
 if HAVE_CUDA
-libarsim_la_SOURCES += hw/cuda.c hw/cuda.h hw/internal.h hw/bench.c hw/bench.h hw/probe.c hw/probe.h
+libarsim_la_SOURCES += hw/cuda.c hw/cuda.h hw/internal.h
 libarsim_la_LIBADD += hw/exec.lo
 CLEANFILES += hw/exec.lo hw/exec.o
 
@@ -21,9 +21,5 @@ TESTS += hw/gpu_test
 hw_gpu_test_SOURCES = hw/gpu_test.c
 hw_gpu_test_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 hw_gpu_test_LDADD = libarsim.la
-else
-# Without CUDA every entry point of hw/bench.h and hw/calib.h says so
-# (AR_ENOTSUP): callers need no #ifdef HAVE_CUDA.
-libarsim_la_SOURCES += hw/none.c hw/bench.h
 endif
 dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh

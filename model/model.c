@@ -1,4 +1,4 @@
-/* Hardware models: sim/models/<name>.yaml.
+/* Hardware models: model/<name>.yaml.
  *
  * Format (every key is required unless marked optional; units are in the key):
  *
@@ -68,7 +68,7 @@ const char *const *ar_model_shipped(void) { return shipped_models; }
 const char *ar_model_dir(void) {
     static char buf[1024];
     const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, sizeof buf, "%s/sim/models", env && env[0] ? env : ARSIM_DATADIR);
+    snprintf(buf, sizeof buf, "%s/model", env && env[0] ? env : ARSIM_DATADIR);
     return buf;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Channel sweeps behind `--algo auto` (hw/bench.c ar_hw_auto_algo) and the parts
+# Channel sweeps behind `--algo auto` (validate/bench.c ar_hw_auto_algo) and the parts
 # of a small run (launch + barrier, launch + one local copy). Run on the GPU
 # machine after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu).
 set -u

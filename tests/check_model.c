@@ -45,7 +45,7 @@ START_TEST(test_shipped) {
     for (; names[n]; n++) {
         ar_model_t *m = load(names[n]);
         ck_assert_str_eq(m->name, names[n]);
-        ck_assert_ptr_nonnull(strstr(m->path, "sim/models/"));
+        ck_assert_ptr_nonnull(strstr(m->path, "model/"));
         check_sane(m);
         ar_model_free(m);
     }

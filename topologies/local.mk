@@ -2,5 +2,4 @@ libarsim_la_SOURCES += topologies/topo.c topologies/load.c topologies/internal.h
 EXTRA_DIST += topologies/README.md \
 	topologies/ring_1d_6.yaml topologies/ring_1d_8.yaml topologies/torus_2d_2x3.yaml \
 	topologies/torus_2d_3x2.yaml topologies/mesh_2d_2x3.yaml topologies/torus_2d_4x4.yaml \
-	topologies/hgx_h100_8.yaml topologies/h200_pair.yaml \
-	sim/models/h100_sxm.yaml sim/models/h200_sxm.yaml sim/models/accel_tcm.yaml
+	topologies/hgx_h100_8.yaml topologies/h200_pair.yaml

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
-#include "hw/bench.h"
+#include "validate/bench.h"
 #include "hw/cuda.h"
-#include "hw/probe.h"
+#include "arsim/algo.h"
 
 /* The few NCCL entry points used, declared here (ABI of nccl.h 2.x) so no
  * header is needed at build time. */
@@ -239,7 +239,6 @@ out:
  * sweeps that choose between them). */
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
                       ar_plan_t **plan, ar_error_t *err) {
-    if (!strncmp(name, "x-", 2)) return ar__probe_build(name, topo->nranks, count, dt, channels ? channels : 1, plan, err);
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
     ao.channels = channels;
     char base[64];

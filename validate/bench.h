@@ -1,7 +1,7 @@
-/* hw: `arsim bench --backend cuda`: our plans and NCCL's ncclAllReduce on the
+/* validate: `arsim bench --backend cuda`: our plans and NCCL's ncclAllReduce on the
  * same GPUs, the same data, in one process and run. */
-#ifndef ARSIM_HW_BENCH_H
-#define ARSIM_HW_BENCH_H
+#ifndef ARSIM_VALIDATE_BENCH_H
+#define ARSIM_VALIDATE_BENCH_H
 
 #include <stdio.h>
 #include "arsim/arsim.h"
@@ -22,7 +22,7 @@ typedef struct ar_hw_bench_opts_s {
 } ar_hw_bench_opts_t;
 
 /* AR_OK in a build with the cuda backend; AR_ENOTSUP, with a message saying
- * so, in one without (hw/none.c, where every entry point here says the same). */
+ * so, in one without (validate/none.c, where every entry point here says the same). */
 int ar_hw_bench_available(ar_error_t *err);
 
 /* Rows on out; AR_OK, or an error for things that stop the whole run (no GPU).

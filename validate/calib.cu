@@ -1,4 +1,4 @@
-/* hw: calibration micro-benchmarks (see hw/calib.h).
+/* hw: calibration micro-benchmarks (see validate/calib.h).
  *
  * Every benchmark is a small kernel of its own; none runs an allreduce or the
  * plan executor, so no allreduce timing ever reaches the fitted model. The
@@ -24,7 +24,7 @@
 extern "C" {
 #include "arsim/error.h"
 }
-#include "hw/calib.h"
+#include "validate/calib.h"
 
 typedef unsigned long long u64;
 
@@ -33,7 +33,7 @@ typedef unsigned long long u64;
         cudaError_t e_ = (call);                                                        \
         if (e_ != cudaSuccess) {                                                        \
             rc = ar_error_set(err, AR_EDEVICE, NULL, 0, 0, "cuda: %s: %s (%s:%d)", #call, \
-                              cudaGetErrorString(e_), "hw/calib.cu", __LINE__);         \
+                              cudaGetErrorString(e_), "validate/calib.cu", __LINE__);         \
             goto out;                                                                   \
         }                                                                               \
     } while (0)

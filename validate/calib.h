@@ -1,11 +1,11 @@
-/* hw: calibration micro-benchmarks for `arsim calibrate --backend cuda`.
+/* validate: calibration micro-benchmarks for `arsim calibrate --backend cuda`.
  *
  * Each number below comes from one small benchmark on two peer GPUs (dev0,
  * dev1); none runs an allreduce. validate/calib_yaml.c turns them into a model
- * file. Without CUDA (hw/none.c) or without a GPU, ar_calib_run returns
+ * file. Without CUDA (validate/none.c) or without a GPU, ar_calib_run returns
  * AR_ENOTSUP / AR_EDEVICE with a message saying so. */
-#ifndef ARSIM_HW_CALIB_H
-#define ARSIM_HW_CALIB_H
+#ifndef ARSIM_VALIDATE_CALIB_H
+#define ARSIM_VALIDATE_CALIB_H
 
 #include "arsim/error.h"
 
@@ -78,7 +78,7 @@ typedef struct ar_calib_s {
     /* host staging by one block (the executor's per-channel rate on mapped pinned memory) */
     double host_read_block_gbps, host_write_block_gbps;
     /* The executor's own costs: probe plans run by the cuda backend's timing path
-     * (hw/probe.c, ar_calib_exec). Times per execution, us; N ops per probe. */
+     * (algorithms/probes.c, ar_calib_exec). Times per execution, us; N ops per probe. */
     int exec_done;             /* 1 once ar_calib_exec has filled these */
     int exec_n_lo, exec_n_hi;  /* the two chain lengths */
     double exec_op_bytes;      /* bytes of each chained COPY */

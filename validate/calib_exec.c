@@ -1,4 +1,4 @@
-/* validate: the executor's own cost per op, from probe plans (hw/probe.c) run by the
+/* validate: the executor's own cost per op, from probe plans (algorithms/probes.c) run by the
  * cuda backend's timing path (`arsim bench`: a CUDA graph of many executions, median
  * of repeats), one rank per GPU. No allreduce: each probe is a chain of one kind of
  * op on a GPU's own memory and flags.
@@ -29,7 +29,7 @@
  *              (X + L) / 2 gives the hop inside a GPU, L. A hop is a SIGNAL's way to
  *              the WAIT that sees it plus that WAIT: signal_lat_ns (X) and
  *              signal_lat_local_ns (L), each less wait_overhead_ns. The flag ping-pong
- *              (hw/calib.cu) times a spinning warp, not the executor: it is kept in the
+ *              (validate/calib.cu) times a spinning warp, not the executor: it is kept in the
  *              file's raw measurements. The 2-rank probe again on RING_CHANNELS
  *              channels per rank: its hop is longer by signal_release_chan_ns x
  *              log2(RING_CHANNELS) (the releases of a rank's channels hold each other
@@ -62,7 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hw/bench.h"
+#include "validate/bench.h"
 #include "validate/internal.h"
 
 #define N_LO 2

@@ -1,5 +1,5 @@
-/* validate: turn calibration measurements (hw/calib.h) into a model file in the
- * sim/models format. Every value carries its unit in the key and a comment naming
+/* validate: turn calibration measurements (validate/calib.h) into a model file in the
+ * model/ format. Every value carries its unit in the key and a comment naming
  * the micro-benchmark it came from; values no benchmark measures say "assumed".
  * No allreduce timing enters here.
  *
@@ -123,7 +123,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "# Per-block benchmarks use the executor's shape: %d threads per block, %d 16-byte\n"
                "# load(s) in flight per thread. No allreduce was timed to make this file.\n",
             c->threads, c->unroll);
-    fprintf(f, "# \"measured: X\" names the benchmark (hw/calib.cu) a value comes from;\n"
+    fprintf(f, "# \"measured: X\" names the benchmark (validate/calib.cu) a value comes from;\n"
                "# \"assumed\" marks a value no benchmark here measures.\n");
     fprintf(f, "name: %s\n", fit->name);
     fprintf(f, "description: \"calibrated on %s, %s\"\n", c->device, c->date);
@@ -294,7 +294,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "#   %6d  %14.2f  %15.2f\n", c->blocks[i], c->peer_read_gbps[i], c->peer_write_gbps[i]);
     fprintf(f, "#   one way, most blocks: read %.1f GB/s, write %.1f GB/s; both ways at once: read %.1f, write %.1f GB/s each way\n",
             c->peer_read_max_gbps, c->peer_write_max_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
-    fprintf(f, "#   flag ping-pong (one warp spinning, hw/calib.cu): one way %.0f ns across the link, %.0f ns inside one GPU\n",
+    fprintf(f, "#   flag ping-pong (one warp spinning, validate/calib.cu): one way %.0f ns across the link, %.0f ns inside one GPU\n",
             c->flag_oneway_ns, c->flag_local_oneway_ns);
     fprintf(f, "#   launch: stream %.0f ns, graph %.0f ns, graph with %d blocks %.0f ns; graph with programmatic dependent\n"
                "#   launch: 1 block %.0f ns, 16 blocks %.0f ns, %d blocks %.0f ns\n", c->launch_stream_ns,

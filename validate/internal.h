@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "arsim/arsim.h"
-#include "hw/calib.h"
+#include "validate/calib.h"
 
 /* ---- CSV (RFC 4180: quoted fields, "" inside quotes, no newline inside a field) ---- */
 

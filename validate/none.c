@@ -1,12 +1,12 @@
-/* hw: the entry points of hw/bench.h and hw/calib.h in a build without the
+/* validate: the entry points of validate/bench.h and validate/calib.h in a build without the
  * cuda backend (configure found no nvcc, or --with-cuda=no). Each says so with
  * AR_ENOTSUP, so callers need no #ifdef HAVE_CUDA of their own. */
-#include "hw/bench.h"
-#include "hw/calib.h"
+#include "validate/bench.h"
+#include "validate/calib.h"
 
 #define NO_CUDA "the cuda backend is not in this build (configure found no nvcc; use --with-cuda=DIR)"
 
-/* ---- hw/bench.h ---- */
+/* ---- validate/bench.h ---- */
 
 int ar_hw_bench_available(ar_error_t *err) { return AR_ERR(err, AR_ENOTSUP, NO_CUDA); }
 
@@ -21,7 +21,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
 int ar_hw_gpu_count(void) { return 0; }
 
 
-/* ---- hw/calib.h ---- */
+/* ---- validate/calib.h ---- */
 
 int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err) {
     if (len) buf[0] = 0;

@@ -23,12 +23,19 @@ typedef struct ar_algo_s {
     /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
     int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
+    int probe;             /* a probe plan (algorithms/probes.c): it measures the executor and
+                            * computes no allreduce; `--algo all` and ar_algo_all leave it out.
+                            * A name ending in N (x-chainN) is used with a count: x-chain34 */
 } ar_algo_t;
 
 /* By name or alias; NULL when unknown. */
 const ar_algo_t *ar_algo_find(const char *name);
-/* The registry, NULL-terminated. */
+/* The registry of allreduce algorithms, NULL-terminated. */
 const ar_algo_t *const *ar_algo_all(void);
+/* The probe plans (`arsim list probes`): entry i of ar_algo_probe_count(), NULL beyond.
+ * ar_algo_find and ar_algo_build take their names too. */
+int ar_algo_probe_count(void);
+const ar_algo_t *ar_algo_probe(int i);
 
 /* Find + build + verify-free convenience: AR_EINVAL for an unknown name. */
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,

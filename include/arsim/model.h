@@ -1,4 +1,4 @@
-/* arsim: hardware models. Loaded from sim/models/<name>.yaml.
+/* arsim: hardware models. Loaded from model/<name>.yaml.
  *
  * A model names the terms from which every op's time is built. All values are
  * stored in SI-friendly units (bytes, GB/s = 1e9 bytes/s, ns, GHz); the clock
