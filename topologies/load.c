@@ -28,10 +28,14 @@
  *
  * A listed topology whose devices are all directly linked pairwise (no switches) is of
  * kind full; one whose devices each link only to a single switch is of kind switch;
- * otherwise custom. Errors name file:line:column and the field. */
+ * otherwise custom. Errors name file:line:column and the field.
+ *
+ * Names (ar_topo_open) are resolved here too: a SPEC goes to the builders of topo.c,
+ * anything else to a file. topo.c (the graph, routes, builders) calls nothing here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "topologies/internal.h"
 
 typedef struct ld_s {
@@ -442,4 +446,41 @@ int ar_topo_load_string(const char *yaml, const char *label, const char *model_o
     int rc = load_doc(d, model_override, out, err);
     ar__ydoc_free(d);
     return rc;
+}
+
+/* ---- names: a SPEC, a shipped topology or a file ---- */
+
+static const char *const shipped_topos[] = {"ring_1d_6",    "ring_1d_8",    "torus_2d_2x3",
+                                            "torus_2d_3x2", "mesh_2d_2x3",  "torus_2d_4x4",
+                                            "hgx_h100_8",   "h200_pair",    NULL};
+
+const char *const *ar_topo_shipped(void) { return shipped_topos; }
+
+const char *ar_topo_dir(void) {
+    static char buf[1024];
+    const char *env = getenv("ARSIM_DATADIR");
+    snprintf(buf, sizeof buf, "%s/topologies", env && env[0] ? env : ARSIM_DATADIR);
+    return buf;
+}
+
+int ar_topo_open(const char *spec_or_path, const char *model_override, ar_topo_t **out,
+                 ar_error_t *err) {
+    *out = NULL;
+    if (!spec_or_path || !spec_or_path[0]) return AR_ERR(err, AR_ETOPO, "topology: empty");
+    const char *s = spec_or_path;
+    if (ar__topo_is_spec(s)) {
+        ar_model_t *m = NULL;
+        if (model_override) AR_TRY(ar_model_load(model_override, &m, err));
+        return ar_topo_build(s, m, out, err);
+    }
+    size_t n = strlen(s);
+    int pathlike = strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".yaml")) ||
+                   (n > 4 && !strcmp(s + n - 4, ".yml"));
+    if (pathlike || access(s, F_OK) == 0) return ar_topo_load(s, model_override, out, err);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.yaml", ar_topo_dir(), s);
+    if (access(path, F_OK) == 0) return ar_topo_load(path, model_override, out, err);
+    return AR_ERR(err, AR_ETOPO, "topology: unknown '%s': not a SPEC (ring_1d:N, torus_2d:WxH, "
+                  "mesh_2d:WxH, full:N, switch:N), a shipped name (arsim list topologies) or a file",
+                  s);
 }

@@ -1,6 +1,6 @@
 /* Topologies: builders, routing and rank queries.
  *
- * SPECs (ar_topo_build, ar_topo_open):
+ * SPECs (ar_topo_build; ar_topo_open in load.c resolves names):
  *   ring_1d:N     N devices in a ring, device i linked to i+1 mod N
  *   torus_2d:WxH  W columns (x) by H rows (y), device (x,y) is node y*W+x, links to the
  *                 x and y neighbours with wrap-around
@@ -28,27 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
 #include "topologies/internal.h"
 
 static const char *const kind_names[] = {"custom", "ring_1d", "torus_2d", "mesh_2d", "full",
                                          "switch"};
 
-static const char *const shipped_topos[] = {"ring_1d_6",    "ring_1d_8",    "torus_2d_2x3",
-                                            "torus_2d_3x2", "mesh_2d_2x3",  "torus_2d_4x4",
-                                            "hgx_h100_8",   "h200_pair",    NULL};
-
 const char *ar_topo_kind_name(ar_topo_kind_t k) {
     return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
-}
-
-const char *const *ar_topo_shipped(void) { return shipped_topos; }
-
-const char *ar_topo_dir(void) {
-    static char buf[1024];
-    const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, sizeof buf, "%s/topologies", env && env[0] ? env : ARSIM_DATADIR);
-    return buf;
 }
 
 const char *ar__topo_default_model(ar_topo_kind_t k) {
@@ -448,26 +435,4 @@ int ar__topo_is_spec(const char *s) {
         if (strlen(kind_names[i]) == (size_t)(colon - s) && !strncmp(s, kind_names[i], (size_t)(colon - s)))
             return 1;
     return 0;
-}
-
-int ar_topo_open(const char *spec_or_path, const char *model_override, ar_topo_t **out,
-                 ar_error_t *err) {
-    *out = NULL;
-    if (!spec_or_path || !spec_or_path[0]) return AR_ERR(err, AR_ETOPO, "topology: empty");
-    const char *s = spec_or_path;
-    if (ar__topo_is_spec(s)) {
-        ar_model_t *m = NULL;
-        if (model_override) AR_TRY(ar_model_load(model_override, &m, err));
-        return ar_topo_build(s, m, out, err);
-    }
-    size_t n = strlen(s);
-    int pathlike = strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".yaml")) ||
-                   (n > 4 && !strcmp(s + n - 4, ".yml"));
-    if (pathlike || access(s, F_OK) == 0) return ar_topo_load(s, model_override, out, err);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s.yaml", ar_topo_dir(), s);
-    if (access(path, F_OK) == 0) return ar_topo_load(path, model_override, out, err);
-    return AR_ERR(err, AR_ETOPO, "topology: unknown '%s': not a SPEC (ring_1d:N, torus_2d:WxH, "
-                  "mesh_2d:WxH, full:N, switch:N), a shipped name (arsim list topologies) or a file",
-                  s);
 }
