@@ -1,20 +1,11 @@
-/* The analytic backend: the contention-free critical path of one plan execution,
- * built from the per-op costs of arsim/cost.h.
+/* The analytic backend: the contention-free critical path of one plan execution.
  *
- * A discrete-event walk: every channel has a clock; a COPY/REDUCE advances it by
- * the op's cost (ar_cost_op: latency + max(link, memory) + reduce); a SIGNAL costs
- * its sender nothing and arrives at the target ar_cost_signal_s later; a WAIT
- * holds the channel until the count-th SIGNAL to *arrive* at that flag (events are
- * handled in time order, so arrival order is time order). Channels never slow each
- * other down: two ops sharing a link both run at full rate (the sim backend is
- * where they contend). One execution takes launch + the latest channel finish.
- *
- * The critical path is split by term: each channel carries the terms of the path
- * that set its clock; a COPY/REDUCE adds its latency (link when it leaves the
- * device, memory otherwise), its move time (link or memory, whichever bound it)
- * and its reduce time; a WAIT that had to block takes over the path of the SIGNAL
- * that released it plus the signal latency (sync). The executor's own costs (a data
- * op's op_overhead_ns, a WAIT's wait_overhead_ns) are sync too. So terms_s sums to time_s.
+ * A discrete-event walk over the channel clock of arsim/cost.h (cost/clock.c), which
+ * holds every sequencing rule and the critical path by term; this file only decides
+ * the order in which channels move: events in time order, so a WAIT holds its channel
+ * until the count-th SIGNAL to *arrive* at that flag. A COPY/REDUCE streams at its own
+ * bottleneck (ar_cost_op): channels never slow each other down here; two ops sharing a
+ * link both run at full rate (the sim backend is where they contend).
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -137,23 +128,16 @@ static double span_union(linkacc_t *l) {
 
 typedef struct chan_state_s {
     uint32_t pc;
-    int stored;               /* remote stores since the last SIGNAL (its fence waits) */
-    double land;              /* when those stores have landed (chan_write_land_gbps) */
-    double sig_land;          /* when the last SIGNAL's flag update completes */
     int waiting;              /* blocked on the WAIT at pc */
-    double clock;
-    double terms[AR_NTERM];   /* the path that set clock; sums to clock */
 } chan_state_t;
 
 typedef struct walk_s {
     const ar_topo_t *t;
     const ar_plan_t *p;
-    ar_mem_t buffer;
     int breakdown;
+    ar_clock_t clk;           /* the channel clock (cost.h): every channel's time and path */
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
-    ar_cost_cross_t cross;    /* whose latest op crosses to another device (a release's floor) */
-    ar_cost_warm_t warm;      /* which pages each device touched lately (cold_lat_ns) */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
     ar_op_traffic_t *traffic;
@@ -161,45 +145,29 @@ typedef struct walk_s {
     uint64_t ops;
 } walk_t;
 
-static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
-    chan_state_t *c = &w->ch[gi];
-    int rank = gi / w->p->nchannels;
-    ar_op_cost_t cost;
-    int ntraffic = 0;
-    int rc = ar_cost_op(w->t, w->p, op, rank, w->buffer, &cost, w->breakdown ? w->traffic : NULL,
-                        w->max_traffic, &ntraffic, &w->warm);
-    if (rc != AR_OK) return AR_ERR(err, rc, "analytic: cost of rank %d op %u", rank, c->pc);
-    ar_cost_warm_touch(&w->warm, w->t, w->p, op);
-    ar_cost_cross_set(&w->cross, gi, ar_cost_op_crosses(w->t, w->p, op, rank), c->clock);
-    for (int i = 0; i < ntraffic; i++) {
-        linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
-        l->bytes += w->traffic[i].bytes;
-        double a = c->clock + cost.lat_s;
-        if (cost.move_s > 0 && span_add(l, a, a + cost.move_s) != AR_OK)
-            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-    }
-    c->terms[cost.lat_term] += cost.lat_s;
-    c->terms[cost.move_term] += cost.move_s;
-    c->terms[AR_TERM_REDUCE] += cost.reduce_s;
-    c->terms[AR_TERM_SYNC] += cost.overhead_s;
-    c->clock += cost.total_s;
-    if (ar_cost_op_remote_store(w->t, op, rank)) {
-        double first = c->clock - cost.total_s + cost.lat_s + cost.store_lat_s;
-        c->land = ar_cost_land_after(w->t, c->stored, c->land, first, c->clock, cost.store_lat_s, cost.bytes);
-        c->stored = 1;
-    }
+/* Channel gi goes on once every event before its clock has happened. */
+static int requeue(walk_t *w, int gi, ar_error_t *err) {
+    event_t e = {.t = ar_clock_now(&w->clk, gi), .kind = EV_READY, .chan = gi};
+    if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     return AR_OK;
 }
 
-/* A passed WAIT's own cost (wait_overhead_ns, sync term); the channel goes on once every
- * event before its new clock has happened. */
-static int wait_overhead(walk_t *w, int gi, ar_error_t *err) {
-    chan_state_t *c = &w->ch[gi];
-    double ws = ar_cost_wait_s(w->t);
-    c->clock += ws;
-    c->terms[AR_TERM_SYNC] += ws;
-    event_t e = {.t = c->clock, .kind = EV_READY, .chan = gi};
-    if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+/* A COPY/REDUCE at its own bottleneck: nothing contends here. */
+static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
+    ar_op_cost_t cost;
+    int ntraffic = 0;
+    const double start = ar_clock_now(&w->clk, gi);
+    if (ar_clock_op_begin(&w->clk, gi, op, &cost, w->breakdown ? w->traffic : NULL, w->max_traffic, &ntraffic) !=
+        AR_OK)
+        return AR_ERR(err, AR_ENOMEM, "analytic: cost of rank %d op %u", gi / w->p->nchannels, w->ch[gi].pc);
+    for (int i = 0; i < ntraffic; i++) {
+        linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
+        l->bytes += w->traffic[i].bytes;
+        double a = start + cost.lat_s;
+        if (cost.move_s > 0 && span_add(l, a, a + cost.move_s) != AR_OK)
+            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    }
+    ar_clock_op_end(&w->clk, gi, op, &cost, start, -1, -1);
     return AR_OK;
 }
 
@@ -211,6 +179,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
     int rank = gi / p->nchannels;
     while (c->pc < chan->nops) {
         const ar_op_t *op = &p->ops[chan->first + c->pc];
+        const double before = ar_clock_now(&w->clk, gi);
         switch (op->code) {
         case AR_OP_WAIT:
             /* epoch 0: a WAIT back 1 (or count 0) looks at no SIGNAL of this execution */
@@ -218,61 +187,24 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
                 c->waiting = 1;
                 return AR_OK;
             }
-            if (ar_cost_wait_s(w->t) > 0) { /* the executor's own cost of a WAIT */
-                c->pc++;
-                w->ops++;
-                return wait_overhead(w, gi, err);
-            }
+            ar_clock_wait(&w->clk, gi, -1, before, before, NULL);
             break;
         case AR_OP_SIGNAL: {
-            /* The release fence waits for the channel's peer stores to land
-             * (chan_write_land_gbps), its previous SIGNAL's release, and takes the
-             * rank's release floor at least. */
-            double fence, landing;
-            ar_cost_cross_set(&w->cross, gi, ar_cost_op_crosses(w->t, p, op, rank), c->clock);
-            const double floor = ar_cost_release_floor_s(w->t, p, &w->cross, gi, c->pc, c->clock);
-            ar_cost_release_wait(c->stored, c->land, c->sig_land, floor, c->clock, &fence, &landing);
-            c->stored = 0;
-            c->clock += fence;
-            c->terms[AR_TERM_LINK] += landing;
-            c->terms[AR_TERM_SYNC] += fence - landing;
-            /* its own flag update completes later; the next SIGNAL waits for it */
-            c->sig_land = c->clock + ar_cost_signal_issue_s(w->t, rank, op->dst.rank);
-            event_t e = {.t = c->clock + ar_cost_signal_s(w->t, rank, op->dst.rank),
-                         .kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
-            memcpy(e.terms, c->terms, sizeof e.terms);
-            e.terms[AR_TERM_SYNC] += e.t - c->clock;
-            if (heap_push(&w->heap, e) != AR_OK)
-                return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-            if (fence > 0) { /* let every event before the new clock happen first */
-                c->pc++;
-                w->ops++;
-                event_t r = {.t = c->clock, .kind = EV_READY, .chan = gi};
-                if (heap_push(&w->heap, r) != AR_OK)
-                    return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-                return AR_OK;
-            }
+            event_t e = {.kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
+            e.t = ar_clock_signal(&w->clk, gi, c->pc, op, e.terms);
+            if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
         default:
             AR_TRY(run_op(w, gi, op, err));
-            c->pc++;
-            w->ops++;
-            /* Later ops may WAIT: let every event before the new clock happen first. */
-            event_t e = {.t = c->clock, .kind = EV_READY, .chan = gi};
-            if (heap_push(&w->heap, e) != AR_OK)
-                return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-            return AR_OK;
+            break;
         }
         c->pc++;
         w->ops++;
+        /* Time passed: later ops may WAIT, so let every event before the new clock happen first. */
+        if (ar_clock_now(&w->clk, gi) > before) return requeue(w, gi, err);
     }
-    /* The execution ends once the channel's peer stores have landed (cost.h) */
-    if (c->stored && c->land > c->clock) {
-        c->terms[AR_TERM_LINK] += c->land - c->clock;
-        c->clock = c->land;
-    }
-    c->stored = 0;
+    ar_clock_chan_end(&w->clk, gi);
     return AR_OK;
 }
 
@@ -285,13 +217,13 @@ static int arrive(walk_t *w, const event_t *e, ar_error_t *err) {
         if (!cs->waiting) continue;
         const ar_op_t *op = &p->ops[p->chans[gi].first + cs->pc];
         if (op->flag != e->flag || op->count > have) continue;
-        /* Released by this SIGNAL: its path is now the channel's path. */
+        /* Released by this SIGNAL. */
         cs->waiting = 0;
-        cs->clock = e->t;
-        memcpy(cs->terms, e->terms, sizeof cs->terms);
+        const double before = ar_clock_now(&w->clk, gi);
+        ar_clock_wait(&w->clk, gi, 0, e->t, e->t, e->terms);
         cs->pc++;
         w->ops++;
-        if (ar_cost_wait_s(w->t) > 0) AR_TRY(wait_overhead(w, gi, err));
+        if (ar_clock_now(&w->clk, gi) > before) AR_TRY(requeue(w, gi, err));
         else AR_TRY(advance(w, gi, err));
     }
     return AR_OK;
@@ -316,36 +248,20 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     memset(&w, 0, sizeof w);
     w.t = t;
     w.p = p;
-    w.buffer = opts->buffer;
     w.breakdown = opts->breakdown;
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
-    const int cross_rc = ar_cost_cross_init(&w.cross, t, p);
-    const int warm_rc = ar_cost_warm_init(&w.warm, t, p);
+    const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.max_traffic = 2 * t->nlinks + 1;
     if (w.breakdown) {
         w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
         w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
     }
-    if (!w.ch || !w.flags || cross_rc != AR_OK || warm_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
+    if (!w.ch || !w.flags || clk_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
 
-    /* Channels start staggered as the executor's blocks do (launch term). */
-    {
-        double *start = malloc((size_t)nch * sizeof *start);
-        if (!start || ar_cost_chan_starts(t, p, start) != AR_OK) {
-            free(start);
-            rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-            goto out;
-        }
-        for (int gi = 0; gi < nch; gi++) {
-            w.ch[gi].clock = start[gi];
-            w.ch[gi].terms[AR_TERM_LAUNCH] = start[gi];
-        }
-        free(start);
-    }
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     while (w.heap.n) {
         event_t e = heap_pop(&w.heap);
@@ -353,7 +269,6 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
         else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
     }
 
-    int last = -1;
     for (int gi = 0; gi < nch; gi++) {
         const chan_state_t *c = &w.ch[gi];
         if (c->pc < p->chans[gi].nops) {
@@ -366,13 +281,8 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
                         w.flags[(size_t)rank * p->nflags + op->flag]);
             goto out;
         }
-        if (last < 0 || c->clock > w.ch[last].clock) last = gi;
     }
-    double launch = ar_cost_launch_s(t);
-    if (last >= 0) memcpy(res->terms_s, w.ch[last].terms, sizeof res->terms_s);
-    res->terms_s[AR_TERM_LAUNCH] += launch;
-    res->time_s = launch + (last >= 0 ? w.ch[last].clock : 0);
-    res->cycles = res->time_s * t->model->clock_ghz * 1e9;
+    ar_clock_result(&w.clk, res);
     res->ops_executed = w.ops;
 
     if (w.breakdown) {
@@ -401,8 +311,7 @@ out:
     free(w.traffic);
     free(w.ch);
     free(w.flags);
-    ar_cost_cross_free(&w.cross);
-    ar_cost_warm_free(&w.warm);
+    ar_clock_free(&w.clk);
     free(w.heap.ev);
     res->sim_wall_s = now_s() - t0;
     return rc;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include "arsim/cost.h"
+#include "cost/internal.h"
 
 #define MAX_DEV_TOUCH 64  /* devices whose memory one op touches, beyond which we merge */
 #define MAX_ROUTE 256
@@ -137,10 +137,9 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double s = (a.rd[i] + a.wr[i]) / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
     }
-    int chan_mem = 0;
-    double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
-    if (chan_mem && chan_s > c->memory_s) c->memory_s = chan_s;
-    if (!chan_mem && chan_s > c->link_s) c->link_s = chan_s;
+    c->chan_s = ar_cost_chan_s(m, &cb, &c->chan_mem);
+    if (c->chan_mem && c->chan_s > c->memory_s) c->memory_s = c->chan_s;
+    if (!c->chan_mem && c->chan_s > c->link_s) c->link_s = c->chan_s;
     c->bytes = B;
     c->lat_s = mem_lat + max_hop_lat + ar_cost_host_rounds_s(m, &cb) + ar_cost_cold_lat_s(m, &cb);
     c->lat_term = c->remote ? AR_TERM_LINK : AR_TERM_MEMORY;

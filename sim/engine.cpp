@@ -27,7 +27,7 @@
  * repeated consumptions, so the op streams at the rate of its tightest resource:
  * alone, lat + max over resources of bytes / bandwidth, exactly arsim/cost.h's
  * lat + max(link, memory, chan); with others, at its max-min share. Its latency is the longest of its sources' and destination's
- * (memory latency + link latencies on the route). A REDUCE then computes
+ * (memory latency + link latencies on the route; ar_cost_op). A REDUCE then computes
  * (k - 1) x B on the channel's core. SIGNAL/WAIT follow plan.h: a SIGNAL is visible
  * at its target ar_cost_signal_s after issue; a WAIT ends at the count-th arrival,
  * in time order.
@@ -36,17 +36,17 @@
  *   - CM02 weighs a flow's share by its route latency (TCP's RTT unfairness). Every
  *     op reports the same latency to SimGrid and a per-op latency factor turns it
  *     into the op's own, so links are shared max-min fairly.
- *   - A channel's clock may run ahead of SimGrid's (ChanState::pending): a reduction
- *     on its own core, or a WAIT whose releasing SIGNAL nothing can beat any more,
- *     moves the channel's clock without a SimGrid activity; its next op starts that
- *     much later (added to the op's latency). ARSIM_SIM_EXEC=1 runs reductions as
- *     SimGrid execs instead; the tests show both agree.
+ *   - A channel's clock may run ahead of SimGrid's (the clock's `ahead`, cost.h): a
+ *     reduction on its own core, the executor's own costs, a WAIT whose releasing
+ *     SIGNAL nothing can beat any more move the channel's clock without a SimGrid
+ *     activity; its next op starts that much later (added to the op's latency).
+ *     ARSIM_SIM_EXEC=1 runs reductions as SimGrid execs instead; the tests show both
+ *     agree.
  *
- * Every channel carries the critical path that set its clock, by term: an op's
- * latency (link when it leaves the device, memory otherwise), its streaming time
- * (the term of its uncontended bottleneck, link or memory), its reduction; a WAIT
- * that waited takes over the path of the SIGNAL that released it plus the signal
- * latency (sync). ARSIM_SIM_TRACE=1 prints every op. */
+ * When each op may start, what it costs beyond its streaming and the critical path by
+ * term come from the channel clock (cost/clock.c), as for the analytic backend: this
+ * file supplies only what SimGrid decides, how fast each op's bytes stream beside the
+ * others'. ARSIM_SIM_TRACE=1 prints every op. */
 #include <simgrid/s4u.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -76,7 +76,6 @@ struct Resource {
     sg4::Link *link = nullptr;
     simgrid::kernel::resource::StandardLinkImpl *impl = nullptr;
     double bw = 0;   /* bytes/s */
-    double lat = 0;  /* s */
     int kind = RES_NET;
 };
 
@@ -96,33 +95,18 @@ struct Span {
 };
 
 struct ChanState {
-    double terms[AR_NTERM] = {0, 0, 0, 0, 0};
-    double end = 0;
     uint32_t pc = 0;
     bool done = false;
     sg4::ActorPtr actor;    /* resumed when a WAIT of this channel may be satisfied */
     bool asleep = false;    /* suspended in a WAIT (only then is a wake-up passed on) */
     uint64_t need = 0;      /* the WAIT it is blocked in: arrivals it needs */
     double wake_at = -1;    /* a wake-up is scheduled then (-1: none) */
-    /* How far this channel's clock is ahead of SimGrid's: time spent on its own core
-     * (a reduction) or released by a WAIT whose SIGNAL nothing can beat, not yet
-     * passed in SimGrid. Whatever the channel does next starts then. */
-    double pending = 0;
-    bool stored = false; /* remote stores since the last SIGNAL (its fence waits for them) */
-    double land = 0;     /* when they have landed (chan_write_land_gbps) */
-    double sig_land = 0; /* when the last SIGNAL's flag update completes (signal_release_ns) */
     int *got = nullptr; /* where an op's (unused) payload lands */
     std::vector<Span> stamps; /* ARSIM_SIM_TIMELINE: each op's start and end on the channel's clock */
 };
 
-struct Flow {
-    double lat;
-    size_t route_first, route_n; /* into OpScratch::route */
-};
-
 /* Per-channel scratch, reused op after op. */
 struct OpScratch {
-    std::vector<Flow> flows;
     std::vector<int> route;                     /* resources of every flow, in order */
     std::vector<std::pair<int, int>> load;      /* resource -> traversals, this op */
     std::vector<simgrid::kernel::resource::StandardLinkImpl *> links;
@@ -180,18 +164,18 @@ struct Sim {
     /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel,
      * issue bound per device */
     int base_mem, base_host, base_chan, base_issue;
-    ar_cost_cross_t cross = {}; /* whose latest op crosses to another device (a release's floor) */
-    ar_cost_warm_t warm = {};   /* which pages each device touched lately (cold_lat_ns) */
-    ~Sim() {
-        ar_cost_cross_free(&cross);
-        ar_cost_warm_free(&warm);
-    }
+    /* The channel clock (cost.h): every channel's time, path and landing stores. A
+     * channel's clock may run ahead of SimGrid's (its own core's reduction, a WAIT
+     * whose SIGNAL nothing can beat any more, the executor's own costs): whatever it
+     * does next starts then (ahead() below). */
+    ar_clock_t clk = {};
+    ~Sim() { ar_clock_free(&clk); }
+    double ahead(int gi) const { return clk.ch[gi].ahead; }
     std::vector<Resource> res;
     std::vector<double> res_bytes;
     std::vector<std::vector<Span>> spans; /* breakdown: net resources only */
     std::vector<ChanState> ch;
     std::vector<FlagState> flags;
-    double mem_lat;
     std::vector<int> hop_links, hop_dirs;
     uint64_t ops = 0;
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
@@ -203,44 +187,37 @@ struct Sim {
     char fail_msg[256] = "";
 
     /* Resources of a flow from endpoint a to endpoint b, appended to out; returns the
-     * count (or -1 when there is no route) and the flow's latency. */
-    int route(int a, int b, std::vector<int> &out, double *lat) {
+     * count, or -1 when there is no route. */
+    int route(int a, int b, std::vector<int> &out) {
         size_t start = out.size();
-        double l = 0;
-        auto add = [&](int r) {
-            out.push_back(r);
-            l += res[r].lat;
-        };
         auto net = [&](int from, int to) -> bool {
             if (from == to) return true;
             int n = ar_topo_route(t, from, to, hop_links.data(), hop_dirs.data(), t->nnodes);
             if (n < 0) return false;
-            for (int h = 0; h < n; h++) add(hop_links[h] * 2 + (hop_dirs[h] < 0));
+            for (int h = 0; h < n; h++) out.push_back(hop_links[h] * 2 + (hop_dirs[h] < 0));
             return true;
         };
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
-            add(base_mem + a);
+            out.push_back(base_mem + a);
             if (a != e) {
                 if (!net(a, e)) return -1;
-                if (res[base_issue + e].link) add(base_issue + e);
+                if (res[base_issue + e].link) out.push_back(base_issue + e);
             }
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
             if (b != e) {
                 if (!net(e, b)) return -1;
-                if (res[base_issue + e].link) add(base_issue + e);
+                if (res[base_issue + e].link) out.push_back(base_issue + e);
             }
-            add(base_mem + b);
+            out.push_back(base_mem + b);
         } else if ((a == ep_host && b >= ndev && b < ep_host) ||
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
             int gi = (a == ep_host ? b : a) - ndev;
-            add(base_host + t->placement[gi / p->nchannels]);
-            l += mem_lat; /* cost.h: the buffer level's latency is part of every op */
+            out.push_back(base_host + t->placement[gi / p->nchannels]);
         } else {
             return -1;
         }
-        *lat = l;
         return (int)(out.size() - start);
     }
 
@@ -266,71 +243,44 @@ int payload_dummy;
 
 void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     ChanState &cs = ch[gi];
-    s.flows.clear();
     s.route.clear();
     s.load.clear();
     int rank = gi / p->nchannels;
     int self = ndev + gi;
-    double B = (double)op->n * (double)ar_dtype_size(p->dtype);
 
-    /* One flow per source (its memory -> this channel) and one for the destination. */
-    auto add_flow = [&](int a, int b) -> bool {
-        Flow f;
-        f.route_first = s.route.size();
-        int n = route(a, b, s.route, &f.lat);
-        if (n < 0) return false;
-        f.route_n = (size_t)n;
-        s.flows.push_back(f);
-        return true;
-    };
-    for (uint32_t i = 0; i < op->nsrc; i++)
-        if (!add_flow(addr_ep(p->srcs[op->src + i]), self)) {
-            set_fail("rank %d channel %d op %u: no route from a source", rank, gi % p->nchannels,
-                     cs.pc);
+    /* The op's every resource: a flow from each source's memory to this channel, one
+     * from this channel to the destination's. */
+    for (uint32_t i = 0; i <= op->nsrc; i++) {
+        const bool dst = i == op->nsrc;
+        const int ep = addr_ep(*ar_op_operand(p, op, i));
+        if (route(dst ? self : ep, dst ? ep : self, s.route) < 0) {
+            set_fail(dst ? "rank %d channel %d op %u: no route to the destination"
+                         : "rank %d channel %d op %u: no route from a source",
+                     rank, gi % p->nchannels, cs.pc);
             return;
         }
-    if (!add_flow(self, addr_ep(op->dst))) {
-        set_fail("rank %d channel %d op %u: no route to the destination", rank, gi % p->nchannels,
-                 cs.pc);
+    }
+    /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
+     * decides only how fast its bytes stream beside everything else. */
+    ar_op_cost_t cost;
+    const double t0 = ar_clock_now(&clk, gi);
+    if (ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
+        set_fail("rank %d channel %d op %u: out of memory", rank, gi % p->nchannels, cs.pc);
         return;
     }
-
-    /* The op streams through all its resources at one rate after the latency of its
-     * longest flow (a channel cannot write what has not arrived). */
-    double lat_op = 0, store_lat = 0;
-    bool remote = false;
-    const bool peer_store = ar_cost_op_remote_store(t, op, rank);
-    ar_cost_cross_set(&cross, gi, ar_cost_op_crosses(t, p, op, rank), sg4::Engine::get_clock() + cs.pending);
-    for (size_t i = 0; i < s.flows.size(); i++) {
-        double l = s.flows[i].lat;
-        if (peer_store && i + 1 == s.flows.size()) { /* posted stores: cost.h's store lat */
-            store_lat = l - mem_lat;
-            l = mem_lat;
-        }
-        lat_op = std::max(lat_op, l);
-    }
+    const double B = cost.bytes;
     /* The channel's own bound, once: its link carries the op at B / chan_s at most. */
-    {
-        ar_chan_bytes_t cb;
-        ar_cost_chan_bytes(t, p, op, rank, &warm, &cb);
-        lat_op += ar_cost_host_rounds_s(m, &cb); /* cost.h: rounds of host loads, before their bytes */
-        lat_op += ar_cost_cold_lat_s(m, &cb);    /* cost.h: first loads beyond L2 */
-        ar_cost_warm_touch(&warm, t, p, op);
-        int chan_mem = 0;
-        double chan_s = ar_cost_chan_s(m, &cb, &chan_mem);
-        Resource &R = res[base_chan + gi];
-        if (chan_s > 0 && B > 0) {
-            double bw = B / chan_s;
-            if (bw != R.bw) {
-                R.link->set_bandwidth(bw);
-                R.bw = bw;
-            }
-            R.kind = chan_mem ? RES_CLOC : RES_CHAN;
-            s.load.emplace_back(base_chan + gi, 1);
+    Resource &R = res[base_chan + gi];
+    if (cost.chan_s > 0 && B > 0) {
+        double bw = B / cost.chan_s;
+        if (bw != R.bw) {
+            R.link->set_bandwidth(bw);
+            R.bw = bw;
         }
+        R.kind = cost.chan_mem ? RES_CLOC : RES_CHAN;
+        s.load.emplace_back(base_chan + gi, 1);
     }
     for (int r : s.route) {
-        if (res[r].kind != RES_MEM && res[r].kind != RES_CLOC) remote = true;
         bool found = false;
         for (auto &pr : s.load)
             if (pr.first == r) {
@@ -340,20 +290,8 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
             }
         if (!found) s.load.emplace_back(r, 1);
     }
-    /* The uncontended bottleneck decides which term the streaming time belongs to. */
-    double link_pred = 0, mem_pred = 0;
-    for (const auto &pr : s.load) {
-        double bytes = pr.second * B;
-        res_bytes[pr.first] += bytes;
-        double x = bytes / res[pr.first].bw;
-        if (res[pr.first].kind == RES_MEM || res[pr.first].kind == RES_CLOC) mem_pred = std::max(mem_pred, x);
-        else link_pred = std::max(link_pred, x);
-    }
-    ar_term_t move_term = link_pred >= mem_pred ? AR_TERM_LINK : AR_TERM_MEMORY;
+    for (const auto &pr : s.load) res_bytes[pr.first] += pr.second * B;
 
-    /* The channel's clock may run ahead of SimGrid's by cs.pending (see ChanState):
-     * the op starts then, so its communication waits that much longer first. */
-    double t0 = sg4::Engine::get_clock() + cs.pending;
     double t1;
     if (B > 0) {
         /* Repeats of a resource go next to each other: SimGrid folds a repeat into
@@ -364,18 +302,18 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         /* Receive first, then send, on the channel's own mailbox: the two match at
          * once and the communication is the issuing actor's own (a detached one, as
          * Comm::sendto makes, joins SimGrid's global list: O(live communications)
-         * per op), and nothing of it outlives the op. */
+         * per op), and nothing of it outlives the op. The channel's clock may be
+         * ahead of SimGrid's: the communication waits that much longer first. */
         sg4::Mailbox *mb = mbox[gi];
         sg4::CommPtr rcv = mb->get_async<int>(&cs.got);
         zone->pending[gi].links = &s.links;
-        zone->pending[gi].lat = cs.pending + lat_op;
+        zone->pending[gi].lat = ahead(gi) + cost.lat_s;
         sg4::CommPtr snd = mb->put_async(&payload_dummy, (uint64_t)llround(B));
         snd->wait();
         zone->pending[gi].links = nullptr;
-        cs.pending = 0;
         t1 = sg4::Engine::get_clock();
         if (trace) {
-            fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, lat_op, t0 * 1e6,
+            fprintf(stderr, "op gi=%d B=%g lat=%g t0=%g dt=%g route:", gi, B, cost.lat_s, t0 * 1e6,
                     (t1 - t0) * 1e6);
             for (const auto &pr : s.load)
                 fprintf(stderr, " %s x%d", res[pr.first].link->get_cname(), pr.second);
@@ -383,40 +321,19 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         }
         if (o->breakdown)
             for (int r : s.route)
-                if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + lat_op, t1});
+                if (res[r].kind == RES_NET) spans[r].push_back(Span{t0 + cost.lat_s, t1});
     } else {
-        cs.pending += lat_op;
-        t1 = t0 + lat_op;
+        t1 = -1; /* nothing to stream: the op's latency passes on the channel's clock */
     }
-    double t2 = t1;
-    if (op->code == AR_OP_REDUCE && B > 0 && op->nsrc > 1) {
-        double flops = (double)(op->nsrc - 1) * B;
-        if (exec_reduce) {
-            if (cs.pending > 0) sg4::this_actor::sleep_for(cs.pending);
-            cs.pending = 0;
-            sg4::this_actor::execute(flops);
-            t2 = sg4::Engine::get_clock();
-        } else {
-            /* The channel's core is its own: an exec there takes exactly this long, so
-             * it is charged to the channel's clock instead of costing SimGrid an
-             * activity (ARSIM_SIM_EXEC=1 runs it as one; the tests compare both). */
-            double dt = flops / chan_speed;
-            cs.pending += dt;
-            t2 = t1 + dt;
-        }
+    /* The channel's core is its own: its additions take exactly cost.reduce_s, charged
+     * to the channel's clock instead of costing SimGrid an activity (ARSIM_SIM_EXEC=1
+     * runs them as one; the tests compare both). */
+    double reduced = -1;
+    if (exec_reduce && op->code == AR_OP_REDUCE && B > 0 && op->nsrc > 1) {
+        sg4::this_actor::execute((double)(op->nsrc - 1) * B);
+        reduced = sg4::Engine::get_clock();
     }
-    cs.terms[remote ? AR_TERM_LINK : AR_TERM_MEMORY] += lat_op;
-    cs.terms[move_term] += (t1 - t0) - lat_op;
-    cs.terms[AR_TERM_REDUCE] += t2 - t1;
-    /* The executor's own cost per data op (cost.h), on the channel's clock like a reduction. */
-    double over = ar_cost_op_overhead_s(t, p, op);
-    cs.pending += over;
-    cs.terms[AR_TERM_SYNC] += over;
-    if (peer_store) {
-        cs.land = ar_cost_land_after(t, cs.stored, cs.land, t0 + lat_op + store_lat,
-                                     sg4::Engine::get_clock() + cs.pending, store_lat, B);
-        cs.stored = true;
-    }
+    ar_clock_op_end(&clk, gi, op, &cost, t0, t1, reduced);
 }
 
 /* Wake channel gi (suspended in a WAIT) at time T, unless it is woken earlier anyway.
@@ -434,29 +351,8 @@ void Sim::wake_at(int gi, double T) {
 }
 
 void Sim::signal_op(int gi, const ar_op_t *op) {
-    ChanState &cs = ch[gi];
-    int rank = gi / p->nchannels;
-    /* The release fence waits for the channel's peer stores to land (cost.h,
-     * chan_write_land_gbps), its previous SIGNAL's release, and takes the rank's
-     * release floor at least. */
-    double fence, landing;
-    const double reached = sg4::Engine::get_clock() + cs.pending;
-    ar_cost_cross_set(&cross, gi, ar_cost_op_crosses(t, p, op, rank), reached);
-    const double floor = ar_cost_release_floor_s(t, p, &cross, gi, cs.pc, reached);
-    ar_cost_release_wait(cs.stored, cs.land, cs.sig_land, floor, reached,
-                         &fence, &landing);
-    cs.stored = false;
-    cs.pending += fence;
-    cs.terms[AR_TERM_LINK] += landing;
-    cs.terms[AR_TERM_SYNC] += fence - landing;
-    /* its own flag update completes later; the channel's next SIGNAL waits for it */
-    cs.sig_land = sg4::Engine::get_clock() + cs.pending + ar_cost_signal_issue_s(t, rank, op->dst.rank);
-    double now = sg4::Engine::get_clock() + cs.pending;
-    double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     Arrival a;
-    a.t = now + lat;
-    memcpy(a.terms, cs.terms, sizeof a.terms);
-    a.terms[AR_TERM_SYNC] += lat;
+    a.t = ar_clock_signal(&clk, gi, ch[gi].pc, op, a.terms);
     FlagState &f = flags[(size_t)op->dst.rank * p->nflags + op->flag];
     auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
                                [](double x, const Arrival &y) { return x < y.t; });
@@ -477,9 +373,12 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
     uint64_t need = op->count;
     /* One execution, epoch 0: a WAIT one execution back (or count 0) looks at no
      * SIGNAL of this one (plan.h). */
-    if (need == 0 || op->back) return;
+    const double t_enter = ar_clock_now(&clk, gi);
+    if (need == 0 || op->back) {
+        ar_clock_wait(&clk, gi, -1, t_enter, t_enter, nullptr);
+        return;
+    }
     FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
-    double t_enter = sg4::Engine::get_clock() + cs.pending;
     double clock = t_enter;
     bool blocked = false;
     for (;;) {
@@ -506,10 +405,8 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
         cs.wake_at = -1;
     }
     if (blocked) f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
-    cs.pending = clock - sg4::Engine::get_clock();
-    if (cs.pending < 0) cs.pending = 0;
     const Arrival &a = f.arr[need - 1];
-    if (a.t > t_enter) memcpy(cs.terms, a.terms, sizeof cs.terms);
+    ar_clock_wait(&clk, gi, sg4::Engine::get_clock(), clock, a.t, a.terms);
 }
 
 void Sim::actor(int gi) {
@@ -518,30 +415,20 @@ void Sim::actor(int gi) {
     OpScratch s;
     for (cs.pc = 0; cs.pc < c->nops && !fail; cs.pc++) {
         const ar_op_t *op = &p->ops[c->first + cs.pc];
-        const double began = sg4::Engine::get_clock() + cs.pending;
+        const double began = ar_clock_now(&clk, gi);
         switch (op->code) {
         case AR_OP_COPY:
         case AR_OP_REDUCE: data_op(gi, op, s); break;
         case AR_OP_SIGNAL: signal_op(gi, op); break;
-        case AR_OP_WAIT:
-            wait_op(gi, op);
-            /* the executor's own cost of a WAIT (cost.h), on the channel's clock */
-            cs.pending += ar_cost_wait_s(t);
-            cs.terms[AR_TERM_SYNC] += ar_cost_wait_s(t);
-            break;
+        case AR_OP_WAIT: wait_op(gi, op); break;
         default: break;
         }
-        if (timeline) cs.stamps.push_back(Span{began, sg4::Engine::get_clock() + cs.pending});
+        if (timeline) cs.stamps.push_back(Span{began, ar_clock_now(&clk, gi)});
         ops++;
     }
     if (!fail) {
         cs.done = true;
-        cs.end = sg4::Engine::get_clock() + cs.pending;
-        /* The execution ends once the channel's peer stores have landed (cost.h) */
-        if (cs.stored && cs.land > cs.end) {
-            cs.terms[AR_TERM_LINK] += cs.land - cs.end;
-            cs.end = cs.land;
-        }
+        ar_clock_chan_end(&clk, gi);
     }
 }
 
@@ -582,7 +469,6 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.nch = p->nranks * p->nchannels;
         s.ep_host = s.ndev + s.nch;
         const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
-        s.mem_lat = lvl->lat_ns * 1e-9;
         const char *tr = getenv("ARSIM_SIM_TRACE");
         s.trace = tr && strcmp(tr, "1") == 0;
         const char *ex = getenv("ARSIM_SIM_EXEC");
@@ -631,7 +517,6 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 Resource &R = s.res[2 * l + d];
                 R.link = dirs[d];
                 R.bw = bw;
-                R.lat = lat;
                 R.kind = RES_NET;
             }
         }
@@ -640,14 +525,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
             R.bw = mem_bw;
-            R.lat = s.mem_lat;
             R.kind = RES_MEM;
-            R.link = make_link(z, "mem" + std::to_string(d), R.bw, R.lat);
+            R.link = make_link(z, "mem" + std::to_string(d), R.bw, lvl->lat_ns * 1e-9);
             Resource &H = s.res[s.base_host + d];
             H.bw = s.m->host_link_gbps * 1e9;
-            H.lat = s.m->host_link_lat_ns * 1e-9;
             H.kind = RES_HOST;
-            H.link = make_link(z, "pcie" + std::to_string(d), H.bw, H.lat);
+            H.link = make_link(z, "pcie" + std::to_string(d), H.bw, s.m->host_link_lat_ns * 1e-9);
             if (s.m->link_issue_gbps > 0) {
                 Resource &I = s.res[s.base_issue + d];
                 I.bw = s.m->link_issue_gbps * 1e9;
@@ -658,8 +541,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* Each channel is a host of its device: its actor runs there, its CPU is the
          * model's per-channel reduction rate, and its private link bounds what it
          * moves (its bandwidth is set op by op). */
-        if (ar_cost_cross_init(&s.cross, t, p) != AR_OK || ar_cost_warm_init(&s.warm, t, p) != AR_OK)
-            return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
+        if (ar_clock_init(&s.clk, t, p, o->buffer) != AR_OK) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
         s.ch.resize((size_t)s.nch);
         s.mbox.assign((size_t)s.nch, nullptr);
         s.chan_hosts.assign((size_t)s.nch, nullptr);
@@ -704,17 +586,6 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].one_sender = sender[i] >= 0;
         }
 
-        /* Channels start staggered as the executor's blocks do (cost.h, launch term):
-         * on their own clocks, like any time spent off SimGrid. */
-        {
-            std::vector<double> start((size_t)s.nch);
-            if (ar_cost_chan_starts(t, p, start.data()) != AR_OK)
-                return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
-            for (int gi = 0; gi < s.nch; gi++) {
-                s.ch[gi].pending = start[gi];
-                s.ch[gi].terms[AR_TERM_LAUNCH] = start[gi];
-            }
-        }
         Sim *sp = &s;
         for (int gi = 0; gi < s.nch; gi++) {
             if (p->chans[gi].nops == 0) continue;
@@ -741,26 +612,17 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             }
             if (fclose(f) != 0) return AR_ERR(err, AR_EIO, "sim: ARSIM_SIM_TIMELINE %s: write failed", s.timeline);
         }
-        int last = -1;
         for (int gi = 0; gi < s.nch; gi++) {
             const ChanState &c = s.ch[gi];
-            if (p->chans[gi].nops == 0) continue;
-            if (!c.done) {
-                const ar_op_t *op = &p->ops[p->chans[gi].first + c.pc];
-                return AR_ERR(err, AR_EPLAN,
-                              "deadlock: rank %d channel %d op %u waits for flag %u to reach %llu but "
-                              "only %zu SIGNALs arrive",
-                              gi / p->nchannels, gi % p->nchannels, c.pc, op->flag,
-                              (unsigned long long)op->count,
-                              s.flags[(size_t)(gi / p->nchannels) * p->nflags + op->flag].arr.size());
-            }
-            if (last < 0 || c.end > s.ch[last].end) last = gi;
+            if (p->chans[gi].nops == 0 || c.done) continue;
+            const ar_op_t *op = &p->ops[p->chans[gi].first + c.pc];
+            return AR_ERR(err, AR_EPLAN,
+                          "deadlock: rank %d channel %d op %u waits for flag %u to reach %llu but "
+                          "only %zu SIGNALs arrive",
+                          gi / p->nchannels, gi % p->nchannels, c.pc, op->flag, (unsigned long long)op->count,
+                          s.flags[(size_t)(gi / p->nchannels) * p->nflags + op->flag].arr.size());
         }
-        double launch = ar_cost_launch_s(t);
-        if (last >= 0) memcpy(r->terms_s, s.ch[last].terms, sizeof r->terms_s);
-        r->terms_s[AR_TERM_LAUNCH] += launch;
-        r->time_s = launch + (last >= 0 ? s.ch[last].end : 0);
-        r->cycles = r->time_s * s.m->clock_ghz * 1e9;
+        ar_clock_result(&s.clk, r);
         r->ops_executed = s.ops;
         if (o->breakdown) {
             r->links = (ar_link_stat_t *)calloc((size_t)2 * t->nlinks + 1, sizeof *r->links);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "arsim/arsim.h"
 #include "backends/internal.h"
+#include "cost/internal.h"
 #include "tests/suites.h"
 
 /* Round numbers, so every closed form below can be checked by hand:

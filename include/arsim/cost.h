@@ -75,7 +75,8 @@
 
 #include "arsim/backend.h"
 
-typedef struct ar_cost_warm_s ar_cost_warm_t; /* below */
+typedef struct ar_cost_warm_s ar_cost_warm_t; /* cost/internal.h */
+typedef struct ar_cost_cross_s ar_cost_cross_t;
 
 typedef struct ar_op_cost_s {
     double lat_s;
@@ -90,6 +91,8 @@ typedef struct ar_op_cost_s {
     double bytes;      /* B */
     double overhead_s; /* op_overhead_ns; part of total_s, charged to AR_TERM_SYNC */
     int remote;        /* touches another device or the host */
+    double chan_s;     /* the chan term alone (ar_cost_chan_s; 0 when no key bounds a channel) */
+    int chan_mem;      /* ... led by local loads: a memory term */
 } ar_op_cost_t;
 
 /* Traffic of one op on one link direction (for breakdowns and for sim). */
@@ -98,24 +101,12 @@ typedef struct ar_op_traffic_s {
     double bytes;
 } ar_op_traffic_t;
 
-/* Bytes one channel moves in one COPY/REDUCE, by kind of access. */
-typedef struct ar_chan_bytes_s {
-    double local_rd; /* loaded from the executing rank's own device */
-    double peer_rd;  /* loaded from another device (pulled) */
-    double host_rd;  /* loaded from the host staging buffer */
-    double host_rd_paired; /* the part of host_rd whose source shares its executor group
-                            * (two sources loaded together) with another host source */
-    double peer_wr;  /* stored to another device (pushed) */
-    double host_wr;  /* stored to the host staging buffer */
-    int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
-    int host_groups; /* those after the first with a host source: each a round of host loads */
-    double local_cold; /* the part of local_rd its device has not touched lately (ar_cost_warm_t) */
-} ar_chan_bytes_t;
-
-/* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)
- * sets local_cold. */
-void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
-                        const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
+/* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
+ * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
+ * up to max_traffic link directions; *ntraffic their count. */
+int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+               ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
+               int *ntraffic, const ar_cost_warm_t *warm);
 /* One device's memory level as one shared bandwidth that its reads and writes cross
  * together: the harmonic mean of read_gbps and write_gbps (read_gbps when equal). An
  * op's memory term is (reads + writes) / this on each device it touches. On 2 x H200,
@@ -123,111 +114,69 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
  * (validate/results/block_rates.csv): this rule gives 2586, reads / read + writes /
  * write 2670; COPYs (as many reads as writes) 1913-1920 against 1939 for both. */
 double ar_cost_mem_gbps(const ar_mem_level_t *lvl);
-/* Seconds an op with cold local loads waits for its first ones (cold_lat_ns; 0 when none). */
-double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b);
-/* Seconds one channel alone needs to move b (the chan term above); 0 when the model
- * bounds none of them per channel. *mem_term (may be NULL) is set when the local
- * loads are its largest part. */
-double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term);
-
-/* Seconds the later groups of a REDUCE's sources with a host source wait for the host
- * (host_link_lat_ns - HBM's latency each, probe x-hchainN): part of the op's latency, as
- * each such round's bytes stream only after it (naive with 4 ranks per GPU: a REDUCE of
- * seven host slots took 9.2-12.5 us on the GPUs, 8.3 with the rounds overlapping its
- * bytes). */
-double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b);
-/* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
- * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
- * up to max_traffic link directions; *ntraffic their count. */
-int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
-               ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
-               int *ntraffic, const ar_cost_warm_t *warm);
-/* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
-double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
-double ar_cost_launch_s(const ar_topo_t *t);
-/* start[gi] (nranks x nchannels entries): seconds after the launch channel gi starts.
- * AR_OK or AR_ENOMEM. */
-int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start);
-/* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
-double ar_cost_wait_s(const ar_topo_t *t);
-/* 1 when a COPY/REDUCE of p has a pointer not 16-byte aligned at its start or end (the
- * executor moves that head or tail element by element). */
-int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op);
-/* The executor's own cost of a COPY/REDUCE: op_overhead_ns, reduce_op_ns more for a REDUCE,
- * and op_misalign_ns more when the op is misaligned (the `over` term above). */
-double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
-/* Which channels' latest op crosses to another device (ar_cost_op_crosses), and since when:
- * what a release's floor counts on its device. A backend sets a channel's state as each of
- * its ops starts and counts a device's crossing channels as of a time; a channel whose
- * state was set later than that counts as it was before (the sim runs a channel's clock
- * ahead of others'). */
-typedef struct ar_cost_cross_s {
-    int *now, *before; /* per channel (rank x nchannels + c) */
-    double *since;
-    int *dev_first, *dev_chans; /* device d's channels: dev_chans[dev_first[d] .. dev_first[d + 1]) */
-} ar_cost_cross_t;
-int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
-void ar_cost_cross_free(ar_cost_cross_t *x);
-void ar_cost_cross_set(ar_cost_cross_t *x, int gi, int crosses, double t);
-int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at);
-/* The least the release of channel gi's SIGNAL at op index pc takes at time `at`:
- * signal_fence_ns, and signal_release_chan_ns x log2(n) more, n the channels of its device
- * whose latest op crosses to another device (itself among them when its flag is there);
- * a SIGNAL right after another SIGNAL takes the fence alone. Set gi's state for this
- * SIGNAL first. */
-double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
-                               double at);
-/* Which bytes of each device's memory were touched lately: a device's clock counts the bytes
- * its memory has served (loads and stores of every op touching it), and a page of a rank's
- * buffer is warm while fewer than the L2's capacity (the sram level's capacity_bytes) have
- * passed since an op last touched it. One execution is taken to follow another: at the start
- * every page was touched one execution's traffic ago, so a plan whose traffic per device fits
- * the L2 starts warm. Off (nothing allocated) without cold_lat_ns. */
-struct ar_cost_warm_s {
-    double cap;       /* bytes; 0 = off */
-    double *clock;    /* per device */
-    double **stamp;   /* per (rank, buffer): per page, the device's clock when last touched */
-    double *page;     /* per (rank, buffer): page bytes */
-    uint64_t *npage;  /* per (rank, buffer) */
-    int nbufs;
-};
-int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
-void ar_cost_warm_free(ar_cost_warm_t *w);
-/* Bytes of op's sources on exec_rank's own device that are cold now (0 when w is off). */
-double ar_cost_warm_cold_bytes(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
-                               int exec_rank);
-/* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
- * as the op starts, after costing it. */
-void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
-/* 1 when op, executed by exec_rank, reaches another device: a COPY/REDUCE with a source or
- * its destination there (the host is not a device), a SIGNAL to a flag there. */
-int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank);
-/* 1 when op is a COPY/REDUCE executed by exec_rank whose destination is on another
- * device or on the host: posted stores the next SIGNAL's fence waits for. */
-int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank);
-/* Seconds one channel's remote stores of `bytes` take to land (0 when the model has
- * no chan_write_land_gbps). */
-double ar_cost_land_s(const ar_topo_t *t, double bytes);
-/* When the channel's peer stores have landed after one more op storing `bytes` to a
- * peer: its first bytes land at `first` (op start + lat + store lat), after the earlier
- * ones (land, when `stored`), at chan_write_land_gbps, and its last no sooner than
- * `end` + store_lat (the formula above). */
-double ar_cost_land_after(const ar_topo_t *t, int stored, double land, double first, double end,
-                          double store_lat, double bytes);
-/* A SIGNAL's release at `now`: *fence is how long it waits for the channel's peer stores
- * (land, when `stored`), its previous SIGNAL (sig_land) and the rank's floor; *landing
- * the part of that spent on the stores (link term; the rest is sync). */
-void ar_cost_release_wait(int stored, double land, double sig_land, double floor, double now, double *fence,
-                          double *landing);
-/* Seconds after its issue a SIGNAL from from_rank to to_rank's flag completes its
- * update (signal_release_ns, or signal_release_remote_ns across devices): the
- * channel's next SIGNAL is issued no earlier. */
-double ar_cost_signal_issue_s(const ar_topo_t *t, int from_rank, int to_rank);
-/* Device of an address: the rank's device, or -1 for the host. */
-int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a);
 /* Capacity check: the plan's buffers (IN+OUT+SCRATCH per rank, summed per device) fit
  * the chosen level; AR_ELIMIT naming the level and both sizes otherwise. */
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err);
+
+/* ---- the channel clock (cost/clock.c): when each op of a channel may start ----
+ * The one place the sequencing rules above live. A timing backend owns the order in
+ * which it visits channels and how long an op's bytes take to stream (the analytic
+ * backend: the op's own bottleneck; the sim backend: its share under contention, from
+ * SimGrid); the clock does the rest. For each channel, in program order:
+ *   COPY/REDUCE: ar_clock_op_begin (its cost at the channel's clock), then, once its
+ *                bytes have streamed, ar_clock_op_end;
+ *   SIGNAL:      ar_clock_signal, which says when it arrives at its target;
+ *   WAIT:        ar_clock_wait once its flag reached the count;
+ * then ar_clock_chan_end; ar_clock_result gives the execution's time and terms. */
+typedef struct ar_chan_clock_s {
+    /* When the channel's next op may start, after the launch: base + ahead. base is the
+     * backend's own time when it last settled the channel (SimGrid's clock after an op's
+     * communication; 0 for the analytic walk), ahead what the channel has spent on its own
+     * since (overheads, reductions, fences): kept apart so that every backend adds the
+     * same small times in the same order, whatever its clock reads. */
+    double base, ahead;
+    double terms[AR_NTERM];  /* the critical path that set t, by term; sums to t */
+    int stored;              /* peer stores since the channel's last SIGNAL */
+    double land;             /* when those have landed */
+    double sig_land;         /* when the last SIGNAL's flag update completes */
+} ar_chan_clock_t;
+
+typedef struct ar_clock_s {
+    const ar_topo_t *topo;
+    const ar_plan_t *plan;
+    ar_mem_t buffer;
+    ar_chan_clock_t *ch;     /* per channel (rank x nchannels + c) */
+    ar_cost_cross_t *cross;  /* whose latest op crosses to another device (release floors) */
+    ar_cost_warm_t *warm;    /* which bytes each device touched lately (cold_lat_ns) */
+} ar_clock_t;
+
+/* Every channel at its start (launch stagger). AR_OK or AR_ENOMEM. */
+int ar_clock_init(ar_clock_t *c, const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
+void ar_clock_free(ar_clock_t *c);
+/* COPY/REDUCE `op` of channel gi starts at the channel's clock: its cost (ar_cost_op;
+ * traffic, max_traffic, ntraffic as there, may be NULL). */
+int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *cost, ar_op_traffic_t *traffic,
+                      int max_traffic, int *ntraffic);
+/* ... and ended: it started at `start`; its bytes had streamed at `streamed_at` (< 0: at
+ * the op's own bottleneck, cost->move_s after its latency, and its additions too); its
+ * additions ended at `reduced_at` (< 0: cost->reduce_s later, on the channel's own core).
+ * The channel's clock moves past the executor's overhead. */
+void ar_clock_op_end(ar_clock_t *c, int gi, const ar_op_t *op, const ar_op_cost_t *cost, double start,
+                     double streamed_at, double reduced_at);
+/* SIGNAL `op` (index pc of its channel) at the channel's clock: its release, then its
+ * issue. Returns when it arrives at its target; arrival_terms gets the path it carries. */
+double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, double arrival_terms[AR_NTERM]);
+/* The channel passes a WAIT at `passed` (its clock, or later when it had to wait), the
+ * backend's own time being `base` (< 0: the flag was there, the clock goes on as it was). When a SIGNAL released it (arrival_terms not NULL)
+ * after the channel reached the WAIT (arrival_t later than its clock), that SIGNAL's
+ * path becomes the channel's. */
+void ar_clock_wait(ar_clock_t *c, int gi, double base, double passed, double arrival_t, const double *arrival_terms);
+/* When channel gi's next op may start. */
+static inline double ar_clock_now(const ar_clock_t *c, int gi) { return c->ch[gi].base + c->ch[gi].ahead; }
+/* Channel gi has run its last op: it ends once its peer stores have landed. */
+void ar_clock_chan_end(ar_clock_t *c, int gi);
+/* time_s, terms_s and cycles of the execution: launch + the latest channel's end. */
+void ar_clock_result(const ar_clock_t *c, ar_result_t *res);
 
 #endif
