@@ -19,7 +19,8 @@ static const struct {
     {"calibrate", ar_cli_calibrate, "fit a hardware model from micro-benchmarks: -o MODEL.yaml"},
     {"validate", ar_cli_validate, "model against measured data and reference files"},
     {"topo", ar_cli_topo, "topo show|check FILE|SPEC: summary, or validate a file"},
-    {"list", ar_cli_list, "list algos|topologies|models|backends"},
+    {"list", ar_cli_list, "list algos|probes|topologies|models|backends"},
+    {"model", ar_cli_model, "model keys|show NAME: every key of a hardware model, or a model's values"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,58 +1,22 @@
-/* Hardware models: model/<name>.yaml.
+/* Hardware models: model/<name>.yaml, every key declared once in arsim/model_keys.h.
  *
- * Format (every key is required unless marked optional; units are in the key):
+ * Format:
  *
  *   name: h200_sxm                 # optional, defaults to the file's base name
  *   description: "..."             # optional
- *   clock_ghz: 1.98                # ns -> cycles for reporting
+ *   clock_ghz: 1.98                # and every other ROOT key of the table
  *   memory:                        # all three levels, fastest first
  *     tcm:  {present: false}       # a level the device does not have
- *     sram: {capacity_bytes: ..., read_gbps: ..., write_gbps: ..., lat_ns: ...}
+ *     sram: {capacity_bytes: ..., read_gbps: ..., write_gbps: ..., lat_ns: ...}   # LEVEL keys
  *     hbm:  {capacity_bytes: ..., read_gbps: ..., write_gbps: ..., lat_ns: ...}
  *   links:                         # link kinds; the first is the builders' default
- *     - {name: nvlink4, bw_gbps: 26.562, lat_ns: 300}   # one link, one direction
- *   reduce_gbps: ...               # per channel, bytes of output per second
- *   chan_inflight_bytes: ...       # per channel, remote-read bytes in flight
- *   chan_read_lat_ns: ...          # per channel, remote-read round trip
- *   chan_write_gbps: ...           # per channel, posted remote stores
- *   signal_lat_ns: ...             # SIGNAL to visible at the waiter, one way
- *   signal_lat_local_ns: ...       # optional (0 = signal_lat_ns): the same inside one device
- *   launch_ns: ...                 # starting one plan execution
- *   launch_block_ns: ...           # optional (0): each executor block of a launch starts this
- *                                  # much after the one before it on its device
- *   link_issue_gbps: ...           # optional (0 = none): one device's channels' pulls and
- *                                  # pushes together, bytes per second over all its links
- *   host_link_gbps: ...            # device <-> host staging (naive), one direction
- *   host_link_lat_ns: ...
- *   op_overhead_ns: ...            # optional (0): executor cost per COPY/REDUCE, per channel
- *   wait_overhead_ns: ...          # optional (0): executor cost per WAIT, per channel
- *   host_chan_read_gbps: ...       # optional (0 = none): one channel's rate loading host memory
- *   host_chan_write_gbps: ...      # optional (0 = none): one channel's rate storing to host memory
- *   host_chan_read_pair_gbps: ...  # optional (0 = host_chan_read_gbps): the same loading two host
- *                                  # sources of one executor group at once
- *   chan_write_land_gbps: ...      # optional (0 = none): rate one channel's peer stores land
- *                                  # (a SIGNAL's release fence waits for them)
- *   signal_release_ns: ...        # optional (0): executor cost per SIGNAL, on the sender
- *   signal_release_remote_ns: ...  # optional (0 = signal_release_ns): the same, flag on another device
- *   signal_release_chan_ns: ...    # optional (0): a SIGNAL's release takes this x log2(n) more
- *                                  # at least, n its device's channels whose latest op crosses
- *   signal_fence_ns: ...           # optional (0): a SIGNAL's release fence takes this at least,
- *                                  # however long ago the channel's writes were issued
- *   reduce_group_ns: ...           # optional (0): each group of two sources of a REDUCE after
- *                                  # the first keeps its channel at least this long
- *   reduce_op_ns: ...              # optional (0): a REDUCE costs the executor this more than a
- *                                  # COPY of the same bytes, whatever its sources
- *   chan_local_read_gbps: ...      # optional (0 = none): one channel's loads from its own
- *                                  # device's memory per second
- *   chan_local_read_push_gbps: ... # optional (0 = chan_local_read_gbps): the same for an op
- *                                  # whose destination is on another device
- *   op_misalign_ns: ...            # optional (0): a COPY/REDUCE out of 16-byte line costs this more
- *   cold_lat_ns: ...               # optional (0): an op loading bytes its device has not touched
- *                                  # within the L2's capacity of traffic waits this more
+ *     - {name: nvlink4, bw_gbps: 26.562, lat_ns: 300}   # LINK keys
  *
- * Every bandwidth, latency, clock and capacity must be a positive finite number
- * (AR_EMODEL otherwise); unknown keys and wrong types are AR_EPARSE. */
+ * A required key must be a positive finite number, an optional one a finite number >= 0
+ * (0 or absent: the term is left out); both within the table's range (AR_EMODEL
+ * otherwise). Unknown keys and wrong types are AR_EPARSE. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +24,120 @@
 #include "common/internal.h"
 
 #define MAX_LINK_KINDS 32
+
+#define AR__MK_ENTRY(sect, key, unit, req, lo, hi, doc)                                                     \
+    {#key, AR_MK_##sect, AR__MK_OFFSET_##sect(key), unit, req, lo, hi, doc},
+#define AR__MK_OFFSET_ROOT(key) offsetof(ar_model_t, key)
+#define AR__MK_OFFSET_LEVEL(key) offsetof(ar_mem_level_t, key)
+#define AR__MK_OFFSET_LINK(key) offsetof(ar_link_kind_t, key)
+static const ar_model_key_t model_keys[] = {AR_MODEL_KEYS(AR__MK_ENTRY)};
+#define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
+
+const ar_model_key_t *ar_model_keys(int *n) {
+    *n = NKEYS;
+    return model_keys;
+}
+
+const ar_model_key_t *ar_model_key_find(const char *name) {
+    for (int i = 0; i < NKEYS; i++)
+        if (!strcmp(model_keys[i].name, name)) return &model_keys[i];
+    return NULL;
+}
+
+double ar_model_unit_si(const char *unit) {
+    if (!strcmp(unit, "ns")) return 1e-9;
+    if (!strcmp(unit, "GB/s") || !strcmp(unit, "GHz")) return 1e9;
+    return 1;
+}
+
+double *ar_model_slot(ar_model_t *m, const ar_model_key_t *k, int l) {
+    char *base = k->section == AR_MK_ROOT    ? (char *)m
+                 : k->section == AR_MK_LEVEL ? (char *)&m->mem[l]
+                                             : (char *)&m->links[l];
+    return (double *)(base + k->offset);
+}
+
+double ar_model_get(const ar_model_t *m, const ar_model_key_t *k, int l) {
+    return *ar_model_slot((ar_model_t *)m, k, l);
+}
+
+/* The shortest decimal that reads back as v. */
+static void fmt_value(double v, char *buf, size_t len) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    /* integers in full, not as 1.5e+11 */
+    if (v == floor(v) && fabs(v) < 1e17 && strchr(buf, 'e')) snprintf(buf, len, "%.0f", v);
+}
+
+/* `indent key: value`, then the note as a comment at column 32, a line of its own for
+ * each of its lines. */
+static void write_line(FILE *f, int indent, const char *key, const char *value, const char *note) {
+    int w = fprintf(f, "%*s%s: %s", indent, "", key, value);
+    if (!note || !note[0]) {
+        fputc('\n', f);
+        return;
+    }
+    for (const char *line = note; line;) {
+        const char *nl = strchr(line, '\n');
+        const int n = nl ? (int)(nl - line) : (int)strlen(line);
+        fprintf(f, "%*s# %.*s\n", w < 31 ? 31 - w : 1, "", n, line);
+        w = 0;
+        line = nl ? nl + 1 : NULL;
+    }
+}
+
+int ar_model_write(FILE *f, const ar_model_t *m, const char *description,
+                   const char *(*note)(const ar_model_key_t *k, int l, void *ctx), void *ctx) {
+    char v[64];
+    fprintf(f, "name: %s\n", m->name);
+    if (description) fprintf(f, "description: \"%s\"\n", description);
+    int levels_done = 0, links_done = 0;
+    for (int i = 0; i < NKEYS; i++) {
+        const ar_model_key_t *k = &model_keys[i];
+        if (k->section == AR_MK_LEVEL && !levels_done) {
+            levels_done = 1;
+            fputs("memory:\n", f);
+            for (int l = 0; l < AR_NMEM; l++) {
+                fprintf(f, "  %s:\n", ar_mem_name((ar_mem_t)l));
+                if (!m->mem[l].present) {
+                    write_line(f, 4, "present", "false", note ? note(NULL, l, ctx) : NULL);
+                    continue;
+                }
+                for (int j = 0; j < NKEYS; j++)
+                    if (model_keys[j].section == AR_MK_LEVEL) {
+                        fmt_value(ar_model_get(m, &model_keys[j], l), v, sizeof v);
+                        write_line(f, 4, model_keys[j].name, v, note ? note(&model_keys[j], l, ctx) : NULL);
+                    }
+            }
+        } else if (k->section == AR_MK_LINK && !links_done) {
+            links_done = 1;
+            fputs("links:\n", f);
+            for (int l = 0; l < m->nlinks; l++) {
+                fprintf(f, "  - name: %s\n", m->links[l].name);
+                for (int j = 0; j < NKEYS; j++)
+                    if (model_keys[j].section == AR_MK_LINK) {
+                        fmt_value(ar_model_get(m, &model_keys[j], l), v, sizeof v);
+                        write_line(f, 4, model_keys[j].name, v, note ? note(&model_keys[j], l, ctx) : NULL);
+                    }
+            }
+        } else if (k->section == AR_MK_ROOT) {
+            fmt_value(ar_model_get(m, k, 0), v, sizeof v);
+            write_line(f, 0, k->name, v, note ? note(k, 0, ctx) : NULL);
+        }
+    }
+    return ferror(f) ? AR_EIO : AR_OK;
+}
+
+/* The names a section's mapping may hold: its keys of the table and `extra`. */
+static void section_names(ar_model_sect_t sect, const char *const *extra, const char **out) {
+    int n = 0;
+    for (; extra[n]; n++) out[n] = extra[n];
+    for (int i = 0; i < NKEYS; i++)
+        if (model_keys[i].section == sect) out[n++] = model_keys[i].name;
+    out[n] = NULL;
+}
 
 static const char *const shipped_models[] = {"h100_sxm", "h200_sxm", "accel_tcm", NULL};
 
@@ -113,31 +191,36 @@ static int req(const ar__ydoc_t *d, const ar__ynode_t *map, const char *ctx, con
     return ar__y_error(err, d, map, AR_EPARSE, field, "missing");
 }
 
-static int req_pos(const ar__ydoc_t *d, const ar__ynode_t *map, const char *ctx, const char *key,
-                   double *out, ar_error_t *err) {
-    ar__ynode_t *n;
-    AR_TRY(req(d, map, ctx, key, &n, err));
-    char field[160];
-    snprintf(field, sizeof field, "%s%s%s", ctx, ctx[0] ? "." : "", key);
-    return ar__y_positive(d, n, field, AR_EMODEL, out, err);
-}
-
-/* An optional non-negative number (0 when the key is absent): a cost the model may leave out. */
-static int opt_nonneg(const ar__ydoc_t *d, const ar__ynode_t *map, const char *key, double *out,
-                      ar_error_t *err) {
-    ar__ynode_t *n = ar__y_get(map, key);
-    *out = 0;
-    if (!n) return AR_OK;
-    AR_TRY(ar__y_number(d, n, key, out, err));
-    if (!(*out >= 0) || *out > 1e15)
-        return ar__y_error(err, d, n, AR_EMODEL, key, "must be a finite number >= 0 (got %g)", *out);
+static int parse_keys(const ar__ydoc_t *d, const ar__ynode_t *map, const char *ctx, ar_model_sect_t sect,
+                      ar_model_t *m, int l, ar_error_t *err) {
+    for (int i = 0; i < NKEYS; i++) {
+        const ar_model_key_t *k = &model_keys[i];
+        if (k->section != sect) continue;
+        char field[160];
+        snprintf(field, sizeof field, "%s%s%s", ctx, ctx[0] ? "." : "", k->name);
+        double *v = ar_model_slot(m, k, l);
+        ar__ynode_t *n = ar__y_get(map, k->name);
+        *v = 0;
+        if (k->required) {
+            AR_TRY(req(d, map, ctx, k->name, &n, err));
+            AR_TRY(ar__y_positive(d, n, field, AR_EMODEL, v, err));
+        } else if (n) {
+            AR_TRY(ar__y_number(d, n, field, v, err));
+            if (!(*v >= 0) || !isfinite(*v))
+                return ar__y_error(err, d, n, AR_EMODEL, field, "must be a finite number >= 0 (got %g)", *v);
+        }
+        if (n && (k->required || *v != 0) && (*v < k->min || *v > k->max))
+            return ar__y_error(err, d, n, AR_EMODEL, field, "%g %s is out of range: %g to %g %s%s", *v, k->unit, k->min,
+                               k->max, k->unit, k->required ? "" : " (or 0: none)");
+    }
     return AR_OK;
 }
 
-static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl,
-                       ar_mem_level_t *out, ar_error_t *err) {
-    static const char *const keys[] = {"present", "capacity_bytes", "read_gbps", "write_gbps",
-                                       "lat_ns", NULL};
+static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl, ar_model_t *m,
+                       ar_error_t *err) {
+    static const char *const extra[] = {"present", NULL};
+    const char *keys[NKEYS + 2];
+    section_names(AR_MK_LEVEL, extra, keys);
     char ctx[64];
     snprintf(ctx, sizeof ctx, "memory.%s", ar_mem_name(lvl));
     ar__ynode_t *n;
@@ -150,6 +233,7 @@ static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl
         snprintf(field, sizeof field, "%s.present", ctx);
         AR_TRY(ar__y_bool(d, p, field, &present, err));
     }
+    ar_mem_level_t *out = &m->mem[lvl];
     memset(out, 0, sizeof *out);
     if (!present) {
         if (n->n > 2)
@@ -158,25 +242,17 @@ static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl
         return AR_OK;
     }
     out->present = 1;
-    AR_TRY(req_pos(d, n, ctx, "capacity_bytes", &out->capacity_bytes, err));
-    AR_TRY(req_pos(d, n, ctx, "read_gbps", &out->read_gbps, err));
-    AR_TRY(req_pos(d, n, ctx, "write_gbps", &out->write_gbps, err));
-    AR_TRY(req_pos(d, n, ctx, "lat_ns", &out->lat_ns, err));
-    return AR_OK;
+    return parse_keys(d, n, ctx, AR_MK_LEVEL, m, (int)lvl, err);
 }
 
 static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t **out,
                        ar_error_t *err) {
-    static const char *const keys[] = {
-        "name", "description", "clock_ghz", "memory", "links", "reduce_gbps",
-        "chan_inflight_bytes", "chan_read_lat_ns", "chan_write_gbps", "signal_lat_ns", "signal_lat_local_ns",
-        "launch_ns", "launch_block_ns", "link_issue_gbps", "host_link_gbps", "host_link_lat_ns", "op_overhead_ns", "wait_overhead_ns",
-        "host_chan_read_gbps", "host_chan_write_gbps", "host_chan_read_pair_gbps",
-        "chan_write_land_gbps", "signal_release_ns", "signal_release_remote_ns", "signal_release_chan_ns",
-        "signal_fence_ns", "chan_local_read_gbps", "chan_local_read_push_gbps", "op_misalign_ns", "reduce_group_ns",
-        "reduce_op_ns", "cold_lat_ns", NULL};
+    static const char *const extra[] = {"name", "description", "memory", "links", NULL};
+    static const char *const link_extra[] = {"name", NULL};
+    const char *keys[NKEYS + 5], *link_keys[NKEYS + 2];
+    section_names(AR_MK_ROOT, extra, keys);
+    section_names(AR_MK_LINK, link_extra, link_keys);
     static const char *const mem_keys[] = {"tcm", "sram", "hbm", NULL};
-    static const char *const link_keys[] = {"name", "bw_gbps", "lat_ns", NULL};
     const ar__ynode_t *root = d->root;
     if (!root) return ar__y_error(err, d, NULL, AR_EPARSE, "model", "empty document");
     AR_TRY(ar__y_check_keys(d, root, keys, "", err));
@@ -195,13 +271,12 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     }
     if ((n = ar__y_get(root, "description")))
         AR_TRY_GOTO(ar__y_string(d, n, "description", 1024, &s, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "clock_ghz", &m->clock_ghz, err), rc, fail);
 
     AR_TRY_GOTO(req(d, root, "", "memory", &n, err), rc, fail);
     AR_TRY_GOTO(ar__y_check_keys(d, n, mem_keys, "memory", err), rc, fail);
     int any = 0;
     for (int l = 0; l < AR_NMEM; l++) {
-        AR_TRY_GOTO(parse_level(d, n, (ar_mem_t)l, &m->mem[l], err), rc, fail);
+        AR_TRY_GOTO(parse_level(d, n, (ar_mem_t)l, m, err), rc, fail);
         any |= m->mem[l].present;
     }
     if (!any) {
@@ -231,40 +306,12 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
             rc = ar__y_error(err, d, nm, AR_EMODEL, field, "duplicate link kind '%s'", s);
             goto fail;
         }
-        ar_link_kind_t *k = &m->links[i];
-        AR_TRY_GOTO(req_pos(d, lk, ctx, "bw_gbps", &k->bw_gbps, err), rc, fail);
-        AR_TRY_GOTO(req_pos(d, lk, ctx, "lat_ns", &k->lat_ns, err), rc, fail);
-        snprintf(k->name, sizeof k->name, "%s", s);
+        AR_TRY_GOTO(parse_keys(d, lk, ctx, AR_MK_LINK, m, i, err), rc, fail);
+        snprintf(m->links[i].name, sizeof m->links[i].name, "%s", s);
         m->nlinks = i + 1;
     }
 
-    AR_TRY_GOTO(req_pos(d, root, "", "reduce_gbps", &m->reduce_gbps, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "chan_inflight_bytes", &m->chan_inflight_bytes, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "chan_read_lat_ns", &m->chan_read_lat_ns, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "chan_write_gbps", &m->chan_write_gbps, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "signal_lat_ns", &m->signal_lat_ns, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "launch_ns", &m->launch_ns, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "host_link_gbps", &m->host_link_gbps, err), rc, fail);
-    AR_TRY_GOTO(req_pos(d, root, "", "host_link_lat_ns", &m->host_link_lat_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "signal_lat_local_ns", &m->signal_lat_local_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "launch_block_ns", &m->launch_block_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "link_issue_gbps", &m->link_issue_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "op_overhead_ns", &m->op_overhead_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "wait_overhead_ns", &m->wait_overhead_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_gbps", &m->host_chan_read_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_write_gbps", &m->host_chan_write_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "host_chan_read_pair_gbps", &m->host_chan_read_pair_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "chan_write_land_gbps", &m->chan_write_land_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_ns", &m->signal_release_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_remote_ns", &m->signal_release_remote_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "signal_release_chan_ns", &m->signal_release_chan_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "signal_fence_ns", &m->signal_fence_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "chan_local_read_gbps", &m->chan_local_read_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "chan_local_read_push_gbps", &m->chan_local_read_push_gbps, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "op_misalign_ns", &m->op_misalign_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "reduce_group_ns", &m->reduce_group_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "reduce_op_ns", &m->reduce_op_ns, err), rc, fail);
-    AR_TRY_GOTO(opt_nonneg(d, root, "cold_lat_ns", &m->cold_lat_ns, err), rc, fail);
+    AR_TRY_GOTO(parse_keys(d, root, "", AR_MK_ROOT, m, 0, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

@@ -10,6 +10,12 @@ tests_check_arsim_SOURCES += tests/check_sim.c
 endif
 tests_check_arsim_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) -DARSIM_BUILDDIR='"$(abs_top_builddir)"'
 tests_check_arsim_LDADD = libarsim.la $(CHECK_LIBS)
+# A model key added in one line of the table: parsed, written, listed.
+check_PROGRAMS += tests/check_model_keys
+TESTS += tests/check_model_keys
+tests_check_model_keys_SOURCES = tests/check_model_keys.c
+tests_check_model_keys_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(YAML_CFLAGS)
+tests_check_model_keys_LDADD = libarsim.la $(CHECK_LIBS)
 endif
 EXTRA_DIST += tests/data
 # The Check runner prints its summary on fd 9 too, which reaches the terminal.

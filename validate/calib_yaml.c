@@ -67,7 +67,9 @@
  *                       lines (in L2 after a pass): what an op waits more for data its
  *                       device has not touched within the L2's capacity (cost.h) */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "validate/internal.h"
 
@@ -85,6 +87,51 @@ static double link_ceiling(const ar_calib_t *c, const char *rule, const char **w
     }
     *what = "mean of peer reads and peer writes, both GPUs at once";
     return 0.5 * (c->peer_read_bidir_gbps + c->peer_write_bidir_gbps);
+}
+
+/* The model being written: its values and, per key and level (or link kind), the note
+ * saying which benchmark gave it. */
+#define MAX_KEYS 96
+typedef struct fit_s {
+    ar_model_t m;
+    ar_link_kind_t links[2];
+    char note[MAX_KEYS][AR_NMEM][512];
+    char tcm_note[160];
+} fit_t;
+
+static int key_index(ar_model_sect_t sect, const char *key) {
+    int n;
+    const ar_model_key_t *keys = ar_model_keys(&n);
+    for (int i = 0; i < n && i < MAX_KEYS; i++)
+        if (keys[i].section == sect && !strcmp(keys[i].name, key)) return i;
+    return -1;
+}
+
+/* Key `key` of section sect (level or link kind l) is v, rounded to `decimals` as the
+ * file shows it, measured as the note (printf format) says. */
+static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...) {
+    const int i = key_index(sect, key);
+    if (i < 0) return;
+    int n;
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.*f", decimals, v);
+    *ar_model_slot(&F->m, &ar_model_keys(&n)[i], l) = strtod(shown, NULL);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(F->note[i][l], sizeof F->note[i][l], fmt, ap);
+    va_end(ap);
+}
+
+static const char *fit_note(const ar_model_key_t *k, int l, void *ctx) {
+    fit_t *F = ctx;
+    if (!k) return F->tcm_note;
+    int n;
+    const int i = (int)(k - ar_model_keys(&n));
+    if (i < 0 || i >= MAX_KEYS) return NULL;
+    if (!F->note[i][l][0] && !k->required) return "assumed: none (no benchmark here measures it)";
+    return F->note[i][l];
 }
 
 int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,
@@ -117,6 +164,180 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                           "calibrate: benchmark %zu gave %g, not a positive number; "
                           "no model written", i, vals[i]);
 
+    fit_t *F = calloc(1, sizeof *F);
+    if (!F) return AR_ERR(err, AR_ENOMEM, "calibrate: out of memory");
+    ar_model_t *m = &F->m;
+    snprintf(m->name, sizeof m->name, "%s", fit->name);
+    m->links = F->links;
+    m->nlinks = 2;
+    snprintf(F->links[0].name, sizeof F->links[0].name, "nvlink4");
+    snprintf(F->links[1].name, sizeof F->links[1].name, "pcie5");
+    snprintf(F->tcm_note, sizeof F->tcm_note, "assumed: a GPU has no peer-addressable tightly-coupled memory");
+    m->mem[AR_MEM_SRAM].present = m->mem[AR_MEM_HBM].present = 1;
+    const ar_model_sect_t R = AR_MK_ROOT, L = AR_MK_LEVEL, K = AR_MK_LINK;
+    const int S = AR_MEM_SRAM, H = AR_MEM_HBM;
+
+    put(F, R, "clock_ghz", 0, c->clock_ghz, 3, "measured: device attribute cudaDevAttrClockRate (max SM clock)");
+    put(F, L, "capacity_bytes", S, c->l2_bytes, 0, "measured: device property l2CacheSize");
+    put(F, L, "read_gbps", S, c->l2_read_gbps, 0, "measured: all SMs re-reading a %.0f MB buffer resident in L2",
+        fmin(c->l2_bytes / 4, 8 << 20) / 1048576.0);
+    put(F, L, "write_gbps", S, c->l2_read_gbps, 0, "assumed: same as the measured L2 read");
+    put(F, L, "lat_ns", S, c->l2_read_lat_ns, 0, "measured: pointer chase, 4 MB chain resident in L2");
+    put(F, L, "capacity_bytes", H, c->hbm_capacity_bytes, 0, "measured: device property totalGlobalMem");
+    put(F, L, "read_gbps", H, c->hbm_read_gbps, 0, "measured: all SMs reading 1 GB of local memory");
+    put(F, L, "write_gbps", H, c->hbm_write_gbps, 0, "measured: all SMs writing 1 GB of local memory");
+    put(F, L, "lat_ns", H, c->local_read_lat_ns, 0,
+        "measured: pointer chase, 4096 lines 64 KB apart in 256 MB of local\n"
+        "memory (they stay in L2 after a pass: data an op touched lately)");
+    put(F, K, "bw_gbps", 0, link_bw, 3, "measured: %.1f GB/s per direction (%s, %d blocks each),\nover the %d links of the pair",
+        ceil, what, 2 * c->nsm, nl);
+    put(F, K, "lat_ns", 0, link_lat, 0, "measured: peer pointer chase %.0f ns - local %.0f ns", c->peer_read_lat_ns,
+        c->local_read_lat_ns);
+    put(F, K, "bw_gbps", 1, host_bw, 1, "measured: kernel loads/stores on mapped pinned host memory (min of read %.1f, write %.1f)",
+        c->host_read_gbps, c->host_write_gbps);
+    put(F, K, "lat_ns", 1, host_link_lat, 0, "measured: host pointer chase %.0f ns - local %.0f ns", c->host_read_lat_ns,
+        c->local_read_lat_ns);
+    if (c->reduce_extra_gbps_bf16 > 0)
+        put(F, R, "reduce_gbps", 0, reduce, 1, "measured: one block, k=2 bf16 in L2: %.1f GB/s summing vs %.1f moving only",
+            c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
+    else
+        put(F, R, "reduce_gbps", 0, reduce, 0,
+            "measured: one block, k=2 bf16 in L2: summing (%.1f GB/s) is no slower than\n"
+            "moving only (%.1f GB/s): the additions hide under the loads",
+            c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
+    put(F, R, "chan_inflight_bytes", 0, inflight, 0, "measured: per-block peer read %.2f GB/s x chan_read_lat_ns (Little's law)",
+        c->peer_read_block_gbps);
+    put(F, R, "chan_read_lat_ns", 0, c->peer_read_lat_ns, 0, "measured: peer pointer chase (one dependent load per access)");
+    put(F, R, "chan_write_gbps", 0, c->peer_write_block_gbps, 2,
+        "measured: per-block peer write rate (slope of the write curve, 1-8 blocks)");
+    if (c->exec_done && c->rings_done) {
+        /* The executor's own hop, less the WAIT and the SIGNAL's fence the model charges
+         * beside it. */
+        const double wait = fmax(0, c->exec_wait_ns), fence = c->fence_done ? c->fence_ns : 0;
+        char less[96];
+        snprintf(less, sizeof less, "wait_overhead_ns %.0f%s", wait, c->fence_done ? " and signal_fence_ns" : "");
+        put(F, R, "signal_lat_ns", 0, fmax(0, c->ring_hop_ns[0] - wait - fence), 0,
+            "measured: executor, x-rings%d/%d (every rank SIGNALs the next, WAITs for the previous),\n"
+            "2 ranks: %.0f ns per hop across the link, minus %s",
+            c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], less);
+        put(F, R, "signal_lat_local_ns", 0, fmax(0, c->ring_hop_ns[1] - wait - fence), 0,
+            "measured: the same with 4 ranks, hops alternating inside a GPU and across:\n"
+            "%.0f ns per hop inside a GPU, minus %s",
+            c->ring_hop_ns[1], less);
+        if (c->fence_done)
+            put(F, R, "signal_fence_ns", 0, c->fence_ns, 0,
+                "measured: executor, x-spairs%d/%d (a local 16-byte COPY and a SIGNAL) against\n"
+                "x-chain (the COPY alone): %.0f - %.0f ns per op",
+                c->exec_n_lo, c->exec_n_hi, c->fence_ns + c->exec_op_ns, c->exec_op_ns);
+    } else {
+        put(F, R, "signal_lat_ns", 0, c->flag_oneway_ns, 0,
+            "measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2", c->flag_rtt_ns);
+        if (c->flag_local_oneway_ns > 0)
+            put(F, R, "signal_lat_local_ns", 0, c->flag_local_oneway_ns, 0,
+                "measured: the same ping-pong between two blocks of one GPU, one way");
+    }
+    put(F, R, "launch_ns", 0, launch, 0,
+        "measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel", launch_what);
+    if (c->launch_graph_pdl_1_ns > 0 && c->launch_graph_pdl_wide_ns > c->launch_graph_pdl_1_ns && c->nsm > 1)
+        put(F, R, "launch_block_ns", 0, (c->launch_graph_pdl_wide_ns - c->launch_graph_pdl_1_ns) / (c->nsm - 1), 2,
+            "measured: the same graph with %d blocks against 1: (%.0f - %.0f ns) / %d,\n"
+            "how much later each further block of a launch starts",
+            c->nsm, c->launch_graph_pdl_wide_ns, c->launch_graph_pdl_1_ns, c->nsm - 1);
+    if (c->exec_done && c->issue_done)
+        put(F, R, "link_issue_gbps", 0, c->issue_gbps, 1,
+            "measured: executor, x-pullpush1 (one GPU's 48 channels pulling and pushing at\n"
+            "once): 2 x (256 - 64 MB) / (%.2f - %.2f us)",
+            c->issue_us[1], c->issue_us[0]);
+    put(F, R, "host_link_gbps", 0, host_bw, 1, "measured: as pcie5 bw_gbps above");
+    put(F, R, "host_link_lat_ns", 0, c->host_read_lat_ns, 0, "measured: host pointer chase %.0f ns", c->host_read_lat_ns);
+
+    if (c->exec_done) {
+        double local_op_ns = c->local_read_lat_ns +
+                             c->exec_op_bytes * (1.0 / c->hbm_read_gbps + 1.0 / c->hbm_write_gbps);
+        double over = fmax(0, c->exec_op_ns - local_op_ns);
+        put(F, R, "op_overhead_ns", 0, over, 0,
+            "measured: executor chain of %d vs %d local %.0f-byte COPYs (probe x-chainN):\n"
+            "%.0f ns per op, minus the %.0f ns the model charges one (HBM latency + bytes)",
+            c->exec_n_hi, c->exec_n_lo, c->exec_op_bytes, c->exec_op_ns, local_op_ns);
+        put(F, R, "wait_overhead_ns", 0, fmax(0, c->exec_wait_ns), 0,
+            "measured: executor, %d WAITs on a flag already there vs 1 (probes x-waitsN - x-sigsN):\n(%.2f - %.2f us) / %d",
+            c->exec_n_hi, c->exec_waits_us[1], c->exec_sigs_us[1], c->exec_n_hi - 1);
+        put(F, R, "signal_release_ns", 0,
+            fmax(0, (c->exec_sigs_us[1] - c->exec_sigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo)), 0,
+            "measured: executor, one channel SIGNALing back to back, %d vs %d SIGNALs (probe x-sigsN):\n"
+            "(%.2f - %.2f us) / %d: each release waits for the one before",
+            c->exec_n_hi, c->exec_n_lo, c->exec_sigs_us[1], c->exec_sigs_us[0], c->exec_n_hi - c->exec_n_lo);
+        if (c->exec_rsigs_us[1] > c->exec_rsigs_us[0] && c->exec_rsigs_us[0] > 0)
+            put(F, R, "signal_release_remote_ns", 0,
+                (c->exec_rsigs_us[1] - c->exec_rsigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo), 0,
+                "measured: the same with the flag on the other GPU (probe x-rsigsN):\n(%.2f - %.2f us) / %d",
+                c->exec_rsigs_us[1], c->exec_rsigs_us[0], c->exec_n_hi - c->exec_n_lo);
+        if (c->rings_done && c->rings_channels > 1)
+            put(F, R, "signal_release_chan_ns", 0,
+                fmax(0, (c->ring_chan_hop_ns - c->ring_hop_ns[0]) / log2((double)c->rings_channels)), 0,
+                "measured: executor, x-rings%d/%d with 2 ranks on %d channels against 1: (%.0f - %.0f ns\n"
+                "per hop) / log2(%d): releases slow down with the channels that cross",
+                c->exec_n_lo, c->exec_n_hi, c->rings_channels, c->ring_chan_hop_ns, c->ring_hop_ns[0], c->rings_channels);
+    } else {
+        put(F, R, "op_overhead_ns", 0, 0, 0, "assumed: none, the executor probes did not run");
+        put(F, R, "wait_overhead_ns", 0, 0, 0, "assumed: none, the executor probes did not run");
+    }
+    if (c->land_done)
+        put(F, R, "chan_write_land_gbps", 0, c->land_gbps, 2,
+            "measured: executor, one channel per GPU storing into the peer then SIGNAL (its fence\n"
+            "waits for the stores to land), probe x-storesig: (%.0f - %.0f bytes) / (%.3f - %.3f us)",
+            c->land_bytes[1], c->land_bytes[0], c->land_us[1], c->land_us[0]);
+    if (c->group_done && c->red3_done) {
+        const double slope5 = (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
+        const double slope3 = (c->red3_us[1] - c->red3_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
+        put(F, R, "reduce_group_ns", 0, c->group_ns, 0,
+            "measured: executor, x-rchain%d/%d, REDUCEs of local 16-byte sources: 5\n"
+            "(three groups of two, 4 ranks) against 3 (two groups, 2 ranks): %.0f - %.0f ns per op",
+            c->exec_n_lo, c->exec_n_hi, slope5, slope3);
+        put(F, R, "reduce_op_ns", 0, c->reduce_op_ns, 0,
+            "measured: executor, the 3-source REDUCE against x-chain's COPY (one group)\n"
+            "beyond its further group: %.0f - %.0f - %.0f ns per op",
+            slope3, c->exec_op_ns, c->group_ns);
+    } else if (c->group_done) {
+        put(F, R, "reduce_group_ns", 0, c->group_ns, 0,
+            "measured: executor, x-rchain%d/%d (REDUCEs of %d local 16-byte sources, three groups\n"
+            "of two) against x-chain (COPYs, one): (%.0f - %.0f ns per op) / 2",
+            c->exec_n_lo, c->exec_n_hi, c->group_srcs,
+            (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo), c->exec_op_ns);
+    }
+    if (c->cold_read_lat_ns > c->local_read_lat_ns)
+        put(F, R, "cold_lat_ns", 0, c->cold_read_lat_ns - c->local_read_lat_ns, 0,
+            "measured: pointer chase over a million lines 256 B apart (beyond L2), %.0f ns,\n"
+            "less the chase that stays in L2 (hbm lat_ns), %.0f ns",
+            c->cold_read_lat_ns, c->local_read_lat_ns);
+    if (c->local_done)
+        put(F, R, "chan_local_read_gbps", 0, c->local_read_gbps, 1,
+            "measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
+            "(probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\nloads %.1f GB/s",
+            c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0], c->local_copy_read_gbps);
+    if (c->misalign_done)
+        put(F, R, "op_misalign_ns", 0, c->misalign_ns, 0,
+            "measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
+            "other GPU, each SIGNALed; one element out of 16-byte line): ((%.2f - %.2f) - (%.2f - %.2f us)) / %d",
+            c->exec_n_lo, c->exec_n_hi, c->misalign_us[1][1], c->misalign_us[1][0], c->misalign_us[0][1],
+            c->misalign_us[0][0], c->exec_n_hi - c->exec_n_lo);
+    if (c->push_done)
+        put(F, R, "chan_local_read_push_gbps", 0, c->push_gbps, 1,
+            "measured: executor, the same REDUCE storing into the other GPU's SCRATCH\n"
+            "(probe x-reducepush): 2 x (8 - 1 MB) / (%.2f - %.2f us)",
+            c->push_us[1], c->push_us[0]);
+    if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
+        put(F, R, "host_chan_read_gbps", 0, c->host_read_block_gbps, 1,
+            "measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)");
+        put(F, R, "host_chan_write_gbps", 0, c->host_write_block_gbps, 1,
+            "measured: one block storing 64 MB to mapped pinned host memory");
+        if (c->exec_done && c->hostpair_done)
+            put(F, R, "host_chan_read_pair_gbps", 0, c->hostpair_gbps, 1,
+                "measured: executor, one channel REDUCEing two host slots, loaded together\n"
+                "(probe x-hostpair): 2 x (8 - 1 MB) / (%.2f - %.2f us)",
+                c->hostpair_us[1], c->hostpair_us[0]);
+    }
+
     fprintf(f, "# %s: calibrated from micro-benchmarks by `arsim calibrate --backend cuda`.\n",
             fit->name);
     fprintf(f, "# device: %s\n# date: %s\n", c->device, c->date);
@@ -125,167 +346,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->threads, c->unroll);
     fprintf(f, "# \"measured: X\" names the benchmark (validate/calib.cu) a value comes from;\n"
                "# \"assumed\" marks a value no benchmark here measures.\n");
-    fprintf(f, "name: %s\n", fit->name);
-    fprintf(f, "description: \"calibrated on %s, %s\"\n", c->device, c->date);
-    fprintf(f, "clock_ghz: %.3f                # measured: device attribute cudaDevAttrClockRate (max SM clock)\n",
-            c->clock_ghz);
-    fprintf(f, "memory:\n  tcm:\n    present: false             # assumed: a GPU has no peer-addressable tightly-coupled memory\n");
-    fprintf(f, "  sram:\n");
-    fprintf(f, "    capacity_bytes: %.0f     # measured: device property l2CacheSize\n", c->l2_bytes);
-    fprintf(f, "    read_gbps: %.0f            # measured: all SMs re-reading a %.0f MB buffer resident in L2\n",
-            c->l2_read_gbps, fmin(c->l2_bytes / 4, 8 << 20) / 1048576.0);
-    fprintf(f, "    write_gbps: %.0f           # assumed: same as the measured L2 read\n", c->l2_read_gbps);
-    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 4 MB chain resident in L2\n",
-            c->l2_read_lat_ns);
-    fprintf(f, "  hbm:\n");
-    fprintf(f, "    capacity_bytes: %.0f  # measured: device property totalGlobalMem\n",
-            c->hbm_capacity_bytes);
-    fprintf(f, "    read_gbps: %.0f            # measured: all SMs reading 1 GB of local memory\n",
-            c->hbm_read_gbps);
-    fprintf(f, "    write_gbps: %.0f           # measured: all SMs writing 1 GB of local memory\n",
-            c->hbm_write_gbps);
-    fprintf(f, "    lat_ns: %.0f                # measured: pointer chase, 4096 lines 64 KB apart in 256 MB of local\n"
-               "                               # memory (they stay in L2 after a pass: data an op touched lately)\n",
-            c->local_read_lat_ns);
-    fprintf(f, "links:\n");
-    fprintf(f, "  - name: nvlink4\n");
-    fprintf(f, "    bw_gbps: %.3f             # measured: %.1f GB/s per direction (%s, %d blocks each),\n"
-               "                               # over the %d links of the pair\n",
-            link_bw, ceil, what, 2 * c->nsm, nl);
-    fprintf(f, "    lat_ns: %.0f                # measured: peer pointer chase %.0f ns - local %.0f ns\n",
-            link_lat, c->peer_read_lat_ns, c->local_read_lat_ns);
-    fprintf(f, "  - name: pcie5\n");
-    fprintf(f, "    bw_gbps: %.1f               # measured: kernel loads/stores on mapped pinned host memory (min of read %.1f, write %.1f)\n",
-            host_bw, c->host_read_gbps, c->host_write_gbps);
-    fprintf(f, "    lat_ns: %.0f               # measured: host pointer chase %.0f ns - local %.0f ns\n",
-            host_link_lat, c->host_read_lat_ns, c->local_read_lat_ns);
-    if (c->reduce_extra_gbps_bf16 > 0)
-        fprintf(f, "reduce_gbps: %.1f              # measured: one block, k=2 bf16 in L2: %.1f GB/s summing vs %.1f moving only\n",
-                reduce, c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
-    else
-        fprintf(f, "reduce_gbps: %.0f             # measured: one block, k=2 bf16 in L2: summing (%.1f GB/s) is no slower than\n"
-                   "                               # moving only (%.1f GB/s): the additions hide under the loads\n",
-                reduce, c->reduce_block_gbps_bf16, c->xor_block_gbps_bf16);
-    fprintf(f, "chan_inflight_bytes: %.0f       # measured: per-block peer read %.2f GB/s x chan_read_lat_ns (Little's law)\n",
-            inflight, c->peer_read_block_gbps);
-    fprintf(f, "chan_read_lat_ns: %.0f          # measured: peer pointer chase (one dependent load per access)\n",
-            c->peer_read_lat_ns);
-    fprintf(f, "chan_write_gbps: %.2f           # measured: per-block peer write rate (slope of the write curve, 1-8 blocks)\n",
-            c->peer_write_block_gbps);
-    if (c->exec_done && c->rings_done) {
-        /* The executor's own hop, less the WAIT and the SIGNAL's fence the model charges
-         * beside it. */
-        const double wait = fmax(0, c->exec_wait_ns), fence = c->fence_done ? c->fence_ns : 0;
-        char less[96];
-        snprintf(less, sizeof less, "wait_overhead_ns %.0f%s", wait, c->fence_done ? " and signal_fence_ns" : "");
-        fprintf(f, "signal_lat_ns: %.0f             # measured: executor, x-rings%d/%d (every rank SIGNALs the next, WAITs for the previous),\n"
-                   "                               # 2 ranks: %.0f ns per hop across the link, minus %s\n",
-                fmax(0, c->ring_hop_ns[0] - wait - fence), c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], less);
-        fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same with 4 ranks, hops alternating inside a GPU and across:\n"
-                   "                               # %.0f ns per hop inside a GPU, minus %s\n",
-                fmax(0, c->ring_hop_ns[1] - wait - fence), c->ring_hop_ns[1], less);
-        if (c->fence_done)
-            fprintf(f, "signal_fence_ns: %.0f            # measured: executor, x-spairs%d/%d (a local 16-byte COPY and a SIGNAL) against\n"
-                       "                               # x-chain (the COPY alone): %.0f - %.0f ns per op\n",
-                    c->fence_ns, c->exec_n_lo, c->exec_n_hi, c->fence_ns + c->exec_op_ns, c->exec_op_ns);
-    } else {
-        fprintf(f, "signal_lat_ns: %.0f             # measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2\n",
-                c->flag_oneway_ns, c->flag_rtt_ns);
-        if (c->flag_local_oneway_ns > 0)
-            fprintf(f, "signal_lat_local_ns: %.0f        # measured: the same ping-pong between two blocks of one GPU, one way\n",
-                    c->flag_local_oneway_ns);
-    }
-    fprintf(f, "launch_ns: %.0f                 # measured: empty kernels in a CUDA graph, programmatic dependent launch (%s), per kernel\n",
-            launch, launch_what);
-    if (c->launch_graph_pdl_1_ns > 0 && c->launch_graph_pdl_wide_ns > c->launch_graph_pdl_1_ns && c->nsm > 1)
-        fprintf(f, "launch_block_ns: %.2f           # measured: the same graph with %d blocks against 1: (%.0f - %.0f ns) / %d,\n"
-                   "                               # how much later each further block of a launch starts\n",
-                (c->launch_graph_pdl_wide_ns - c->launch_graph_pdl_1_ns) / (c->nsm - 1), c->nsm,
-                c->launch_graph_pdl_wide_ns, c->launch_graph_pdl_1_ns, c->nsm - 1);
-    if (c->exec_done && c->issue_done)
-        fprintf(f, "link_issue_gbps: %.1f          # measured: executor, x-pullpush1 (one GPU's 48 channels pulling and pushing at\n"
-                   "                               # once): 2 x (256 - 64 MB) / (%.2f - %.2f us)\n",
-                c->issue_gbps, c->issue_us[1], c->issue_us[0]);
-    fprintf(f, "host_link_gbps: %.1f            # measured: as pcie5 bw_gbps above\n", host_bw);
-    fprintf(f, "host_link_lat_ns: %.0f          # measured: host pointer chase %.0f ns\n",
-            c->host_read_lat_ns, c->host_read_lat_ns);
-
-    if (c->exec_done) {
-        double local_op_ns = c->local_read_lat_ns +
-                             c->exec_op_bytes * (1.0 / c->hbm_read_gbps + 1.0 / c->hbm_write_gbps);
-        double over = fmax(0, c->exec_op_ns - local_op_ns);
-        fprintf(f, "op_overhead_ns: %.0f             # measured: executor chain of %d vs %d local %.0f-byte COPYs (probe x-chainN):\n"
-                   "                               # %.0f ns per op, minus the %.0f ns the model charges one (HBM latency + bytes)\n",
-                over, c->exec_n_hi, c->exec_n_lo, c->exec_op_bytes, c->exec_op_ns, local_op_ns);
-        fprintf(f, "wait_overhead_ns: %.0f           # measured: executor, %d WAITs on a flag already there vs 1 (probes x-waitsN - x-sigsN):\n"
-                   "                               # (%.2f - %.2f us) / %d\n",
-                fmax(0, c->exec_wait_ns), c->exec_n_hi, c->exec_waits_us[1], c->exec_sigs_us[1], c->exec_n_hi - 1);
-        fprintf(f, "signal_release_ns: %.0f          # measured: executor, one channel SIGNALing back to back, %d vs %d SIGNALs (probe x-sigsN):\n"
-                   "                               # (%.2f - %.2f us) / %d: each release waits for the one before\n",
-                fmax(0, (c->exec_sigs_us[1] - c->exec_sigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo)), c->exec_n_hi,
-                c->exec_n_lo, c->exec_sigs_us[1], c->exec_sigs_us[0], c->exec_n_hi - c->exec_n_lo);
-        if (c->exec_rsigs_us[1] > c->exec_rsigs_us[0] && c->exec_rsigs_us[0] > 0)
-            fprintf(f, "signal_release_remote_ns: %.0f   # measured: the same with the flag on the other GPU (probe x-rsigsN):\n"
-                       "                               # (%.2f - %.2f us) / %d\n",
-                    (c->exec_rsigs_us[1] - c->exec_rsigs_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo),
-                    c->exec_rsigs_us[1], c->exec_rsigs_us[0], c->exec_n_hi - c->exec_n_lo);
-        if (c->rings_done && c->rings_channels > 1)
-            fprintf(f, "signal_release_chan_ns: %.0f     # measured: executor, x-rings%d/%d with 2 ranks on %d channels against 1: (%.0f - %.0f ns\n"
-                       "                               # per hop) / log2(%d): releases slow down with the channels that cross\n",
-                    fmax(0, (c->ring_chan_hop_ns - c->ring_hop_ns[0]) / log2((double)c->rings_channels)), c->exec_n_lo,
-                    c->exec_n_hi, c->rings_channels, c->ring_chan_hop_ns, c->ring_hop_ns[0], c->rings_channels);
-    } else {
-        fprintf(f, "op_overhead_ns: 0               # assumed: none, the executor probes did not run\n");
-        fprintf(f, "wait_overhead_ns: 0             # assumed: none, the executor probes did not run\n");
-    }
-    if (c->land_done)
-        fprintf(f, "chan_write_land_gbps: %.2f      # measured: executor, one channel per GPU storing into the peer then SIGNAL (its fence\n"
-                   "                               # waits for the stores to land), probe x-storesig: (%.0f - %.0f bytes) / (%.3f - %.3f us)\n",
-                c->land_gbps, c->land_bytes[1], c->land_bytes[0], c->land_us[1], c->land_us[0]);
-    if (c->group_done && c->red3_done) {
-        const double slope5 = (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
-        const double slope3 = (c->red3_us[1] - c->red3_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo);
-        fprintf(f, "reduce_group_ns: %.0f            # measured: executor, x-rchain%d/%d, REDUCEs of local 16-byte sources: 5\n"
-                   "                               # (three groups of two, 4 ranks) against 3 (two groups, 2 ranks): %.0f - %.0f ns per op\n",
-                c->group_ns, c->exec_n_lo, c->exec_n_hi, slope5, slope3);
-        fprintf(f, "reduce_op_ns: %.0f               # measured: executor, the 3-source REDUCE against x-chain's COPY (one group)\n"
-                   "                               # beyond its further group: %.0f - %.0f - %.0f ns per op\n",
-                c->reduce_op_ns, slope3, c->exec_op_ns, c->group_ns);
-    } else if (c->group_done) {
-        fprintf(f, "reduce_group_ns: %.0f            # measured: executor, x-rchain%d/%d (REDUCEs of %d local 16-byte sources, three groups\n"
-                   "                               # of two) against x-chain (COPYs, one): (%.0f - %.0f ns per op) / 2\n",
-                c->group_ns, c->exec_n_lo, c->exec_n_hi, c->group_srcs,
-                (c->group_us[1] - c->group_us[0]) * 1e3 / (c->exec_n_hi - c->exec_n_lo), c->exec_op_ns);
-    }
-    if (c->cold_read_lat_ns > c->local_read_lat_ns)
-        fprintf(f, "cold_lat_ns: %.0f                # measured: pointer chase over a million lines 256 B apart (beyond L2), %.0f ns,\n"
-                   "                               # less the chase that stays in L2 (hbm lat_ns), %.0f ns\n",
-                c->cold_read_lat_ns - c->local_read_lat_ns, c->cold_read_lat_ns, c->local_read_lat_ns);
-    if (c->local_done)
-        fprintf(f, "chan_local_read_gbps: %.1f       # measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
-                   "                               # (probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\n"
-                   "                               # loads %.1f GB/s\n",
-                c->local_read_gbps, c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0],
-                c->local_copy_read_gbps);
-    if (c->misalign_done)
-        fprintf(f, "op_misalign_ns: %.0f             # measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
-                   "                               # other GPU, each SIGNALed; one element out of 16-byte line): ((%.2f - %.2f) - (%.2f - %.2f us)) / %d\n",
-                c->misalign_ns, c->exec_n_lo, c->exec_n_hi, c->misalign_us[1][1], c->misalign_us[1][0], c->misalign_us[0][1],
-                c->misalign_us[0][0], c->exec_n_hi - c->exec_n_lo);
-    if (c->push_done)
-        fprintf(f, "chan_local_read_push_gbps: %.1f  # measured: executor, the same REDUCE storing into the other GPU's SCRATCH\n"
-                   "                               # (probe x-reducepush): 2 x (8 - 1 MB) / (%.2f - %.2f us)\n",
-                c->push_gbps, c->push_us[1], c->push_us[0]);
-    if (c->host_read_block_gbps > 0 && c->host_write_block_gbps > 0) {
-        fprintf(f, "host_chan_read_gbps: %.1f       # measured: one block loading 64 MB of mapped pinned host memory (ld.relaxed.sys, as the executor)\n",
-                c->host_read_block_gbps);
-        fprintf(f, "host_chan_write_gbps: %.1f      # measured: one block storing 64 MB to mapped pinned host memory\n",
-                c->host_write_block_gbps);
-        if (c->exec_done && c->hostpair_done)
-            fprintf(f, "host_chan_read_pair_gbps: %.1f  # measured: executor, one channel REDUCEing two host slots, loaded together\n"
-                       "                               # (probe x-hostpair): 2 x (8 - 1 MB) / (%.2f - %.2f us)\n",
-                    c->hostpair_gbps, c->hostpair_us[1], c->hostpair_us[0]);
-    }
+    char desc[400];
+    snprintf(desc, sizeof desc, "calibrated on %s, %s", c->device, c->date);
+    ar_model_write(f, m, desc, fit_note, F);
+    free(F);
 
     /* The raw curves, for the record and for plots. */
     fprintf(f, "\n# Raw measurements (not read by the model loader):\n");

@@ -1,0 +1,91 @@
+/* arsim: every key of a hardware model, declared once.
+ *
+ * X(section, key, unit, required, min, max, meaning)
+ *   section   ROOT (a top-level key), LEVEL (under memory.tcm|sram|hbm), LINK (under
+ *             each entry of links)
+ *   key       the YAML key, and the name of the double that holds it (ar_model_t,
+ *             ar_mem_level_t or ar_link_kind_t): values stay in the unit their name
+ *             carries (lat_ns in ns, bw_gbps in GB/s = 1e9 bytes/s)
+ *   unit      ns, GB/s, GHz or bytes (ar_model_unit_si turns each into SI)
+ *   required  1: the key must be there and positive; 0: optional, 0 when absent
+ *             (the term is left out: what 0 means is said in `meaning`)
+ *   min, max  the accepted range, in the key's unit (an optional key may also be 0)
+ *   meaning   one line for `arsim model keys` and docs/REFERENCE.md
+ *
+ * From this one list come the fields of the model (arsim/model.h), the loader's
+ * parsing and range checks (model/model.c), the writer `arsim calibrate` uses
+ * (ar_model_write), `arsim model keys` and the key reference in the docs. Adding a
+ * term: one X line here, the cost that uses it (cost/), a test. */
+#ifndef ARSIM_MODEL_KEYS_H
+#define ARSIM_MODEL_KEYS_H
+
+/* Bounds: a time up to one second, a rate up to 10 PB/s, a capacity up to 1 PB. */
+#define AR_MK_MAX_NS 1e9
+#define AR_MK_MAX_GBPS 1e7
+#define AR_MK_MAX_BYTES 1e15
+
+#define AR_MODEL_KEYS(X)                                                                                       \
+    X(ROOT, clock_ghz, "GHz", 1, 1e-3, 1e3, "device clock: turns times into cycles for reporting")           \
+    X(LEVEL, capacity_bytes, "bytes", 1, 1, AR_MK_MAX_BYTES, "bytes the level holds per device")              \
+    X(LEVEL, read_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS,                                                      \
+      "the level's read bandwidth per device, all readers together (with write_gbps: one shared "             \
+      "bandwidth, their harmonic mean, that reads and writes cross together)")                                \
+    X(LEVEL, write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "the level's write bandwidth per device")           \
+    X(LEVEL, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "access latency from the device's own cores")              \
+    X(LINK, bw_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one link of this kind, one direction")                 \
+    X(LINK, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "one hop over such a link, one way")                         \
+    X(ROOT, reduce_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one channel's additions: bytes of output per second") \
+    X(ROOT, chan_inflight_bytes, "bytes", 1, 1, 1e9,                                                          \
+      "bytes one channel keeps in flight on remote reads (with chan_read_lat_ns, Little's law)")              \
+    X(ROOT, chan_read_lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "a remote read's round trip as one channel sees it") \
+    X(ROOT, chan_write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one channel's posted remote stores")           \
+    X(ROOT, signal_lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "a SIGNAL until it is visible at the waiter, one hop") \
+    X(ROOT, signal_lat_local_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                 \
+      "the same when both are on one device (0: signal_lat_ns)")                                              \
+    X(ROOT, launch_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "starting one plan execution")                            \
+    X(ROOT, launch_block_ns, "ns", 0, 1e-6, AR_MK_MAX_NS,                                                     \
+      "each executor block of a launch starts this much after the one before it on its device (0: together)") \
+    X(ROOT, link_issue_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                                 \
+      "what one device's channels pull and push over all its links together (0: only the links bound it)")    \
+    X(ROOT, host_link_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "device <-> host staging (naive), one direction") \
+    X(ROOT, host_link_lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "device <-> host staging, one way")                \
+    X(ROOT, op_overhead_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                      \
+      "the executor's own cost per COPY/REDUCE: issue, pipeline fill and drain, the barrier after it (0: none)") \
+    X(ROOT, wait_overhead_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                    \
+      "the executor's own cost per WAIT after its flag reached the count (0: none)")                          \
+    X(ROOT, host_chan_read_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                             \
+      "one channel loading host memory (0: only host_link_gbps bounds it)")                                   \
+    X(ROOT, host_chan_write_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
+      "one channel storing to host memory (0: only host_link_gbps bounds it)")                                \
+    X(ROOT, host_chan_read_pair_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                        \
+      "one channel loading two host sources of one executor group at once, both streams (0: host_chan_read_gbps)") \
+    X(ROOT, chan_write_land_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
+      "rate at which one channel's peer stores land; a SIGNAL's release waits for them (0: as issued)")       \
+    X(ROOT, signal_release_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                   \
+      "a SIGNAL's flag update completes this long after its issue; the channel's next SIGNAL waits (0: none)") \
+    X(ROOT, signal_release_remote_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                            \
+      "the same for a flag on another device (0: signal_release_ns)")                                         \
+    X(ROOT, signal_release_chan_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                              \
+      "a release takes this x log2(n) more, n its device's channels whose latest op crosses (0: none)")       \
+    X(ROOT, signal_fence_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                     \
+      "a SIGNAL's release fence takes at least this, nothing outstanding (0: none)")                          \
+    X(ROOT, chan_local_read_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
+      "one channel's loads from its own device's memory, an op's sources summed (0: only the memory bounds it)") \
+    X(ROOT, chan_local_read_push_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
+      "the same for an op whose destination is on another device (0: chan_local_read_gbps)")                  \
+    X(ROOT, op_misalign_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                      \
+      "a COPY/REDUCE with a pointer off a 16-byte line costs this more (0: none)")                            \
+    X(ROOT, reduce_group_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                     \
+      "each group of two sources of a REDUCE after the first keeps its channel at least this long (0: none)") \
+    X(ROOT, reduce_op_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                        \
+      "a REDUCE costs the executor this more than a COPY of the same bytes (0: none)")                        \
+    X(ROOT, cold_lat_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                         \
+      "an op loading bytes its device has not touched within the L2's capacity waits this more (0: none)")    \
+    AR_MODEL_EXTRA_KEYS(X)
+
+/* A build may add keys here (tests/check_model_keys does): -DAR_MODEL_EXTRA_KEYS(X)=... */
+#ifndef AR_MODEL_EXTRA_KEYS
+#define AR_MODEL_EXTRA_KEYS(X)
+#endif
+
+#endif
