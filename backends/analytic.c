@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "backends/internal.h"
+#include "arsim/util.h"
 
 typedef struct analytic_s {
     ar_backend_t base; /* first: the registry sees an ar_backend_t */
@@ -229,15 +230,9 @@ static int arrive(walk_t *w, const event_t *e, ar_error_t *err) {
     return AR_OK;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t *opts,
                             ar_result_t *res, ar_error_t *err) {
-    double t0 = now_s();
+    double t0 = ar_now_s();
     const ar_topo_t *t = be->topo;
     memset(res, 0, sizeof *res);
     AR_TRY(ar__backend_check_plan(p, t, err));
@@ -313,7 +308,7 @@ out:
     free(w.flags);
     ar_clock_free(&w.clk);
     free(w.heap.ev);
-    res->sim_wall_s = now_s() - t0;
+    res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backends/internal.h"
+#include "arsim/util.h"
 
 typedef struct ref_s {
     ar_backend_t base; /* first: the registry sees an ar_backend_t */
@@ -248,12 +249,6 @@ static int ref_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) 
     return AR_OK;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Host memory ref may use: ARSIM_REF_MAX_BYTES, else half of the machine's memory,
  * so that a size too large for a functional run is refused at once instead of
  * swapping for hours. */
@@ -288,7 +283,7 @@ static int ref_check_memory(const ar_plan_t *p, ar_error_t *err) {
  * opts->check is set. */
 static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t *opts,
                        ar_result_t *res, ar_error_t *err) {
-    double t0 = now_s();
+    double t0 = ar_now_s();
     memset(res, 0, sizeof *res);
     AR_TRY(ar__backend_check_plan(p, be->topo, err));
     AR_TRY(ref_check_memory(p, err));
@@ -309,7 +304,7 @@ static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
 out:
     for (int r = 0; r < p->nranks; r++) free(in[r]);
     free(in);
-    res->sim_wall_s = now_s() - t0;
+    res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
 

@@ -27,12 +27,6 @@ typedef struct row_s {
     char err[256];
 } row_t;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void spec_for(const char *algo, int n, char *buf, size_t len) {
     if (strcmp(algo, "ring") == 0) {
         snprintf(buf, len, "ring_1d:%d", n);
@@ -48,17 +42,17 @@ static void measure(const char *algo, const char *spec, uint64_t bytes, int fd) 
     memset(&r, 0, sizeof r);
     ar_error_t err;
     ar_error_clear(&err);
-    double t0 = now_s();
+    double t0 = ar_now_s();
     ar_topo_t *t = NULL;
     ar_plan_t *p = NULL;
     if (ar_topo_open(spec, NULL, &t, &err) != AR_OK) goto fail;
-    r.open_s = now_s() - t0;
+    r.open_s = ar_now_s() - t0;
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
     o.channels = 1;
     o.chunk_bytes = bytes; /* one chunk */
-    double t1 = now_s();
+    double t1 = ar_now_s();
     if (ar_algo_build(algo, t, bytes / 2, AR_BF16, &o, &p, &err) != AR_OK) goto fail;
-    r.build_s = now_s() - t1;
+    r.build_s = ar_now_s() - t1;
     for (uint32_t i = 0; i < p->nops; i++)
         r.data_ops += p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE;
     ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
@@ -68,7 +62,7 @@ static void measure(const char *algo, const char *spec, uint64_t bytes, int fd) 
     r.ops = (double)res.ops_executed;
     r.sim_wall_s = res.sim_wall_s;
     r.time_us = res.time_s * 1e6;
-    r.total_s = now_s() - t0;
+    r.total_s = ar_now_s() - t0;
     struct rusage self, kids;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &kids);

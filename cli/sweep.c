@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "cli/internal.h"
 #include "cli/opts.h"
+#include "arsim/util.h"
 
 #define NKEY 11        /* leading CSV columns that name a run: backend .. chunk_bytes */
 #define MSG_MAX 4000   /* one worker message, written atomically (< PIPE_BUF) */
@@ -331,12 +332,6 @@ typedef struct parent_s {
     int nnotes;
 } parent_t;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void bar_clear(parent_t *p) {
     if (p->bar) fputs("\r\033[K", stderr);
 }
@@ -344,7 +339,7 @@ static void bar_clear(parent_t *p) {
 static void bar_draw(parent_t *p) {
     if (!p->bar) return;
     int width = 30, fill = p->todo ? (int)(width * p->finished / p->todo) : width;
-    double el = now_s() - p->t0;
+    double el = ar_now_s() - p->t0;
     double eta = p->finished ? el * (p->todo - p->finished) / p->finished : 0;
     fprintf(stderr, "\r[%.*s%*s] %ld/%ld runs, %ld rows, %.0fs, eta %.0fs", fill,
             "##############################", width - fill, "", p->finished, p->todo, p->rows,
@@ -599,7 +594,7 @@ int ar_cli_sweep(int argc, char **argv) {
 
     for (long i = 0; i < w.total; i++) p.todo += mine(&w, i);
     p.bar = !o->quiet && isatty(STDERR_FILENO);
-    p.t0 = now_s();
+    p.t0 = ar_now_s();
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -616,7 +611,7 @@ int ar_cli_sweep(int argc, char **argv) {
         fprintf(stderr, "arsim %s: %ld rows written to %s%s%s (%ld already there, %ld skipped, %ld failed) in %.1f s\n",
                 w.cmd, p.rows, w.out, interrupted ? "; interrupted after " : "",
                 interrupted ? "a signal, --resume finishes it" : "", p.have, p.skipped, p.failed,
-                now_s() - p.t0);
+                ar_now_s() - p.t0);
     if (!rc && o->json) rc = write_json(w.cmd, w.out, o->json);
     if (!rc && interrupted) rc = 128 + interrupted;
     if (!rc && p.failed) rc = 2;

@@ -27,21 +27,9 @@
 #include "cli/opts.h"
 #include "validate/internal.h"
 #include "validate/bench.h"
+#include "arsim/util.h"
 
 /* ------------------------------------------------------------------ helpers */
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void utc_date(char *buf, size_t len) {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static int file_exists(const char *p) {
     struct stat st;
@@ -352,7 +340,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                                            "--measured FILE", err.message);
         return ar_cli_fail_err("validate", &err);
     }
-    utc_date(date, sizeof date);
+    ar_utc_date(date, sizeof date);
     fprintf(csv, "# arsim %s validate --measure-only: allreduce measured on the cuda backend "
                  "(timing path of arsim bench: CUDA graphs, median of repeats)\n", PACKAGE_VERSION);
     fprintf(csv, "# device: %s\n# date: %s\n", device, date);
@@ -367,11 +355,11 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
         snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s%s", i ? "," : "", o->algos[i]->name);
     uint64_t sizes[AR_CLI_MAX_SIZES];
     int nsizes = ar_cli_nsizes(o);
-    double t0 = now_s();
+    double t0 = ar_now_s();
     int rc = 0, nrows = 0;
     FILE *table = o->quiet ? fopen("/dev/null", "w") : stderr;
     for (int ip = 0; ip < np && rc == 0; ip++) {
-        if (cx->time_limit_s > 0 && now_s() - t0 > cx->time_limit_s) {
+        if (cx->time_limit_s > 0 && ar_now_s() - t0 > cx->time_limit_s) {
             fprintf(csv, "# stopped: --time-limit %.0f s reached before %d ranks per device\n",
                     cx->time_limit_s, placements[ip]);
             fprintf(stderr, "validate: --time-limit %.0f s reached; %d rows measured\n", cx->time_limit_s, nrows);
@@ -466,7 +454,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
         snprintf(keep->device, sizeof keep->device, "%s", device);
         snprintf(keep->date, sizeof keep->date, "%s", date);
     }
-    if (!o->quiet) fprintf(stderr, "validate: %d rows measured in %.0f s\n", nrows, now_s() - t0);
+    if (!o->quiet) fprintf(stderr, "validate: %d rows measured in %.0f s\n", nrows, ar_now_s() - t0);
     return rc;
 }
 
@@ -584,7 +572,7 @@ static int compare(ar_cli_opts_t *o, val_ctx_t *cx, const ar_vrows_t *meas, cons
     if (cx->out && !(csv = fopen(cx->out, "w")))
         return ar_cli_fail("validate", "-o '%s': cannot write: %s", cx->out, strerror(errno));
     char date[64];
-    utc_date(date, sizeof date);
+    ar_utc_date(date, sizeof date);
     fprintf(csv, "# arsim %s validate: measured (cuda) vs predicted (%s on model %s)\n", PACKAGE_VERSION,
             backend, model);
     fprintf(csv, "# measured: %s\n# device: %s\n# measured on: %s\n# predicted on: %s\n", meas_name,
@@ -597,7 +585,7 @@ static int compare(ar_cli_opts_t *o, val_ctx_t *cx, const ar_vrows_t *meas, cons
     stat_t by_algo[32], by_place[16], all[1];
     int nalgo = 0, nplace = 0, nall = 0;
     char model_name[AR_NAME_MAX] = "";
-    double t0 = now_s();
+    double t0 = ar_now_s();
     for (int i = 0; i < meas->n; i++) {
         const ar_vrow_t *m = &meas->rows[i];
         ar_error_t err;
@@ -657,7 +645,7 @@ static int compare(ar_cli_opts_t *o, val_ctx_t *cx, const ar_vrows_t *meas, cons
             fprintf(sf, "- measured: `%s`, on %s, %s\n", meas_name, meas->device[0] ? meas->device : "unknown device",
                     meas->date[0] ? meas->date : "date unknown");
             fprintf(sf, "- predicted: backend `%s` on model `%s` (`%s`), %s\n", backend, model_name, model, date);
-            fprintf(sf, "- rows compared: %d of %d (prediction wall time %.1f s)\n", nok, meas->n, now_s() - t0);
+            fprintf(sf, "- rows compared: %d of %d (prediction wall time %.1f s)\n", nok, meas->n, ar_now_s() - t0);
             fprintf(sf, "- error = (predicted - measured) / measured; |error| in percent\n\n");
             fprintf(sf, "| %-22s | %5s | %8s | %8s |\n", "algorithm", "rows", "median", "max");
             fprintf(sf, "|------------------------|-------|----------|----------|\n");

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <inttypes.h>
 #include "hw/cuda.h"
+#include "arsim/util.h"
 
 #define AR__PEER_MAX 64 /* GPUs per process whose peer access is remembered */
 
@@ -34,12 +35,6 @@ int ar__cuda_slot(const ar__cuda_t *be, int gpu) {
     for (int i = 0; i < be->nused; i++)
         if (be->used[i] == gpu) return i;
     return -1;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void free_gpu_plans(ar__cuda_t *be) {
@@ -587,7 +582,7 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
 int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
     /* The device side ends by itself after timeout_s; the host waits a little
      * longer before calling the GPU stuck. */
-    const double give_up = now_s() + timeout_s + 30.0;
+    const double give_up = ar_now_s() + timeout_s + 30.0;
     for (int i = 0; i < be->nused; i++) {
         const int g = be->used[i];
         cudaSetDevice(g);
@@ -595,7 +590,7 @@ int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error
             cudaError_t ce = cudaStreamQuery(be->stream[g]);
             if (ce == cudaSuccess) break;
             if (ce != cudaErrorNotReady) return ar__cuda_fail(err, ce, "running the executor");
-            if (now_s() > give_up)
+            if (ar_now_s() > give_up)
                 return AR_ERR(err, AR_EDEVICE, "cuda backend: GPU %d did not finish within %.0f s", g,
                               timeout_s + 30.0);
             struct timespec ts = {0, 20000};
@@ -729,11 +724,6 @@ int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_result_
     return AR_OK;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int cuda_prepare(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t *opts, ar_error_t *err) {
     return ar__cuda_prepare((ar__cuda_t *)b, p, opts, err);
 }
@@ -743,7 +733,7 @@ static int cuda_execute(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t
     ar__cuda_t *be = (ar__cuda_t *)b;
     const ar_run_opts_t defaults = AR_RUN_OPTS_DEFAULT;
     const ar_run_opts_t *opts = opts_in ? opts_in : &defaults;
-    const double t0 = now_s();
+    const double t0 = ar_now_s();
     const double timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 5.0;
     if (!plan_current(be, p) || be->host_mode != (opts->force_host || !be->p2p))
         AR_TRY(ar__cuda_prepare(be, p, opts, err));
@@ -776,15 +766,14 @@ static int cuda_execute(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t
         times[it] = ms * 1e-3;
         if (opts->check) AR_TRY_GOTO(ar__cuda_check(be, p, seed, res, err), rc, out);
     }
-    qsort(times, (size_t)iters, sizeof *times, cmp_double);
-    res->time_s = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+    res->time_s = ar_median(times, (size_t)iters);
     for (int t = 0; t < AR_NTERM; t++) res->terms_s[t] = 0;
     const ar_model_t *m = be->base.topo->model;
     res->cycles = m ? res->time_s * m->clock_ghz * 1e9 : 0;
     res->ops_executed = (uint64_t)p->nops * (uint64_t)(iters + opts->warmup);
 out:
     free(times);
-    res->sim_wall_s = now_s() - t0;
+    res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
 

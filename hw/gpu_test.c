@@ -18,6 +18,7 @@
 #include "validate/bench.h"
 #include "hw/cuda.h"
 #include "arsim/algo.h"
+#include "arsim/util.h"
 
 static int failures, passes, skips;
 static int verbose;
@@ -27,12 +28,6 @@ static int quick;
 /* --layout K: only the layout with K ranks per GPU (1..4), so a slow tool can
  * cover each layout in its own time limit. 0: every layout. */
 static int only_layout;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void report(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report(int ok, const char *fmt, ...) {
@@ -146,9 +141,9 @@ static void check_timeout(ar_backend_t *b, const ar_topo_t *t) {
     o.timeout_s = 0.5;
     ar_result_t res;
     memset(&res, 0, sizeof res);
-    double t0 = now_s();
+    double t0 = ar_now_s();
     int rc = b->ops->execute(b, p, &o, &res, &e);
-    double dt = now_s() - t0;
+    double dt = ar_now_s() - t0;
     report(rc == AR_ETIMEOUT && dt < 5.0, "a WAIT never met ends with AR_ETIMEOUT after %.2f s (timeout 0.5 s): %s", dt,
            rc == AR_ETIMEOUT ? ar_error_format(&e, msg, sizeof msg) : ar_strerror(rc));
     ar_plan_free(p);
@@ -280,7 +275,7 @@ int main(int argc, char **argv) {
     char spec[32];
     snprintf(spec, sizeof spec, "full:%d", ngpus);
     const int rank_counts[] = {ngpus, 2 * ngpus, 3 * ngpus, 4 * ngpus};
-    double t0 = now_s();
+    double t0 = ar_now_s();
     for (int rc_i = 0; rc_i < (quick && !only_layout ? 2 : 4); rc_i++) {
         if (only_layout && rc_i + 1 != only_layout) continue;
         const int nranks = rank_counts[rc_i];
@@ -328,7 +323,7 @@ int main(int argc, char **argv) {
         }
         ar_cuda_backend.close(b);
         ar_topo_free(t);
-        printf("# %d ranks: %d passed, %d failed so far (%.1f s)\n", nranks, passes, failures, now_s() - t0);
+        printf("# %d ranks: %d passed, %d failed so far (%.1f s)\n", nranks, passes, failures, ar_now_s() - t0);
         fflush(stdout);
     }
     printf("%s: hw/gpu_test: %d passed, %d failed, %d skipped (did not fit)\n", failures ? "FAIL" : "PASS", passes,

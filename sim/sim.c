@@ -17,16 +17,11 @@
 #include <unistd.h>
 #include "backends/internal.h"
 #include "sim/internal.h"
+#include "arsim/util.h"
 
 typedef struct sim_s {
     ar_backend_t base; /* first: the registry sees an ar_backend_t */
 } sim_t;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int write_all(int fd, const void *buf, size_t n) {
     const char *p = buf;
@@ -147,7 +142,7 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
 
 static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t *opts,
                        ar_result_t *res, ar_error_t *err) {
-    double t0 = now_s();
+    double t0 = ar_now_s();
     const ar_topo_t *t = be->topo;
     ar_run_opts_t def = AR_RUN_OPTS_DEFAULT;
     if (!opts) opts = &def;
@@ -160,7 +155,7 @@ static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     const char *nofork = getenv("ARSIM_SIM_NOFORK");
     if (nofork && strcmp(nofork, "1") == 0) rc = ar__sim_engine_run(t, p, opts, res, err);
     else rc = run_forked(t, p, opts, res, err);
-    res->sim_wall_s = now_s() - t0;
+    res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
 

@@ -19,12 +19,6 @@ const char *test_path(const char *rel) {
     return b;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Keep what fits of k bytes in buf (cap bytes, one kept for the NUL). */
 static void keep(char *buf, size_t cap, size_t *len, const char *tmp, size_t k) {
     if (!buf || cap == 0) return;
@@ -45,7 +39,7 @@ void tu_run_arsimv(tu_run_t *r, unsigned alarm_s, const char *arg0, va_list ap) 
     int po[2], pe[2];
     ck_assert_int_eq(pipe(po), 0);
     ck_assert_int_eq(pipe(pe), 0);
-    double t0 = now_s();
+    double t0 = ar_now_s();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -94,7 +88,7 @@ void tu_run_arsimv(tu_run_t *r, unsigned alarm_s, const char *arg0, va_list ap) 
     while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {}
     ck_assert_int_eq(w, pid);
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r->secs = now_s() - t0;
+    r->secs = ar_now_s() - t0;
 }
 
 ar_topo_t *tu_topo_open(const char *spec, const char *model) {

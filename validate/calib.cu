@@ -25,6 +25,7 @@ extern "C" {
 #include "arsim/error.h"
 }
 #include "validate/calib.h"
+#include "arsim/util.h"
 
 typedef unsigned long long u64;
 
@@ -228,11 +229,7 @@ __global__ void k_chase(const u64 *chain, u64 from, int steps, u64 *out) {
 
 /* ---- host helpers ---- */
 
-static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+static double median(std::vector<double> v) { return ar_median(v.data(), v.size()); }
 
 static void note(const ar_calib_opts_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(const ar_calib_opts_t *o, const char *fmt, ...) {
@@ -367,12 +364,6 @@ static int chase(int dev, const u64 *dchain, int steps, double *ns, ar_error_t *
 out:
     if (dout) cudaFree(dout);
     return rc;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int enable_peer(int a, int b, ar_error_t *err) {
@@ -557,7 +548,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     u64 *chain_h = NULL, *chain_hd = NULL;
     void *host = NULL, *host_d = NULL;
     uint4 *ra = NULL, *rb = NULL, *rd = NULL;
-    double t_start = now_s();
+    double t_start = ar_now_s();
     cudaDeviceProp p0, p1;
 
     memset(c, 0, sizeof *c);
@@ -588,12 +579,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     c->hbm_capacity_bytes = (double)p0.totalGlobalMem;
     c->l2_bytes = (double)p0.l2CacheSize;
     snprintf(c->device, sizeof c->device, "%.100s (GPU %d) + %.100s (GPU %d)", p0.name, d0, p1.name, d1);
-    {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(c->date, sizeof c->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    }
+    ar_utc_date(c->date, sizeof c->date);
     TRY(enable_peer(d0, d1, err));
     TRY(enable_peer(d1, d0, err));
     note(&o, "%s, %d SMs, %.2f GHz, %d threads x %d loads in flight per block", c->device, c->nsm,
@@ -824,7 +810,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         note(&o, "host: read %.1f GB/s, write %.1f GB/s (all SMs); one block: read %.1f, write %.1f GB/s",
              c->host_read_gbps, c->host_write_gbps, c->host_read_block_gbps, c->host_write_block_gbps);
     }
-    c->wall_s = now_s() - t_start;
+    c->wall_s = ar_now_s() - t_start;
 
 out:
     cudaSetDevice(d0);

@@ -289,18 +289,12 @@ void ar_validate_rows_free(ar_vrows_t *rows) {
     memset(rows, 0, sizeof *rows);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 double ar_validate_median(const double *v, int n) {
     if (n <= 0) return 0;
     double *s = malloc((size_t)n * sizeof *s);
     if (!s) return NAN;
     memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    const double m = ar_median(s, (size_t)n); /* v stays as it was */
     free(s);
     return m;
 }

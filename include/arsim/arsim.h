@@ -9,4 +9,5 @@
 #include "arsim/algo.h"
 #include "arsim/backend.h"
 #include "arsim/cost.h"
+#include "arsim/util.h"
 #endif

@@ -1,0 +1,28 @@
+/* Small helpers (arsim/util.h). */
+#include <stdlib.h>
+#include <time.h>
+#include "arsim/util.h"
+
+double ar_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void ar_utc_date(char *buf, size_t len) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    if (!strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) && len) buf[0] = 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double ar_median(double *v, size_t n) {
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

@@ -1,0 +1,22 @@
+/* arsim: small helpers every room uses (common/util.c). */
+#ifndef ARSIM_UTIL_H
+#define ARSIM_UTIL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Seconds on a monotonic clock: for wall times and progress, never for results. */
+double ar_now_s(void);
+/* The current UTC time as 2026-11-25T19:26:54Z. */
+void ar_utc_date(char *buf, size_t len);
+/* The median of v[0..n) (0 when n is 0), the mean of the middle two for even n; v is
+ * sorted in place. */
+double ar_median(double *v, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
