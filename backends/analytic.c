@@ -328,6 +328,8 @@ static void analytic_close(ar_backend_t *be) { free(be); }
 const ar_backend_ops_t ar_analytic_backend = {
     .name = "analytic",
     .summary = "contention-free critical path from the model's per-op costs",
+    .caps = AR_BACKEND_MODEL,
+    .fits = ar__backend_model_fits,
     .open = analytic_open,
     .execute = analytic_execute,
     .close = analytic_close,

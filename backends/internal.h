@@ -15,6 +15,10 @@ extern const ar_backend_ops_t ar_analytic_backend;
  * AR_EPLAN naming rank, channel, op index and the fault. Cheap: O(ops + sources). */
 int ar__backend_check_plan(const ar_plan_t *plan, const ar_topo_t *topo, ar_error_t *err);
 
+/* The fits of the model-timed backends (arsim/backend.h): the buffers of the busiest
+ * device, input and output, in the model's memory level. */
+int ar__backend_model_fits(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err);
+
 /* ---- ref: execute a plan on host memory with real data ---- */
 
 /* Executes `plan` `nexec` times (epochs 0..nexec-1) on host buffers. in[r] holds

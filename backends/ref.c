@@ -310,9 +310,23 @@ out:
 
 static void ref_close(ar_backend_t *be) { free(be); }
 
+/* IN and OUT of every rank in this machine's memory. */
+static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err) {
+    (void)buffer;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    const double need = 2.0 * (t->nranks > 0 ? t->nranks : 1) * (double)bytes_per_rank;
+    if (have > 0 && need > have)
+        return AR_ERR(err, AR_ELIMIT, "needs %.4g GB of host memory for the buffers of %d ranks; this machine has %.4g GB",
+                      need / 1e9, t->nranks, have / 1e9);
+    return AR_OK;
+}
+
 const ar_backend_ops_t ar_ref_backend = {
     .name = "ref",
     .summary = "executes the plan on host memory with real data; float64 check",
+    .caps = AR_BACKEND_DATA,
+    .fits = ref_fits,
     .open = ref_open,
     .execute = ref_execute,
     .close = ref_close,

@@ -51,7 +51,51 @@ int ar_backend_known_missing(const char *name) {
     return 0;
 }
 
-static const char *missing_why(const char *name) {
+void ar_backend_names_with(unsigned caps, char *buf, size_t len) {
+    int n = 0, total = 0;
+    for (int i = 0; backends[i]; i++) total += (backends[i]->caps & caps) == caps;
+    size_t at = 0;
+    if (len) buf[0] = 0;
+    for (int i = 0; backends[i] && at < len; i++) {
+        if ((backends[i]->caps & caps) != caps) continue;
+        const char *sep = n == 0 ? "" : n == total - 1 ? " or " : ", ";
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", sep, backends[i]->name);
+        n++;
+    }
+}
+
+const ar_backend_ops_t *ar_backend_with(unsigned caps) {
+    for (int i = 0; backends[i]; i++)
+        if ((backends[i]->caps & caps) == caps) return backends[i];
+    return NULL;
+}
+
+const char *ar_backend_default(void) {
+    const ar_backend_ops_t *b = ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION);
+    if (!b) b = ar_backend_with(AR_BACKEND_MODEL);
+    return b ? b->name : "analytic";
+}
+
+int ar__backend_model_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err) {
+    if (!t->model) return AR_OK;
+    const ar_mem_level_t *m = &t->model->mem[buffer];
+    if (!m->present)
+        return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name, ar_mem_name(buffer));
+    int maxper = 0;
+    for (int d = 0; d < t->ndevices; d++) {
+        int k = 0;
+        for (int r = 0; r < t->nranks; r++) k += ar_topo_rank_device(t, r) == d;
+        if (k > maxper) maxper = k;
+    }
+    const double need = 2.0 * (double)bytes_per_rank * maxper;
+    if (need > m->capacity_bytes)
+        return AR_ERR(err, AR_ELIMIT, "needs %.4g GB of %s per device (input and output of %d rank%s), model %s has %.4g GB",
+                      need / 1e9, ar_mem_name(buffer), maxper, maxper == 1 ? "" : "s", t->model->name,
+                      m->capacity_bytes / 1e9);
+    return AR_OK;
+}
+
+const char *ar_backend_missing_why(const char *name) {
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(known[i].name, name) == 0 && known[i].why) return known[i].why;
     return "not built";
@@ -63,7 +107,7 @@ int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *pla
     if (!ops) {
         if (ar_backend_known_missing(name))
             return AR_ERR(err, AR_ENOTSUP, "backend '%s' is not in this build: %s", name,
-                          missing_why(name));
+                          ar_backend_missing_why(name));
         return AR_ERR(err, AR_EINVAL, "unknown backend '%s' (ref, analytic, sim, cuda)",
                       name ? name : "");
     }

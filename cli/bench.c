@@ -93,7 +93,8 @@ int ar_cli_bench(int argc, char **argv) {
         free(av);
         return rc == AR_CLI_HELP ? 0 : rc;
     }
-    if (o.backend_given && strcmp(o.backends[0], "cuda") != 0) {
+    const ar_backend_ops_t *ops = o.backend_given ? ar_backend_find(o.backends[0]) : NULL;
+    if (o.backend_given && !(ops && (ops->caps & AR_BACKEND_HARDWARE))) {
         rc = ar_cli_fail("bench", "--backend %s: bench measures real GPUs; use --backend cuda", o.backends[0]);
         goto out;
     }

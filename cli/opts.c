@@ -54,7 +54,7 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 const char *ar_cli_default_backend(void) {
-    return ar_backend_find("sim") ? "sim" : "analytic";
+    return ar_backend_default();
 }
 
 /* Option values (long-only options have values >= 256; extras >= 1000). */
@@ -226,9 +226,8 @@ static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
 static int check_backend(const char *cmd, const char *name) {
     if (ar_backend_find(name)) return AR_CLI_OK;
     if (ar_backend_known_missing(name))
-        return ar_cli_fail(cmd, "--backend '%s': this build has no %s backend%s", name, name,
-                           strcmp(name, "sim") == 0 ? " (configure found no SimGrid)"
-                           : strcmp(name, "cuda") == 0 ? " (configure found no nvcc)" : "");
+        return ar_cli_fail(cmd, "--backend '%s': this build has no %s backend (%s)", name, name,
+                           ar_backend_missing_why(name));
     char known[256] = "";
     size_t at = 0;
     for (const ar_backend_ops_t *const *b = ar_backend_all(); b && *b && at + 2 < sizeof known; b++)

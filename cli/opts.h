@@ -128,31 +128,19 @@ void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *byte
  * --timeout) for one buffer level; breakdown off. */
 ar_run_opts_t ar_cli_run_opts(const ar_cli_opts_t *o, ar_mem_t buffer);
 
-/* One measured (or predicted) row: what the table, CSV and JSON print. */
-typedef struct ar_cli_row_s {
-    const char *backend, *topology, *model, *algo;
-    int nranks;
-    ar_dtype_t dtype;
-    ar_mem_t buffer;
-    uint64_t bytes, count;
-    int channels;          /* as used by the plan */
-    uint64_t chunk_bytes;  /* as asked (0: the algorithm's default) */
-    const ar_result_t *res;
-    const char *check;     /* "ok", "FAIL", or "" when no check ran */
-} ar_cli_row_t;
 
 /* nccl-tests-shaped table. with_check adds a check column. */
 void ar_cli_table_header(FILE *f, int with_check);
-void ar_cli_table_row(FILE *f, const ar_cli_row_t *r, int with_check);
+void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check);
 /* CSV: the header line and rows, columns in this order:
  * backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,
  * algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s */
 extern const char *const ar_cli_csv_columns;
 void ar_cli_csv_header(FILE *f);
-void ar_cli_csv_row(FILE *f, const ar_cli_row_t *r);
+void ar_cli_csv_row(FILE *f, const ar_row_t *r);
 /* JSON: an array of objects with the CSV's keys. begin writes "[", end writes "]". */
 void ar_cli_json_begin(FILE *f);
-void ar_cli_json_row(FILE *f, const ar_cli_row_t *r, int first);
+void ar_cli_json_row(FILE *f, const ar_row_t *r, int first);
 void ar_cli_json_end(FILE *f);
 /* --breakdown: critical path by term and per-link traffic, as '#' comment lines. */
 void ar_cli_breakdown(FILE *f, const ar_topo_t *t, const ar_result_t *res);

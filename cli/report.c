@@ -15,7 +15,7 @@ void ar_cli_table_header(FILE *f, int with_check) {
             "time(us)", "algbw(GB/s)", "busbw(GB/s)", with_check ? "  check" : "");
 }
 
-void ar_cli_table_row(FILE *f, const ar_cli_row_t *r, int with_check) {
+void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check) {
     double t = r->res->time_s;
     fprintf(f, "%12" PRIu64 " %13" PRIu64 " %6s %12s %12.2f %12.2f %12.2f", r->bytes, r->count,
             ar_dtype_name(r->dtype), r->algo, t * 1e6, ar_algbw_gbps(r->bytes, t),
@@ -41,7 +41,7 @@ static void csv_str(FILE *f, const char *s) {
 
 void ar_cli_csv_header(FILE *f) { fprintf(f, "%s\n", ar_cli_csv_columns); }
 
-void ar_cli_csv_row(FILE *f, const ar_cli_row_t *r) {
+void ar_cli_csv_row(FILE *f, const ar_row_t *r) {
     const ar_result_t *res = r->res;
     double t = res->time_s;
     csv_str(f, r->backend); fputc(',', f);
@@ -79,7 +79,7 @@ static void json_num(FILE *f, double v) {
 void ar_cli_json_begin(FILE *f) { fputs("[\n", f); }
 void ar_cli_json_end(FILE *f) { fputs("\n]\n", f); }
 
-void ar_cli_json_row(FILE *f, const ar_cli_row_t *r, int first) {
+void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     const ar_result_t *res = r->res;
     double t = res->time_s;
     static const char *const term_keys[AR_NTERM] = {"link_us", "memory_us", "reduce_us",

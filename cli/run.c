@@ -16,7 +16,6 @@
 
 /* The verifier's cost grows with the ops (not the elements) times the vector
  * clock of every channel; below this it takes well under a second and runs unasked. */
-#define VERIFY_MAX_WORK ((uint64_t)1 << 24)   /* nops * nranks * nchannels */
 
 typedef struct run_state_s {
     const char *cmd;
@@ -65,32 +64,14 @@ static int precheck(run_state_t *s, const char *backend, const ar_topo_t *t, con
         return ar_cli_fail(s->cmd, "%s bytes per rank on %s: %" PRIu64 " ranks x %" PRIu64
                            " bytes (input and output) overflows 64 bits", sz, spec, n, bytes);
     char msg[512] = "";
-    if (strcmp(backend, "ref") == 0) {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
-        double need = 2.0 * (double)n * (double)bytes; /* IN and OUT of every rank */
-        if (have > 0 && need > have)
-            snprintf(msg, sizeof msg, "backend ref: %s on %s needs %.4g GB of host memory for the "
-                     "buffers of %" PRIu64 " ranks; this machine has %.4g GB",
-                     sz, spec, need / 1e9, n, have / 1e9);
-    } else if (t->model) {
-        const ar_mem_level_t *m = &t->model->mem[buffer];
-        if (!m->present)
-            return ar_cli_fail(s->cmd, "--buffer %s: model %s has no %s level", ar_mem_name(buffer),
-                               t->model->name, ar_mem_name(buffer));
-        int maxper = 0;
-        for (int d = 0; d < t->ndevices; d++) {
-            int k = 0;
-            for (int r = 0; r < t->nranks; r++) k += ar_topo_rank_device(t, r) == d;
-            if (k > maxper) maxper = k;
-        }
-        double need = 2.0 * (double)bytes * maxper;
-        if (need > m->capacity_bytes)
-            snprintf(msg, sizeof msg, "backend %s: %s per rank needs %.4g GB of %s per device "
-                     "(input and output of %d rank%s), model %s has %.4g GB", backend, sz,
-                     need / 1e9, ar_mem_name(buffer), maxper, maxper == 1 ? "" : "s",
-                     t->model->name, m->capacity_bytes / 1e9);
-    }
+    const ar_backend_ops_t *ops = ar_backend_find(backend);
+    ar_error_t err;
+    ar_error_clear(&err);
+    const int frc = ops && ops->fits ? ops->fits(t, bytes, buffer, &err) : AR_OK;
+    if (frc == AR_ELIMIT)
+        snprintf(msg, sizeof msg, "backend %s: %s per rank on %s %s", backend, sz, spec, err.message);
+    else if (frc != AR_OK)
+        return ar_cli_fail(s->cmd, "backend %s on %s: %s", backend, spec, err.message);
     if (!msg[0]) return AR_CLI_OK;
     if (nsizes > 1) {
         fprintf(stderr, "%s: %s from here on: %s\n", s->who, sz, msg);
@@ -106,7 +87,10 @@ static const char *unprefixed(const char *msg, const char *name) {
     return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
 }
 
-static int backend_checks(const char *b) { return strcmp(b, "ref") == 0 || strcmp(b, "cuda") == 0; }
+static int backend_checks(const char *b) {
+    const ar_backend_ops_t *ops = ar_backend_find(b);
+    return ops && (ops->caps & AR_BACKEND_DATA);
+}
 
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
                    ar_mem_t buffer, int channels, uint64_t chunk) {
@@ -165,13 +149,6 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 ar_cli_size_at(o, is, dt, &bytes, &count);
                 char sz[32];
                 ar_size_format(bytes, sz, sizeof sz);
-                ar_algo_opts_t aopts = AR_ALGO_OPTS_DEFAULT;
-                aopts.channels = o->channels[ic];
-                aopts.chunk_bytes = o->chunks[ik];
-                aopts.root = o->root;
-                ar_error_t err;
-                ar_error_clear(&err);
-                ar_plan_t *plan = NULL;
                 int pre = precheck(s, backend, t, spec, buffer, bytes, sz, nsizes);
                 if (pre == PRE_SKIP) {
                     /* Sizes ascend in a range; skip the rest of this algorithm's. */
@@ -180,7 +157,19 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 if (pre) { rc = pre; goto out; }
                 progress(s, aname, bytes);
-                int brc = ar_algo_build(aname, t, count, dt, &aopts, &plan, &err);
+                ar_case_t c = {
+                    .backend = backend, .topo = t, .topology = t->name[0] ? t->name : spec, .algo = aname,
+                    .count = count, .dtype = dt, .algo_opts = AR_ALGO_OPTS_DEFAULT,
+                    .run = ar_cli_run_opts(o, buffer), .verify = o->verify,
+                };
+                c.algo_opts.channels = o->channels[ic];
+                c.algo_opts.chunk_bytes = o->chunks[ik];
+                c.algo_opts.root = o->root;
+                c.run.breakdown = o->breakdown;
+                ar_error_t err;
+                ar_error_clear(&err);
+                ar_case_out_t co;
+                int brc = ar_case_plan(&c, &co, &err);
                 if (brc == AR_EUNFIT && o->algo_all) {
                     /* Not fatal in a study: say why and go on with the others. */
                     char buf[512];
@@ -188,6 +177,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     fprintf(stderr, "%s: %s does not fit %s: %s\n", s->who, aname, spec,
                             unprefixed(ar_error_format(&err, buf, sizeof buf), aname));
                     fflush(stderr);
+                    ar_case_out_free(&co);
                     unfit[ia] = 1;
                     s->done += nsizes - is;
                     break;
@@ -199,36 +189,18 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     if (brc == AR_EUNFIT)
                         rc = ar_cli_fail(s->cmd, "%s does not fit %s: %s", aname, spec, why);
                     else
-                        rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", aname, spec, sz,
-                                         ar_dtype_name(dt), why);
+                        rc = ar_cli_fail(s->cmd, "%s on %s, %s %s: %s", aname, spec, sz, ar_dtype_name(dt), why);
+                    if (co.stage == AR_CASE_VERIFY) rc = 1; /* a wrong plan, not bad input */
+                    ar_case_out_free(&co);
                     goto out;
                 }
                 if (o->dump_plan) {
                     progress_clear(s);
-                    printf("# plan %s, %s %s, %d ranks\n", aname, sz, ar_dtype_name(dt), plan->nranks);
-                    ar_plan_dump(plan, stdout);
+                    printf("# plan %s, %s %s, %d ranks\n", aname, sz, ar_dtype_name(dt), co.plan->nranks);
+                    ar_plan_dump(co.plan, stdout);
                     fflush(stdout);
                 }
-                int cheap = (uint64_t)plan->nops * (uint64_t)plan->nranks *
-                            (uint64_t)plan->nchannels <= VERIFY_MAX_WORK;
-                /* a probe computes no allreduce: nothing to verify it against */
-                if (!o->algos[ia]->probe && (o->verify == 1 || (o->verify == -1 && cheap))) {
-                    if (ar_plan_verify(plan, &err) != AR_OK) {
-                        char buf[512];
-                        progress_clear(s);
-                        ar_cli_fail(s->cmd, "%s on %s, %s %s: plan failed verification: %s",
-                                    aname, spec, sz, ar_dtype_name(dt),
-                                    ar_error_format(&err, buf, sizeof buf));
-                        ar_plan_free(plan);
-                        rc = 1;
-                        goto out;
-                    }
-                }
-                ar_run_opts_t ropts = ar_cli_run_opts(o, buffer);
-                ropts.breakdown = o->breakdown;
-                ar_result_t res;
-                memset(&res, 0, sizeof res);
-                int xrc = ar_backend_run(backend, t, plan, &ropts, &res, &err);
+                int xrc = ar_case_execute(&c, &co, &err);
                 progress_clear(s);
                 if (xrc == AR_ELIMIT && nsizes > 1) {
                     /* Larger sizes will not fit either: note it and go on. */
@@ -236,8 +208,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     fprintf(stderr, "%s: %s from %s on: %s\n", s->who, aname, sz,
                             ar_error_format(&err, buf, sizeof buf));
                     fflush(stderr);
-                    ar_result_free(&res);
-                    ar_plan_free(plan);
+                    ar_case_out_free(&co);
                     s->done += nsizes - is;
                     break;
                 }
@@ -246,8 +217,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     rc = ar_cli_fail(s->cmd, "%s on %s, %s %s, backend %s: %s", aname, spec, sz,
                                      ar_dtype_name(dt), backend, ar_error_format(&err, buf, sizeof buf));
                     if (xrc == AR_ECHECK) rc = 1;
-                    ar_result_free(&res);
-                    ar_plan_free(plan);
+                    ar_case_out_free(&co);
                     if (o->algo_all && xrc != AR_ENOTSUP) {
                         /* A study goes on with the other algorithms; the status says it failed. */
                         s->failed = rc;
@@ -257,15 +227,8 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     }
                     goto out;
                 }
-                const char *check = "";
-                if (res.checked) check = res.check_ok ? "ok" : "FAIL";
-                ar_cli_row_t row = {
-                    .backend = backend, .topology = t->name[0] ? t->name : spec,
-                    .model = t->model ? t->model->name : "", .algo = aname,
-                    .nranks = plan->nranks, .dtype = dt, .buffer = buffer, .bytes = bytes,
-                    .count = count, .channels = plan->nchannels, .chunk_bytes = o->chunks[ik],
-                    .res = &res, .check = check,
-                };
+                const ar_row_t row = co.row;
+                const ar_result_t res = co.res;
                 ar_cli_table_row(stdout, &row, o->check);
                 if (o->breakdown) ar_cli_breakdown(stdout, t, &res);
                 fflush(stdout);
@@ -280,8 +243,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     fflush(stderr);
                     s->check_failed = 1;
                 }
-                ar_result_free(&res);
-                ar_plan_free(plan);
+                ar_case_out_free(&co);
             }
         }
     }
@@ -300,11 +262,14 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
 
     run_state_t s = {.cmd = cmd, .who = study ? "arsim" : "arsim run", .o = &o, .study = study};
     s.progress = !o.quiet && isatty(STDERR_FILENO);
-    if (!o.backend_given && !ar_backend_find("sim"))
-        fprintf(stderr, "%s: this build has no sim backend (SimGrid); using the analytic backend\n", s.who);
+    if (!o.backend_given && !ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION))
+        fprintf(stderr, "%s: this build has no sim backend (SimGrid); using the %s backend\n", s.who,
+                ar_backend_default());
     for (int i = 0; i < o.nbackends; i++)
         if (o.check && !backend_checks(o.backends[i])) {
-            rc = ar_cli_fail(cmd, "--check needs the ref or cuda backend (not '%s')", o.backends[i]);
+            char which[128];
+            ar_backend_names_with(AR_BACKEND_DATA, which, sizeof which);
+            rc = ar_cli_fail(cmd, "--check needs a backend that moves real data, %s (not '%s')", which, o.backends[i]);
             goto out;
         }
     if (o.csv && (rc = open_out(cmd, "--csv", o.csv, &s.csv))) goto out;

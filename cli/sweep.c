@@ -241,7 +241,7 @@ static run_idx_t decode(const sweep_t *w, long i) {
 enum { MSG_ROW = 'R', MSG_CHECK_FAIL = 'C', MSG_SKIP = 'S', MSG_FAIL = 'F', MSG_HAVE = 'H' };
 
 /* A row as its CSV line (with the line break), malloc'd. */
-static char *row_line(const ar_cli_row_t *row) {
+static char *row_line(const ar_row_t *row) {
     char *line = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&line, &len);
@@ -264,47 +264,41 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     ar_cli_size_at(o, x.s, dt, &bytes, &count);
     char sz[32], ebuf[512];
     ar_size_format(bytes, sz, sizeof sz);
-    ar_algo_opts_t aopts = AR_ALGO_OPTS_DEFAULT;
-    aopts.channels = o->channels[x.ch];
-    aopts.chunk_bytes = o->chunks[x.ck];
-    aopts.root = o->root;
+    ar_case_t c = {
+        .backend = backend, .topo = t, .topology = t->name[0] ? t->name : spec, .algo = aname,
+        .count = count, .dtype = dt, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = ar_cli_run_opts(o, buffer),
+        .verify = o->verify,
+    };
+    c.algo_opts.channels = o->channels[x.ch];
+    c.algo_opts.chunk_bytes = o->chunks[x.ck];
+    c.algo_opts.root = o->root;
     ar_error_t err;
     ar_error_clear(&err);
-    ar_plan_t *plan = NULL;
-    int rc = ar_algo_build(aname, t, count, dt, &aopts, &plan, &err);
+    ar_case_out_t co;
+    int rc = ar_case_plan(&c, &co, &err);
     if (rc != AR_OK) {
         snprintf(msg, len, "%c %s does not fit %s: %s", rc == AR_EUNFIT ? MSG_SKIP : MSG_FAIL,
                  aname, spec, ar_error_format(&err, ebuf, sizeof ebuf));
+        ar_case_out_free(&co);
         return;
     }
-    ar_result_t res;
-    memset(&res, 0, sizeof res);
-    const char *topo_name = t->name[0] ? t->name : spec;
-    ar_cli_row_t row = {
-        .backend = backend, .topology = topo_name, .model = t->model ? t->model->name : "",
-        .algo = aname, .nranks = plan->nranks, .dtype = dt, .buffer = buffer,
-        .bytes = bytes, .count = count, .channels = plan->nchannels,
-        .chunk_bytes = o->chunks[x.ck], .res = &res, .check = "",
-    };
     /* The row's key (its inputs), to skip what the CSV already holds. */
     if (w->resume) {
-        char *line = row_line(&row);
+        char *line = row_line(&co.row);
         char *key = line ? row_key(line) : NULL;
         int have = key && keyset_has(&w->done, key);
         free(key);
         free(line);
         if (have) {
             snprintf(msg, len, "%c", MSG_HAVE);
-            ar_plan_free(plan);
+            ar_case_out_free(&co);
             return;
         }
     }
-    ar_run_opts_t ropts = ar_cli_run_opts(o, buffer);
-    rc = ar_backend_run(backend, t, plan, &ropts, &res, &err);
+    rc = ar_case_execute(&c, &co, &err);
     if (rc == AR_OK) {
-        if (res.checked) row.check = res.check_ok ? "ok" : "FAIL";
-        char *line = row_line(&row);
-        snprintf(msg, len, "%c %s", res.checked && !res.check_ok ? MSG_CHECK_FAIL : MSG_ROW,
+        char *line = row_line(&co.row);
+        snprintf(msg, len, "%c %s", co.res.checked && !co.res.check_ok ? MSG_CHECK_FAIL : MSG_ROW,
                  line ? line : "");
         free(line);
     } else {
@@ -312,8 +306,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
                  rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, aname, spec, sz, ar_dtype_name(dt),
                  ar_mem_name(buffer), backend, ar_error_format(&err, ebuf, sizeof ebuf));
     }
-    ar_result_free(&res);
-    ar_plan_free(plan);
+    ar_case_out_free(&co);
 }
 
 /* ---- the parent: the CSV's one writer, the progress bar ---- */

@@ -36,9 +36,12 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static const char *predict_backend(const char *asked) {
-    if (asked) return asked;
-    return ar_backend_find("sim") ? "sim" : "analytic";
+static const char *predict_backend(const char *asked) { return asked ? asked : ar_backend_default(); }
+
+/* 1 when the backend is built and has every one of caps. */
+static int backend_can(const char *name, unsigned caps) {
+    const ar_backend_ops_t *b = ar_backend_find(name);
+    return b && (b->caps & caps) == caps;
 }
 
 /* Split "1,2,4" into ints in [lo, hi]. */
@@ -149,7 +152,7 @@ int ar_cli_calibrate(int argc, char **argv) {
     ar_topo_t *t = NULL;
     FILE *f = NULL;
     char *tmp = NULL;
-    if (o.backend_given && (o.nbackends != 1 || strcmp(o.backends[0], "cuda"))) {
+    if (o.backend_given && (o.nbackends != 1 || !backend_can(o.backends[0], AR_BACKEND_HARDWARE))) {
         rc = ar_cli_fail("calibrate", "--backend %s: calibration runs micro-benchmarks on the cuda "
                                       "backend only (--backend cuda)", o.backends[0]);
         goto out;
@@ -287,8 +290,11 @@ static int val_handle(int val, const char *arg, void *p) {
         c->time_limit_s = d;
         return 0;
     case V_PREDICT_BACKEND:
-        if (strcmp(arg, "sim") && strcmp(arg, "analytic"))
-            return ar_cli_fail("validate", "--predict-with '%s': expected sim or analytic", arg);
+        if (!backend_can(arg, AR_BACKEND_MODEL)) {
+            char which[128];
+            ar_backend_names_with(AR_BACKEND_MODEL, which, sizeof which);
+            return ar_cli_fail("validate", "--predict-with '%s': expected a backend that predicts, %s", arg, which);
+        }
         c->pbackend = arg;
         return 0;
     }
@@ -298,7 +304,7 @@ static int val_handle(int val, const char *arg, void *p) {
 /* ---- measuring (cuda) ---- */
 
 /* Append one row to keep (may be NULL). */
-static void keep_row(ar_vrows_t *keep, const ar_cli_row_t *r) {
+static void keep_row(ar_vrows_t *keep, const ar_row_t *r) {
     if (!keep) return;
     if (keep->n == keep->cap) {
         int cap = keep->cap ? 2 * keep->cap : 64;
@@ -415,7 +421,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                     res.time_s = strtod(f[ci[4]], NULL) * 1e-6;
                     res.cycles = t->model ? res.time_s * t->model->clock_ghz * 1e9 : 0;
                     int w = atoi(f[ci[5]]);
-                    ar_cli_row_t row = {
+                    ar_row_t row = {
                         .backend = "cuda", .topology = t->name[0] ? t->name : spec,
                         .model = t->model ? t->model->name : "", .algo = f[ci[2]], .nranks = t->nranks,
                         .dtype = dt, .buffer = AR_MEM_HBM, .bytes = bytes, .count = cnt,
@@ -432,7 +438,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                         memset(&nres, 0, sizeof nres);
                         nres.time_s = nccl_us * 1e-6;
                         nres.cycles = t->model ? nres.time_s * t->model->clock_ghz * 1e9 : 0;
-                        ar_cli_row_t nrow = row;
+                        ar_row_t nrow = row;
                         nrow.backend = "nccl";
                         nrow.algo = "nccl";
                         nrow.channels = 0;
@@ -488,17 +494,19 @@ static ar_topo_t *cached_topo(topo_cache_t *c, int *n, int max, const char *spec
 static int predict(const char *backend, ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
                    ar_mem_t buffer, int channels, uint64_t chunk, ar_result_t *res, int *plan_channels,
                    ar_error_t *err) {
-    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
-    ao.channels = channels;
-    ao.chunk_bytes = chunk;
-    ar_plan_t *plan = NULL;
-    AR_TRY(ar_algo_build(algo, t, count, dt, &ao, &plan, err));
-    if (plan_channels) *plan_channels = plan->nchannels;
-    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
-    ro.buffer = buffer;
-    memset(res, 0, sizeof *res);
-    int rc = ar_backend_run(backend, t, plan, &ro, res, err);
-    ar_plan_free(plan);
+    ar_case_t c = {
+        .backend = backend, .topo = t, .topology = t->name, .algo = algo, .count = count, .dtype = dt,
+        .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0,
+    };
+    c.algo_opts.channels = channels;
+    c.algo_opts.chunk_bytes = chunk;
+    c.run.buffer = buffer;
+    ar_case_out_t co;
+    const int rc = ar_case_run(&c, &co, err);
+    if (plan_channels && co.plan) *plan_channels = co.plan->nchannels;
+    *res = co.res;
+    co.res.links = NULL; /* now res's */
+    ar_case_out_free(&co);
     return rc;
 }
 
@@ -878,7 +886,7 @@ int ar_cli_validate(int argc, char **argv) {
         ar_validate_rows_free(&meas);
     } else {
         /* Both sides in one process: needs cuda and a predicting backend in this build. */
-        if (!ar_backend_find("cuda")) {
+        if (!ar_backend_with(AR_BACKEND_HARDWARE)) {
             rc = ar_cli_fail("validate", "this build has no cuda backend: measure on a GPU machine "
                                          "(arsim validate --measure-only -o measured.csv), then compare "
                                          "here (arsim validate --measured measured.csv --model MODEL.yaml); "

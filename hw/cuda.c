@@ -784,6 +784,7 @@ static int cuda_backend_open(const ar_topo_t *topo, ar_backend_t **out, ar_error
 const ar_backend_ops_t ar_cuda_backend = {
     .name = "cuda",
     .summary = "the plan executor on this machine's NVIDIA GPUs (one process, peer access, CUDA)",
+    .caps = AR_BACKEND_DATA | AR_BACKEND_HARDWARE,
     .open = cuda_backend_open,
     .prepare = cuda_prepare,
     .execute = cuda_execute,

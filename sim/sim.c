@@ -174,6 +174,8 @@ static void sim_close(ar_backend_t *be) { free(be); }
 const ar_backend_ops_t ar_sim_backend = {
     .name = "sim",
     .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
+    .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION,
+    .fits = ar__backend_model_fits,
     .open = sim_open,
     .execute = sim_execute,
     .close = sim_close,

@@ -10,4 +10,5 @@
 #include "arsim/backend.h"
 #include "arsim/cost.h"
 #include "arsim/util.h"
+#include "arsim/case.h"
 #endif

@@ -55,9 +55,23 @@ double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks);
 
 typedef struct ar_backend_s ar_backend_t;
 
+/* What a backend can do: the command line asks these instead of naming backends. */
+enum {
+    AR_BACKEND_DATA = 1u,       /* moves real data: --check compares its outputs with float64 */
+    AR_BACKEND_MODEL = 2u,      /* times a plan from the hardware model: a prediction */
+    AR_BACKEND_CONTENTION = 4u, /* ... sharing links and memories among what runs at once */
+    AR_BACKEND_HARDWARE = 8u,   /* times real hardware: a measurement */
+};
+
 typedef struct ar_backend_ops_s {
     const char *name;
     const char *summary;
+    unsigned caps;       /* AR_BACKEND_* */
+    /* Optional: whether a case of bytes_per_rank with buffers in `buffer` can run on topo
+     * here, asked before its plan is built (building one can itself be costly): AR_OK, or
+     * AR_ELIMIT (too large: larger sizes will not fit either) or AR_EINVAL (never) with
+     * the reason in err. NULL: no limit beyond what running finds. */
+    int (*fits)(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err);
     /* topo outlives the backend. */
     int (*open)(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err);
     /* Optional: per-plan set-up (allocation, upload) before execute. */
@@ -76,8 +90,16 @@ struct ar_backend_s {
 /* The registry: by name, or NULL (also for one this build left out). */
 const ar_backend_ops_t *ar_backend_find(const char *name);
 const ar_backend_ops_t *const *ar_backend_all(void);
-/* True when the name is a known backend that this build did not include. */
+/* True when the name is a known backend that this build did not include, and why. */
 int ar_backend_known_missing(const char *name);
+const char *ar_backend_missing_why(const char *name);
+/* The built backends whose caps include all of `caps`, as "a, b or c" (empty when none). */
+void ar_backend_names_with(unsigned caps, char *buf, size_t len);
+/* The first built backend whose caps include all of `caps`, or NULL. */
+const ar_backend_ops_t *ar_backend_with(unsigned caps);
+/* The timing backend a study uses when none is named: the most faithful model this build
+ * holds (contention when there is one). */
+const char *ar_backend_default(void);
 
 /* open + prepare + execute + close in one call. */
 int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,

@@ -1,0 +1,61 @@
+/* arsim: one case, from its plan to its row (runner/case.c). Every command that runs
+ * an algorithm (run, the default study, sweep, validate's predictions) hands its cases
+ * here: an algorithm at a size on a topology and a backend becomes a plan, is verified,
+ * runs, is checked, and comes back as one row for the caller's sinks (table, CSV, JSON). */
+#ifndef ARSIM_CASE_H
+#define ARSIM_CASE_H
+
+#include "arsim/algo.h"
+#include "arsim/backend.h"
+
+/* One result as every output prints it. */
+typedef struct ar_row_s {
+    const char *backend, *topology, *model, *algo;
+    int nranks;
+    ar_dtype_t dtype;
+    ar_mem_t buffer;
+    uint64_t bytes, count;
+    int channels;          /* as used by the plan */
+    uint64_t chunk_bytes;  /* as asked (0: the algorithm's default) */
+    const ar_result_t *res;
+    const char *check;     /* "ok", "FAIL", or "" when no check ran */
+} ar_row_t;
+
+typedef struct ar_case_s {
+    const char *backend;       /* a registered backend */
+    const ar_topo_t *topo;
+    const char *topology;      /* the name rows carry (the topology's own, else as the user gave it) */
+    const char *algo;          /* as named: x-chain34 keeps its N */
+    uint64_t count;            /* elements per rank */
+    ar_dtype_t dtype;
+    ar_algo_opts_t algo_opts;  /* channels, chunk, root */
+    ar_run_opts_t run;         /* buffer, iterations, check, breakdown, seed */
+    int verify;                /* 1: verify the plan, 0: never, -1: when cheap (probes never) */
+} ar_case_t;
+
+/* Where a case stopped: AR_CASE_DONE when it has a row. */
+typedef enum ar_case_stage_e { AR_CASE_BUILD, AR_CASE_VERIFY, AR_CASE_RUN, AR_CASE_DONE } ar_case_stage_t;
+
+typedef struct ar_case_out_s {
+    ar_case_stage_t stage;
+    ar_plan_t *plan;   /* from ar_case_plan until ar_case_out_free */
+    ar_result_t res;
+    ar_row_t row;      /* its identity from ar_case_plan, its result once done */
+} ar_case_out_t;
+
+/* Build and (as asked) verify the plan: out->plan and out->row's identity (no result
+ * yet), stage AR_CASE_RUN. On failure the stage says where: AR_CASE_BUILD (AR_EUNFIT
+ * when the algorithm does not fit the topology) or AR_CASE_VERIFY (AR_EPLAN). */
+int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
+/* Run the planned case on its backend: out->res and the whole row, stage AR_CASE_DONE.
+ * A failed check is a row whose check is "FAIL", not an error. */
+int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
+/* Both. */
+int ar_case_run(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
+void ar_case_out_free(ar_case_out_t *out);
+
+/* Plans up to this much verification work (ops x ranks x channels) are verified when
+ * the case says -1. */
+#define AR_CASE_VERIFY_MAX_WORK ((uint64_t)1 << 24)
+
+#endif
