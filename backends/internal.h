@@ -34,15 +34,8 @@ int ar__backend_model_fits(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_me
 int ar__ref_exec(const ar_plan_t *plan, int nexec, const void *const *in, void *const *out,
                  int check, ar_result_t *res, ar_error_t *err);
 
-/* The ref backend's inputs: uniform in [-1, 1], rounded to the dtype (so the value
- * the reference sums is exactly the stored one); a stream per (seed, rank). */
-void ar__ref_fill_inputs(ar_dtype_t dtype, unsigned long seed, int rank, void *buf,
-                         uint64_t count);
-
-/* Compares out[r] (count elements each) with the float64 sum over ranks of in[r],
- * relative to the sum of |inputs| per element, at ar_dtype_tolerance(dtype, nranks).
- * A NaN or infinity never passes. Fills res->checked/check_ok/max_rel_err/check_msg
- * (first mismatch: rank, element, got, want). Returns 1 when every element passes. */
+/* ar_check_out (arsim/check.h) for every rank's out[r] against the inputs in[]: the
+ * check the ref backend runs after each execution. Returns 1 when every element passes. */
 int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
                   const void *const *out, ar_result_t *res);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "arsim/check.h"
 #include "backends/internal.h"
 #include "arsim/util.h"
 
@@ -30,62 +31,11 @@ typedef struct ref_s {
 
 /* ---- inputs ---- */
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-void ar__ref_fill_inputs(ar_dtype_t dtype, unsigned long seed, int rank, void *buf,
-                         uint64_t count) {
-    uint64_t s = (uint64_t)seed * 0x100000001b3ull + (uint64_t)(rank + 1) * 0x9e3779b97f4a7c15ull;
-    for (uint64_t i = 0; i < count; i++) {
-        /* 24 random bits: u in [0, 1], then [-1, 1]; rounding to the dtype keeps it there. */
-        double u = (double)(splitmix64(&s) >> 40) / (double)((1u << 24) - 1);
-        ar_elem_store(buf, dtype, i, (float)(2.0 * u - 1.0));
-    }
-}
-
-/* ---- the check ---- */
-
 int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
                   const void *const *out, ar_result_t *res) {
-    double tol = ar_dtype_tolerance(dtype, nranks);
+    const ar_check_inputs_t inputs = {.in = in};
     int ok = 1;
-    double max_err = 0;
-    char msg[sizeof res->check_msg] = "";
-    for (uint64_t i = 0; i < count; i++) {
-        double want = 0, mag = 0;
-        for (int q = 0; q < nranks; q++) {
-            double v = ar_elem_load(in[q], dtype, i);
-            want += v;
-            mag += fabs(v);
-        }
-        for (int r = 0; r < nranks; r++) {
-            double got = ar_elem_load(out[r], dtype, i);
-            double rel;
-            if (!isfinite(got)) rel = INFINITY;
-            else if (mag > 0) rel = fabs(got - want) / mag;
-            else rel = got == want ? 0 : INFINITY;
-            if (rel > max_err) max_err = rel;
-            if (!(rel <= tol) && ok) {
-                ok = 0;
-                snprintf(msg, sizeof msg,
-                         "rank %d element %" PRIu64 ": got %.9g, want %.9g (rel err %.3g > tol %.3g)",
-                         r, i, got, want, rel, tol);
-            }
-        }
-    }
-    if (res) {
-        /* Several checks into one result keep the first failure and the worst error. */
-        if (!res->checked || res->check_ok) {
-            res->check_ok = ok;
-            if (!ok) snprintf(res->check_msg, sizeof res->check_msg, "%s", msg);
-        }
-        if (!res->checked || max_err > res->max_rel_err) res->max_rel_err = max_err;
-        res->checked = 1;
-    }
+    for (int r = 0; r < nranks; r++) ok &= ar_check_out(dtype, nranks, count, &inputs, r, out[r], res);
     return ok;
 }
 
@@ -298,7 +248,7 @@ static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
             rc = AR_ERR(err, AR_ENOMEM, "ref: cannot allocate inputs of %zu bytes", bytes);
             goto out;
         }
-        ar__ref_fill_inputs(p->dtype, opts->seed, r, in[r], p->count);
+        ar_gen_fill(p->dtype, opts->seed, r, in[r], p->count);
     }
     rc = ar__ref_exec(p, nexec, (const void *const *)in, NULL, opts->check, res, err);
 out:

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <inttypes.h>
+#include "arsim/check.h"
 #include "hw/cuda.h"
 #include "arsim/util.h"
 
@@ -654,45 +655,6 @@ int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
     return AR_OK;
 }
 
-/* The generator's value for (seed, rank, i) as stored in the dtype. */
-static double gen_rounded(ar_dtype_t t, uint64_t seed, int rank, uint64_t i) {
-    float v = ar__gen_value(seed, rank, i);
-    switch (t) {
-    case AR_BF16: return ar_bf16_to_f32(ar_f32_to_bf16(v));
-    case AR_FP16: return ar_fp16_to_f32(ar_f32_to_fp16(v));
-    default: return v;
-    }
-}
-
-/* Compare host copy `got` (n elements) with the float64 reference. Error is
- * relative to the sum of magnitudes (as ar_dtype_tolerance assumes). */
-static int compare(const void *got, ar_dtype_t t, uint64_t n, int nranks, uint64_t seed, int rank_label,
-                   ar_result_t *res) {
-    const double tol = ar_dtype_tolerance(t, nranks);
-    int ok = 1;
-    for (uint64_t i = 0; i < n; i++) {
-        double want = 0, mag = 0;
-        for (int r = 0; r < nranks; r++) {
-            double v = gen_rounded(t, seed, r, i);
-            want += v;
-            mag += fabs(v);
-        }
-        double g = ar_elem_load(got, t, i);
-        double e = fabs(g - want) / (mag > 0 ? mag : 1.0);
-        if (!(e <= tol)) { /* NaN fails too */
-            if (ok)
-                snprintf(res->check_msg, sizeof res->check_msg,
-                         "rank %d element %" PRIu64 ": got %.9g, want %.9g (relative error %.3g > %.3g)",
-                         rank_label, i, g, want, e, tol);
-            ok = 0;
-            if (isnan(e)) e = INFINITY;
-        }
-        if (e > res->max_rel_err || isnan(e)) res->max_rel_err = isnan(e) ? INFINITY : e;
-        if (!ok && res->max_rel_err == INFINITY) break;
-    }
-    return ok;
-}
-
 int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n, int nranks, uint64_t seed,
                      int rank_label, ar_result_t *res, ar_error_t *err) {
     size_t bytes = n * ar_dtype_size(dtype);
@@ -704,10 +666,8 @@ int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n,
         free(h);
         return ar__cuda_fail(err, ce, "reading a result back");
     }
-    int was_ok = !res->checked || res->check_ok;
-    int ok = compare(h, dtype, n, nranks, seed, rank_label, res);
-    res->checked = 1;
-    res->check_ok = was_ok && ok;
+    const ar_check_inputs_t inputs = {.in = NULL, .seed = seed};
+    ar_check_out(dtype, nranks, n, &inputs, rank_label, h, res);
     free(h);
     return AR_OK;
 }
@@ -739,7 +699,7 @@ static int cuda_execute(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t
         AR_TRY(ar__cuda_prepare(be, p, opts, err));
     const int iters = opts->iters > 0 ? opts->iters : 1;
     /* Fresh random inputs for every execute call (never zeros). */
-    const uint64_t seed = ar__mix64((uint64_t)opts->seed * 0x9e3779b97f4a7c15ull + ++be->check_serial);
+    const uint64_t seed = ar_gen_mix64((uint64_t)opts->seed * 0x9e3779b97f4a7c15ull + ++be->check_serial);
     AR_TRY(ar__cuda_fill_inputs(be, p, seed, err));
     for (int w = 0; w < opts->warmup; w++) {
         AR_TRY(enqueue(be, p, timeout_s, 0, err));

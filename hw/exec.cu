@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
 
 template <int DT> __global__ void fill_kernel(typename Elt<DT>::raw *dst, uint64_t n, uint64_t seed, int rank) {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        dst[i] = Elt<DT>::from_f(ar__gen_value(seed, rank, i));
+        dst[i] = Elt<DT>::from_f(ar_gen_value(seed, rank, i));
 }
 
 } /* namespace */

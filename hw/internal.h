@@ -10,6 +10,7 @@
 #define ARSIM_HW_INTERNAL_H
 
 #include <stdint.h>
+#include "arsim/gen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,7 +81,7 @@ typedef struct ar__kargs_s {
  * dtype is ar_dtype_t. Returns a cudaError_t. */
 int ar__exec_launch(const ar__kargs_t *a, int dtype, void *stream);
 /* Fill n elements of dtype at dst with the generator's values for (seed, rank):
- * ar__gen_value below, rounded once to the dtype. */
+ * ar_gen_value (arsim/gen.h), rounded once to the dtype. */
 int ar__fill_launch(void *dst, uint64_t n, int dtype, uint64_t seed, int rank, void *stream);
 /* Blocks of the executor one multiprocessor can hold at once (cudaError_t on
  * failure as a negative number). */
@@ -90,22 +91,4 @@ int ar__exec_max_blocks_per_sm(int dtype, int *out);
 }
 #endif
 
-/* The input generator, identical on host and device: a uniform value in [-1, 1)
- * with 24 significant bits, so exactly a float; rounding to the dtype is then
- * the same round-to-nearest-even on both sides. */
-#ifdef __CUDACC__
-#define AR__HD __host__ __device__ __forceinline__
-#else
-#define AR__HD static inline
-#endif
-AR__HD uint64_t ar__mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-AR__HD float ar__gen_value(uint64_t seed, int rank, uint64_t i) {
-    uint64_t h = ar__mix64(ar__mix64(seed * 0x100000001b3ull + (uint64_t)rank) ^ i);
-    return (float)(h >> 40) * (1.0f / 8388608.0f) - 1.0f;
-}
 #endif

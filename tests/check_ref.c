@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/arsim.h"
+#include "arsim/check.h"
 #include "backends/internal.h"
 #include "tests/suites.h"
 
@@ -43,7 +44,7 @@ static void bufs_alloc(bufs_t *b, int nranks, uint64_t n, ar_dtype_t dt, unsigne
         b->in[r] = calloc(n, ar_dtype_size(dt));
         b->out[r] = calloc(n, ar_dtype_size(dt));
         ck_assert_ptr_nonnull(b->in[r]);
-        ar__ref_fill_inputs(dt, seed, r, b->in[r], n);
+        ar_gen_fill(dt, seed, r, b->in[r], n);
     }
 }
 
@@ -91,9 +92,9 @@ END_TEST
 START_TEST(test_fill_inputs) {
     float a[1000], b[1000], c[1000];
     uint16_t h[1000];
-    ar__ref_fill_inputs(AR_FP32, 1, 0, a, 1000);
-    ar__ref_fill_inputs(AR_FP32, 1, 1, b, 1000);
-    ar__ref_fill_inputs(AR_FP32, 2, 0, c, 1000);
+    ar_gen_fill(AR_FP32, 1, 0, a, 1000);
+    ar_gen_fill(AR_FP32, 1, 1, b, 1000);
+    ar_gen_fill(AR_FP32, 2, 0, c, 1000);
     double lo = 1, hi = -1;
     int diff_rank = 0, diff_seed = 0;
     for (int i = 0; i < 1000; i++) {
@@ -106,7 +107,7 @@ START_TEST(test_fill_inputs) {
     ck_assert(lo < -0.9 && hi > 0.9);
     ck_assert_int_gt(diff_rank, 990);
     ck_assert_int_gt(diff_seed, 990);
-    ar__ref_fill_inputs(AR_BF16, 1, 0, h, 1000);
+    ar_gen_fill(AR_BF16, 1, 0, h, 1000);
     for (int i = 0; i < 1000; i++) {
         float v = ar_bf16_to_f32(h[i]);
         ck_assert(v >= -1.0f && v <= 1.0f);

@@ -329,7 +329,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
         const uint64_t count = bytes / es ? bytes / es : 1;
         row_t rows[32];
         int nrows = 0;
-        const uint64_t seed = ar__mix64(0xa5a5 + bytes);
+        const uint64_t seed = ar_gen_mix64(0xa5a5 + bytes);
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%s", list);
         for (char *save = NULL, *name = strtok_r(tmp, ",", &save); name && nrows < 32 && rc == AR_OK;

@@ -1,0 +1,59 @@
+/* The inputs and the float64 check (arsim/check.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include "arsim/arsim.h"
+#include "arsim/check.h"
+
+void ar_gen_fill(ar_dtype_t dtype, uint64_t seed, int rank, void *buf, uint64_t count) {
+    for (uint64_t i = 0; i < count; i++) ar_elem_store(buf, dtype, i, ar_gen_value(seed, rank, i));
+}
+
+/* Input q's element i as stored in the dtype. */
+static double input(ar_dtype_t dtype, const ar_check_inputs_t *in, int q, uint64_t i) {
+    if (in->in) return ar_elem_load(in->in[q], dtype, i);
+    const float v = ar_gen_value(in->seed, q, i);
+    switch (dtype) {
+    case AR_BF16: return ar_bf16_to_f32(ar_f32_to_bf16(v));
+    case AR_FP16: return ar_fp16_to_f32(ar_f32_to_fp16(v));
+    default: return v;
+    }
+}
+
+int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_inputs_t *inputs, int rank,
+                 const void *out, ar_result_t *res) {
+    const double tol = ar_dtype_tolerance(dtype, nranks);
+    int ok = 1;
+    double max_err = 0;
+    char msg[sizeof res->check_msg] = "";
+    for (uint64_t i = 0; i < count; i++) {
+        double want = 0, mag = 0;
+        for (int q = 0; q < nranks; q++) {
+            const double v = input(dtype, inputs, q, i);
+            want += v;
+            mag += fabs(v);
+        }
+        const double got = ar_elem_load(out, dtype, i);
+        double rel;
+        if (!isfinite(got)) rel = INFINITY;
+        else if (mag > 0) rel = fabs(got - want) / mag;
+        else rel = got == want ? 0 : INFINITY;
+        if (rel > max_err) max_err = rel;
+        if (!(rel <= tol) && ok) {
+            ok = 0;
+            snprintf(msg, sizeof msg, "rank %d element %" PRIu64 ": got %.9g, want %.9g (rel err %.3g > tol %.3g)",
+                     rank, i, got, want, rel, tol);
+        }
+        if (!ok && max_err == INFINITY) break; /* nothing worse to find */
+    }
+    if (res) {
+        /* Several checks into one result keep the first failure and the worst error. */
+        if (!res->checked || res->check_ok) {
+            res->check_ok = ok;
+            if (!ok) snprintf(res->check_msg, sizeof res->check_msg, "%s", msg);
+        }
+        if (!res->checked || max_err > res->max_rel_err) res->max_rel_err = max_err;
+        res->checked = 1;
+    }
+    return ok;
+}
