@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include "arsim/arsim.h"
+#include "arsim/csv.h"
 
 /* Returned by ar_cli_opts_parse besides 0 (go on) and 2 (bad input). */
 #define AR_CLI_OK   0
@@ -132,12 +133,6 @@ ar_run_opts_t ar_cli_run_opts(const ar_cli_opts_t *o, ar_mem_t buffer);
 /* nccl-tests-shaped table. with_check adds a check column. */
 void ar_cli_table_header(FILE *f, int with_check);
 void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check);
-/* CSV: the header line and rows, columns in this order:
- * backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,
- * algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s */
-extern const char *const ar_cli_csv_columns;
-void ar_cli_csv_header(FILE *f);
-void ar_cli_csv_row(FILE *f, const ar_row_t *r);
 /* JSON: an array of objects with the CSV's keys. begin writes "[", end writes "]". */
 void ar_cli_json_begin(FILE *f);
 void ar_cli_json_row(FILE *f, const ar_row_t *r, int first);

@@ -1,14 +1,10 @@
-/* cli: the shared output of run, sweep and bench: the nccl-tests-shaped table,
- * CSV and JSON rows (one column order for all), and --breakdown. */
+/* cli: the shared output of run, sweep and bench: the nccl-tests-shaped table, JSON
+ * rows (the CSV's columns; the CSV itself is arsim/csv.h's), and --breakdown. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/opts.h"
-
-const char *const ar_cli_csv_columns =
-    "backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,"
-    "algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s";
 
 void ar_cli_table_header(FILE *f, int with_check) {
     fprintf(f, "#%11s %13s %6s %12s %12s %12s %12s%s\n", "size", "count", "type", "algo",
@@ -22,41 +18,6 @@ void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check) {
             ar_busbw_gbps(r->bytes, t, r->nranks));
     if (with_check) fprintf(f, "  %5s", r->check && *r->check ? r->check : "-");
     fputc('\n', f);
-}
-
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void csv_str(FILE *f, const char *s) {
-    if (!s) s = "";
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-void ar_cli_csv_header(FILE *f) { fprintf(f, "%s\n", ar_cli_csv_columns); }
-
-void ar_cli_csv_row(FILE *f, const ar_row_t *r) {
-    const ar_result_t *res = r->res;
-    double t = res->time_s;
-    csv_str(f, r->backend); fputc(',', f);
-    csv_str(f, r->topology); fputc(',', f);
-    csv_str(f, r->model); fputc(',', f);
-    fprintf(f, "%d,", r->nranks);
-    csv_str(f, r->algo); fputc(',', f);
-    fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype),
-            ar_mem_name(r->buffer), r->bytes, r->count, r->channels, r->chunk_bytes);
-    fprintf(f, "%.6f,%.6f,%.6f,", t * 1e6, ar_algbw_gbps(r->bytes, t),
-            ar_busbw_gbps(r->bytes, t, r->nranks));
-    for (int k = 0; k < AR_NTERM; k++) fprintf(f, "%.6f,", res->terms_s[k] * 1e6);
-    fprintf(f, "%.0f,", res->cycles);
-    csv_str(f, r->check); fputc(',', f);
-    fprintf(f, "%.6f\n", res->sim_wall_s);
 }
 
 static void json_str(FILE *f, const char *s) {

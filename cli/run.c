@@ -232,7 +232,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 ar_cli_table_row(stdout, &row, o->check);
                 if (o->breakdown) ar_cli_breakdown(stdout, t, &res);
                 fflush(stdout);
-                if (s->csv) { ar_cli_csv_row(s->csv, &row); fflush(s->csv); }
+                if (s->csv) { ar_row_csv(s->csv, &row); fflush(s->csv); }
                 if (s->json) { ar_cli_json_row(s->json, &row, s->json_rows == 0); s->json_rows++; fflush(s->json); }
                 s->rows++;
                 s->done++;
@@ -274,7 +274,7 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
         }
     if (o.csv && (rc = open_out(cmd, "--csv", o.csv, &s.csv))) goto out;
     if (o.json && (rc = open_out(cmd, "--json", o.json, &s.json))) goto out;
-    if (s.csv) ar_cli_csv_header(s.csv);
+    if (s.csv) ar_row_csv_header(s.csv);
     if (s.json) ar_cli_json_begin(s.json);
     s.total = o.nbackends * o.ntopos * o.nbuffers * o.nchannels * o.nchunks * o.ndtypes *
               o.nalgos * ar_cli_nsizes(&o);

@@ -28,36 +28,6 @@
 #define NKEY 11        /* leading CSV columns that name a run: backend .. chunk_bytes */
 #define MSG_MAX 4000   /* one worker message, written atomically (< PIPE_BUF) */
 
-/* ---- CSV lines ---- */
-
-/* Splits a CSV line (no line break) into at most max fields, in place; quotes as
- * report.c writes them. Returns the field count. */
-static int csv_split(char *line, char **fields, int max) {
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max) return n;
-        if (*p == '"') {
-            char *w = ++p;
-            fields[n++] = w;
-            for (;;) {
-                if (!*p) break;
-                if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
-                if (*p == '"') { p++; break; }
-                *w++ = *p++;
-            }
-            *w = 0;
-            if (*p == ',') { *p = 0; p++; continue; }
-            return n;
-        }
-        fields[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) return n;
-        *c = 0;
-        p = c + 1;
-    }
-}
-
 /* The key of a CSV row: its first NKEY fields as written (up to the NKEY-th comma
  * outside quotes). */
 static char *row_key(const char *line) {
@@ -107,37 +77,41 @@ static void keyset_free(keyset_t *k) {
     free(k->keys);
 }
 
-/* Reads a CSV of ours: checks the header, calls row(line) for every complete row.
- * A last line without its line break (a write cut short) is not a row; *good_bytes
- * is where the complete rows end. Returns 0, or 2 after one line on stderr. */
-static int csv_read(const char *cmd, const char *path, int (*row)(char *line, void *ctx), void *ctx,
+/* Reads a CSV of ours (arsim/csv.h): checks the header and every row's field count,
+ * calls row(l) for every complete row. A last line without its line break (a write cut
+ * short) is not a row; *good_bytes is where the complete rows end. Returns 0, or 2
+ * after one line on stderr. */
+typedef struct read_s {
+    const char *cmd, *path;
+    int (*row)(const ar_csv_line_t *l, void *ctx);
+    void *ctx;
+    int ncols, header_seen;
+} read_t;
+
+static int read_line(const ar_csv_line_t *l, void *vctx) {
+    read_t *r = vctx;
+    if (!r->header_seen) {
+        r->header_seen = 1;
+        if (strcmp(l->text, ar_row_csv_columns) != 0)
+            return ar_cli_fail(r->cmd, "%s:%d: not an arsim CSV (header differs)", r->path, l->line);
+        r->ncols = l->nfields;
+        return 0;
+    }
+    if (l->nfields != r->ncols)
+        return ar_cli_fail(r->cmd, "%s:%d: %d fields, the header has %d", r->path, l->line, l->nfields, r->ncols);
+    return r->row(l, r->ctx);
+}
+
+static int csv_read(const char *cmd, const char *path, int (*row)(const ar_csv_line_t *l, void *ctx), void *ctx,
                     long *good_bytes) {
     FILE *f = fopen(path, "r");
     if (!f) return ar_cli_fail(cmd, "%s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long pos = 0, good = 0;
-    int lineno = 0, rc = 0;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        pos += len;
-        if (line[len - 1] != '\n') break; /* torn */
-        line[--len] = 0;
-        if (len && line[len - 1] == '\r') line[--len] = 0;
-        if (lineno == 1) {
-            if (strcmp(line, ar_cli_csv_columns) != 0) {
-                rc = ar_cli_fail(cmd, "%s:1: not an arsim CSV (header differs)", path);
-                break;
-            }
-        } else if (len && (rc = row(line, ctx)) != 0) {
-            break;
-        }
-        good = pos;
-    }
-    free(line);
+    read_t r = {.cmd = cmd, .path = path, .row = row, .ctx = ctx};
+    ar_error_t err;
+    ar_error_clear(&err);
+    int rc = ar_csv_each(f, path, read_line, &r, good_bytes, &err);
     fclose(f);
-    if (good_bytes) *good_bytes = good;
+    if (rc < 0) return ar_cli_fail_err(cmd, &err);
     return rc;
 }
 
@@ -166,10 +140,10 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static int json_row(char *line, void *vctx) {
+static int json_row(const ar_csv_line_t *l, void *vctx) {
     json_ctx_t *j = vctx;
-    char *fields[32];
-    int n = csv_split(line, fields, 32);
+    char *const *fields = l->fields;
+    const int n = l->nfields;
     fputs(j->rows++ ? ",\n  {" : "  {", j->f);
     for (int i = 0; i < n && i < j->ncols; i++) {
         fprintf(j->f, "%s\"%s\": ", i ? ", " : "", j->cols[i]);
@@ -193,8 +167,9 @@ static int write_json(const char *cmd, const char *csv, const char *path) {
     if (!f) return ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
     json_ctx_t j = {.f = f};
     char header[512];
-    snprintf(header, sizeof header, "%s", ar_cli_csv_columns);
-    j.ncols = csv_split(header, j.cols, 32);
+    snprintf(header, sizeof header, "%s", ar_row_csv_columns);
+    for (char *save = NULL, *c = strtok_r(header, ",", &save); c && j.ncols < 32; c = strtok_r(NULL, ",", &save))
+        j.cols[j.ncols++] = c;
     fputs("[\n", f);
     int rc = csv_read(cmd, csv, json_row, &j, NULL);
     fputs(j.rows ? "\n]\n" : "]\n", f);
@@ -246,7 +221,7 @@ static char *row_line(const ar_row_t *row) {
     size_t len = 0;
     FILE *f = open_memstream(&line, &len);
     if (!f) return NULL;
-    ar_cli_csv_row(f, row);
+    ar_row_csv(f, row);
     fclose(f);
     return line;
 }
@@ -481,9 +456,9 @@ static int run_inline(parent_t *p) {
     return 0;
 }
 
-static int add_done(char *line, void *ctx) {
+static int add_done(const ar_csv_line_t *l, void *ctx) {
     sweep_t *w = ctx;
-    char *key = row_key(line);
+    char *key = row_key(l->text);
     if (!key || keyset_add(&w->done, key) != 0) {
         free(key);
         return ar_cli_fail(w->cmd, "out of memory");
@@ -577,10 +552,10 @@ int ar_cli_sweep(int argc, char **argv) {
             goto out;
         }
         p.csv = fopen(w.out, good > 0 ? "a" : "w");
-        if (p.csv && good == 0) ar_cli_csv_header(p.csv);
+        if (p.csv && good == 0) ar_row_csv_header(p.csv);
     } else {
         p.csv = fopen(w.out, "w");
-        if (p.csv) ar_cli_csv_header(p.csv);
+        if (p.csv) ar_row_csv_header(p.csv);
     }
     if (!p.csv) { rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno)); goto out; }
     fflush(p.csv);
@@ -629,9 +604,9 @@ typedef struct merge_s {
     long rows, dups;
 } merge_t;
 
-static int merge_row(char *line, void *ctx) {
+static int merge_row(const ar_csv_line_t *l, void *ctx) {
     merge_t *m = ctx;
-    char *key = row_key(line);
+    char *key = row_key(l->text);
     if (!key) return ar_cli_fail("merge", "out of memory");
     if (keyset_has(&m->seen, key)) {
         m->dups++;
@@ -639,7 +614,7 @@ static int merge_row(char *line, void *ctx) {
         return 0;
     }
     keyset_add(&m->seen, key);
-    fprintf(m->out, "%s\n", line);
+    fprintf(m->out, "%s\n", l->text);
     m->rows++;
     return 0;
 }
@@ -671,7 +646,7 @@ int ar_cli_merge(int argc, char **argv) {
     memset(&m, 0, sizeof m);
     m.out = fopen(tmp, "w");
     if (!m.out) return ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
-    ar_cli_csv_header(m.out);
+    ar_row_csv_header(m.out);
     int rc = 0;
     for (int i = 0; i < nin && !rc; i++) rc = csv_read("merge", in[i], merge_row, &m, NULL);
     if (fclose(m.out) != 0 && !rc) rc = ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));

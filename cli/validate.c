@@ -350,7 +350,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
     fprintf(csv, "# arsim %s validate --measure-only: allreduce measured on the cuda backend "
                  "(timing path of arsim bench: CUDA graphs, median of repeats)\n", PACKAGE_VERSION);
     fprintf(csv, "# device: %s\n# date: %s\n", device, date);
-    ar_cli_csv_header(csv);
+    ar_row_csv_header(csv);
     fflush(csv);
     if (!o->quiet) fprintf(stderr, "validate: measuring on %s\n", device);
     int placements[8] = {1, 2, 4}, np = 3;
@@ -400,10 +400,10 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
             long len = ftell(bcsv);
             rewind(bcsv);
             char *text = malloc((size_t)len + 1);
-            ar__csv_t *c = NULL;
+            ar_csv_t *c = NULL;
             if (text && fread(text, 1, (size_t)len, bcsv) == (size_t)len) {
                 text[len] = 0;
-                if (ar__csv_load_string(text, "bench csv", &c, &err) != AR_OK) c = NULL;
+                if (ar_csv_load_string(text, "bench csv", &c, &err) != AR_OK) c = NULL;
             }
             fclose(bcsv);
             free(text);
@@ -411,7 +411,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                 int ci[8];
                 const char *cols[] = {"size_bytes", "count", "algo", "channels", "time_us", "wrong", "nccl_time_us", NULL};
                 int okc = 1;
-                for (int k = 0; cols[k]; k++) okc &= (ci[k] = ar__csv_col(c, cols[k])) >= 0;
+                for (int k = 0; cols[k]; k++) okc &= (ci[k] = ar_csv_col(c, cols[k])) >= 0;
                 uint64_t last_nccl = 0;
                 for (int r = 0; okc && r < c->nrows; r++) {
                     char **f = c->rows[r];
@@ -428,7 +428,7 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                         .channels = atoi(f[ci[3]]), .chunk_bytes = 0, .res = &res,
                         .check = w < 0 ? "" : w ? "FAIL" : "ok",
                     };
-                    ar_cli_csv_row(csv, &row);
+                    ar_row_csv(csv, &row);
                     keep_row(keep, &row);
                     nrows++;
                     double nccl_us = strtod(f[ci[6]], NULL);
@@ -444,11 +444,11 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                         nrow.channels = 0;
                         nrow.check = "";
                         nrow.res = &nres;
-                        ar_cli_csv_row(csv, &nrow);
+                        ar_row_csv(csv, &nrow);
                         keep_row(keep, &nrow);
                     }
                 }
-                ar__csv_free(c);
+                ar_csv_free(c);
             }
             fflush(csv);
             ar_topo_free(t);
@@ -803,17 +803,17 @@ static int refs_run(ar_cli_opts_t *o, val_ctx_t *cx) {
         if (csv) {
             char bb[32];
             snprintf(bb, sizeof bb, "%" PRIu64, r->bytes);
-            ar__csv_put(csv, r->source); fputc(',', csv);
-            ar__csv_put(csv, r->system); fputc(',', csv);
-            ar__csv_put(csv, r->topology); fputc(',', csv);
-            ar__csv_put(csv, r->algorithm); fputc(',', csv);
+            ar_csv_put(csv, r->source); fputc(',', csv);
+            ar_csv_put(csv, r->system); fputc(',', csv);
+            ar_csv_put(csv, r->topology); fputc(',', csv);
+            ar_csv_put(csv, r->algorithm); fputc(',', csv);
             fprintf(csv, "%s,%s,%s,%.3f,", r->has_dtype ? ar_dtype_name(r->dtype) : "", r->bytes ? bb : "",
                     r->has_buffer ? ar_mem_name(r->buffer) : "", r->latency_us);
             fprintf(csv, "%s,%s,%s,", t->name[0] ? t->name : spec, t->model->name, best_algo);
             if (isfinite(best)) fprintf(csv, "%.3f,%s,", best, mo); else fputs(",,", csv);
             if (meas_us > 0) fprintf(csv, "%.3f,%s,", meas_us, mr); else fputs(",,", csv);
-            ar__csv_put(csv, meas_us > 0 ? meas.device : ""); fputc(',', csv);
-            ar__csv_put(csv, note[0] == ';' ? note + 2 : note);
+            ar_csv_put(csv, meas_us > 0 ? meas.device : ""); fputc(',', csv);
+            ar_csv_put(csv, note[0] == ';' ? note + 2 : note);
             fputc('\n', csv);
         }
         if (note[0]) printf("#   %s\n", note[0] == ';' ? note + 2 : note);

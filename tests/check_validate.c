@@ -22,10 +22,10 @@ static char *tmpfile_with(const char *text) {
     return path;
 }
 
-/* ---- ar__csv_load_string ---- */
+/* ---- ar_csv_load_string ---- */
 
 START_TEST(csv_fields_quotes_comments) {
-    ar__csv_t *c = NULL;
+    ar_csv_t *c = NULL;
     ar_error_t err;
     ar_error_clear(&err);
     const char *text = "# a comment\n"
@@ -34,7 +34,7 @@ START_TEST(csv_fields_quotes_comments) {
                        "1, two ,\"x, \"\"y\"\"\"\n"
                        "  # indented comment\n"
                        "4,,6\r\n";
-    ck_assert_int_eq(ar__csv_load_string(text, "t.csv", &c, &err), AR_OK);
+    ck_assert_int_eq(ar_csv_load_string(text, "t.csv", &c, &err), AR_OK);
     ck_assert_int_eq(c->ncols, 3);
     ck_assert_int_eq(c->nrows, 2);
     ck_assert_str_eq(c->rows[0][1], "two");
@@ -44,33 +44,33 @@ START_TEST(csv_fields_quotes_comments) {
     ck_assert_str_eq(c->rows[1][1], "");
     ck_assert_str_eq(c->rows[1][2], "6");
     ck_assert_int_eq(c->lines[1], 6);
-    ck_assert_int_eq(ar__csv_col(c, "c"), 2);
-    ck_assert_int_eq(ar__csv_col(c, "d"), -1);
-    ar__csv_free(c);
+    ck_assert_int_eq(ar_csv_col(c, "c"), 2);
+    ck_assert_int_eq(ar_csv_col(c, "d"), -1);
+    ar_csv_free(c);
 }
 END_TEST
 
 START_TEST(csv_errors_have_line_and_column) {
-    ar__csv_t *c = NULL;
+    ar_csv_t *c = NULL;
     ar_error_t err;
     char buf[512];
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load_string("a,b\n1,2\n3,4,5\n", "x.csv", &c, &err), AR_EPARSE);
+    ck_assert_int_eq(ar_csv_load_string("a,b\n1,2\n3,4,5\n", "x.csv", &c, &err), AR_EPARSE);
     ck_assert_ptr_null(c);
     ar_error_format(&err, buf, sizeof buf);
     ck_assert_str_eq(buf, "x.csv:3:5: 3 fields, the header has 2");
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load_string("a,b\n1,\"open\n", "y.csv", &c, &err), AR_EPARSE);
+    ck_assert_int_eq(ar_csv_load_string("a,b\n1,\"open\n", "y.csv", &c, &err), AR_EPARSE);
     ar_error_format(&err, buf, sizeof buf);
     ck_assert_str_eq(buf, "y.csv:2:3: unterminated quoted field");
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load_string("# only a comment\n", "z.csv", &c, &err), AR_EPARSE);
+    ck_assert_int_eq(ar_csv_load_string("# only a comment\n", "z.csv", &c, &err), AR_EPARSE);
     ck_assert_str_eq(err.message, "no header line");
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load_string("a,a\n", "d.csv", &c, &err), AR_EPARSE);
+    ck_assert_int_eq(ar_csv_load_string("a,a\n", "d.csv", &c, &err), AR_EPARSE);
     ck_assert_str_eq(err.message, "header: column 'a' appears twice");
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load("/nonexistent/refs.csv", &c, &err), AR_EIO);
+    ck_assert_int_eq(ar_csv_load("/nonexistent/refs.csv", &c, &err), AR_EIO);
     ck_assert_str_eq(err.file, "/nonexistent/refs.csv");
 }
 END_TEST
@@ -487,19 +487,19 @@ START_TEST(cli_validate_refs) {
     char args[256];
     snprintf(args, sizeof args, "validate --refs --predict-with analytic -o %s", out);
     ck_assert_int_eq(run_status(args, e, sizeof e), 0);
-    ar__csv_t *c = NULL;
+    ar_csv_t *c = NULL;
     ar_error_t err;
     ar_error_clear(&err);
-    ck_assert_int_eq(ar__csv_load(out, &c, &err), AR_OK);
+    ck_assert_int_eq(ar_csv_load(out, &c, &err), AR_OK);
     ck_assert_int_ge(c->nrows, 11);
-    int ref = ar__csv_col(c, "ref_us"), mod = ar__csv_col(c, "model_us"), ratio = ar__csv_col(c, "model_over_ref");
+    int ref = ar_csv_col(c, "ref_us"), mod = ar_csv_col(c, "model_us"), ratio = ar_csv_col(c, "model_over_ref");
     ck_assert_int_ge(ratio, 0);
     for (int r = 0; r < c->nrows; r++) {
         double rv = atof(c->rows[r][ref]), mv = atof(c->rows[r][mod]), q = atof(c->rows[r][ratio]);
         ck_assert_msg(mv > 0, "row %d has no model value", r);
         ck_assert_double_eq_tol(q, mv / rv, 1e-3 * q + 1e-4);
     }
-    ar__csv_free(c);
+    ar_csv_free(c);
     unlink(out);
 }
 END_TEST
@@ -507,8 +507,8 @@ END_TEST
 Suite *suite_validate(void) {
     Suite *s = suite_create("validate");
     struct { const char *name; const TTest *fn; } cases[] = {
-        {"ar__csv_load_string", csv_fields_quotes_comments},
-        {"ar__csv_load_string errors", csv_errors_have_line_and_column},
+        {"ar_csv_load_string", csv_fields_quotes_comments},
+        {"ar_csv_load_string errors", csv_errors_have_line_and_column},
         {"ar_validate_refs_load_string", refs_good_rows_and_unknowns},
         {"ar_validate_refs_load_string errors", refs_bad_rows_name_file_line_col_field},
         {"ar_validate_refs_load_dir", refs_shipped_values},

@@ -13,30 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "arsim/arsim.h"
+#include "arsim/csv.h"
 #include "validate/calib.h"
-
-/* ---- CSV (RFC 4180: quoted fields, "" inside quotes, no newline inside a field) ---- */
-
-typedef struct ar__csv_s {
-    char path[256];
-    char **names;        /* header columns */
-    int ncols;
-    char ***rows;        /* rows[r][c], NUL-terminated, never NULL */
-    int *lines;          /* file line of each row (1-based) */
-    int **cols;          /* cols[r][c]: 1-based column (character) where field c starts */
-    int nrows, cap;
-} ar__csv_t;
-
-/* Read a whole file. AR_EIO when unreadable, AR_EPARSE (file:line:col) when a row has
- * the wrong number of fields, an unterminated quote, or the header is missing. */
-int ar__csv_load(const char *path, ar__csv_t **out, ar_error_t *err);
-/* Same, from text (label names it in messages). */
-int ar__csv_load_string(const char *text, const char *label, ar__csv_t **out, ar_error_t *err);
-void ar__csv_free(ar__csv_t *c);
-/* Column index by name, or -1. */
-int ar__csv_col(const ar__csv_t *c, const char *name);
-/* Write one field, quoted when it holds a comma, a quote or leading/trailing space. */
-void ar__csv_put(FILE *f, const char *s);
 
 /* ---- Reference rows ---- */
 
@@ -97,7 +75,7 @@ typedef struct ar_vrows_s {
 } ar_vrows_t;
 
 /* Read a CSV written by `arsim sweep`/`bench`/`validate --measure-only` (the columns of
- * ar_cli_csv_columns; extra columns ignored, missing ones an error). */
+ * ar_row_csv_columns; extra columns ignored, missing ones an error). */
 int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err);
 void ar_validate_rows_free(ar_vrows_t *rows);
 

@@ -1,6 +1,6 @@
 # validate/: calibration (micro-benchmarks -> model file), `arsim bench` beside NCCL,
 # measured-vs-predicted comparison, reference data.
-libarsim_la_SOURCES += validate/internal.h validate/csv.c validate/refs.c validate/calib_yaml.c \
+libarsim_la_SOURCES += validate/internal.h validate/refs.c validate/calib_yaml.c \
 	validate/calib.h validate/bench.h
 EXTRA_DIST += validate/calib.cu validate/calib_exec.c validate/bench.c validate/none.c
 if HAVE_CUDA

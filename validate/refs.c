@@ -19,7 +19,7 @@ static int ref_required(const char *name) {
            !strcmp(name, "latency_us") || !strcmp(name, "provenance");
 }
 
-static int field_err(const ar__csv_t *c, int r, int col, ar_error_t *err, const char *fmt,
+static int field_err(const ar_csv_t *c, int r, int col, ar_error_t *err, const char *fmt,
                      const char *field, const char *value) {
     return ar_error_set(err, AR_EPARSE, c->path, c->lines[r], c->cols[r][col], fmt, field, value);
 }
@@ -45,7 +45,7 @@ static int parse_u64(const char *s, uint64_t *out) {
     return AR_OK;
 }
 
-static int copy_field(char *dst, size_t cap, const ar__csv_t *c, int r, int col, const char *name,
+static int copy_field(char *dst, size_t cap, const ar_csv_t *c, int r, int col, const char *name,
                       ar_error_t *err) {
     const char *v = c->rows[r][col];
     if (strlen(v) >= cap)
@@ -55,10 +55,10 @@ static int copy_field(char *dst, size_t cap, const ar__csv_t *c, int r, int col,
     return AR_OK;
 }
 
-static int refs_from_csv(ar__csv_t *c, ar_refs_t *refs, ar_error_t *err) {
+static int refs_from_csv(ar_csv_t *c, ar_refs_t *refs, ar_error_t *err) {
     int idx[9];
     for (int i = 0; ref_columns[i]; i++) {
-        idx[i] = ar__csv_col(c, ref_columns[i]);
+        idx[i] = ar_csv_col(c, ref_columns[i]);
         if (idx[i] < 0)
             return ar_error_set(err, AR_EPARSE, c->path, 0, 0,
                                 "header: column '%s' is missing (need %s)", ref_columns[i],
@@ -120,19 +120,19 @@ static int refs_from_csv(ar__csv_t *c, ar_refs_t *refs, ar_error_t *err) {
 }
 
 int ar_validate_refs_load(const char *path, ar_refs_t *refs, ar_error_t *err) {
-    ar__csv_t *c;
-    AR_TRY(ar__csv_load(path, &c, err));
+    ar_csv_t *c;
+    AR_TRY(ar_csv_load(path, &c, err));
     int rc = refs_from_csv(c, refs, err);
-    ar__csv_free(c);
+    ar_csv_free(c);
     return rc;
 }
 
 int ar_validate_refs_load_string(const char *text, const char *label, ar_refs_t *refs,
                                  ar_error_t *err) {
-    ar__csv_t *c;
-    AR_TRY(ar__csv_load_string(text, label, &c, err));
+    ar_csv_t *c;
+    AR_TRY(ar_csv_load_string(text, label, &c, err));
     int rc = refs_from_csv(c, refs, err);
-    ar__csv_free(c);
+    ar_csv_free(c);
     return rc;
 }
 
@@ -195,27 +195,23 @@ static const char *const row_columns[] = {
     "channels", "chunk_bytes", "time_us", "check", NULL,
 };
 
-static void grab_comment(const char *path, ar_vrows_t *rows) {
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] != '#') continue;
-        line[strcspn(line, "\r\n")] = 0;
-        if (!strncmp(line, "# device: ", 10))
-            snprintf(rows->device, sizeof rows->device, "%.*s", (int)sizeof rows->device - 1, line + 10);
-        if (!strncmp(line, "# date: ", 8))
-            snprintf(rows->date, sizeof rows->date, "%.*s", (int)sizeof rows->date - 1, line + 8);
+/* The "# device: ..." and "# date: ..." comments of a measured file. */
+static void grab_comment(const ar_csv_t *c, ar_vrows_t *rows) {
+    for (int i = 0; i < c->ncomments; i++) {
+        const char *line = c->comments[i];
+        if (!strncmp(line, "device: ", 8))
+            snprintf(rows->device, sizeof rows->device, "%.*s", (int)sizeof rows->device - 1, line + 8);
+        if (!strncmp(line, "date: ", 6))
+            snprintf(rows->date, sizeof rows->date, "%.*s", (int)sizeof rows->date - 1, line + 6);
     }
-    fclose(f);
 }
 
 int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err) {
-    ar__csv_t *c;
-    AR_TRY(ar__csv_load(path, &c, err));
+    ar_csv_t *c;
+    AR_TRY(ar_csv_load(path, &c, err));
     int idx[16], rc = AR_OK;
     for (int i = 0; row_columns[i]; i++) {
-        idx[i] = ar__csv_col(c, row_columns[i]);
+        idx[i] = ar_csv_col(c, row_columns[i]);
         if (idx[i] < 0) {
             rc = ar_error_set(err, AR_EPARSE, c->path, 0, 0, "header: column '%s' is missing",
                               row_columns[i]);
@@ -278,9 +274,9 @@ int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err) {
         AR_TRY_GOTO(copy_field(x->check, sizeof x->check, c, r, idx[12], "check", err), rc, out);
         rows->n++;
     }
-    grab_comment(path, rows);
+    grab_comment(c, rows);
 out:
-    ar__csv_free(c);
+    ar_csv_free(c);
     return rc;
 }
 

@@ -1,16 +1,19 @@
-/* validate: a small CSV reader (RFC 4180 subset) that remembers where each field
- * starts, so that every later check can say file:line:column. Lines that start
- * with '#' are comments; blank lines are skipped. A quoted field may hold commas
- * and doubled quotes, not newlines (none of our files need them). */
+/* The one CSV module (arsim/csv.h): a reader (RFC 4180 subset) that remembers where
+ * each field starts, so that every later check can say file:line:column, and the
+ * writers of every CSV arsim produces. Lines that start with '#' are comments; blank
+ * lines are skipped. A quoted field may hold commas and doubled quotes, not newlines
+ * (none of our files need them). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "validate/internal.h"
+#include <inttypes.h>
+#include "arsim/arsim.h"
+#include "arsim/csv.h"
 
 #define CSV_MAX_FILE_BYTES (16u << 20)
 
-static int add_row(ar__csv_t *c, char **fields, int *cols, int line) {
+static int add_row(ar_csv_t *c, char **fields, int *cols, int line) {
     if (c->nrows == c->cap) {
         int cap = c->cap ? 2 * c->cap : 32;
         char ***r = realloc(c->rows, (size_t)cap * sizeof *r);
@@ -113,9 +116,9 @@ static int split(const char *label, int lineno, const char *s, size_t len, char 
     return AR_OK;
 }
 
-int ar__csv_load_string(const char *text, const char *label, ar__csv_t **out, ar_error_t *err) {
+int ar_csv_load_string(const char *text, const char *label, ar_csv_t **out, ar_error_t *err) {
     *out = NULL;
-    ar__csv_t *c = calloc(1, sizeof *c);
+    ar_csv_t *c = calloc(1, sizeof *c);
     if (!c) return AR_ENOMEM;
     snprintf(c->path, sizeof c->path, "%s", label ? label : "<string>");
     int rc = AR_OK, lineno = 0;
@@ -128,7 +131,17 @@ int ar__csv_load_string(const char *text, const char *label, ar__csv_t **out, ar
         while (l > 0 && p[l - 1] == '\r') l--;
         size_t b = 0;
         while (b < l && (p[b] == ' ' || p[b] == '\t')) b++;
-        if (b < l && p[b] != '#') {
+        if (b < l && p[b] == '#') {
+            const size_t skip = b + 1 + (b + 1 < l && p[b + 1] == ' ');
+            char **nc = realloc(c->comments, (size_t)(c->ncomments + 1) * sizeof *nc);
+            if (!nc || !(nc[c->ncomments] = strndup(p + skip, l - skip))) {
+                if (nc) c->comments = nc;
+                rc = AR_ENOMEM;
+                goto fail;
+            }
+            c->comments = nc;
+            c->ncomments++;
+        } else if (b < l) {
             char **f = NULL;
             int *cols = NULL, n = 0;
             rc = split(c->path, lineno, p, l, &f, &cols, &n, err);
@@ -174,11 +187,11 @@ int ar__csv_load_string(const char *text, const char *label, ar__csv_t **out, ar
     return AR_OK;
 fail:
     if (rc == AR_ENOMEM) AR_ERR(err, AR_ENOMEM, "%s: out of memory", c->path);
-    ar__csv_free(c);
+    ar_csv_free(c);
     return rc;
 }
 
-int ar__csv_load(const char *path, ar__csv_t **out, ar_error_t *err) {
+int ar_csv_load(const char *path, ar_csv_t **out, ar_error_t *err) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return ar_error_set(err, AR_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
@@ -210,12 +223,12 @@ int ar__csv_load(const char *path, ar__csv_t **out, ar_error_t *err) {
         free(buf);
         return ar_error_set(err, AR_EPARSE, path, 0, 0, "binary data (a NUL byte) in a CSV file");
     }
-    int rc = ar__csv_load_string(buf, path, out, err);
+    int rc = ar_csv_load_string(buf, path, out, err);
     free(buf);
     return rc;
 }
 
-void ar__csv_free(ar__csv_t *c) {
+void ar_csv_free(ar_csv_t *c) {
     if (!c) return;
     for (int r = 0; r < c->nrows; r++) {
         free_fields(c->rows[r], c->ncols);
@@ -225,25 +238,84 @@ void ar__csv_free(ar__csv_t *c) {
     free(c->cols);
     free(c->lines);
     free_fields(c->names, c->ncols);
+    free_fields(c->comments, c->ncomments);
     free(c);
 }
 
-int ar__csv_col(const ar__csv_t *c, const char *name) {
+int ar_csv_col(const ar_csv_t *c, const char *name) {
     for (int i = 0; i < c->ncols; i++)
         if (strcmp(c->names[i], name) == 0) return i;
     return -1;
 }
 
-void ar__csv_put(FILE *f, const char *s) {
+void ar_csv_put(FILE *f, const char *s) {
+    if (!s) s = "";
     size_t n = strlen(s);
     int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
     for (const char *p = s; *p && !quote; p++)
-        if (*p == ',' || *p == '"' || *p == '\n' || *p == '#') quote = 1;
+        if (*p == ',' || *p == '"' || *p == '\n' || *p == '\r' || *p == '#') quote = 1;
     if (!quote) { fputs(s, f); return; }
     fputc('"', f);
     for (const char *p = s; *p; p++) {
         if (*p == '"') fputc('"', f);
-        fputc(*p == '\n' ? ' ' : *p, f);
+        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
     }
     fputc('"', f);
+}
+
+int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, void *ctx), void *ctx,
+                long *good_bytes, ar_error_t *err) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long pos = 0, good = 0;
+    int lineno = 0, rc = AR_OK;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        pos += len;
+        if (line[len - 1] != '\n') break; /* torn: not a row */
+        line[--len] = 0;
+        while (len && line[len - 1] == '\r') line[--len] = 0;
+        size_t b = 0;
+        while (b < (size_t)len && (line[b] == ' ' || line[b] == '\t')) b++;
+        if (b < (size_t)len && line[b] != '#') {
+            ar_csv_line_t l = {.line = lineno, .text = line};
+            int *cols = NULL;
+            rc = split(label, lineno, line, (size_t)len, &l.fields, &cols, &l.nfields, err);
+            if (rc == AR_ENOMEM) AR_ERR(err, AR_ENOMEM, "%s: out of memory", label);
+            if (rc) break;
+            free(cols);
+            rc = row(&l, ctx);
+            free_fields(l.fields, l.nfields);
+            if (rc) break;
+        }
+        good = pos;
+    }
+    free(line);
+    if (good_bytes) *good_bytes = good;
+    return rc;
+}
+
+const char *const ar_row_csv_columns =
+    "backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,"
+    "algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s";
+
+void ar_row_csv_header(FILE *f) { fprintf(f, "%s\n", ar_row_csv_columns); }
+
+void ar_row_csv(FILE *f, const ar_row_t *r) {
+    const ar_result_t *res = r->res;
+    double t = res->time_s;
+    ar_csv_put(f, r->backend); fputc(',', f);
+    ar_csv_put(f, r->topology); fputc(',', f);
+    ar_csv_put(f, r->model); fputc(',', f);
+    fprintf(f, "%d,", r->nranks);
+    ar_csv_put(f, r->algo); fputc(',', f);
+    fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype),
+            ar_mem_name(r->buffer), r->bytes, r->count, r->channels, r->chunk_bytes);
+    fprintf(f, "%.6f,%.6f,%.6f,", t * 1e6, ar_algbw_gbps(r->bytes, t),
+            ar_busbw_gbps(r->bytes, t, r->nranks));
+    for (int k = 0; k < AR_NTERM; k++) fprintf(f, "%.6f,", res->terms_s[k] * 1e6);
+    fprintf(f, "%.0f,", res->cycles);
+    ar_csv_put(f, r->check); fputc(',', f);
+    fprintf(f, "%.6f\n", res->sim_wall_s);
 }
