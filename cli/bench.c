@@ -41,6 +41,29 @@ static int handle(int val, const char *arg, void *ctx) {
     return 2;
 }
 
+/* The bench's rows as they come: the table on stdout, the CSV when asked. */
+typedef struct out_s {
+    FILE *csv;
+    int rows;
+} out_t;
+
+static void out_note(const char *line, void *ctx) {
+    (void)ctx;
+    printf("# %s\n", line);
+    fflush(stdout);
+}
+
+static void out_row(const ar_bench_row_t *r, void *ctx) {
+    out_t *o = ctx;
+    if (o->rows++ == 0) ar_bench_table_header(stdout);
+    ar_bench_table_row(stdout, r);
+    fflush(stdout);
+    if (o->csv) {
+        ar_bench_csv_row(o->csv, r);
+        fflush(o->csv);
+    }
+}
+
 int ar_cli_bench(int argc, char **argv) {
     /* A build without the cuda backend says so before anything else. */
     ar_error_t aerr;
@@ -133,12 +156,15 @@ int ar_cli_bench(int argc, char **argv) {
         .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = o.dtypes[0],
         .channels = o.nchannels ? o.channels[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
         .repeats = x.repeats, .check = o.check, .nccl = x.nccl, .force_host = x.force_host,
-        .timeout_s = o.timeout_s, .csv = csv,
+        .timeout_s = o.timeout_s,
     };
     ar_error_t err;
     ar_error_clear(&err);
     int wrong = 0;
-    int brc = ar_hw_bench(topo, &bo, stdout, &wrong, &err);
+    out_t out = {.csv = csv};
+    if (csv) ar_bench_csv_header(csv);
+    const ar_bench_sink_t sink = {.row = out_row, .note = out_note, .ctx = &out};
+    int brc = ar_hw_bench(topo, &bo, &sink, &wrong, &err);
     if (csv) fclose(csv);
     ar_topo_free(topo);
     if (brc != AR_OK) rc = ar_cli_fail_err("bench", &err);

@@ -334,6 +334,57 @@ static void keep_row(ar_vrows_t *keep, const ar_row_t *r) {
  * bench` (CUDA graphs of many executions, median of repeats), with NCCL beside it
  * where one rank per GPU lets it run. The bench's own CSV is turned into sweep-shaped
  * rows: backend cuda for ours, backend nccl for NCCL. */
+/* The bench's rows as they come, into sweep-shaped rows (CSV and kept): ours as backend
+ * cuda, NCCL's once per size as backend nccl; the table on stderr unless quiet. */
+typedef struct measured_s {
+    FILE *csv;
+    ar_vrows_t *keep;
+    const ar_topo_t *t;
+    const char *spec;
+    int quiet, rows;
+    uint64_t last_nccl;
+} measured_t;
+
+static void measured_note(const char *line, void *ctx) {
+    const measured_t *m = ctx;
+    if (!m->quiet) fprintf(stderr, "# %s\n", line);
+}
+
+static void measured_row(const ar_bench_row_t *b, void *ctx) {
+    measured_t *m = ctx;
+    if (!m->quiet) ar_bench_table_row(stderr, b);
+    const ar_topo_t *t = m->t;
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    res.time_s = b->time_s;
+    res.cycles = t->model ? res.time_s * t->model->clock_ghz * 1e9 : 0;
+    ar_row_t row = {
+        .backend = "cuda", .topology = t->name[0] ? t->name : m->spec, .model = t->model ? t->model->name : "",
+        .algo = b->algo, .nranks = t->nranks, .dtype = b->dtype, .buffer = AR_MEM_HBM, .bytes = b->bytes,
+        .count = b->count, .channels = b->channels, .chunk_bytes = 0, .res = &res,
+        .check = b->wrong < 0 ? "" : b->wrong ? "FAIL" : "ok",
+    };
+    if (m->csv) ar_row_csv(m->csv, &row);
+    keep_row(m->keep, &row);
+    m->rows++;
+    if (!isnan(b->nccl_s) && b->bytes != m->last_nccl) {
+        m->last_nccl = b->bytes;
+        ar_result_t nres;
+        memset(&nres, 0, sizeof nres);
+        nres.time_s = b->nccl_s;
+        nres.cycles = t->model ? nres.time_s * t->model->clock_ghz * 1e9 : 0;
+        ar_row_t nrow = row;
+        nrow.backend = "nccl";
+        nrow.algo = "nccl";
+        nrow.channels = 0;
+        nrow.check = "";
+        nrow.res = &nres;
+        if (m->csv) ar_row_csv(m->csv, &nrow);
+        keep_row(m->keep, &nrow);
+    }
+    if (m->csv) fflush(m->csv);
+}
+
 static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep) {
     const char *spec = o->ntopos && strcmp(o->topos[0], AR_CLI_DEFAULT_TOPOLOGY) ? o->topos[0] : "h200_pair";
     char device[256], date[64];
@@ -347,11 +398,13 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
         return ar_cli_fail_err("validate", &err);
     }
     ar_utc_date(date, sizeof date);
-    fprintf(csv, "# arsim %s validate --measure-only: allreduce measured on the cuda backend "
-                 "(timing path of arsim bench: CUDA graphs, median of repeats)\n", PACKAGE_VERSION);
-    fprintf(csv, "# device: %s\n# date: %s\n", device, date);
-    ar_row_csv_header(csv);
-    fflush(csv);
+    if (csv) {
+        fprintf(csv, "# arsim %s validate --measure-only: allreduce measured on the cuda backend "
+                     "(timing path of arsim bench: CUDA graphs, median of repeats)\n", PACKAGE_VERSION);
+        fprintf(csv, "# device: %s\n# date: %s\n", device, date);
+        ar_row_csv_header(csv);
+        fflush(csv);
+    }
     if (!o->quiet) fprintf(stderr, "validate: measuring on %s\n", device);
     int placements[8] = {1, 2, 4}, np = 3;
     if (cx->nplacements) { memcpy(placements, cx->placements, sizeof placements); np = cx->nplacements; }
@@ -363,11 +416,11 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
     int nsizes = ar_cli_nsizes(o);
     double t0 = ar_now_s();
     int rc = 0, nrows = 0;
-    FILE *table = o->quiet ? fopen("/dev/null", "w") : stderr;
     for (int ip = 0; ip < np && rc == 0; ip++) {
         if (cx->time_limit_s > 0 && ar_now_s() - t0 > cx->time_limit_s) {
-            fprintf(csv, "# stopped: --time-limit %.0f s reached before %d ranks per device\n",
-                    cx->time_limit_s, placements[ip]);
+            if (csv)
+                fprintf(csv, "# stopped: --time-limit %.0f s reached before %d ranks per device\n",
+                        cx->time_limit_s, placements[ip]);
             fprintf(stderr, "validate: --time-limit %.0f s reached; %d rows measured\n", cx->time_limit_s, nrows);
             break;
         }
@@ -385,77 +438,20 @@ static int measure(ar_cli_opts_t *o, val_ctx_t *cx, FILE *csv, ar_vrows_t *keep)
                 rc = ar_cli_fail_err("validate", &err);
                 break;
             }
-            FILE *bcsv = tmpfile();
-            if (!bcsv) { ar_topo_free(t); rc = ar_cli_fail("validate", "tmpfile: %s", strerror(errno)); break; }
             ar_hw_bench_opts_t bo = {
                 .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = dt, .channels = o->channels[0],
                 .iters = o->iters > 1 ? o->iters : 0, .repeats = 0, .check = o->check,
-                .nccl = placements[ip] == 1, .force_host = 0, .timeout_s = o->timeout_s, .csv = bcsv,
+                .nccl = placements[ip] == 1, .force_host = 0, .timeout_s = o->timeout_s,
             };
+            measured_t mx = {.csv = csv, .keep = keep, .t = t, .spec = spec, .quiet = o->quiet};
+            const ar_bench_sink_t sink = {.row = measured_row, .note = measured_note, .ctx = &mx};
             int wrong = 0;
-            int brc = ar_hw_bench(t, &bo, table, &wrong, &err);
-            if (brc != AR_OK) rc = ar_cli_fail_err("validate", &err);
-            /* The bench's rows, into sweep-shaped rows. */
-            fflush(bcsv);
-            long len = ftell(bcsv);
-            rewind(bcsv);
-            char *text = malloc((size_t)len + 1);
-            ar_csv_t *c = NULL;
-            if (text && fread(text, 1, (size_t)len, bcsv) == (size_t)len) {
-                text[len] = 0;
-                if (ar_csv_load_string(text, "bench csv", &c, &err) != AR_OK) c = NULL;
-            }
-            fclose(bcsv);
-            free(text);
-            if (c) {
-                int ci[8];
-                const char *cols[] = {"size_bytes", "count", "algo", "channels", "time_us", "wrong", "nccl_time_us", NULL};
-                int okc = 1;
-                for (int k = 0; cols[k]; k++) okc &= (ci[k] = ar_csv_col(c, cols[k])) >= 0;
-                uint64_t last_nccl = 0;
-                for (int r = 0; okc && r < c->nrows; r++) {
-                    char **f = c->rows[r];
-                    ar_result_t res;
-                    memset(&res, 0, sizeof res);
-                    uint64_t bytes = strtoull(f[ci[0]], NULL, 10), cnt = strtoull(f[ci[1]], NULL, 10);
-                    res.time_s = strtod(f[ci[4]], NULL) * 1e-6;
-                    res.cycles = t->model ? res.time_s * t->model->clock_ghz * 1e9 : 0;
-                    int w = atoi(f[ci[5]]);
-                    ar_row_t row = {
-                        .backend = "cuda", .topology = t->name[0] ? t->name : spec,
-                        .model = t->model ? t->model->name : "", .algo = f[ci[2]], .nranks = t->nranks,
-                        .dtype = dt, .buffer = AR_MEM_HBM, .bytes = bytes, .count = cnt,
-                        .channels = atoi(f[ci[3]]), .chunk_bytes = 0, .res = &res,
-                        .check = w < 0 ? "" : w ? "FAIL" : "ok",
-                    };
-                    ar_row_csv(csv, &row);
-                    keep_row(keep, &row);
-                    nrows++;
-                    double nccl_us = strtod(f[ci[6]], NULL);
-                    if (nccl_us > 0 && bytes != last_nccl) {
-                        last_nccl = bytes;
-                        ar_result_t nres;
-                        memset(&nres, 0, sizeof nres);
-                        nres.time_s = nccl_us * 1e-6;
-                        nres.cycles = t->model ? nres.time_s * t->model->clock_ghz * 1e9 : 0;
-                        ar_row_t nrow = row;
-                        nrow.backend = "nccl";
-                        nrow.algo = "nccl";
-                        nrow.channels = 0;
-                        nrow.check = "";
-                        nrow.res = &nres;
-                        ar_row_csv(csv, &nrow);
-                        keep_row(keep, &nrow);
-                    }
-                }
-                ar_csv_free(c);
-            }
-            fflush(csv);
+            if (ar_hw_bench(t, &bo, &sink, &wrong, &err) != AR_OK) rc = ar_cli_fail_err("validate", &err);
+            nrows += mx.rows;
             ar_topo_free(t);
             if (wrong) fprintf(stderr, "validate: %d measured rows failed their check\n", wrong);
         }
     }
-    if (table && table != stderr) fclose(table);
     if (keep) {
         snprintf(keep->device, sizeof keep->device, "%s", device);
         snprintf(keep->date, sizeof keep->date, "%s", date);
@@ -892,16 +888,10 @@ int ar_cli_validate(int argc, char **argv) {
                                          "here (arsim validate --measured measured.csv --model MODEL.yaml); "
                                          "or compare with references: arsim validate --refs");
         } else {
-            char path[64];
-            snprintf(path, sizeof path, "/tmp/arsim-measured-%d.csv", (int)getpid());
-            FILE *f = fopen(path, "w");
+            /* The measured rows stay in memory, handed from measuring to comparing. */
             ar_vrows_t meas = {0};
-            if (!f) rc = ar_cli_fail("validate", "%s: %s", path, strerror(errno));
-            else {
-                rc = measure(&o, &cx, f, &meas);
-                fclose(f);
-                if (!rc) rc = compare(&o, &cx, &meas, path);
-            }
+            rc = measure(&o, &cx, NULL, &meas);
+            if (!rc) rc = compare(&o, &cx, &meas, "measured in this run");
             ar_validate_rows_free(&meas);
         }
     }

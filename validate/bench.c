@@ -11,6 +11,7 @@
  * with dlopen, so arsim builds and runs where NCCL is absent. */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,8 +152,6 @@ int ar_hw_gpu_count(void) {
     return n;
 }
 
-static double algbw_gbps(uint64_t bytes, double t) { return t > 0 ? (double)bytes / t / 1e9 : 0; }
-static double busbw_gbps(uint64_t bytes, double t, int p) { return algbw_gbps(bytes, t) * 2.0 * (p - 1) / p; }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -269,7 +268,19 @@ static int pick_iters(double est_s, const ar_hw_bench_opts_t *o, int *iters, int
     return 0;
 }
 
-int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err) {
+static void note(const ar_bench_sink_t *sink, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const ar_bench_sink_t *sink, const char *fmt, ...) {
+    if (!sink->note) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    sink->note(line, sink->ctx);
+}
+
+int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_bench_sink_t *sink, int *wrong,
+                ar_error_t *err) {
     ar_backend_t *b = NULL;
     AR_TRY(ar_cuda_backend.open(topo, &b, err));
     ar__cuda_t *be = (ar__cuda_t *)b;
@@ -293,22 +304,17 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
     }
     struct cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, be->used[0]);
-    fprintf(out, "# arsim bench: backend cuda, %d ranks on %d GPU%s (%s), peer access %s%s\n", be->nranks,
-            be->nused, be->nused == 1 ? "" : "s", prop.name, p2p ? "on" : "off",
-            !be->p2p ? " (unavailable)" : o->force_host ? " (host staging forced)" : "");
+    note(sink, "arsim bench: backend cuda, %d ranks on %d GPU%s (%s), peer access %s%s", be->nranks, be->nused,
+         be->nused == 1 ? "" : "s", prop.name, p2p ? "on" : "off",
+         !be->p2p ? " (unavailable)" : o->force_host ? " (host staging forced)" : "");
     if (o->nccl) {
         if (have_nccl)
-            fprintf(out, "# NCCL %d.%d.%d beside it (ncclCommInitAll, NCCL_NVLS_ENABLE=0)\n", nccl.version / 10000,
-                    nccl.version / 100 % 100, nccl.version % 100);
+            note(sink, "NCCL %d.%d.%d beside it (ncclCommInitAll, NCCL_NVLS_ENABLE=0)", nccl.version / 10000,
+                 nccl.version / 100 % 100, nccl.version % 100);
         else
-            fprintf(out, "# NCCL: not run: %s\n", nccl_why);
+            note(sink, "NCCL: not run: %s", nccl_why);
     }
-    fprintf(out, "# time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * 2(p-1)/p\n");
-    fprintf(out, "#\n# %12s %12s %5s  %-22s %10s %10s %10s %6s  %10s %10s %8s\n", "size", "count", "type", "algo",
-            "time(us)", "algbw", "busbw", "#wrong", "nccl(us)", "nccl_bus", "speedup");
-    if (o->csv)
-        fprintf(o->csv, "size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,algbw_gbps,busbw_gbps,wrong,"
-                        "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
+    note(sink, "time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * 2(p-1)/p");
 
     /* The algorithm list. */
     char list[1024];
@@ -354,7 +360,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
             if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, &ro, &e);
             if (brc != AR_OK) {
                 char msg[300];
-                fprintf(out, "# %s at %" PRIu64 " bytes: skipped: %s\n", label, bytes, ar_error_format(&e, msg, sizeof msg));
+                note(sink, "%s at %" PRIu64 " bytes: skipped: %s", label, bytes, ar_error_format(&e, msg, sizeof msg));
                 ar_plan_free(plan);
                 if (brc == AR_EDEVICE) {
                     *err = e;
@@ -378,7 +384,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
                 rc = ar__cuda_check(be, plan, seed, &res, err);
                 row->wrong = res.check_ok ? 0 : 1;
                 if (!res.check_ok) {
-                    fprintf(out, "# %s at %" PRIu64 " bytes: WRONG: %s\n", label, bytes, res.check_msg);
+                    note(sink, "%s at %" PRIu64 " bytes: WRONG: %s", label, bytes, res.check_msg);
                     ++*wrong;
                 }
             }
@@ -394,7 +400,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
             }
             if (rc == AR_ETIMEOUT) { /* report, reset, go on */
                 char msg[300];
-                fprintf(out, "# %s at %" PRIu64 " bytes: %s\n", label, bytes, ar_error_format(err, msg, sizeof msg));
+                note(sink, "%s at %" PRIu64 " bytes: %s", label, bytes, ar_error_format(err, msg, sizeof msg));
                 nrows--;
                 ar_error_t e2;
                 be->plan = NULL;
@@ -426,7 +432,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
                 memset(&res, 0, sizeof res);
                 for (int r = 0; r < be->nranks && rc == AR_OK; r++)
                     rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, count, be->nranks, seed, r, &res, err);
-                if (rc == AR_OK && !res.check_ok) fprintf(out, "# NCCL at %" PRIu64 " bytes: WRONG: %s\n", bytes, res.check_msg);
+                if (rc == AR_OK && !res.check_ok) note(sink, "NCCL at %" PRIu64 " bytes: WRONG: %s", bytes, res.check_msg);
             }
             double est = 0;
             int iters, reps;
@@ -436,26 +442,13 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, i
             if (rc != AR_OK) break;
         }
         for (int i = 0; i < nrows; i++) {
-            const row_t *row = &rows[i];
-            double algbw = algbw_gbps(count * es, row->time_s);
-            double busbw = busbw_gbps(count * es, row->time_s, be->nranks);
-            char wr[16];
-            snprintf(wr, sizeof wr, row->wrong < 0 ? "-" : "%d", row->wrong);
-            fprintf(out, "  %12" PRIu64 " %12" PRIu64 " %5s  %-22s %10.2f %10.2f %10.2f %6s", count * es, count,
-                    ar_dtype_name(o->dtype), row->algo, row->time_s * 1e6, algbw, busbw, wr);
-            if (!isnan(nccl_s))
-                fprintf(out, "  %10.2f %10.2f %8.2f\n", nccl_s * 1e6, busbw_gbps(count * es, nccl_s, be->nranks),
-                        nccl_s / row->time_s);
-            else
-                fprintf(out, "  %10s %10s %8s\n", "-", "-", "-");
-            if (o->csv)
-                fprintf(o->csv, "%" PRIu64 ",%" PRIu64 ",%s,%s,%d,%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,%s\n", count * es,
-                        count, ar_dtype_name(o->dtype), row->algo, row->channels, be->nranks, be->nused,
-                        row->time_s * 1e6, algbw, busbw, row->wrong, isnan(nccl_s) ? -1.0 : nccl_s * 1e6,
-                        isnan(nccl_s) ? -1.0 : busbw_gbps(count * es, nccl_s, be->nranks),
-                        isnan(nccl_s) ? -1.0 : nccl_s / row->time_s, prop.name);
+            const ar_bench_row_t r = {
+                .bytes = count * es, .count = count, .dtype = o->dtype, .algo = rows[i].algo,
+                .channels = rows[i].channels, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
+                .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name,
+            };
+            sink->row(&r, sink->ctx);
         }
-        fflush(out);
     }
     if (have_nccl) nccl_close(&nccl);
     ar_cuda_backend.close(b);

@@ -18,16 +18,44 @@ typedef struct ar_hw_bench_opts_s {
     int nccl;                /* time ncclAllReduce beside ours */
     int force_host;
     double timeout_s;
-    FILE *csv;               /* may be NULL */
 } ar_hw_bench_opts_t;
+
+/* One measured row: one of our plans at one size, NCCL's time at that size beside it. */
+typedef struct ar_bench_row_s {
+    uint64_t bytes, count;
+    ar_dtype_t dtype;
+    const char *algo;        /* as run: NAME, NAME/C (channels asked) or auto:NAME/C */
+    int channels;            /* the plan's */
+    int nranks, ngpus;
+    double time_s;           /* one execution: CUDA graphs of many, median of repeats */
+    int wrong;               /* -1 not checked, 0 right, 1 wrong */
+    double nccl_s;           /* NCCL at this size, NAN when it did not run */
+    const char *device;      /* the GPU's name */
+} ar_bench_row_t;
+
+/* Where the bench's results go, as they come: rows, and notes (what ran beside what,
+ * what was skipped and why, what was wrong), each one line without its '#'. */
+typedef struct ar_bench_sink_s {
+    void (*row)(const ar_bench_row_t *r, void *ctx);
+    void (*note)(const char *line, void *ctx); /* may be NULL */
+    void *ctx;
+} ar_bench_sink_t;
+
+/* The table a person reads: its column header, and one row. */
+void ar_bench_table_header(FILE *f);
+void ar_bench_table_row(FILE *f, const ar_bench_row_t *r);
+/* The bench's own CSV: its header, and one row. */
+void ar_bench_csv_header(FILE *f);
+void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r);
 
 /* AR_OK in a build with the cuda backend; AR_ENOTSUP, with a message saying
  * so, in one without (validate/none.c, where every entry point here says the same). */
 int ar_hw_bench_available(ar_error_t *err);
 
-/* Rows on out; AR_OK, or an error for things that stop the whole run (no GPU).
- * *wrong counts rows whose check failed. */
-int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err);
+/* Rows and notes to sink as they are measured; AR_OK, or an error for things that stop
+ * the whole run (no GPU). *wrong counts rows whose check failed. */
+int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_bench_sink_t *sink, int *wrong,
+                ar_error_t *err);
 
 /* GPUs visible to this process (0 when none or no driver). */
 int ar_hw_gpu_count(void);

@@ -78,10 +78,54 @@
 #define ISSUE_HI (256 << 20)
 #define ISSUE_CHANNELS 48 /* 24 pulling, 24 pushing: enough to fill both directions */
 
-/* Run the probe plans `algos` at `sizes` on `channels` (0: each probe's own) through
- * `arsim bench`'s timing path, rows into csv, the table into table. */
-static int bench_probes_on(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
-                           int channels, int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
+/* 1 when a bench row's algo label names probe `name`: the bench labels a probe run on
+ * a set channel count NAME/C. */
+static int probe_label_is(const char *label, const char *name) {
+    size_t l = strlen(name);
+    return !strncmp(label, name, l) && (label[l] == 0 || label[l] == '/');
+}
+
+/* What the bench reports of probes names[0..n) at sizes[0..nsizes): us[i][k], and the
+ * note that mentions a probe (why it has no time). */
+typedef struct times_s {
+    const char *const *names;
+    int n;
+    const uint64_t *sizes;
+    int nsizes;
+    double (*us)[2];
+    char why[8][256];
+} times_t;
+
+static void times_row(const ar_bench_row_t *r, void *ctx) {
+    times_t *x = ctx;
+    for (int i = 0; i < x->n; i++)
+        for (int k = 0; k < x->nsizes; k++)
+            if (probe_label_is(r->algo, x->names[i]) && r->bytes == x->sizes[k]) x->us[i][k] = r->time_s * 1e6;
+}
+
+static void times_note(const char *line, void *ctx) {
+    times_t *x = ctx;
+    for (int i = 0; i < x->n && i < 8; i++)
+        if (!x->why[i][0] && strstr(line, x->names[i])) snprintf(x->why[i], sizeof x->why[i], "%s", line);
+}
+
+/* The probe plans names[0..n) at sizes[0..nsizes) (at most 2) bytes per rank on `channels`
+ * (0: each probe's own), through `arsim bench`'s timing path (rows to times_row, no file):
+ * us[i][k], NAN when it gave none. */
+static int probe_times(const ar_topo_t *t, const char *const *names, int n, const uint64_t *sizes, int nsizes,
+                       int channels, int iters, int repeats, double us[][2], times_t *x, ar_error_t *err) {
+    char algos[256] = "";
+    for (int i = 0; i < n; i++) {
+        if (i) strncat(algos, ",", sizeof algos - strlen(algos) - 1);
+        strncat(algos, names[i], sizeof algos - strlen(algos) - 1);
+        us[i][0] = us[i][1] = NAN;
+    }
+    memset(x, 0, sizeof *x);
+    x->names = names;
+    x->n = n;
+    x->sizes = sizes;
+    x->nsizes = nsizes;
+    x->us = us;
     ar_hw_bench_opts_t o;
     memset(&o, 0, sizeof o);
     o.algos = algos;
@@ -92,35 +136,9 @@ static int bench_probes_on(const ar_topo_t *t, const char *algos, const uint64_t
     o.iters = iters;
     o.repeats = repeats;
     o.timeout_s = 5;
-    o.csv = csv;
+    const ar_bench_sink_t sink = {.row = times_row, .note = times_note, .ctx = x};
     int wrong = 0;
-    return ar_hw_bench(t, &o, table, &wrong, err);
-}
-
-/* The same on each probe's own channel count. */
-static int bench_probes(const ar_topo_t *t, const char *algos, const uint64_t *sizes, int nsizes,
-                        int iters, int repeats, FILE *csv, FILE *table, ar_error_t *err) {
-    return bench_probes_on(t, algos, sizes, nsizes, 0, iters, repeats, csv, table, err);
-}
-
-/* Next row of the bench CSV with its first 8 fields in f
- * (size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,...): 1, or 0 at the end. */
-static int csv_row(FILE *csv, char *line, int n, char *f[8]) {
-    while (fgets(line, n, csv)) {
-        int nf = 0;
-        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && nf < 8;
-             tok = strtok_r(NULL, ",", &save))
-            f[nf++] = tok;
-        if (nf == 8) return 1;
-    }
-    return 0;
-}
-
-/* 1 when a bench row's algo label names probe `name`: the bench labels a probe run on
- * a set channel count NAME/C. */
-static int probe_label_is(const char *label, const char *name) {
-    size_t l = strlen(name);
-    return !strncmp(label, name, l) && (label[l] == 0 || label[l] == '/');
+    return ar_hw_bench(t, &o, &sink, &wrong, err);
 }
 
 /* Times (us per execution) of the probe plans names[0..n) at two sizes per rank, on
@@ -128,34 +146,11 @@ static int probe_label_is(const char *label, const char *name) {
  * rose with the size (a slope to read), 0 otherwise (a failure is said unless quiet). */
 static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, const uint64_t sizes[2],
                         int channels, int iters, double us[][2], int quiet) {
-    char algos[256] = "";
-    for (int i = 0; i < n; i++) {
-        if (i) strncat(algos, ",", sizeof algos - strlen(algos) - 1);
-        strncat(algos, names[i], sizeof algos - strlen(algos) - 1);
-        us[i][0] = us[i][1] = NAN;
-    }
-    FILE *csv = tmpfile(), *table = tmpfile();
-    if (!csv || !table) {
-        if (csv) fclose(csv);
-        if (table) fclose(table);
-        return 0;
-    }
     ar_error_t e;
     memset(&e, 0, sizeof e);
-    if (bench_probes_on(t, algos, sizes, 2, channels, iters, 11, csv, table, &e) == AR_OK) {
-        char line[1024], *f[8];
-        rewind(csv);
-        while (csv_row(csv, line, sizeof line, f)) {
-            double b = strtod(f[0], NULL);
-            for (int i = 0; i < n; i++)
-                for (int k = 0; k < 2; k++)
-                    if (probe_label_is(f[3], names[i]) && b == (double)sizes[k]) us[i][k] = strtod(f[7], NULL);
-        }
-    } else if (!quiet) {
-        fprintf(stderr, "calibrate: %s: %s\n", algos, e.message);
-    }
-    fclose(csv);
-    fclose(table);
+    times_t x;
+    if (probe_times(t, names, n, sizes, 2, channels, iters, 11, us, &x, &e) != AR_OK && !quiet)
+        fprintf(stderr, "calibrate: %s: %s\n", names[0], e.message);
     int ok = 1;
     for (int i = 0; i < n; i++)
         if (!(us[i][0] > 0 && us[i][1] > us[i][0])) {
@@ -224,26 +219,19 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
  * `bytes` per rank: 1 when both came and rose with N. */
 static int pair_times_at(const ar_topo_t *t, const char *prefix, int channels, uint64_t bytes, double us[2],
                          int quiet) {
-    char algos[64];
-    snprintf(algos, sizeof algos, "%s%d,%s%d", prefix, N_LO, prefix, N_HI);
-    us[0] = us[1] = NAN;
-    FILE *csv = tmpfile(), *table = tmpfile();
+    char want[2][32];
+    snprintf(want[0], sizeof want[0], "%s%d", prefix, N_LO);
+    snprintf(want[1], sizeof want[1], "%s%d", prefix, N_HI);
+    const char *const names[2] = {want[0], want[1]};
+    double t2[2][2];
     ar_error_t e;
     memset(&e, 0, sizeof e);
+    times_t x;
     const uint64_t sizes[1] = {bytes};
-    if (csv && table && bench_probes_on(t, algos, sizes, 1, channels, 200, 15, csv, table, &e) == AR_OK) {
-        char line[1024], *f[8], want[2][32];
-        snprintf(want[0], sizeof want[0], "%s%d", prefix, N_LO);
-        snprintf(want[1], sizeof want[1], "%s%d", prefix, N_HI);
-        rewind(csv);
-        while (csv_row(csv, line, sizeof line, f))
-            for (int k = 0; k < 2; k++)
-                if (probe_label_is(f[3], want[k])) us[k] = strtod(f[7], NULL);
-    } else if (!quiet && csv && table) {
-        fprintf(stderr, "calibrate: %s on %d ranks: %s\n", algos, t->nranks, e.message);
-    }
-    if (csv) fclose(csv);
-    if (table) fclose(table);
+    if (probe_times(t, names, 2, sizes, 1, channels, 200, 15, t2, &x, &e) != AR_OK && !quiet)
+        fprintf(stderr, "calibrate: %s,%s on %d ranks: %s\n", want[0], want[1], t->nranks, e.message);
+    us[0] = t2[0][0];
+    us[1] = t2[1][0];
     return us[0] > 0 && us[1] > us[0];
 }
 static int pair_times(const ar_topo_t *t, const char *prefix, int channels, double us[2], int quiet) {
@@ -376,40 +364,18 @@ static void calib_push(const ar_topo_t *t, ar_calib_t *c, int quiet) {
 }
 
 int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err) {
-    const char *names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
+    static const char *const names[8] = {"x-chain2", "x-chain34", "x-sigs2",  "x-sigs34",
                             "x-waits2", "x-waits34", "x-rsigs2", "x-rsigs34"};
-    double us[8];
-    for (int i = 0; i < 8; i++) us[i] = NAN;
-    FILE *csv = tmpfile(), *table = tmpfile();
-    if (!csv || !table) {
-        if (csv) fclose(csv);
-        if (table) fclose(table);
-        return AR_ERR(err, AR_EIO, "calibrate: cannot create a temporary file");
-    }
+    double t8[8][2], us[8];
     const uint64_t sizes[1] = {OP_BYTES};
-    int rc = bench_probes(t, "x-chain2,x-chain34,x-sigs2,x-sigs34,x-waits2,x-waits34,x-rsigs2,x-rsigs34", sizes,
-                          1, 200, 15, csv, table, err);
-    if (rc == AR_OK) {
-        char line[1024], *f[8];
-        rewind(csv);
-        while (csv_row(csv, line, sizeof line, f)) {
-            for (int i = 0; i < 8; i++)
-                if (!strcmp(f[3], names[i])) us[i] = strtod(f[7], NULL);
-        }
-        for (int i = 0; i < 8 && rc == AR_OK; i++)
-            if (!(us[i] > 0)) {
-                char msg[256] = "";
-                rewind(table);
-                while (fgets(msg, sizeof msg, table))
-                    if (strstr(msg, names[i])) break;
-                msg[strcspn(msg, "\n")] = 0;
-                rc = AR_ERR(err, AR_EDEVICE, "calibrate: probe plan %s gave no time%s%s", names[i],
-                            msg[0] ? ": " : "", msg);
-            }
+    times_t x;
+    AR_TRY(probe_times(t, names, 8, sizes, 1, 0, 200, 15, t8, &x, err));
+    for (int i = 0; i < 8; i++) {
+        us[i] = t8[i][0];
+        if (!(us[i] > 0))
+            return AR_ERR(err, AR_EDEVICE, "calibrate: probe plan %s gave no time%s%s", names[i], x.why[i][0] ? ": " : "",
+                          x.why[i]);
     }
-    fclose(csv);
-    fclose(table);
-    if (rc != AR_OK) return rc;
     c->exec_n_lo = N_LO;
     c->exec_n_hi = N_HI;
     c->exec_op_bytes = OP_BYTES;

@@ -1,0 +1,43 @@
+/* validate: how `arsim bench`'s rows are printed, as a table and as its CSV (built with
+ * or without the cuda backend: validate/bench.c measures them). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include "arsim/csv.h"
+#include "validate/bench.h"
+
+void ar_bench_table_header(FILE *f) {
+    fprintf(f, "#\n# %12s %12s %5s  %-22s %10s %10s %10s %6s  %10s %10s %8s\n", "size", "count", "type", "algo",
+            "time(us)", "algbw", "busbw", "#wrong", "nccl(us)", "nccl_bus", "speedup");
+}
+
+void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
+    const double busbw = ar_busbw_gbps(r->bytes, r->time_s, r->nranks);
+    char wr[16];
+    snprintf(wr, sizeof wr, r->wrong < 0 ? "-" : "%d", r->wrong);
+    fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %5s  %-22s %10.2f %10.2f %10.2f %6s", r->bytes, r->count,
+            ar_dtype_name(r->dtype), r->algo, r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), busbw, wr);
+    if (!isnan(r->nccl_s))
+        fprintf(f, "  %10.2f %10.2f %8.2f\n", r->nccl_s * 1e6, ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks),
+                r->nccl_s / r->time_s);
+    else
+        fprintf(f, "  %10s %10s %8s\n", "-", "-", "-");
+}
+
+void ar_bench_csv_header(FILE *f) {
+    fprintf(f, "size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,algbw_gbps,busbw_gbps,wrong,"
+               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
+}
+
+void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
+    const int nccl = !isnan(r->nccl_s);
+    fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,", r->bytes, r->count, ar_dtype_name(r->dtype));
+    ar_csv_put(f, r->algo);
+    fprintf(f, ",%d,%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,", r->channels, r->nranks, r->ngpus, r->time_s * 1e6,
+            ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), r->wrong,
+            nccl ? r->nccl_s * 1e6 : -1.0, nccl ? ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks) : -1.0,
+            nccl ? r->nccl_s / r->time_s : -1.0);
+    ar_csv_put(f, r->device);
+    fputc('\n', f);
+}
+
