@@ -11,7 +11,7 @@ int ar_cli_topo(int argc, char **argv);      /* cli/topo.c */
 int ar_cli_sweep(int argc, char **argv);     /* cli/sweep.c */
 int ar_cli_merge(int argc, char **argv);     /* cli/sweep.c */
 int ar_cli_bench(int argc, char **argv);     /* cli/bench.c */
-int ar_cli_calibrate(int argc, char **argv); /* cli/validate.c */
+int ar_cli_calibrate(int argc, char **argv); /* cli/calibrate.c */
 int ar_cli_validate(int argc, char **argv);  /* cli/validate.c */
 int ar_cli_model(int argc, char **argv);     /* cli/model.c */
 

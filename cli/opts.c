@@ -53,6 +53,23 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out) {
     return AR_OK;
 }
 
+int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (*n >= max || ar_cli_parse_int(tok, lo, hi, &v) != AR_OK) return AR_EINVAL;
+        out[(*n)++] = (int)v;
+    }
+    return *n ? AR_OK : AR_EINVAL;
+}
+
+int ar_cli_backend_can(const char *name, unsigned caps) {
+    const ar_backend_ops_t *b = ar_backend_find(name);
+    return b && (b->caps & caps) == caps;
+}
+
 const char *ar_cli_default_backend(void) {
     return ar_backend_default();
 }

@@ -113,6 +113,10 @@ int ar_cli_fail_err(const char *cmd, const ar_error_t *err);
 /* Parsers for single values, shared by subcommands' extra options: AR_OK or AR_EINVAL. */
 int ar_cli_parse_int(const char *s, long lo, long hi, long *out);
 int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
+/* "1,2,4" into at most max ints in [lo, hi]: AR_OK, or AR_EINVAL (also for none). */
+int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi);
+/* 1 when the backend is built and has every one of caps (AR_BACKEND_*). */
+int ar_cli_backend_can(const char *name, unsigned caps);
 
 /* The backend a study uses by default: "sim" when this build has it, else "analytic". */
 const char *ar_cli_default_backend(void);

@@ -79,6 +79,52 @@ typedef struct ar_vrows_s {
 int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err);
 void ar_validate_rows_free(ar_vrows_t *rows);
 
+/* ---- Measuring on the GPUs (validate/measure.c) ---- */
+
+#define AR_MEASURE_MAX_SIZES 64
+typedef struct ar_measure_s {
+    const char *topology;       /* SPEC, shipped name or file */
+    const char *model;          /* replacing the topology's (NULL: its own) */
+    const int *placements;      /* ranks per device to measure (NULL, 0: 1, 2, 4) */
+    int nplacements;
+    const char *algos;          /* comma list of algorithm names */
+    const uint64_t *sizes;      /* bytes per rank, rounded up to whole elements */
+    int nsizes;
+    int counts;                 /* 1: sizes are element counts instead */
+    const ar_dtype_t *dtypes;
+    int ndtypes;
+    int channels, iters, check, quiet;
+    double timeout_s;           /* a WAIT never met */
+    double time_limit_s;        /* stop measuring after (0: none); the rows so far stay */
+} ar_measure_t;
+/* Measure every case of o: rows as CSV into csv (may be NULL) and into keep (may be NULL),
+ * the bench's table on stderr unless quiet. AR_ENOTSUP in a build without the cuda backend. */
+int ar_validate_measure(const ar_measure_t *o, FILE *csv, ar_vrows_t *keep, ar_error_t *err);
+
+/* ---- Model against measurements and references (validate/compare.c) ---- */
+
+typedef struct ar_compare_s {
+    const char *backend;        /* the predicting backend */
+    const char *model;          /* model file replacing every topology's */
+    const char *measured_name;  /* where the measured rows came from, for the records */
+    FILE *csv;                  /* one row per measured row: measured, predicted, error, terms */
+    FILE *summary[2];           /* markdown summaries (median and max |error|); each may be NULL */
+    FILE *notes;                /* rows that could not be predicted, and why */
+} ar_compare_t;
+int ar_validate_compare(const ar_compare_t *c, const ar_vrows_t *meas, ar_error_t *err);
+
+typedef struct ar_refs_compare_s {
+    const char *backend, *model; /* the predicting backend; a model replacing the references' (may be NULL) */
+    const char *dir;             /* reference files */
+    const ar_vrows_t *meas;      /* measurements to set beside them (may be empty) */
+    const char *meas_name;
+    FILE *csv;                   /* may be NULL */
+    FILE *table, *notes;         /* a person's table; problems with single rows */
+} ar_refs_compare_t;
+/* AR_OK, or the first error; rows that could not be predicted are said on notes and
+ * counted in *bad. */
+int ar_validate_refs_compare(const ar_refs_compare_t *c, int *bad, ar_error_t *err);
+
 /* ---- Error statistics ---- */
 
 /* Signed error of a prediction, percent of the measurement. */

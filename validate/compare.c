@@ -1,0 +1,341 @@
+/* validate: the model against measurements (every measured row predicted on the same
+ * topology, placement, algorithm, size and channels, with its error and a summary) and
+ * against reference files (validate/refs). Each prediction is one case of the runner. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "validate/internal.h"
+
+typedef struct topo_cache_s {
+    char spec[128];
+    int nranks;
+    ar_topo_t *t;
+} topo_cache_t;
+
+static ar_topo_t *cached_topo(topo_cache_t *c, int *n, int max, const char *spec, const char *model,
+                              int nranks, ar_error_t *err) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(c[i].spec, spec) && c[i].nranks == nranks) return c[i].t;
+    if (*n >= max) { AR_ERR(err, AR_ELIMIT, "too many topologies"); return NULL; }
+    ar_topo_t *t = NULL;
+    if (ar_topo_open(spec, model, &t, err) != AR_OK) return NULL;
+    if (nranks > 0 && nranks != t->nranks && ar_topo_place_blocks(t, nranks, err) != AR_OK) {
+        ar_topo_free(t);
+        return NULL;
+    }
+    snprintf(c[*n].spec, sizeof c[*n].spec, "%s", spec);
+    c[*n].nranks = nranks;
+    c[*n].t = t;
+    (*n)++;
+    return t;
+}
+
+/* Predict one configuration. */
+static int predict(const char *backend, ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                   ar_mem_t buffer, int channels, uint64_t chunk, ar_result_t *res, int *plan_channels,
+                   ar_error_t *err) {
+    ar_case_t c = {
+        .backend = backend, .topo = t, .topology = t->name, .algo = algo, .count = count, .dtype = dt,
+        .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0,
+    };
+    c.algo_opts.channels = channels;
+    c.algo_opts.chunk_bytes = chunk;
+    c.run.buffer = buffer;
+    ar_case_out_t co;
+    const int rc = ar_case_run(&c, &co, err);
+    if (plan_channels && co.plan) *plan_channels = co.plan->nchannels;
+    *res = co.res;
+    co.res.links = NULL; /* now res's */
+    ar_case_out_free(&co);
+    return rc;
+}
+
+typedef struct stat_s {
+    char key[40];
+    double *abs;
+    int n, cap;
+} stat_t;
+
+static void stat_add(stat_t *s, int *ns, int max, const char *key, double v) {
+    int i;
+    for (i = 0; i < *ns; i++)
+        if (!strcmp(s[i].key, key)) break;
+    if (i == *ns) {
+        if (*ns >= max) return;
+        memset(&s[i], 0, sizeof s[i]);
+        snprintf(s[i].key, sizeof s[i].key, "%s", key);
+        (*ns)++;
+    }
+    if (s[i].n == s[i].cap) {
+        int cap = s[i].cap ? 2 * s[i].cap : 32;
+        double *nv = realloc(s[i].abs, (size_t)cap * sizeof *nv);
+        if (!nv) return;
+        s[i].abs = nv;
+        s[i].cap = cap;
+    }
+    s[i].abs[s[i].n++] = fabs(v);
+}
+
+static void stat_line(FILE *f, const stat_t *s) {
+    double mx = 0;
+    for (int i = 0; i < s->n; i++) mx = fmax(mx, s->abs[i]);
+    fprintf(f, "| %-22s | %5d | %8.2f | %8.2f |\n", s->key, s->n, ar_validate_median(s->abs, s->n), mx);
+}
+
+/* The channels option that rebuilds the measured plan: 0 (the default) when it already
+ * gives m->channels, else the option value among a few candidates that does. */
+static int plan_channels_for(const ar_topo_t *t, const ar_vrow_t *m, int *opt, ar_error_t *err) {
+    int cand[] = {0, m->channels, m->channels / 2, m->channels * 2};
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+        if (i > 0 && cand[i] <= 0) continue;
+        ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+        ao.channels = cand[i];
+        ao.chunk_bytes = m->chunk_bytes;
+        ar_plan_t *plan = NULL;
+        int rc = ar_algo_build(m->algo, t, m->count, m->dtype, &ao, &plan, err);
+        if (rc != AR_OK) {
+            if (i == 0) return rc;
+            continue;
+        }
+        int n = plan->nchannels;
+        ar_plan_free(plan);
+        if (n == m->channels || m->channels == 0) {
+            *opt = cand[i];
+            return AR_OK;
+        }
+    }
+    *opt = 0;
+    return AR_OK; /* none matches: the default, and the caller says so */
+}
+
+int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error_t *err_out) {
+    const char *backend = cx->backend, *model = cx->model, *meas_name = cx->measured_name;
+    if (!ar_backend_find(backend)) return AR_ERR(err_out, AR_ENOTSUP, "--predict-with %s: not in this build", backend);
+    if (!model)
+        return AR_ERR(err_out, AR_EINVAL, "no model to predict with: use --model MODEL.yaml (the file "
+                                          "`arsim calibrate` wrote)");
+    FILE *csv = cx->csv;
+    char date[64];
+    ar_utc_date(date, sizeof date);
+    fprintf(csv, "# arsim %s validate: measured (cuda) vs predicted (%s on model %s)\n", PACKAGE_VERSION,
+            backend, model);
+    fprintf(csv, "# measured: %s\n# device: %s\n# measured on: %s\n# predicted on: %s\n", meas_name,
+            meas->device[0] ? meas->device : "unknown", meas->date[0] ? meas->date : "unknown", date);
+    fputs("topology,nranks,ranks_per_device,algo,dtype,buffer,bytes,count,channels,chunk_bytes,"
+          "measured_us,predicted_us,error_pct,link_us,memory_us,reduce_us,sync_us,launch_us,"
+          "predict_backend,model\n", csv);
+    topo_cache_t cache[32];
+    int ncache = 0, rc = AR_OK, nok = 0;
+    stat_t by_algo[32], by_place[16], all[1];
+    int nalgo = 0, nplace = 0, nall = 0;
+    char model_name[AR_NAME_MAX] = "";
+    double t0 = ar_now_s();
+    for (int i = 0; i < meas->n; i++) {
+        const ar_vrow_t *m = &meas->rows[i];
+        ar_error_t err;
+        ar_error_clear(&err);
+        ar_topo_t *t = cached_topo(cache, &ncache, 32, m->topology, model, m->nranks, &err);
+        if (!t) {
+            *err_out = err;
+            rc = err.code;
+            goto out;
+        }
+        snprintf(model_name, sizeof model_name, "%s", t->model->name);
+        ar_result_t res;
+        int pch = 0;
+        /* The measured row holds the plan's channel count; the algorithm's option may mean
+         * something else (ring counts both directions). Rebuild with the default first, and
+         * ask for the measured count only when the default plan differs. */
+        int prc = plan_channels_for(t, m, &pch, &err);
+        if (prc == AR_OK)
+            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, m->chunk_bytes, &res, &pch, &err);
+        else
+            memset(&res, 0, sizeof res);
+        if (prc != AR_OK) {
+            char buf[600];
+            fprintf(cx->notes, "validate: %s:%d: %s %d ranks %" PRIu64 " B: cannot predict: %s\n", meas_name,
+                    m->line, m->algo, m->nranks, m->bytes, ar_error_format(&err, buf, sizeof buf));
+            ar_result_free(&res);
+            continue;
+        }
+        if (pch != m->channels)
+            fprintf(cx->notes, "validate: %s:%d: the rebuilt plan has %d channels, the measured one %d\n",
+                    meas_name, m->line, pch, m->channels);
+        double pred_us = res.time_s * 1e6, e = ar_validate_err_pct(m->time_us, pred_us);
+        int rpd = t->ndevices ? m->nranks / t->ndevices : 1;
+        fprintf(csv, "%s,%d,%d,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%.3f,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s\n",
+                m->topology, m->nranks, rpd, m->algo, ar_dtype_name(m->dtype), ar_mem_name(m->buffer),
+                m->bytes, m->count, m->channels, m->chunk_bytes, m->time_us, pred_us, e,
+                res.terms_s[AR_TERM_LINK] * 1e6, res.terms_s[AR_TERM_MEMORY] * 1e6,
+                res.terms_s[AR_TERM_REDUCE] * 1e6, res.terms_s[AR_TERM_SYNC] * 1e6,
+                res.terms_s[AR_TERM_LAUNCH] * 1e6, backend, t->model->name);
+        ar_result_free(&res);
+        char key[40];
+        stat_add(by_algo, &nalgo, 32, m->algo, e);
+        snprintf(key, sizeof key, "%d rank%s per device", rpd, rpd == 1 ? "" : "s");
+        stat_add(by_place, &nplace, 16, key, e);
+        stat_add(all, &nall, 1, "all rows", e);
+        nok++;
+    }
+    fflush(csv);
+    for (int k = 0; k < 2; k++) {
+        FILE *sf = cx->summary[k];
+        if (!sf) continue;
+        {
+            fprintf(sf, "# Model vs measured allreduce: summary\n\n");
+            fprintf(sf, "- measured: `%s`, on %s, %s\n", meas_name, meas->device[0] ? meas->device : "unknown device",
+                    meas->date[0] ? meas->date : "date unknown");
+            fprintf(sf, "- predicted: backend `%s` on model `%s` (`%s`), %s\n", backend, model_name, model, date);
+            fprintf(sf, "- rows compared: %d of %d (prediction wall time %.1f s)\n", nok, meas->n, ar_now_s() - t0);
+            fprintf(sf, "- error = (predicted - measured) / measured; |error| in percent\n\n");
+            fprintf(sf, "| %-22s | %5s | %8s | %8s |\n", "algorithm", "rows", "median", "max");
+            fprintf(sf, "|------------------------|-------|----------|----------|\n");
+            for (int a = 0; a < nalgo; a++) stat_line(sf, &by_algo[a]);
+            for (int a = 0; a < nplace; a++) stat_line(sf, &by_place[a]);
+            if (nall) stat_line(sf, &all[0]);
+            if (nall) {
+                double mx = 0;
+                for (int j = 0; j < all[0].n; j++) mx = fmax(mx, all[0].abs[j]);
+                double med = ar_validate_median(all[0].abs, all[0].n);
+                fprintf(sf, "\nTarget (median |error| <= 5%%, max <= 15%%): median %.2f%% %s, max %.2f%% %s\n",
+                        med, med <= 5 ? "met" : "NOT met", mx, mx <= 15 ? "met" : "NOT met");
+            }
+        }
+    }
+out:
+    for (int i = 0; i < ncache; i++) ar_topo_free(cache[i].t);
+    for (int i = 0; i < nalgo; i++) free(by_algo[i].abs);
+    for (int i = 0; i < nplace; i++) free(by_place[i].abs);
+    for (int i = 0; i < nall; i++) free(all[i].abs);
+    return rc;
+}
+
+/* How a reference's topology name maps onto what arsim can simulate. */
+static const struct {
+    const char *name, *spec, *model, *note;
+} ref_topos[] = {
+    {"h100_pair", "h200_pair", "h100_sxm", "h200_pair topology (2 GPUs, NV18) on the h100_sxm model"},
+    {"single_device", "torus_2d_3x2", "accel_tcm",
+     "FSIM's single device: its 6 compute units as the earlier harness's 6-device torus_2d 3x2, accel_tcm model"},
+};
+
+int ar_validate_refs_compare(const ar_refs_compare_t *cx, int *bad, ar_error_t *err_out) {
+    ar_refs_t refs = {0};
+    ar_error_t err;
+    ar_error_clear(&err);
+    *bad = 0;
+    const char *dir = cx->dir, *backend = cx->backend, *mpath = cx->meas_name;
+    if (ar_validate_refs_load_dir(dir, &refs, err_out) != AR_OK) return err_out->code;
+    const ar_vrows_t meas = *cx->meas;
+    FILE *csv = cx->csv, *table = cx->table;
+    if (csv) {
+        fprintf(csv, "# arsim %s validate --refs: references (%s) beside the model (%s backend)%s%s\n",
+                PACKAGE_VERSION, dir, backend, meas.n ? " and measurements from " : "", meas.n ? mpath : "");
+        fputs("source,system,topology,algorithm,dtype,bytes,buffer_kind,ref_us,model_topology,model,"
+              "model_algo,model_us,model_over_ref,measured_us,measured_over_ref,measured_device,note\n", csv);
+    }
+    fprintf(table, "# arsim validate --refs: %d reference rows from %s; model predictions with the %s backend\n",
+            refs.n, dir, backend);
+    if (meas.n) fprintf(table, "# measurements from %s (%s, %s)\n", mpath, meas.device, meas.date);
+    fprintf(table, "%-26s %-11s %6s %6s %12s %12s %9s %12s %9s\n", "source", "model algo", "size", "dtype", "ref(us)",
+            "model(us)", "model/ref", "measured(us)", "meas/ref");
+    for (int i = 0; i < refs.n; i++) {
+        const ar_ref_t *r = &refs.rows[i];
+        char note[512] = "";
+        const char *spec = r->topology, *model = cx->model;
+        for (size_t k = 0; k < sizeof ref_topos / sizeof ref_topos[0]; k++)
+            if (!strcmp(r->topology, ref_topos[k].name)) {
+                spec = ref_topos[k].spec;
+                if (!model) model = ref_topos[k].model;
+                snprintf(note, sizeof note, "%s", ref_topos[k].note);
+            }
+        ar_dtype_t dt = r->has_dtype ? r->dtype : AR_FP32;
+        ar_mem_t buf = r->has_buffer ? r->buffer : AR_MEM_HBM;
+        uint64_t bytes = r->bytes;
+        if (!r->has_dtype) strncat(note, "; dtype not given: fp32", sizeof note - strlen(note) - 1);
+        if (!bytes) {
+            bytes = 49152 * ar_dtype_size(dt);
+            strncat(note, "; size not given: n_elem 49152, the largest of the earlier harness's sweep",
+                    sizeof note - strlen(note) - 1);
+        }
+        if (!r->has_buffer) strncat(note, "; buffer kind not given: hbm", sizeof note - strlen(note) - 1);
+        ar_topo_t *t = NULL;
+        if (ar_topo_open(spec, model, &t, &err) != AR_OK) {
+            char b[600];
+            fprintf(cx->notes, "validate: %s:%d: topology '%s': %s\n", r->file, r->line, r->topology,
+                    ar_error_format(&err, b, sizeof b));
+            ++*bad;
+            continue;
+        }
+        uint64_t count = bytes / ar_dtype_size(dt);
+        /* Which of our algorithms: the named one; for multimem (never run on the GPUs) our
+         * 2stage; for NCCL or none named, the fastest that fits. */
+        const char *algos[32];
+        int na = 0;
+        if (r->algorithm[0] && ar_algo_find(r->algorithm)) {
+            algos[na++] = r->algorithm;
+        } else if (!strcmp(r->algorithm, "multimem")) {
+            algos[na++] = "2stage";
+            strncat(note, "; multimem compared with 2stage", sizeof note - strlen(note) - 1);
+        } else {
+            for (const ar_algo_t *const *a = ar_algo_all(); *a && na < 32; a++) algos[na++] = (*a)->name;
+            strncat(note, "; model: fastest arsim algorithm that fits", sizeof note - strlen(note) - 1);
+        }
+        double best = INFINITY;
+        const char *best_algo = "";
+        for (int a = 0; a < na; a++) {
+            ar_result_t res;
+            ar_error_t e2;
+            ar_error_clear(&e2);
+            if (predict(backend, t, algos[a], count, dt, buf, 0, 0, &res, NULL, &e2) == AR_OK &&
+                res.time_s * 1e6 < best) {
+                best = res.time_s * 1e6;
+                best_algo = ar_algo_find(algos[a])->name;
+            }
+            ar_result_free(&res);
+        }
+        double meas_us = 0;
+        for (int k = 0; k < meas.n; k++) {
+            const ar_vrow_t *m = &meas.rows[k];
+            /* NCCL references beside NCCL measured here; others beside our algorithm. */
+            int is_nccl = !strcmp(r->algorithm, "nccl");
+            if (!strcmp(m->topology, t->name) && m->nranks == t->nranks && m->dtype == dt &&
+                m->bytes == bytes && m->buffer == buf &&
+                (is_nccl ? !strcmp(m->backend, "nccl")
+                         : !strcmp(m->backend, "cuda") && !strcmp(m->algo, best_algo)))
+                meas_us = m->time_us;
+        }
+        char sz[32], ms[32] = "-", mr[32] = "-", mo[32] = "-";
+        ar_size_format(bytes, sz, sizeof sz);
+        if (meas_us > 0) {
+            snprintf(ms, sizeof ms, "%.2f", meas_us);
+            snprintf(mr, sizeof mr, "%.4f", meas_us / r->latency_us);
+        }
+        if (isfinite(best)) snprintf(mo, sizeof mo, "%.4f", best / r->latency_us);
+        fprintf(table, "%-26.26s %-11.11s %6s %6s %12.2f %12.2f %9s %12s %9s\n", r->source, best_algo, sz,
+               ar_dtype_name(dt), r->latency_us, isfinite(best) ? best : NAN, mo, ms, mr);
+        if (csv) {
+            char bb[32];
+            snprintf(bb, sizeof bb, "%" PRIu64, r->bytes);
+            ar_csv_put(csv, r->source); fputc(',', csv);
+            ar_csv_put(csv, r->system); fputc(',', csv);
+            ar_csv_put(csv, r->topology); fputc(',', csv);
+            ar_csv_put(csv, r->algorithm); fputc(',', csv);
+            fprintf(csv, "%s,%s,%s,%.3f,", r->has_dtype ? ar_dtype_name(r->dtype) : "", r->bytes ? bb : "",
+                    r->has_buffer ? ar_mem_name(r->buffer) : "", r->latency_us);
+            fprintf(csv, "%s,%s,%s,", t->name[0] ? t->name : spec, t->model->name, best_algo);
+            if (isfinite(best)) fprintf(csv, "%.3f,%s,", best, mo); else fputs(",,", csv);
+            if (meas_us > 0) fprintf(csv, "%.3f,%s,", meas_us, mr); else fputs(",,", csv);
+            ar_csv_put(csv, meas_us > 0 ? meas.device : ""); fputc(',', csv);
+            ar_csv_put(csv, note[0] == ';' ? note + 2 : note);
+            fputc('\n', csv);
+        }
+        if (note[0]) fprintf(table, "#   %s\n", note[0] == ';' ? note + 2 : note);
+        ar_topo_free(t);
+    }
+    ar_validate_refs_free(&refs);
+    return AR_OK;
+}
