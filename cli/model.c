@@ -61,7 +61,7 @@ static int show(const char *name) {
                 snprintf(key, sizeof key, "%s", k[i].name);
             }
             const double v = ar_model_get(m, &k[i], l);
-            printf("%-34s %14g %-5s%s\n", key, v, k[i].unit, !k[i].required && v == 0 ? "  (none: left out)" : "");
+            printf("%-34s %14.10g %-5s%s\n", key, v, k[i].unit, !k[i].required && v == 0 ? "  (none: left out)" : "");
         }
     }
     ar_model_free(m);

@@ -20,7 +20,16 @@ export NCCL_NVLS_ENABLE=0
 
 build() {
     mkdir -p "$dc" && cd "$dc" || exit 2
-    [ -f Makefile ] || "$top/configure" -q --without-simgrid || exit 2
+    src=$top
+    if [ -f "$top/config.status" ]; then
+        # autoconf refuses an out-of-tree build of a tree configured in place: build from
+        # a copy of the sources (tracked and new files, git's ignored ones left out).
+        src=$dc/src
+        rm -rf "$src" && mkdir -p "$src" || exit 2
+        (cd "$top" && git ls-files -co --exclude-standard | tar -cf - -T -) | (cd "$src" && tar -xf -) || exit 2
+        (cd "$src" && ./autogen.sh >/dev/null 2>&1) || { echo "gpu-check: autogen failed in $src"; exit 2; }
+    fi
+    [ -f Makefile ] || "$src/configure" -q --without-simgrid || exit 2
     # libtool leaves -lstdc++ out of the convenience library's dependencies.
     make -j"$(nproc)" arsim hw/gpu_test LIBS="-lm -lstdc++" >build.log 2>&1 || { tail -30 build.log; exit 2; }
     for l in libyaml-0.so.2; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$dc/" 2>/dev/null || true; done
@@ -33,6 +42,7 @@ run() {
     mkdir -p "$out"
     cd "$top" || exit 2
     export LD_LIBRARY_PATH="$dc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export ARSIM_DATADIR="${ARSIM_DATADIR:-$top}" # shipped topologies and models from this tree
     arsim="$dc/arsim"
     [ -x "$arsim" ] || { echo "no $arsim: run '$0 build' first"; exit 2; }
     { date -u; nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv; } >"$out/machine.txt" 2>&1
