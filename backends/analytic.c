@@ -17,10 +17,6 @@
 #include "backends/internal.h"
 #include "arsim/util.h"
 
-typedef struct analytic_s {
-    ar_backend_t base; /* first: the registry sees an ar_backend_t */
-} analytic_t;
-
 /* ---- a binary heap of events, ordered by (time, sequence) ---- */
 
 enum { EV_READY, EV_ARRIVE };
@@ -46,13 +42,7 @@ static int ev_less(const event_t *a, const event_t *b) {
 }
 
 static int heap_push(heap_t *h, event_t e) {
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
-        event_t *p = realloc(h->ev, nc * sizeof *p);
-        if (!p) return AR_ENOMEM;
-        h->ev = p;
-        h->cap = nc;
-    }
+    if (ar_grow(&h->ev, &h->cap, h->n, sizeof *h->ev) != AR_OK) return AR_ENOMEM;
     e.seq = h->seq++;
     size_t i = h->n++;
     while (i > 0 && ev_less(&e, &h->ev[(i - 1) / 2])) {
@@ -91,13 +81,7 @@ typedef struct linkacc_s {
 } linkacc_t;
 
 static int span_add(linkacc_t *l, double a, double b) {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        span_t *p = realloc(l->spans, nc * sizeof *p);
-        if (!p) return AR_ENOMEM;
-        l->spans = p;
-        l->cap = nc;
-    }
+    if (ar_grow(&l->spans, &l->cap, l->n, sizeof *l->spans) != AR_OK) return AR_ENOMEM;
     l->spans[l->n].a = a;
     l->spans[l->n++].b = b;
     return AR_OK;
@@ -312,25 +296,10 @@ out:
     return rc;
 }
 
-static int analytic_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
-    if (!topo || !topo->model)
-        return AR_ERR(err, AR_EINVAL, "analytic: needs a topology with a model");
-    analytic_t *be = calloc(1, sizeof *be);
-    if (!be) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-    be->base.ops = &ar_analytic_backend;
-    be->base.topo = topo;
-    *out = &be->base;
-    return AR_OK;
-}
-
-static void analytic_close(ar_backend_t *be) { free(be); }
-
 const ar_backend_ops_t ar_analytic_backend = {
     .name = "analytic",
     .summary = "contention-free critical path from the model's per-op costs",
     .caps = AR_BACKEND_MODEL,
     .fits = ar__backend_model_fits,
-    .open = analytic_open,
     .execute = analytic_execute,
-    .close = analytic_close,
 };

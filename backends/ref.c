@@ -25,10 +25,6 @@
 #include "backends/internal.h"
 #include "arsim/util.h"
 
-typedef struct ref_s {
-    ar_backend_t base; /* first: the registry sees an ar_backend_t */
-} ref_t;
-
 /* ---- inputs ---- */
 
 int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
@@ -190,15 +186,6 @@ out:
 
 /* ---- the backend ---- */
 
-static int ref_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
-    ref_t *be = calloc(1, sizeof *be);
-    if (!be) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
-    be->base.ops = &ar_ref_backend;
-    be->base.topo = topo;
-    *out = &be->base;
-    return AR_OK;
-}
-
 /* Host memory ref may use: ARSIM_REF_MAX_BYTES, else half of the machine's memory,
  * so that a size too large for a functional run is refused at once instead of
  * swapping for hours. */
@@ -258,8 +245,6 @@ out:
     return rc;
 }
 
-static void ref_close(ar_backend_t *be) { free(be); }
-
 /* IN and OUT of every rank in this machine's memory. */
 static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err) {
     (void)buffer;
@@ -277,7 +262,5 @@ const ar_backend_ops_t ar_ref_backend = {
     .summary = "executes the plan on host memory with real data; float64 check",
     .caps = AR_BACKEND_DATA,
     .fits = ref_fits,
-    .open = ref_open,
     .execute = ref_execute,
-    .close = ref_close,
 };

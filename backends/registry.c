@@ -101,6 +101,19 @@ const char *ar_backend_missing_why(const char *name) {
     return "not built";
 }
 
+/* A backend with no state of its own beyond the topology (no open in its vtable); one
+ * that times from the model needs the topology to carry one. */
+static int plain_open(const ar_backend_ops_t *ops, const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
+    if ((ops->caps & AR_BACKEND_MODEL) && (!topo || !topo->model))
+        return AR_ERR(err, AR_EINVAL, "%s: needs a topology with a model", ops->name);
+    ar_backend_t *be = calloc(1, sizeof *be);
+    if (!be) return AR_ERR(err, AR_ENOMEM, "%s: out of memory", ops->name);
+    be->ops = ops;
+    be->topo = topo;
+    *out = be;
+    return AR_OK;
+}
+
 int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
                    const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err) {
     const ar_backend_ops_t *ops = ar_backend_find(name);
@@ -115,11 +128,12 @@ int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *pla
     if (!opts) opts = &def;
     memset(res, 0, sizeof *res);
     ar_backend_t *be = NULL;
-    int rc = ops->open(topo, &be, err);
+    int rc = ops->open ? ops->open(topo, &be, err) : plain_open(ops, topo, &be, err);
     if (rc != AR_OK) return rc;
     if (ops->prepare) rc = ops->prepare(be, plan, opts, err);
     if (rc == AR_OK) rc = ops->execute(be, plan, opts, res, err);
-    ops->close(be);
+    if (ops->close) ops->close(be);
+    else free(be);
     return rc;
 }
 

@@ -1,5 +1,8 @@
 /* Small helpers (arsim/util.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "arsim/error.h"
 #include <time.h>
 #include "arsim/util.h"
 
@@ -25,4 +28,20 @@ double ar_median(double *v, size_t n) {
     if (n == 0) return 0;
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem) {
+    if (n < *cap) return AR_OK;
+    const size_t nc = *cap ? 2 * *cap : 16;
+    void *p = realloc(*(void **)arrayp, nc * elem);
+    if (!p) return AR_ENOMEM;
+    *(void **)arrayp = p;
+    *cap = nc;
+    return AR_OK;
+}
+
+const char *ar_data_path(const char *sub, char *buf, size_t len) {
+    const char *env = getenv("ARSIM_DATADIR");
+    snprintf(buf, len, "%s/%s", env && env[0] ? env : ARSIM_DATADIR, sub);
+    return buf;
 }

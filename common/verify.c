@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/plan.h"
+#include "arsim/util.h"
 
 #define NONE UINT32_MAX
 #define NEPOCH 3
@@ -627,13 +628,7 @@ static int exec_wait(vs_t *v, uint32_t ch, int e, const ar_op_t *op) {
         last = v->flag_first[f] + k;
     }
     if (nacq && v->flag_n[f] > 1 && e == 0) {
-        if (v->nxc == v->capxc) {
-            size_t nc = v->capxc ? v->capxc * 2 : 64;
-            xcheck_t *nx = realloc(v->xc, nc * sizeof *nx);
-            if (!nx) return AR_ENOMEM;
-            v->xc = nx;
-            v->capxc = nc;
-        }
+        if (ar_grow(&v->xc, &v->capxc, v->nxc, sizeof *v->xc) != AR_OK) return AR_ENOMEM;
         v->xc[v->nxc++] = (xcheck_t){ch, mine[ch], f, nacq == 1 ? last : NONE};
     }
     return AR_OK;

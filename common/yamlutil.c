@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
+#include "arsim/util.h"
 #include "common/yamlutil.h"
 
 #define yerr ar__y_error
@@ -32,13 +33,7 @@ int ar__y_error(ar_error_t *err, const ar__ydoc_t *d, const ar__ynode_t *n, int 
 }
 
 static ar__ynode_t *node_new(ar__ydoc_t *d, ar__ykind_t kind, yaml_mark_t m) {
-    if (d->nall == d->capall) {
-        int cap = d->capall ? d->capall * 2 : 64;
-        ar__ynode_t **a = realloc(d->all, (size_t)cap * sizeof *a);
-        if (!a) return NULL;
-        d->all = a;
-        d->capall = cap;
-    }
+    if (ar_grow(&d->all, &d->capall, (size_t)d->nall, sizeof *d->all) != AR_OK) return NULL;
     ar__ynode_t *n = calloc(1, sizeof *n);
     if (!n) return NULL;
     n->kind = kind;
@@ -50,13 +45,7 @@ static ar__ynode_t *node_new(ar__ydoc_t *d, ar__ykind_t kind, yaml_mark_t m) {
 }
 
 static int node_push(ar__ynode_t *parent, ar__ynode_t *child) {
-    if (parent->n == parent->cap) {
-        int cap = parent->cap ? parent->cap * 2 : 8;
-        ar__ynode_t **a = realloc(parent->items, (size_t)cap * sizeof *a);
-        if (!a) return AR_ENOMEM;
-        parent->items = a;
-        parent->cap = cap;
-    }
+    if (ar_grow(&parent->items, &parent->cap, (size_t)parent->n, sizeof *parent->items) != AR_OK) return AR_ENOMEM;
     parent->items[parent->n++] = child;
     return AR_OK;
 }

@@ -23,7 +23,8 @@ typedef struct ar__ynode_s {
     char *str;                   /* scalar text */
     int plain;                   /* scalar written without quotes */
     struct ar__ynode_s **items;  /* seq: n items; map: n pairs, key items[2i], value items[2i+1] */
-    int n, cap;
+    int n;
+    size_t cap;
     long size;                   /* nodes in this subtree, aliases expanded */
     int open;                    /* still being read (a recursive alias refers to it) */
 } ar__ynode_t;
@@ -32,7 +33,8 @@ typedef struct ar__ydoc_s {
     char label[256];             /* file name used in messages */
     ar__ynode_t *root;           /* NULL for an empty document */
     ar__ynode_t **all;           /* every node, for freeing */
-    int nall, capall;
+    int nall;
+    size_t capall;
 } ar__ydoc_t;
 
 /* Read a file (AR_EIO when unreadable, AR_ELIMIT when too large) or a string. */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "hw/internal.h"
+#include "hw/loads.cuh"
 
 namespace {
 
@@ -54,35 +55,6 @@ __device__ __forceinline__ void bump_release_sys(uint64_t *p) {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v + 1) : "memory");
 }
 
-/* Loads: L2 only for GPU memory; sys-scope for host memory. */
-template <bool SYS> __device__ __forceinline__ uint4 ldv(const uint4 *p) {
-    if (SYS) {
-        uint4 v;
-        asm volatile("ld.relaxed.sys.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "l"(p)
-                     : "memory");
-        return v;
-    }
-    return __ldcg(p);
-}
-template <bool SYS> __device__ __forceinline__ uint32_t ld32(const uint32_t *p) {
-    if (SYS) {
-        uint32_t v;
-        asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-        return v;
-    }
-    return __ldcg(p);
-}
-template <bool SYS> __device__ __forceinline__ uint16_t ld16(const uint16_t *p) {
-    if (SYS) {
-        uint16_t v;
-        asm volatile("ld.relaxed.sys.global.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-        return v;
-    }
-    return __ldcg((const unsigned short *)p);
-}
-
 /* Per-dtype element handling: storage type, vector width, conversions. */
 template <int DT> struct Elt;
 template <> struct Elt<DT_BF16> {
@@ -105,8 +77,8 @@ template <> struct Elt<DT_FP32> {
 };
 
 template <int DT, bool SYS> __device__ __forceinline__ typename Elt<DT>::raw ld_elt(const void *p) {
-    if (sizeof(typename Elt<DT>::raw) == 2) return (typename Elt<DT>::raw)ld16<SYS>((const uint16_t *)p);
-    return (typename Elt<DT>::raw)ld32<SYS>((const uint32_t *)p);
+    if (sizeof(typename Elt<DT>::raw) == 2) return (typename Elt<DT>::raw)ld<SYS>((const uint16_t *)p);
+    return (typename Elt<DT>::raw)ld<SYS>((const uint32_t *)p);
 }
 
 /* acc[0..VEC) (+)= the elements of v. */
@@ -206,7 +178,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 uint64_t idx = base + (uint64_t)u * nth;
-                if (idx < nvec) v[u] = ldv<SYS>(s + idx);
+                if (idx < nvec) v[u] = ld<SYS>(s + idx);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -227,7 +199,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
                 for (int u = 0; u < UNROLL; u++) {
                     uint64_t idx = base + (uint64_t)u * nth;
                     if (j0 + j < k && idx < nvec)
-                        v[j][u] = ldv<SYS>((const uint4 *)((const raw *)src(j0 + j) + head) + idx);
+                        v[j][u] = ld<SYS>((const uint4 *)((const raw *)src(j0 + j) + head) + idx);
                 }
 #pragma unroll
             for (int j = 0; j < KGROUP; j++)

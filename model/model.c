@@ -145,9 +145,7 @@ const char *const *ar_model_shipped(void) { return shipped_models; }
 
 const char *ar_model_dir(void) {
     static char buf[1024];
-    const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, sizeof buf, "%s/model", env && env[0] ? env : ARSIM_DATADIR);
-    return buf;
+    return ar_data_path("model", buf, sizeof buf);
 }
 
 double ar_model_chan_read_gbps(const ar_model_t *m) {

@@ -19,10 +19,6 @@
 #include "sim/internal.h"
 #include "arsim/util.h"
 
-typedef struct sim_s {
-    ar_backend_t base; /* first: the registry sees an ar_backend_t */
-} sim_t;
-
 static int write_all(int fd, const void *buf, size_t n) {
     const char *p = buf;
     while (n > 0) {
@@ -159,24 +155,10 @@ static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     return rc;
 }
 
-static int sim_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err) {
-    if (!topo || !topo->model) return AR_ERR(err, AR_EINVAL, "sim: needs a topology with a model");
-    sim_t *be = calloc(1, sizeof *be);
-    if (!be) return AR_ERR(err, AR_ENOMEM, "sim: out of memory");
-    be->base.ops = &ar_sim_backend;
-    be->base.topo = topo;
-    *out = &be->base;
-    return AR_OK;
-}
-
-static void sim_close(ar_backend_t *be) { free(be); }
-
 const ar_backend_ops_t ar_sim_backend = {
     .name = "sim",
     .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
     .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION,
     .fits = ar__backend_model_fits,
-    .open = sim_open,
     .execute = sim_execute,
-    .close = sim_close,
 };

@@ -458,9 +458,7 @@ const char *const *ar_topo_shipped(void) { return shipped_topos; }
 
 const char *ar_topo_dir(void) {
     static char buf[1024];
-    const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, sizeof buf, "%s/topologies", env && env[0] ? env : ARSIM_DATADIR);
-    return buf;
+    return ar_data_path("topologies", buf, sizeof buf);
 }
 
 int ar_topo_open(const char *spec_or_path, const char *model_override, ar_topo_t **out,

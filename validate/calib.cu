@@ -24,6 +24,7 @@
 extern "C" {
 #include "arsim/error.h"
 }
+#include "hw/loads.cuh"
 #include "validate/calib.h"
 #include "arsim/util.h"
 
@@ -118,15 +119,6 @@ static cudaError_t launch_pdl(int blocks, int threads, cudaStream_t s) {
     return cudaLaunchKernelEx(&cfg, k_empty_pdl);
 }
 
-/* The executor's loads of host memory (ld.relaxed.sys, hw/exec.cu). */
-__device__ __forceinline__ uint4 ld_sys(const uint4 *p) {
-    uint4 v;
-    asm volatile("ld.relaxed.sys.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p)
-                 : "memory");
-    return v;
-}
 
 /* Block b streams its own contiguous slice (like one executor block on one op),
  * threads striding by blockDim, U 16-byte loads in flight per thread; SYS: with

@@ -183,9 +183,7 @@ void ar_validate_refs_free(ar_refs_t *refs) {
 
 const char *ar_validate_refs_dir(void) {
     static char buf[1024];
-    const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, sizeof buf, "%s/validate/refs", env && env[0] ? env : ARSIM_DATADIR);
-    return buf;
+    return ar_data_path("validate/refs", buf, sizeof buf);
 }
 
 /* ---- sweep-shaped rows ---- */

@@ -72,7 +72,8 @@ typedef struct ar_backend_ops_s {
      * AR_ELIMIT (too large: larger sizes will not fit either) or AR_EINVAL (never) with
      * the reason in err. NULL: no limit beyond what running finds. */
     int (*fits)(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err);
-    /* topo outlives the backend. */
+    /* topo outlives the backend. Optional: without open (and close) the backend is a
+     * plain ar_backend_t of the topology, allocated and freed by the registry. */
     int (*open)(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err);
     /* Optional: per-plan set-up (allocation, upload) before execute. */
     int (*prepare)(ar_backend_t *be, const ar_plan_t *plan, const ar_run_opts_t *opts,

@@ -12,6 +12,13 @@ extern "C" {
 double ar_now_s(void);
 /* The current UTC time as 2026-11-25T19:26:54Z. */
 void ar_utc_date(char *buf, size_t len);
+/* Room for element n of the array *arrayp (elements of elem bytes, *cap of them): when
+ * n == *cap the array doubles (16 elements first). AR_OK, or AR_ENOMEM with the array as
+ * it was. */
+int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem);
+/* The path of a data folder (model, topologies, validate/refs ...): under ARSIM_DATADIR
+ * when set, else the build's source tree. */
+const char *ar_data_path(const char *sub, char *buf, size_t len);
 /* The median of v[0..n) (0 when n is 0), the mean of the middle two for even n; v is
  * sorted in place. */
 double ar_median(double *v, size_t n);
