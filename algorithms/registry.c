@@ -2,30 +2,21 @@
 #include <string.h>
 #include "algorithms/internal.h"
 
-static const ar_algo_t algo_ring = {
-    .name = "ring", .alias = NULL, .build = ar__build_ring,
-    .summary = "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"};
-static const ar_algo_t algo_torus2d = {
-    .name = "torus2d", .alias = NULL, .build = ar__build_torus2d,
-    .summary = "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X"};
-static const ar_algo_t algo_mesh2d = {
-    .name = "mesh2d", .alias = NULL, .build = ar__build_mesh2d,
-    .summary = "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"};
-static const ar_algo_t algo_oneshot = {
-    .name = "1stage", .alias = "oneshot", .build = ar__build_oneshot,
-    .summary = "every rank pushes its input to every peer and reduces locally"};
-static const ar_algo_t algo_twoshot = {
-    .name = "2stage", .alias = "twoshot", .build = ar__build_twoshot,
-    .summary = "reduce-scatter (rank r reduces slice r from all peers) then all-gather"};
-static const ar_algo_t algo_center_root = {
-    .name = "center_root", .alias = NULL, .build = ar__build_center_root,
-    .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"};
-static const ar_algo_t algo_naive = {
-    .name = "naive", .alias = NULL, .build = ar__build_naive,
-    .summary = "no P2P: stage through host memory"};
+/* name, alias, builder, one line for `arsim list algos` */
+#define ALGO(n, a, fn, what) {.name = n, .alias = a, .build = fn, .summary = what}
+static const ar_algo_t table[] = {
+    ALGO("ring", NULL, ar__build_ring, "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
+    ALGO("torus2d", NULL, ar__build_torus2d, "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X"),
+    ALGO("mesh2d", NULL, ar__build_mesh2d, "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"),
+    ALGO("1stage", "oneshot", ar__build_oneshot, "every rank pushes its input to every peer and reduces locally"),
+    ALGO("2stage", "twoshot", ar__build_twoshot, "reduce-scatter (rank r reduces slice r from all peers) then all-gather"),
+    ALGO("center_root", NULL, ar__build_center_root, "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"),
+    ALGO("naive", NULL, ar__build_naive, "no P2P: stage through host memory"),
+};
+#undef ALGO
 
-static const ar_algo_t *const algos[] = {&algo_ring, &algo_torus2d, &algo_mesh2d, &algo_oneshot,
-                                         &algo_twoshot, &algo_center_root, &algo_naive, NULL};
+static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table[3],
+                                         &table[4], &table[5], &table[6], NULL};
 
 const ar_algo_t *const *ar_algo_all(void) { return algos; }
 

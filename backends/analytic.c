@@ -297,9 +297,6 @@ out:
 }
 
 const ar_backend_ops_t ar_analytic_backend = {
-    .name = "analytic",
+    .name = "analytic", .caps = AR_BACKEND_MODEL, .fits = ar__backend_model_fits, .execute = analytic_execute,
     .summary = "contention-free critical path from the model's per-op costs",
-    .caps = AR_BACKEND_MODEL,
-    .fits = ar__backend_model_fits,
-    .execute = analytic_execute,
 };

@@ -258,9 +258,6 @@ static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer
 }
 
 const ar_backend_ops_t ar_ref_backend = {
-    .name = "ref",
+    .name = "ref", .caps = AR_BACKEND_DATA, .fits = ref_fits, .execute = ref_execute,
     .summary = "executes the plan on host memory with real data; float64 check",
-    .caps = AR_BACKEND_DATA,
-    .fits = ref_fits,
-    .execute = ref_execute,
 };

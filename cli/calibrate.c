@@ -67,14 +67,10 @@ static int pair_links(const ar_topo_t *t) {
 
 int ar_cli_calibrate(int argc, char **argv) {
     static const struct option lo[] = {
-        {"out", required_argument, NULL, C_OUT},
-        {"gpus", required_argument, NULL, C_GPUS},
-        {"threads", required_argument, NULL, C_THREADS},
-        {"unroll", required_argument, NULL, C_UNROLL},
-        {"reps", required_argument, NULL, C_REPS},
-        {"link-from", required_argument, NULL, C_LINK_FROM},
-        {"name", required_argument, NULL, C_NAME},
-        {"launch-wide", no_argument, NULL, C_LAUNCH_WIDE},
+        {"out", required_argument, NULL, C_OUT}, {"gpus", required_argument, NULL, C_GPUS},
+        {"threads", required_argument, NULL, C_THREADS}, {"unroll", required_argument, NULL, C_UNROLL},
+        {"reps", required_argument, NULL, C_REPS}, {"link-from", required_argument, NULL, C_LINK_FROM},
+        {"name", required_argument, NULL, C_NAME}, {"launch-wide", no_argument, NULL, C_LAUNCH_WIDE},
         {"raw", required_argument, NULL, C_RAW},
         {0, 0, 0, 0},
     };

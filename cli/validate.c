@@ -175,14 +175,10 @@ static int refs_run(const ar_cli_opts_t *o, const val_ctx_t *cx) {
 
 int ar_cli_validate(int argc, char **argv) {
     static const struct option lo[] = {
-        {"refs", no_argument, NULL, V_REFS},
-        {"refs-dir", required_argument, NULL, V_REFS_DIR},
-        {"measure-only", no_argument, NULL, V_MEASURE_ONLY},
-        {"measured", required_argument, NULL, V_MEASURED},
-        {"out", required_argument, NULL, V_OUT},
-        {"summary", required_argument, NULL, V_SUMMARY},
-        {"placements", required_argument, NULL, V_PLACEMENTS},
-        {"time-limit", required_argument, NULL, V_TIME_LIMIT},
+        {"refs", no_argument, NULL, V_REFS}, {"refs-dir", required_argument, NULL, V_REFS_DIR},
+        {"measure-only", no_argument, NULL, V_MEASURE_ONLY}, {"measured", required_argument, NULL, V_MEASURED},
+        {"out", required_argument, NULL, V_OUT}, {"summary", required_argument, NULL, V_SUMMARY},
+        {"placements", required_argument, NULL, V_PLACEMENTS}, {"time-limit", required_argument, NULL, V_TIME_LIMIT},
         {"predict-with", required_argument, NULL, V_PREDICT_BACKEND},
         {0, 0, 0, 0},
     };

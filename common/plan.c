@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/plan.h"
+#include "arsim/util.h"
 
 typedef struct chan_build_s {
     ar_op_t *ops;
@@ -171,11 +172,7 @@ void ar_plan_free(ar_plan_t *p) {
         for (int i = 0; i < p->nranks * p->nchannels; i++) free(cb[i].ops);
         free(p->build);
     }
-    free(p->chans);
-    free(p->ops);
-    free(p->srcs);
-    free(p->per_epoch);
-    free(p);
+    AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
 }
 
 uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf) {

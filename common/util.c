@@ -45,3 +45,7 @@ const char *ar_data_path(const char *sub, char *buf, size_t len) {
     snprintf(buf, len, "%s/%s", env && env[0] ? env : ARSIM_DATADIR, sub);
     return buf;
 }
+
+void ar_free_each(void *const *p, size_t n) {
+    for (size_t i = 0; i < n; i++) free(p[i]);
+}

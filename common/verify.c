@@ -831,18 +831,8 @@ static void teardown(vs_t *v) {
     free(v->ra);
     if (v->sp)
         for (int i = 0; i < v->nsp; i++) free(v->sp[i].s);
-    free(v->sp);
-    free(v->vc);
-    free(v->pc);
-    free(v->arrived);
-    free(v->snd);
-    free(v->flag_first);
-    free(v->flag_n);
-    free(v->op_sender);
-    free(v->snap);
-    free(v->xc);
-    free(v->pc_src[0]);
-    free(v->pc_src[1]);
+    AR_FREE_EACH(v->sp, v->vc, v->pc, v->arrived, v->snd, v->flag_first, v->flag_n, v->op_sender, v->snap, v->xc,
+                 v->pc_src[0], v->pc_src[1]);
     free(v->pc_out);
     if (v->red)
         for (int j = 0; j <= v->P; j++) free(v->red[j]);

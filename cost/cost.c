@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include "arsim/util.h"
 #include "cost/internal.h"
 
 #define MAX_DEV_TOUCH 64  /* devices whose memory one op touches, beyond which we merge */
@@ -332,11 +333,7 @@ int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *
 }
 
 void ar_cost_cross_free(ar_cost_cross_t *x) {
-    free(x->now);
-    free(x->before);
-    free(x->since);
-    free(x->dev_first);
-    free(x->dev_chans);
+    AR_FREE_EACH(x->now, x->before, x->since, x->dev_first, x->dev_chans);
     memset(x, 0, sizeof *x);
 }
 
@@ -441,10 +438,7 @@ nomem:
 
 void ar_cost_warm_free(ar_cost_warm_t *w) {
     for (int i = 0; w->stamp && i < w->nbufs; i++) free(w->stamp[i]);
-    free(w->stamp);
-    free(w->clock);
-    free(w->page);
-    free(w->npage);
+    AR_FREE_EACH(w->stamp, w->clock, w->page, w->npage);
     memset(w, 0, sizeof *w);
 }
 

@@ -42,11 +42,8 @@ static void free_gpu_plans(ar__cuda_t *be) {
     for (int i = 0; i < be->nused; i++) {
         ar__gpu_plan_t *g = &be->g[i];
         cudaSetDevice(be->used[i]);
-        cudaFree(g->d_ops);
-        cudaFree(g->d_srcs);
-        cudaFree(g->d_blocks);
-        cudaFree(g->d_epochs);
-        cudaFree(g->d_stamps);
+        void *const owned[] = {g->d_ops, g->d_srcs, g->d_blocks, g->d_epochs, g->d_stamps};
+        for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++) cudaFree(owned[k]);
         memset(g, 0, sizeof *g);
     }
     be->plan = NULL;
@@ -742,11 +739,7 @@ static int cuda_backend_open(const ar_topo_t *topo, ar_backend_t **out, ar_error
 }
 
 const ar_backend_ops_t ar_cuda_backend = {
-    .name = "cuda",
+    .name = "cuda", .caps = AR_BACKEND_DATA | AR_BACKEND_HARDWARE,
+    .open = cuda_backend_open, .prepare = cuda_prepare, .execute = cuda_execute, .close = cuda_close,
     .summary = "the plan executor on this machine's NVIDIA GPUs (one process, peer access, CUDA)",
-    .caps = AR_BACKEND_DATA | AR_BACKEND_HARDWARE,
-    .open = cuda_backend_open,
-    .prepare = cuda_prepare,
-    .execute = cuda_execute,
-    .close = cuda_close,
 };

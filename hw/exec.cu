@@ -118,6 +118,20 @@ template <bool PAR> __device__ __forceinline__ void *fixp(void *p, uint64_t par)
     return (void *)((u & ~(uintptr_t)1) + ((u & 1) ? par : 0));
 }
 
+/* Element i of a COPY (k == 1) or REDUCE of k sources, by one thread. */
+template <int DT, bool SYS, bool PAR>
+__device__ __forceinline__ void elem_op(typename Elt<DT>::raw *dst, void *const *src_, uint64_t par, int k,
+                                        uint64_t i) {
+    typedef typename Elt<DT>::raw raw;
+    if (k == 1) {
+        dst[i] = ld_elt<DT, SYS>((const raw *)fixp<PAR>(src_[0], par) + i);
+        return;
+    }
+    float acc = 0.f;
+    for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)fixp<PAR>(src_[j], par) + i));
+    dst[i] = Elt<DT>::from_f(acc);
+}
+
 /* COPY / REDUCE over n elements by the whole block. */
 template <int DT, bool SYS, bool PAR>
 __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
@@ -135,13 +149,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
 
     if (!same) { /* element-wise: pointers disagree on alignment */
         for (uint64_t i = tid; i < n; i += nth) {
-            if (k == 1) {
-                dst[i] = ld_elt<DT, SYS>((const raw *)src(0) + i);
-            } else {
-                float acc = 0.f;
-                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src(j) + i));
-                dst[i] = Elt<DT>::from_f(acc);
-            }
+            elem_op<DT, SYS, PAR>(dst, src_, par, k, i);
         }
         return;
     }
@@ -158,13 +166,7 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
         if ((uint64_t)tid < head) i = tid;
         else if ((uint64_t)tid - head < ntail) i = tail_at + ((uint64_t)tid - head);
         if (i != UINT64_MAX) {
-            if (k == 1) {
-                dst[i] = ld_elt<DT, SYS>((const raw *)src(0) + i);
-            } else {
-                float acc = 0.f;
-                for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)src(j) + i));
-                dst[i] = Elt<DT>::from_f(acc);
-            }
+            elem_op<DT, SYS, PAR>(dst, src_, par, k, i);
         }
     }
     if (!nvec) return;

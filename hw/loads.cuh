@@ -14,16 +14,18 @@ __device__ __forceinline__ uint4 ld_sys(const uint4 *p) {
                  : "memory");
     return v;
 }
-__device__ __forceinline__ uint32_t ld_sys(const uint32_t *p) {
-    uint32_t v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ uint16_t ld_sys(const uint16_t *p) {
-    uint16_t v;
-    asm volatile("ld.relaxed.sys.global.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-    return v;
-}
+/* A scalar load by one PTX instruction (reg: the operand's register class). */
+#define AR_HW_LOAD(name, T, insn, reg)                                                      \
+    __device__ __forceinline__ T name(const T *p) {                                         \
+        T v;                                                                                \
+        asm volatile(insn " %0, [%1];" : "=" reg(v) : "l"(p) : "memory");                   \
+        return v;                                                                           \
+    }
+AR_HW_LOAD(ld_sys, uint32_t, "ld.relaxed.sys.global.u32", "r")
+AR_HW_LOAD(ld_sys, uint16_t, "ld.relaxed.sys.global.u16", "h")
+/* Flags: an acquire across the system, and a load that bypasses every cache. */
+AR_HW_LOAD(ld_acquire, unsigned long long, "ld.acquire.sys.global.u64", "l")
+AR_HW_LOAD(ld_volatile, unsigned long long, "ld.volatile.global.u64", "l")
 
 template <typename T> __device__ __forceinline__ T ld_l2(const T *p) { return __ldcg(p); }
 template <> __device__ __forceinline__ uint16_t ld_l2(const uint16_t *p) {

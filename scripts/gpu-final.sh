@@ -9,12 +9,7 @@
 # About 150 s of commands: every step has its own timeout and the sweeps stop when
 # FINAL_BUDGET_S (default 140) seconds have gone. The short table comes last.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-$top/out/gpu}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-a="$top/.devcarry/arsim"
-[ -x "$a" ] || { echo "no $a: run 'scripts/gpu-check.sh build' first"; exit 2; }
+. "$(dirname "$0")/gpu-env.sh"
 T0=$(date +%s)
 left() { [ $(( $(date +%s) - T0 )) -lt "${FINAL_BUDGET_S:-140}" ]; }
 b() { left && timeout 25 "$a" bench --backend cuda --no-nccl --dtype bf16 "$@"; }

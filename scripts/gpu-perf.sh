@@ -5,12 +5,8 @@
 # after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu), a short
 # table last.   scripts/gpu-perf.sh [all|sweep|auto|quick|final]
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-$top/out/gpu}
 what=${1:-all}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-a="$top/.devcarry/arsim"
+. "$(dirname "$0")/gpu-env.sh"
 b() { timeout 60 "$a" bench --backend cuda --no-nccl "$@"; }
 status=0
 T0=$(date +%s)

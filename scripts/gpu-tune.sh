@@ -3,11 +3,7 @@
 # of a small run (launch + barrier, launch + one local copy). Run on the GPU
 # machine after `scripts/gpu-check.sh build` here; logs to $OUT (or out/gpu).
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-$top/out/gpu}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-a="$top/.devcarry/arsim"
+. "$(dirname "$0")/gpu-env.sh"
 for c in 1 2 4 8 16; do
     timeout 100 "$a" bench --backend cuda --no-nccl --algo 1stage,x-barrier,x-local --channels "$c" --size 8K:2M
 done >"$out/sweep_1stage.txt" 2>&1

@@ -19,29 +19,21 @@
 #include "sim/internal.h"
 #include "arsim/util.h"
 
-static int write_all(int fd, const void *buf, size_t n) {
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n) {
+/* All n bytes through read or write (io), across short transfers and signals. */
+static int xfer_all(ssize_t (*io)(int, void *, size_t), int fd, void *buf, size_t n) {
     char *p = buf;
     while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        p += r;
-        n -= (size_t)r;
+        ssize_t k = io(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
     }
     return 0;
 }
+static ssize_t write_io(int fd, void *buf, size_t n) { return write(fd, buf, n); }
+static int write_all(int fd, const void *buf, size_t n) { return xfer_all(write_io, fd, (void *)buf, n); }
+static int read_all(int fd, void *buf, size_t n) { return xfer_all(read, fd, buf, n); }
 
 /* What the child sends: status, error, result, then nlinks link stats. */
 typedef struct reply_s {
@@ -156,9 +148,6 @@ static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
 }
 
 const ar_backend_ops_t ar_sim_backend = {
-    .name = "sim",
+    .name = "sim", .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION, .fits = ar__backend_model_fits, .execute = sim_execute,
     .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
-    .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION,
-    .fits = ar__backend_model_fits,
-    .execute = sim_execute,
 };

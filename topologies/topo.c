@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arsim/util.h"
 #include "topologies/internal.h"
 
 static const char *const kind_names[] = {"custom", "ring_1d", "torus_2d", "mesh_2d", "full",
@@ -45,12 +46,7 @@ const char *ar__topo_default_model(ar_topo_kind_t k) {
 
 void ar_topo_free(ar_topo_t *t) {
     if (!t) return;
-    free(t->nodes);
-    free(t->links);
-    free(t->placement);
-    free(t->next_hop);
-    free(t->next_link);
-    free(t->hops);
+    AR_FREE_EACH(t->nodes, t->links, t->placement, t->next_hop, t->next_link, t->hops);
     ar_model_free(t->model);
     free(t);
 }

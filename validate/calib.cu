@@ -56,16 +56,6 @@ __device__ __forceinline__ u64 gtimer() {
 __device__ __forceinline__ void st_release(u64 *p, u64 v) {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ u64 ld_acquire(const u64 *p) {
-    u64 v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ u64 ld_volatile(const u64 *p) {
-    u64 v;
-    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
 
 /* ---- kernels ---- */
 

@@ -91,24 +91,18 @@ static int refs_from_csv(ar_csv_t *c, ar_refs_t *refs, ar_error_t *err) {
         AR_TRY(copy_field(x->system, sizeof x->system, c, r, idx[1], "system", err));
         AR_TRY(copy_field(x->topology, sizeof x->topology, c, r, idx[2], "topology", err));
         AR_TRY(copy_field(x->algorithm, sizeof x->algorithm, c, r, idx[3], "algorithm", err));
+        /* dtype, bytes and buffer kind may be left empty: not given */
         const char *v = c->rows[r][idx[4]];
-        if (v[0]) {
-            if (ar_dtype_parse(v, &x->dtype) != AR_OK)
-                return field_err(c, r, idx[4], err, "%s: unknown dtype '%s' (bf16, fp16, fp32)",
-                                 "dtype", v);
-            x->has_dtype = 1;
-        }
+        if (v[0] && ar_dtype_parse(v, &x->dtype) != AR_OK)
+            return field_err(c, r, idx[4], err, "%s: unknown dtype '%s' (bf16, fp16, fp32)", "dtype", v);
+        x->has_dtype = v[0] != 0;
         v = c->rows[r][idx[5]];
         if (v[0] && (parse_u64(v, &x->bytes) != AR_OK || x->bytes == 0))
-            return field_err(c, r, idx[5], err, "%s: '%s' is not a positive whole number of bytes",
-                             "bytes", v);
+            return field_err(c, r, idx[5], err, "%s: '%s' is not a positive whole number of bytes", "bytes", v);
         v = c->rows[r][idx[6]];
-        if (v[0]) {
-            if (ar_mem_parse(v, &x->buffer) != AR_OK)
-                return field_err(c, r, idx[6], err, "%s: unknown buffer kind '%s' (tcm, sram, hbm)",
-                                 "buffer_kind", v);
-            x->has_buffer = 1;
-        }
+        if (v[0] && ar_mem_parse(v, &x->buffer) != AR_OK)
+            return field_err(c, r, idx[6], err, "%s: unknown buffer kind '%s' (tcm, sram, hbm)", "buffer_kind", v);
+        x->has_buffer = v[0] != 0;
         v = c->rows[r][idx[7]];
         if (parse_pos(v, &x->latency_us) != AR_OK)
             return field_err(c, r, idx[7], err, "%s: '%s' is not a positive finite number of us",

@@ -19,6 +19,9 @@ int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem);
 /* The path of a data folder (model, topologies, validate/refs ...): under ARSIM_DATADIR
  * when set, else the build's source tree. */
 const char *ar_data_path(const char *sub, char *buf, size_t len);
+/* free() each of the n pointers: for a struct's owned arrays, released together. */
+void ar_free_each(void *const *p, size_t n);
+#define AR_FREE_EACH(...) ar_free_each((void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
 /* The median of v[0..n) (0 when n is 0), the mean of the middle two for even n; v is
  * sorted in place. */
 double ar_median(double *v, size_t n);
