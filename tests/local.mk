@@ -23,3 +23,9 @@ AM_TESTS_FD_REDIRECT = 9>&2
 # Predictions hold still (tests/data/predictions: regenerate only on purpose).
 TESTS += tests/predictions.sh
 EXTRA_DIST += tests/predictions.sh
+# Rooms import only what docs/ARCHITECTURE.md allows.
+TESTS += tests/rooms.sh
+EXTRA_DIST += tests/rooms.sh
+# Docs generated from the code's tables stay equal to them.
+TESTS += tests/docs.sh
+EXTRA_DIST += tests/docs.sh
