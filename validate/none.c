@@ -10,10 +10,11 @@
 
 int ar_hw_bench_available(ar_error_t *err) { return AR_ERR(err, AR_ENOTSUP, NO_CUDA); }
 
-int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, FILE *out, int *wrong, ar_error_t *err) {
+int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_bench_sink_t *sink, int *wrong,
+                ar_error_t *err) {
     (void)topo;
     (void)o;
-    (void)out;
+    (void)sink;
     if (wrong) *wrong = 0;
     return AR_ERR(err, AR_ENOTSUP, NO_CUDA);
 }
