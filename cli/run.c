@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "arsim/out.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
 
@@ -22,8 +23,10 @@ typedef struct run_state_s {
     const char *who;            /* "arsim run" or "arsim": prefix of notes on stderr */
     ar_cli_opts_t *o;
     int study;                  /* the default study: say what it is in the header */
-    FILE *csv, *json;
+    ar_out_t csv, json;         /* --csv, --json (f NULL when not asked) */
+    FILE *table;                /* the table: stdout, or stderr when a file goes there (-) */
     int json_rows;
+    int write_failed;           /* said once; the outputs keep their whole rows */
     int progress;               /* stderr is a terminal */
     int done, total;
     int rows;                   /* rows printed */
@@ -31,10 +34,28 @@ typedef struct run_state_s {
     int failed;                 /* a run failed in a study that went on: the exit status */
 } run_state_t;
 
-static int open_out(const char *cmd, const char *flag, const char *path, FILE **f) {
-    *f = fopen(path, "w");
-    if (!*f) return ar_cli_fail(cmd, "%s '%s': cannot write: %s", flag, path, strerror(errno));
+static int open_out(const char *cmd, const char *flag, const char *path, ar_out_t *out) {
+    char label[160];
+    ar_error_t err;
+    snprintf(label, sizeof label, "%s %s", flag, path);
+    if (ar_out_open(out, label, path, &err) != AR_OK) return ar_cli_fail_err(cmd, &err);
     return AR_CLI_OK;
+}
+
+/* A row's line in each output asked for, checked: 0, or 1 after naming the file (a
+ * write failed: what was computed before it is whole on disk). */
+static int write_row(run_state_t *s, const ar_row_t *row) {
+    ar_error_t err;
+    if (s->csv.f) {
+        ar_row_csv(s->csv.f, row);
+        if (ar_out_flush(&s->csv, &err) != AR_OK) return (ar_cli_fail_err(s->cmd, &err), 1);
+    }
+    if (s->json.f) {
+        ar_cli_json_row(s->json.f, row, s->json_rows == 0);
+        s->json_rows++;
+        if (ar_out_flush(&s->json, &err) != AR_OK) return (ar_cli_fail_err(s->cmd, &err), 1);
+    }
+    return 0;
 }
 
 static void progress(run_state_t *s, const char *algo, uint64_t bytes) {
@@ -94,7 +115,7 @@ static int backend_checks(const char *b) {
 
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
                    ar_mem_t buffer, int channels, uint64_t chunk) {
-    FILE *f = stdout;
+    FILE *f = s->table;
     char ch[32] = "default", ck[32] = "default";
     if (channels > 0) snprintf(ch, sizeof ch, "%d", channels);
     if (chunk > 0) ar_size_format(chunk, ck, sizeof ck);
@@ -196,9 +217,9 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 if (o->dump_plan) {
                     progress_clear(s);
-                    printf("# plan %s, %s %s, %d ranks\n", aname, sz, ar_dtype_name(dt), co.plan->nranks);
-                    ar_plan_dump(co.plan, stdout);
-                    fflush(stdout);
+                    fprintf(s->table, "# plan %s, %s %s, %d ranks\n", aname, sz, ar_dtype_name(dt), co.plan->nranks);
+                    ar_plan_dump(co.plan, s->table);
+                    fflush(s->table);
                 }
                 int xrc = ar_case_execute(&c, &co, &err);
                 progress_clear(s);
@@ -229,11 +250,15 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 const ar_row_t row = co.row;
                 const ar_result_t res = co.res;
-                ar_cli_table_row(stdout, &row, o->check);
-                if (o->breakdown) ar_cli_breakdown(stdout, t, &res);
-                fflush(stdout);
-                if (s->csv) { ar_row_csv(s->csv, &row); fflush(s->csv); }
-                if (s->json) { ar_cli_json_row(s->json, &row, s->json_rows == 0); s->json_rows++; fflush(s->json); }
+                ar_cli_table_row(s->table, &row, o->check);
+                if (o->breakdown) ar_cli_breakdown(s->table, t, &res);
+                fflush(s->table);
+                if (write_row(s, &row)) {
+                    ar_case_out_free(&co);
+                    s->write_failed = 1;
+                    rc = 1;
+                    goto out;
+                }
                 s->rows++;
                 s->done++;
                 if (res.checked && !res.check_ok) {
@@ -272,24 +297,36 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
             rc = ar_cli_fail(cmd, "--check needs a backend that moves real data, %s (not '%s')", which, o.backends[i]);
             goto out;
         }
+    s.table = stdout;
+    if (o.csv && o.json && ar_out_same(o.csv, o.json)) {
+        rc = ar_cli_fail(cmd, "--csv and --json name the same file '%s'", o.csv);
+        goto out;
+    }
     if (o.csv && (rc = open_out(cmd, "--csv", o.csv, &s.csv))) goto out;
     if (o.json && (rc = open_out(cmd, "--json", o.json, &s.json))) goto out;
-    if (s.csv) ar_row_csv_header(s.csv);
-    if (s.json) ar_cli_json_begin(s.json);
+    if (s.csv.f == stdout || s.json.f == stdout) s.table = stderr; /* the file is on stdout */
+    if (s.csv.f) ar_row_csv_header(s.csv.f);
+    if (s.json.f) ar_cli_json_begin(s.json.f);
     s.total = o.nbackends * o.ntopos * o.nbuffers * o.nchannels * o.nchunks * o.ndtypes *
               o.nalgos * ar_cli_nsizes(&o);
 
     for (int b = 0; b < o.nbackends && !rc; b++)
         for (int t = 0; t < o.ntopos && !rc; t++) {
-            if (b || t) putchar('\n');
+            if (b || t) fputc('\n', s.table);
             rc = run_topo(&s, o.backends[b], o.topos[t]);
         }
     if (!rc && s.failed) rc = s.failed;
     if (!rc && s.rows == 0) rc = ar_cli_fail(cmd, "no algorithm fits the selected topology");
     if (!rc && s.check_failed) rc = 1;
 out:
-    if (s.json) { ar_cli_json_end(s.json); fclose(s.json); }
-    if (s.csv) fclose(s.csv);
+    {
+        ar_error_t err;
+        if (s.json.f) {
+            ar_cli_json_end(s.json.f);
+            if (ar_out_close(&s.json, &err) != AR_OK && !s.write_failed) rc = (ar_cli_fail_err(cmd, &err), 1);
+        }
+        if (s.csv.f && ar_out_close(&s.csv, &err) != AR_OK && !s.write_failed) rc = (ar_cli_fail_err(cmd, &err), 1);
+    }
     ar_cli_opts_free(&o);
     return rc;
 }

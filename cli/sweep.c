@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "arsim/out.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
 #include "arsim/util.h"
@@ -161,10 +162,12 @@ static int json_row(const ar_csv_line_t *l, void *vctx) {
 }
 
 static int write_json(const char *cmd, const char *csv, const char *path) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
+    ar_out_t out;
+    ar_error_t err;
+    char label[160];
+    snprintf(label, sizeof label, "--json %s", path);
+    if (ar_out_open(&out, label, path, &err) != AR_OK) return ar_cli_fail_err(cmd, &err);
+    FILE *f = out.f;
     json_ctx_t j = {.f = f};
     char header[512];
     snprintf(header, sizeof header, "%s", ar_row_csv_columns);
@@ -173,9 +176,8 @@ static int write_json(const char *cmd, const char *csv, const char *path) {
     fputs("[\n", f);
     int rc = csv_read(cmd, csv, json_row, &j, NULL);
     fputs(j.rows ? "\n]\n" : "]\n", f);
-    if (fclose(f) != 0 && !rc) rc = ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
-    if (!rc && rename(tmp, path) != 0) rc = ar_cli_fail(cmd, "--json %s: %s", path, strerror(errno));
-    if (rc) unlink(tmp);
+    if (rc) ar_out_abort(&out);
+    else if (ar_out_close(&out, &err) != AR_OK) rc = (ar_cli_fail_err(cmd, &err), 1);
     return rc;
 }
 
@@ -621,8 +623,9 @@ static int merge_row(const ar_csv_line_t *l, void *ctx) {
 
 int ar_cli_merge(int argc, char **argv) {
     const char *out = NULL;
-    const char *in[1024];
+    const char **in = argc > 1 ? malloc((size_t)argc * sizeof *in) : NULL; /* any number of inputs */
     int nin = 0;
+    if (argc > 1 && !in) return ar_cli_fail("merge", "out of memory");
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) {
             if (i + 1 >= argc) return ar_cli_fail("merge", "%s needs a file", argv[i]);
@@ -634,27 +637,38 @@ int ar_cli_merge(int argc, char **argv) {
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return ar_cli_fail("merge", "unknown option '%s'", argv[i]);
-        } else if (nin < 1024) {
+        } else {
             in[nin++] = argv[i];
         }
     }
-    if (!out) return ar_cli_fail("merge", "-o FILE.csv is required");
-    if (nin == 0) return ar_cli_fail("merge", "no input CSV");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+    int rc = 0;
+    if (!out) rc = ar_cli_fail("merge", "-o FILE.csv is required");
+    else if (nin == 0) rc = ar_cli_fail("merge", "no input CSV");
+    for (int i = 0; i < nin && !rc; i++)
+        if (ar_out_same(in[i], out)) rc = ar_cli_fail("merge", "-o %s: it is also an input", out);
+    if (rc) {
+        free(in);
+        return rc;
+    }
     merge_t m;
     memset(&m, 0, sizeof m);
-    m.out = fopen(tmp, "w");
-    if (!m.out) return ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
+    ar_out_t o;
+    ar_error_t err;
+    char label[160];
+    snprintf(label, sizeof label, "-o %s", out);
+    if (ar_out_open(&o, label, out, &err) != AR_OK) {
+        free(in);
+        return ar_cli_fail_err("merge", &err);
+    }
+    m.out = o.f;
     ar_row_csv_header(m.out);
-    int rc = 0;
     for (int i = 0; i < nin && !rc; i++) rc = csv_read("merge", in[i], merge_row, &m, NULL);
-    if (fclose(m.out) != 0 && !rc) rc = ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
-    if (!rc && rename(tmp, out) != 0) rc = ar_cli_fail("merge", "-o %s: %s", out, strerror(errno));
-    if (rc) unlink(tmp);
-    else
+    if (rc) ar_out_abort(&o);
+    else if (ar_out_close(&o, &err) != AR_OK) rc = (ar_cli_fail_err("merge", &err), 1);
+    if (!rc)
         fprintf(stderr, "arsim merge: %ld rows from %d files into %s (%ld duplicates dropped)\n", m.rows,
                 nin, out, m.dups);
     keyset_free(&m.seen);
+    free(in);
     return rc;
 }
