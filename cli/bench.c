@@ -146,12 +146,12 @@ int ar_cli_bench(int argc, char **argv) {
     } else {
         for (uint64_t s = 8 << 10; s <= (1ull << 30); s *= 2) sizes[nsizes++] = s;
     }
-    FILE *csv = NULL;
-    if (o.csv && !(csv = fopen(o.csv, "w"))) {
-        rc = ar_cli_fail("bench", "--csv '%s': cannot write: %s", o.csv, strerror(errno));
+    ar_out_t csvo = {0};
+    if (o.csv && (rc = ar_cli_out_open("bench", "--csv", o.csv, &csvo)) != AR_CLI_OK) {
         ar_topo_free(topo);
         goto out;
     }
+    FILE *csv = csvo.f;
     ar_hw_bench_opts_t bo = {
         .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = o.dtypes[0],
         .channels = o.nchannels ? o.channels[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
@@ -165,10 +165,12 @@ int ar_cli_bench(int argc, char **argv) {
     if (csv) ar_bench_csv_header(csv);
     const ar_bench_sink_t sink = {.row = out_row, .note = out_note, .ctx = &out};
     int brc = ar_hw_bench(topo, &bo, &sink, &wrong, &err);
-    if (csv) fclose(csv);
     ar_topo_free(topo);
     if (brc != AR_OK) rc = ar_cli_fail_err("bench", &err);
     else rc = wrong ? 1 : 0;
+    /* every row measured is kept, a wrong one too */
+    const int wrc = ar_cli_out_close("bench", &csvo, 0);
+    if (!rc) rc = wrc;
 out:
     ar_cli_opts_free(&o);
     free(av);

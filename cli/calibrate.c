@@ -99,8 +99,6 @@ int ar_cli_calibrate(int argc, char **argv) {
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
     if (rc) { ar_cli_opts_free(&o); return rc; }
     ar_topo_t *t = NULL;
-    FILE *f = NULL;
-    char *tmp = NULL;
     if (o.backend_given && (o.nbackends != 1 || !ar_cli_backend_can(o.backends[0], AR_BACKEND_HARDWARE))) {
         rc = ar_cli_fail("calibrate", "--backend %s: calibration runs micro-benchmarks on the cuda "
                                       "backend only (--backend cuda)", o.backends[0]);
@@ -143,63 +141,44 @@ int ar_cli_calibrate(int argc, char **argv) {
         rc = ar_cli_fail_err("calibrate", &err);
         goto out;
     }
-    /* Write to a temporary name, then rename: a half-written model never exists. */
-    size_t tl = strlen(cx.out) + 8;
-    tmp = malloc(tl);
-    if (!tmp) { rc = ar_cli_fail("calibrate", "out of memory"); goto out; }
-    snprintf(tmp, tl, "%s.tmp", cx.out);
-    f = fopen(tmp, "w");
-    if (!f) {
-        rc = ar_cli_fail("calibrate", "-o '%s': cannot write: %s", cx.out, strerror(errno));
+    /* Through a temporary renamed into place (arsim/out.h): a half-written model never exists. */
+    if (cx.raw && ar_out_same(cx.out, cx.raw)) {
+        rc = ar_cli_fail("calibrate", "-o and --raw name the same file '%s'", cx.out);
         goto out;
     }
+    ar_out_t mo = {0};
+    if ((rc = ar_cli_out_open("calibrate", "-o", cx.out, &mo))) goto out;
     ar_calib_fit_t fit = {name, cx.link_from, pair_links(t), cx.launch_wide};
-    if (ar_validate_calib_write(f, &cal, &fit, &err) != AR_OK) {
-        fclose(f);
-        f = NULL;
-        unlink(tmp);
+    if (ar_validate_calib_write(mo.f, &cal, &fit, &err) != AR_OK || ar_out_flush(&mo, &err) != AR_OK) {
+        ar_out_abort(&mo);
         rc = ar_cli_fail_err("calibrate", &err);
         goto out;
     }
-    if (fclose(f) != 0) {
-        f = NULL;
-        unlink(tmp);
-        rc = ar_cli_fail("calibrate", "-o '%s': write failed: %s", cx.out, strerror(errno));
-        goto out;
-    }
-    f = NULL;
     /* The file must load as a model, or it is no use to anyone. */
     ar_model_t *m = NULL;
-    if (ar_model_load(tmp, &m, &err) != AR_OK) {
+    if (mo.tmp[0] && ar_model_load(mo.tmp, &m, &err) != AR_OK) {
         char buf[600];
+        ar_out_abort(&mo);
         rc = ar_cli_fail("calibrate", "internal error: the written model does not load: %s",
                          ar_error_format(&err, buf, sizeof buf));
         goto out;
     }
     ar_model_free(m);
-    if (rename(tmp, cx.out) != 0) {
-        rc = ar_cli_fail("calibrate", "-o '%s': %s", cx.out, strerror(errno));
-        goto out;
-    }
+    if ((rc = ar_cli_out_close("calibrate", &mo, 0))) goto out;
     if (cx.raw) {
-        FILE *rf = fopen(cx.raw, "w");
-        if (!rf) {
-            rc = ar_cli_fail("calibrate", "--raw '%s': cannot write: %s", cx.raw, strerror(errno));
-            goto out;
-        }
-        fprintf(rf, "# arsim calibrate: peer bandwidth against blocks (one direction, %d threads x %d "
-                    "16-byte loads per thread)\n# device: %s\n# date: %s\n", cal.threads, cal.unroll,
+        ar_out_t ro = {0};
+        if ((rc = ar_cli_out_open("calibrate", "--raw", cx.raw, &ro))) goto out;
+        fprintf(ro.f, "# arsim calibrate: peer bandwidth against blocks (one direction, %d threads x %d "
+                      "16-byte loads per thread)\n# device: %s\n# date: %s\n", cal.threads, cal.unroll,
                 cal.device, cal.date);
-        fprintf(rf, "blocks,peer_read_gbps,peer_write_gbps\n");
+        fprintf(ro.f, "blocks,peer_read_gbps,peer_write_gbps\n");
         for (int i = 0; i < cal.npoints; i++)
-            fprintf(rf, "%d,%.3f,%.3f\n", cal.blocks[i], cal.peer_read_gbps[i], cal.peer_write_gbps[i]);
-        fclose(rf);
+            fprintf(ro.f, "%d,%.3f,%.3f\n", cal.blocks[i], cal.peer_read_gbps[i], cal.peer_write_gbps[i]);
+        if ((rc = ar_cli_out_close("calibrate", &ro, 0))) goto out;
     }
     if (!o.quiet) fprintf(stderr, "calibrate: wrote %s (%.1f s of benchmarks)\n", cx.out, cal.wall_s);
     rc = 0;
 out:
-    if (f) fclose(f);
-    free(tmp);
     ar_topo_free(t);
     ar_cli_opts_free(&o);
     return rc;

@@ -65,6 +65,28 @@ int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, lon
     return *n ? AR_OK : AR_EINVAL;
 }
 
+int ar_cli_out_open(const char *cmd, const char *flag, const char *path, ar_out_t *out) {
+    char label[160];
+    ar_error_t err;
+    snprintf(label, sizeof label, "%s %s", flag, path);
+    if (ar_out_open(out, label, path, &err) != AR_OK) return ar_cli_fail_err(cmd, &err);
+    return AR_CLI_OK;
+}
+
+int ar_cli_out_close(const char *cmd, ar_out_t *out, int rc) {
+    if (!out->f) return rc;
+    if (rc && !out->failed) {
+        ar_out_abort(out);
+        return rc;
+    }
+    ar_error_t err;
+    if (ar_out_close(out, &err) != AR_OK) {
+        ar_cli_fail_err(cmd, &err);
+        return 1;
+    }
+    return rc;
+}
+
 int ar_cli_backend_can(const char *name, unsigned caps) {
     const ar_backend_ops_t *b = ar_backend_find(name);
     return b && (b->caps & caps) == caps;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include "arsim/arsim.h"
 #include "arsim/csv.h"
+#include "arsim/out.h"
 
 /* Returned by ar_cli_opts_parse besides 0 (go on) and 2 (bad input). */
 #define AR_CLI_OK   0
@@ -117,6 +118,12 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
 int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi);
 /* 1 when the backend is built and has every one of caps (AR_BACKEND_*). */
 int ar_cli_backend_can(const char *name, unsigned caps);
+
+/* Output files (arsim/out.h) for a command's flag: open names the file in one line and
+ * returns 2 when it cannot be written; close returns rc, or 1 after naming the file
+ * when the writing failed (rc already non-zero: the file is dropped, the target kept). */
+int ar_cli_out_open(const char *cmd, const char *flag, const char *path, ar_out_t *out);
+int ar_cli_out_close(const char *cmd, ar_out_t *out, int rc);
 
 /* The backend a study uses by default: "sim" when this build has it, else "analytic". */
 const char *ar_cli_default_backend(void);

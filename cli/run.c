@@ -34,14 +34,6 @@ typedef struct run_state_s {
     int failed;                 /* a run failed in a study that went on: the exit status */
 } run_state_t;
 
-static int open_out(const char *cmd, const char *flag, const char *path, ar_out_t *out) {
-    char label[160];
-    ar_error_t err;
-    snprintf(label, sizeof label, "%s %s", flag, path);
-    if (ar_out_open(out, label, path, &err) != AR_OK) return ar_cli_fail_err(cmd, &err);
-    return AR_CLI_OK;
-}
-
 /* A row's line in each output asked for, checked: 0, or 1 after naming the file (a
  * write failed: what was computed before it is whole on disk). */
 static int write_row(run_state_t *s, const ar_row_t *row) {
@@ -302,8 +294,8 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
         rc = ar_cli_fail(cmd, "--csv and --json name the same file '%s'", o.csv);
         goto out;
     }
-    if (o.csv && (rc = open_out(cmd, "--csv", o.csv, &s.csv))) goto out;
-    if (o.json && (rc = open_out(cmd, "--json", o.json, &s.json))) goto out;
+    if (o.csv && (rc = ar_cli_out_open(cmd, "--csv", o.csv, &s.csv))) goto out;
+    if (o.json && (rc = ar_cli_out_open(cmd, "--json", o.json, &s.json))) goto out;
     if (s.csv.f == stdout || s.json.f == stdout) s.table = stderr; /* the file is on stdout */
     if (s.csv.f) ar_row_csv_header(s.csv.f);
     if (s.json.f) ar_cli_json_begin(s.json.f);

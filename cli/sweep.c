@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -296,6 +298,9 @@ typedef struct parent_s {
     FILE *csv;
     long todo, finished, rows, skipped, failed, have;
     int check_failed;
+    int write_errno;    /* the CSV could not be written: the sweep stops (whole rows stay) */
+    long whole;         /* where the CSV's last whole row ends */
+    long relaunched;    /* cases a dead worker lost, run again by the parent */
     int bar;
     double t0;
     char **notes; /* distinct skip notes already printed */
@@ -336,8 +341,14 @@ static void handle(parent_t *p, const char *msg) {
     switch (msg[0]) {
     case MSG_ROW:
     case MSG_CHECK_FAIL:
-        fprintf(p->csv, "%s", msg + 2);
-        fflush(p->csv);
+        if (p->write_errno) break;
+        errno = 0;
+        if (fputs(msg + 2, p->csv) < 0 || fflush(p->csv) != 0) {
+            p->write_errno = errno ? errno : EIO;
+            interrupted = SIGTERM; /* stop the workers: nothing more can be kept */
+            break;
+        }
+        p->whole = ftell(p->csv);
         p->rows++;
         if (msg[0] == MSG_CHECK_FAIL) {
             p->check_failed = 1;
@@ -367,9 +378,12 @@ static int mine(const sweep_t *w, long i) { return i % w->shard_n == w->shard_i;
  * into a pipe (atomically: each is shorter than PIPE_BUF). */
 static int run_workers(parent_t *p) {
     sweep_t *w = p->w;
-    long *next = mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* next[0]: the next case; next[1 + j]: the case worker j is running (-1: none), so
+     * that the case of a worker that dies (the OOM killer, a crash) is not lost */
+    const size_t shared = (size_t)(w->jobs + 1) * sizeof(long);
+    long *next = mmap(NULL, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (next == MAP_FAILED) return ar_cli_fail(w->cmd, "mmap: %s", strerror(errno));
-    *next = 0;
+    for (long j = 0; j <= w->jobs; j++) next[j] = j ? -1 : 0;
     int fds[2];
     if (pipe(fds) != 0) return ar_cli_fail(w->cmd, "pipe: %s", strerror(errno));
     fflush(NULL);
@@ -387,12 +401,14 @@ static int run_workers(parent_t *p) {
                 long i = __atomic_fetch_add(next, 1, __ATOMIC_SEQ_CST);
                 if (i >= w->total) break;
                 if (!mine(w, i)) continue;
+                __atomic_store_n(&next[1 + j], i, __ATOMIC_SEQ_CST);
                 run_one(w, i, msg, sizeof msg - 1);
                 size_t n = strlen(msg);
                 for (size_t k = 0; k < n; k++)
                     if (msg[k] == '\n' && k != n - 1) msg[k] = ' ';
                 if (n == 0 || msg[n - 1] != '\n') msg[n++] = '\n';
                 if (write(fds[1], msg, n) != (ssize_t)n) _exit(3);
+                __atomic_store_n(&next[1 + j], -1, __ATOMIC_SEQ_CST);
             }
             _exit(0);
         }
@@ -435,12 +451,38 @@ static int run_workers(parent_t *p) {
     close(fds[0]);
     if (interrupted)
         for (int k = 0; k < nkids; k++) kill(pids[k], SIGTERM);
-    for (int k = 0; k < nkids; k++)
-        while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR) {}
+    int rc = 0;
+    for (int k = 0; k < nkids; k++) {
+        int st = 0;
+        while (waitpid(pids[k], &st, 0) < 0 && errno == EINTR) {}
+        const long lost = next[1 + k];
+        if (interrupted || (WIFEXITED(st) && WEXITSTATUS(st) == 0 && lost < 0)) continue;
+        bar_clear(p);
+        if (WIFSIGNALED(st))
+            fprintf(stderr, "arsim %s: worker %d (pid %ld) was killed by signal %d", w->cmd, k, (long)pids[k],
+                    WTERMSIG(st));
+        else
+            fprintf(stderr, "arsim %s: worker %d (pid %ld) ended with status %d", w->cmd, k, (long)pids[k],
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        if (lost < 0) {
+            fprintf(stderr, "; no case was lost\n");
+            continue;
+        }
+        /* its case, once more, here */
+        char msg[MSG_MAX + 2];
+        fprintf(stderr, "; its case %ld of %ld runs again here\n", lost + 1, w->total);
+        run_one(w, lost, msg, MSG_MAX);
+        if (msg[0] == MSG_ROW || msg[0] == MSG_CHECK_FAIL) {
+            size_t n = strlen(msg);
+            if (msg[n - 1] != '\n') strcat(msg, "\n");
+        }
+        handle(p, msg);
+        p->relaunched++;
+    }
     free(line);
     free(pids);
-    munmap(next, sizeof *next);
-    return 0;
+    munmap(next, shared);
+    return rc;
 }
 
 static int run_inline(parent_t *p) {
@@ -524,6 +566,7 @@ int ar_cli_sweep(int argc, char **argv) {
     parent_t p;
     memset(&p, 0, sizeof p);
     p.w = &w;
+    int lockfd = -1;
     if (!w.out) { rc = ar_cli_fail(w.cmd, "--out FILE.csv is required"); goto out; }
     if (o->csv) { rc = ar_cli_fail(w.cmd, "--csv: a sweep writes its CSV to --out"); goto out; }
     if (o->breakdown || o->dump_plan) {
@@ -543,6 +586,21 @@ int ar_cli_sweep(int argc, char **argv) {
     for (int t = 0; t < o->ntopos; t++)
         if ((rc = ar_cli_topo_open(o, o->topos[t], &w.topos[t])) != 0) goto out;
 
+    if (o->json && ar_out_same(w.out, o->json)) {
+        rc = ar_cli_fail(w.cmd, "--out and --json name the same file '%s'", w.out);
+        goto out;
+    }
+    /* One sweep writes a CSV at a time: an exclusive lock, held to the end. */
+    lockfd = open(w.out, O_RDWR | O_CREAT, 0666);
+    if (lockfd < 0) {
+        rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno));
+        goto out;
+    }
+    if (flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+        rc = errno == EWOULDBLOCK ? ar_cli_fail(w.cmd, "--out %s: another sweep is writing it", w.out)
+                                  : ar_cli_fail(w.cmd, "--out %s: cannot lock: %s", w.out, strerror(errno));
+        goto out;
+    }
     /* The CSV: new, or (--resume) the rows it holds, its torn last line cut. */
     struct stat st;
     int exists = stat(w.out, &st) == 0 && st.st_size > 0;
@@ -560,7 +618,13 @@ int ar_cli_sweep(int argc, char **argv) {
         if (p.csv) ar_row_csv_header(p.csv);
     }
     if (!p.csv) { rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno)); goto out; }
-    fflush(p.csv);
+    errno = 0;
+    if (fflush(p.csv) != 0) {
+        rc = ar_cli_fail(w.cmd, "--out %s: write failed: %s", w.out, strerror(errno ? errno : EIO));
+        rc = 1;
+        goto out;
+    }
+    p.whole = ftell(p.csv);
 
     for (long i = 0; i < w.total; i++) p.todo += mine(&w, i);
     p.bar = !o->quiet && isatty(STDERR_FILENO);
@@ -575,18 +639,30 @@ int ar_cli_sweep(int argc, char **argv) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     bar_clear(&p);
-    if (fclose(p.csv) != 0 && !rc) rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno));
+    errno = 0;
+    if (fclose(p.csv) != 0 && !p.write_errno) p.write_errno = errno ? errno : EIO;
     p.csv = NULL;
-    if (!o->quiet || interrupted)
+    if (p.write_errno) { /* every whole row already written stays; --resume goes on from them */
+        struct stat ost;
+        if (p.whole > 0 && stat(w.out, &ost) == 0 && S_ISREG(ost.st_mode) && ost.st_size > p.whole &&
+            truncate(w.out, p.whole) != 0) {} /* a torn last row: --resume would cut it too */
+        ar_cli_fail(w.cmd, "--out %s: write failed: %s; %ld whole rows kept", w.out, strerror(p.write_errno), p.rows);
+        rc = 1;
+    }
+    if (!p.write_errno && (!o->quiet || interrupted))
         fprintf(stderr, "arsim %s: %ld rows written to %s%s%s (%ld already there, %ld skipped, %ld failed) in %.1f s\n",
                 w.cmd, p.rows, w.out, interrupted ? "; interrupted after " : "",
                 interrupted ? "a signal, --resume finishes it" : "", p.have, p.skipped, p.failed,
                 ar_now_s() - p.t0);
     if (!rc && o->json) rc = write_json(w.cmd, w.out, o->json);
+    if (!rc && p.relaunched)
+        fprintf(stderr, "arsim %s: %ld case%s of dead workers ran again here\n", w.cmd, p.relaunched,
+                p.relaunched == 1 ? "" : "s");
     if (!rc && interrupted) rc = 128 + interrupted;
     if (!rc && p.failed) rc = 2;
     if (!rc && p.check_failed) rc = 1;
 out:
+    if (lockfd >= 0) close(lockfd);
     for (int i = 0; i < p.nnotes; i++) free(p.notes[i]);
     free(p.notes);
     if (p.csv) fclose(p.csv);

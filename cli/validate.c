@@ -129,21 +129,24 @@ static int measure(const ar_cli_opts_t *o, const val_ctx_t *cx, FILE *csv, ar_vr
 /* Measured rows against the model: the CSV on -o (else stdout), the summary on stdout
  * when -o is given and on --summary. */
 static int compare(const ar_cli_opts_t *o, const val_ctx_t *cx, const ar_vrows_t *meas, const char *meas_name) {
-    FILE *csv = stdout, *summary = NULL;
-    if (cx->out && !(csv = fopen(cx->out, "w")))
-        return ar_cli_fail("validate", "-o '%s': cannot write: %s", cx->out, strerror(errno));
-    if (cx->summary && !(summary = fopen(cx->summary, "w")))
-        fprintf(stderr, "validate: --summary '%s': cannot write: %s\n", cx->summary, strerror(errno));
+    ar_out_t csv = {0}, summary = {0};
+    int rc = ar_cli_out_open("validate", "-o", cx->out ? cx->out : "-", &csv);
+    if (!rc && cx->summary && cx->out && ar_out_same(cx->out, cx->summary))
+        rc = ar_cli_fail("validate", "-o and --summary name the same file '%s'", cx->out);
+    if (!rc && cx->summary) rc = ar_cli_out_open("validate", "--summary", cx->summary, &summary);
+    if (rc) {
+        ar_out_abort(&csv);
+        return rc;
+    }
     const ar_compare_t c = {
-        .backend = predict_backend(cx->pbackend), .model = o->model, .measured_name = meas_name, .csv = csv,
-        .summary = {cx->out ? stdout : NULL, summary}, .notes = stderr,
+        .backend = predict_backend(cx->pbackend), .model = o->model, .measured_name = meas_name, .csv = csv.f,
+        .summary = {cx->out ? stdout : NULL, summary.f}, .notes = stderr,
     };
     ar_error_t err;
     ar_error_clear(&err);
-    int rc = ar_validate_compare(&c, meas, &err) == AR_OK ? 0 : ar_cli_fail_err("validate", &err);
-    if (csv != stdout && fclose(csv) != 0 && !rc) rc = ar_cli_fail("validate", "-o '%s': %s", cx->out, strerror(errno));
-    if (summary) fclose(summary);
-    return rc;
+    rc = ar_validate_compare(&c, meas, &err) == AR_OK ? 0 : ar_cli_fail_err("validate", &err);
+    rc = ar_cli_out_close("validate", &summary, rc);
+    return ar_cli_out_close("validate", &csv, rc);
 }
 
 /* References beside the model, and beside the measurements of --measured (else the
@@ -157,18 +160,19 @@ static int refs_run(const ar_cli_opts_t *o, const val_ctx_t *cx) {
     ar_error_t err;
     ar_error_clear(&err);
     if (file_exists(mpath) && ar_validate_rows_load(mpath, &meas, &err) != AR_OK) return ar_cli_fail_err("validate", &err);
-    FILE *csv = NULL;
-    if (cx->out && !(csv = fopen(cx->out, "w"))) {
+    ar_out_t out = {0};
+    if (cx->out && ar_cli_out_open("validate", "-o", cx->out, &out)) {
         ar_validate_rows_free(&meas);
-        return ar_cli_fail("validate", "-o '%s': cannot write: %s", cx->out, strerror(errno));
+        return 2;
     }
+    FILE *csv = out.f;
     const ar_refs_compare_t c = {
         .backend = predict_backend(cx->pbackend), .model = o->model,
         .dir = cx->refs_dir ? cx->refs_dir : ar_validate_refs_dir(), .meas = &meas, .meas_name = mpath, .csv = csv,
         .table = stdout, .notes = stderr,
     };
     int bad = 0, rc = ar_validate_refs_compare(&c, &bad, &err) == AR_OK ? (bad ? 2 : 0) : ar_cli_fail_err("validate", &err);
-    if (csv) fclose(csv);
+    rc = ar_cli_out_close("validate", &out, rc);
     ar_validate_rows_free(&meas);
     return rc;
 }
@@ -205,12 +209,12 @@ int ar_cli_validate(int argc, char **argv) {
     if (cx.refs) {
         rc = refs_run(&o, &cx);
     } else if (cx.measure_only) {
-        FILE *f = stdout;
-        if (cx.out && !(f = fopen(cx.out, "w"))) {
-            rc = ar_cli_fail("validate", "-o '%s': cannot write: %s", cx.out, strerror(errno));
-        } else {
-            rc = measure(&o, &cx, f, NULL);
-            if (f != stdout) fclose(f);
+        ar_out_t f = {0};
+        rc = ar_cli_out_open("validate", "-o", cx.out ? cx.out : "-", &f);
+        if (!rc) {
+            rc = measure(&o, &cx, f.f, NULL);
+            const int wrc = ar_cli_out_close("validate", &f, 0); /* the rows measured are kept */
+            if (!rc) rc = wrc;
         }
     } else if (cx.measured) {
         ar_vrows_t meas = {0};
