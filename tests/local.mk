@@ -29,3 +29,6 @@ EXTRA_DIST += tests/rooms.sh
 # Docs generated from the code's tables stay equal to them.
 TESTS += tests/docs.sh
 EXTRA_DIST += tests/docs.sh
+# Outputs are never destroyed and what was computed is never silently lost.
+TESTS += tests/outputs.sh
+EXTRA_DIST += tests/outputs.sh
