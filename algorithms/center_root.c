@@ -10,21 +10,17 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     int *dist = malloc((size_t)P * sizeof *dist), *par = malloc((size_t)P * sizeof *par);
     ar_plan_t *p = NULL;
     int rc = dist && par ? AR_OK : AR_ENOMEM;
-    int root = -1, best = -1;
+    int root = -1;
     if (rc == AR_OK && o && o->root >= 0) {
         if (o->root >= P)
             rc = AR_ERR(err, AR_EINVAL, "center_root: root %d out of range (%d ranks)", o->root, P);
         else
             root = o->root;
     }
-    int forced = root >= 0;
-    for (int v = 0; v < P && rc == AR_OK && !forced; v++) {
-        int e = ar__bfs(t, v, dist, par);
-        if (e < 0) {
-            rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected through rank %d", t->name, v);
-            break;
-        }
-        if (best < 0 || e < best) best = e, root = v;
+    if (rc == AR_OK && root < 0) {
+        root = ar__center_rank(t);
+        if (root == -2) rc = AR_ENOMEM;
+        else if (root < 0) rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     }
     if (rc == AR_OK && ar__bfs(t, root, dist, par) < 0)
         rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);

@@ -37,6 +37,10 @@ int ar__signal_each_copy(uint64_t copy_bytes);
 /* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first (the order the
  * shots push in). */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
+/* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:
+ * `srcs` is the least it would hold (a lower bound the algorithm computes from its shape),
+ * so that building it never starts. AR_OK or AR_ELIMIT naming the algorithm and ranks. */
+int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err);
 /* A probe plan (algorithms/probes.c) by name: x-oneshot, x-chainN, ...; channels < 1 is 1. */
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err);
@@ -100,6 +104,9 @@ int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk);
 /* BFS over the rank adjacency graph: hop distances from src into dist (-1 unreachable)
  * and parents (lowest index first); returns the eccentricity, -1 when disconnected. */
 int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent);
+/* The rank of least eccentricity in the rank graph (the lowest on ties); -1 when it is
+ * not connected, -2 out of memory. */
+int ar__center_rank(const ar_topo_t *t);
 
 /* A cycle through all ranks with consecutive ranks adjacent: identity, snake on grids,
  * else a bounded search. Returns 1 found, 0 none (bad_a/bad_b: a non-adjacent pair

@@ -11,6 +11,8 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     int P = t->nranks;
     /* one lane unless asked: the host link is shared by everything anyway */
     int lanes = o && o->channels > 0 ? ar__lanes(t, o, count, dt, 64) : 1;
+    /* each rank, per lane: a REDUCE of every rank's host slot */
+    AR_TRY(ar__plan_fits("naive", P, (uint64_t)lanes * (uint64_t)P * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar_plan_new("naive", P, lanes, count, dt, &p));
     p->host_elems = (uint64_t)P * count;

@@ -7,6 +7,9 @@
 int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                    ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks, a, b;
+    int lanes = ar__lanes(t, o, count, dt, 64);
+    /* each rank, per lane: P-1 REDUCEs of two sources and P-1 COPYs at least */
+    AR_TRY(ar__plan_fits("ring", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(P - 1), err));
     int *ord = malloc((size_t)P * sizeof *ord), *rev = malloc((size_t)P * sizeof *rev);
     uint64_t *nrecv = calloc((size_t)P, sizeof *nrecv);
     ar_plan_t *p = NULL;
@@ -22,7 +25,6 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
                         t->kind == AR_TOPO_MESH_2D ? "odd mesh, no wrap-around links"
                                                    : "no Hamiltonian cycle found");
     }
-    int lanes = ar__lanes(t, o, count, dt, 64);
     if (rc == AR_OK) rc = ar_plan_new("ring", P, lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = count;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arsim/util.h"
 #include "algorithms/internal.h"
 
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
@@ -235,26 +236,157 @@ int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk) {
 
 /* ---------- graphs ---------- */
 
+/* Ranks are neighbours when their devices are (ar_topo_rank_adjacent looks at devices
+ * only), so the rank graph is the graph of the devices that hold ranks, each device's
+ * ranks a clique: walks over it cost devices squared, not ranks squared. */
+typedef struct rgraph_s {
+    int nd;            /* devices that hold ranks */
+    int *dev;          /* per rank: its index among those devices */
+    int *rfirst, *rank; /* device i's ranks, ascending: rank[rfirst[i] .. rfirst[i + 1]) */
+    int *nfirst, *nbr; /* device i's neighbours: nbr[nfirst[i] .. nfirst[i + 1]) */
+} rgraph_t;
+
+static void rgraph_free(rgraph_t *g) {
+    AR_FREE_EACH(g->dev, g->rfirst, g->rank, g->nfirst, g->nbr);
+    memset(g, 0, sizeof *g);
+}
+
+static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
+    const int P = t->nranks, D = t->ndevices;
+    memset(g, 0, sizeof *g);
+    int *idx = malloc((size_t)D * sizeof *idx), *rep = malloc((size_t)D * sizeof *rep);
+    g->dev = malloc((size_t)P * sizeof *g->dev);
+    g->rank = malloc((size_t)P * sizeof *g->rank);
+    int rc = idx && rep && g->dev && g->rank ? AR_OK : AR_ENOMEM;
+    for (int d = 0; rc == AR_OK && d < D; d++) idx[d] = -1;
+    for (int r = 0; rc == AR_OK && r < P; r++) {
+        const int d = ar_topo_rank_device(t, r);
+        if (idx[d] < 0) {
+            rep[g->nd] = r; /* its first rank stands for the device */
+            idx[d] = g->nd++;
+        }
+        g->dev[r] = idx[d];
+    }
+    if (rc == AR_OK) {
+        g->rfirst = calloc((size_t)g->nd + 1, sizeof *g->rfirst);
+        g->nfirst = calloc((size_t)g->nd + 1, sizeof *g->nfirst);
+        if (!g->rfirst || !g->nfirst) rc = AR_ENOMEM;
+    }
+    if (rc == AR_OK) { /* ranks by device, ascending (a counting sort keeps rank order) */
+        for (int r = 0; r < P; r++) g->rfirst[g->dev[r] + 1]++;
+        for (int i = 0; i < g->nd; i++) g->rfirst[i + 1] += g->rfirst[i];
+        int *next = malloc((size_t)g->nd * sizeof *next);
+        if (!next) rc = AR_ENOMEM;
+        for (int i = 0; next && i < g->nd; i++) next[i] = g->rfirst[i];
+        for (int r = 0; next && r < P; r++) g->rank[next[g->dev[r]]++] = r;
+        free(next);
+    }
+    for (int pass = 0; rc == AR_OK && pass < 2; pass++) { /* count, then fill, the neighbours */
+        for (int i = 0; i < g->nd; i++) {
+            int n = 0;
+            for (int j = 0; j < g->nd; j++)
+                if (j != i && ar_topo_rank_adjacent(t, rep[i], rep[j])) {
+                    if (pass) g->nbr[g->nfirst[i] + n] = j;
+                    n++;
+                }
+            if (!pass) g->nfirst[i + 1] = g->nfirst[i] + n;
+        }
+        if (!pass && !(g->nbr = malloc((size_t)(g->nfirst[g->nd] ? g->nfirst[g->nd] : 1) * sizeof *g->nbr)))
+            rc = AR_ENOMEM;
+    }
+    free(idx);
+    free(rep);
+    if (rc != AR_OK) rgraph_free(g);
+    return rc;
+}
+
+static int cmp_int(const void *x, const void *y) {
+    const int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
 int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
-    int P = t->nranks;
-    int *q = malloc((size_t)P * sizeof *q);
-    if (!q) return -1;
+    /* As a scan of every rank per popped rank would do it: each popped rank adopts every
+     * rank adjacent to it not reached yet, in rank order. A device's ranks are all reached
+     * at once, so each device's list is taken once. */
+    const int P = t->nranks;
+    rgraph_t g;
+    if (rgraph_init(&g, t) != AR_OK) return -2;
+    int *q = malloc((size_t)P * sizeof *q), *batch = malloc((size_t)P * sizeof *batch);
+    char *taken = calloc((size_t)g.nd, 1);
+    int ecc = 0, n = 0;
+    if (!q || !batch || !taken) {
+        n = -1;
+        goto out;
+    }
     for (int v = 0; v < P; v++) dist[v] = -1, parent[v] = -1;
-    int h = 0, n = 0, ecc = 0;
     dist[src] = 0;
     q[n++] = src;
-    while (h < n) {
-        int u = q[h++];
-        for (int v = 0; v < P; v++)
-            if (dist[v] < 0 && ar_topo_rank_adjacent(t, u, v)) {
-                dist[v] = dist[u] + 1;
-                parent[v] = u;
-                if (dist[v] > ecc) ecc = dist[v];
-                q[n++] = v;
-            }
+    for (int h = 0; h < n; h++) {
+        const int u = q[h], a = g.dev[u];
+        int nb = 0;
+        for (int k = -1; k < g.nfirst[a + 1] - g.nfirst[a]; k++) {
+            const int b = k < 0 ? a : g.nbr[g.nfirst[a] + k];
+            if (taken[b]) continue;
+            taken[b] = 1;
+            for (int j = g.rfirst[b]; j < g.rfirst[b + 1]; j++)
+                if (dist[g.rank[j]] < 0) batch[nb++] = g.rank[j];
+        }
+        qsort(batch, (size_t)nb, sizeof *batch, cmp_int); /* in rank order, as the scan would find them */
+        for (int x = 0; x < nb; x++) {
+            const int v = batch[x];
+            dist[v] = dist[u] + 1;
+            parent[v] = u;
+            if (dist[v] > ecc) ecc = dist[v];
+            q[n++] = v;
+        }
     }
+out:
     free(q);
+    free(batch);
+    free(taken);
+    rgraph_free(&g);
     return n == P ? ecc : -1;
+}
+
+int ar__center_rank(const ar_topo_t *t) {
+    /* A rank's eccentricity is its device's over the other devices that hold ranks, or 1
+     * when only its device's other ranks are there: one walk per device, not per rank. */
+    const int P = t->nranks;
+    rgraph_t g;
+    if (rgraph_init(&g, t) != AR_OK) return -2;
+    int *dd = malloc((size_t)g.nd * sizeof *dd), *q = malloc((size_t)g.nd * sizeof *q),
+        *ecc = malloc((size_t)g.nd * sizeof *ecc);
+    int root = -2;
+    if (!dd || !q || !ecc) goto out;
+    for (int s = 0; s < g.nd; s++) {
+        for (int i = 0; i < g.nd; i++) dd[i] = -1;
+        int n = 0, e = 0;
+        dd[s] = 0;
+        q[n++] = s;
+        for (int h = 0; h < n; h++)
+            for (int k = g.nfirst[q[h]]; k < g.nfirst[q[h] + 1]; k++)
+                if (dd[g.nbr[k]] < 0) {
+                    dd[g.nbr[k]] = dd[q[h]] + 1;
+                    if (dd[g.nbr[k]] > e) e = dd[g.nbr[k]];
+                    q[n++] = g.nbr[k];
+                }
+        if (n < g.nd) {
+            root = -1;
+            goto out;
+        }
+        const int own = g.rfirst[s + 1] - g.rfirst[s] > 1; /* its device's other ranks: 1 hop */
+        ecc[s] = e > own ? e : own;
+    }
+    root = 0;
+    for (int v = 1; v < P; v++)
+        if (ecc[g.dev[v]] < ecc[g.dev[root]]) root = v;
+out:
+    free(dd);
+    free(q);
+    free(ecc);
+    rgraph_free(&g);
+    return root;
 }
 
 int ar__snake_cycle(int W, int H, int *o) {
@@ -295,33 +427,100 @@ static int ring_ok(const ar_topo_t *t, const int *o, int n) {
 }
 
 /* Depth-first search for a Hamiltonian cycle through rank 0, neighbours with fewest
- * free neighbours first (Warnsdorff), bounded. */
-static int ham(const ar_topo_t *t, const char *adj, int *o, char *used, int depth, long *budget) {
-    int P = t->nranks;
-    if (depth == P) return adj[o[P - 1] * P + o[0]];
-    if (--*budget < 0) return 0;
-    int u = o[depth - 1];
-    int cand[256], deg[256], nc = 0;
-    for (int v = 0; v < P && nc < 256; v++)
-        if (!used[v] && adj[u * P + v]) {
-            int d = 0;
-            for (int w = 0; w < P; w++) d += !used[w] && adj[v * P + w];
-            cand[nc] = v;
-            deg[nc++] = d;
+ * free neighbours first (Warnsdorff), at most `budget` steps. Iterative: the depth is the
+ * rank count, which no call stack should follow. cand[d * CAND ..] holds depth d's
+ * candidates in the order tried, at[d] the next to try, n[d] their count. */
+#define CAND 64
+static int ham(const ar_topo_t *t, const char *adj, int *o, char *used, long budget) {
+    const int P = t->nranks;
+    int *cand = malloc((size_t)P * CAND * sizeof *cand), *at = calloc((size_t)P, sizeof *at),
+        *n = calloc((size_t)P, sizeof *n);
+    int found = 0, depth = 1;
+    if (!cand || !at || !n) goto out;
+    for (;;) {
+        if (depth == P) {
+            if (adj[(size_t)o[P - 1] * P + o[0]]) {
+                found = 1;
+                break;
+            }
+            depth--; /* the last rank does not close the cycle: back */
+            used[o[depth]] = 0;
+            continue;
         }
-    for (int a = 1; a < nc; a++)
-        for (int b = a; b > 0 && deg[b] < deg[b - 1]; b--) {
-            int x = cand[b]; cand[b] = cand[b - 1]; cand[b - 1] = x;
-            x = deg[b]; deg[b] = deg[b - 1]; deg[b - 1] = x;
+        if (at[depth] == 0 && n[depth] == 0) { /* first visit: this depth's candidates */
+            if (--budget < 0) break;
+            const int u = o[depth - 1];
+            int *c = cand + (size_t)depth * CAND, deg[CAND], nc = 0;
+            for (int v = 0; v < P && nc < CAND; v++)
+                if (!used[v] && adj[(size_t)u * P + v]) {
+                    int d = 0;
+                    for (int w = 0; w < P; w++) d += !used[w] && adj[(size_t)v * P + w];
+                    c[nc] = v;
+                    deg[nc++] = d;
+                }
+            for (int x = 1; x < nc; x++)
+                for (int y = x; y > 0 && deg[y] < deg[y - 1]; y--) {
+                    int z = c[y]; c[y] = c[y - 1]; c[y - 1] = z;
+                    z = deg[y]; deg[y] = deg[y - 1]; deg[y - 1] = z;
+                }
+            n[depth] = nc;
+        } else if (at[depth] > 0) {
+            used[o[depth]] = 0; /* the candidate tried last led nowhere */
         }
-    for (int i = 0; i < nc; i++) {
-        used[cand[i]] = 1;
-        o[depth] = cand[i];
-        if (ham(t, adj, o, used, depth + 1, budget)) return 1;
-        used[cand[i]] = 0;
+        if (at[depth] == n[depth]) { /* none left here: back */
+            at[depth] = n[depth] = 0;
+            if (--depth == 0) break;
+            continue;
+        }
+        o[depth] = cand[(size_t)depth * CAND + at[depth]++];
+        used[o[depth]] = 1;
+        depth++;
     }
-    return 0;
+out:
+    free(cand);
+    free(at);
+    free(n);
+    return found;
 }
+
+/* Ranks device by device along a cycle of the devices (the snake of a grid, else their
+ * order), a device's ranks in rank order: a ring of neighbours whenever that device
+ * cycle is one, whatever the ranks per device. 1 when it is a ring. */
+static int device_ring(const ar_topo_t *t, int *o) {
+    const int P = t->nranks, D = t->ndevices;
+    int *dev = malloc((size_t)D * sizeof *dev), *first = calloc((size_t)D + 1, sizeof *first);
+    int ok = 0;
+    if (!dev || !first) goto out;
+    if (t->grid_w > 0 && t->grid_h > 0 && t->grid_w * t->grid_h == D) {
+        if (!ar__snake_cycle(t->grid_w, t->grid_h, dev)) goto out;
+    } else {
+        for (int d = 0; d < D; d++) dev[d] = d;
+    }
+    /* counting sort of the ranks by device, then out in the cycle's order */
+    for (int r = 0; r < P; r++) first[t->placement[r] + 1]++;
+    for (int d = 0; d < D; d++) first[d + 1] += first[d];
+    int *by_dev = malloc((size_t)P * sizeof *by_dev), *next = malloc((size_t)D * sizeof *next);
+    if (!by_dev || !next) {
+        free(by_dev);
+        free(next);
+        goto out;
+    }
+    memcpy(next, first, (size_t)D * sizeof *next);
+    for (int r = 0; r < P; r++) by_dev[next[t->placement[r]]++] = r;
+    int k = 0;
+    for (int i = 0; i < D; i++)
+        for (int j = first[dev[i]]; j < first[dev[i] + 1]; j++) o[k++] = by_dev[j];
+    ok = k == P && ring_ok(t, o, P);
+    free(by_dev);
+    free(next);
+out:
+    free(dev);
+    free(first);
+    return ok;
+}
+
+/* The search over every pair keeps a P x P table: beyond this many ranks it is not tried. */
+#define HAM_MAX_RANKS 4096
 
 int ar__find_ring(const ar_topo_t *t, int *o, int *bad_a, int *bad_b) {
     int P = t->nranks;
@@ -334,22 +533,12 @@ int ar__find_ring(const ar_topo_t *t, int *o, int *bad_a, int *bad_b) {
             break;
         }
     if (*bad_a < 0) return 1;
-    /* grids with one rank per device: the snake */
-    if (t->grid_w > 0 && t->grid_h > 0 && P == t->grid_w * t->grid_h) {
-        int *dev_rank = malloc((size_t)P * sizeof *dev_rank), ok = 0;
-        if (!dev_rank) return AR_ENOMEM;
-        for (int i = 0; i < P; i++) dev_rank[i] = -1;
-        for (int r = 0; r < P; r++)
-            if (t->placement[r] >= 0 && t->placement[r] < P) dev_rank[t->placement[r]] = r;
-        int all = 1;
-        for (int i = 0; i < P; i++) all &= dev_rank[i] >= 0;
-        if (all && ar__snake_cycle(t->grid_w, t->grid_h, o)) {
-            for (int i = 0; i < P; i++) o[i] = dev_rank[o[i]];
-            ok = ring_ok(t, o, P);
-        }
-        free(dev_rank);
-        if (ok) return 1;
-        if (t->kind == AR_TOPO_MESH_2D && (P % 2)) return 0; /* bipartite, odd: none */
+    /* the devices' cycle (a grid's snake), their ranks side by side */
+    if (device_ring(t, o)) return 1;
+    if (t->kind == AR_TOPO_MESH_2D && t->grid_w * t->grid_h == P && (P % 2)) return 0; /* bipartite, odd: none */
+    if (P > HAM_MAX_RANKS) {
+        for (int i = 0; i < P; i++) o[i] = i;
+        return 0;
     }
     char *adj = malloc((size_t)P * P), *used = calloc((size_t)P, 1);
     if (!adj || !used) {
@@ -358,11 +547,10 @@ int ar__find_ring(const ar_topo_t *t, int *o, int *bad_a, int *bad_b) {
         return AR_ENOMEM;
     }
     for (int a = 0; a < P; a++)
-        for (int b = 0; b < P; b++) adj[a * P + b] = a != b && ar_topo_rank_adjacent(t, a, b);
-    long budget = 200000;
+        for (int b = 0; b < P; b++) adj[(size_t)a * P + b] = a != b && ar_topo_rank_adjacent(t, a, b);
     o[0] = 0;
     used[0] = 1;
-    int found = ham(t, adj, o, used, 1, &budget);
+    int found = ham(t, adj, o, used, 200000);
     free(adj);
     free(used);
     if (!found)
@@ -445,6 +633,14 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
     c /= es;
     c = (c + 7) & ~(uint64_t)7; /* whole 16-byte vectors in the 2-byte types */
     return c ? c : 1;
+}
+
+int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {
+    if (srcs <= AR_PLAN_MAX_SRCS) return AR_OK;
+    return AR_ERR(err, AR_ELIMIT,
+                  "%s: %d ranks need at least %llu source addresses, more than a plan may hold (%u); "
+                  "fewer ranks, or an algorithm whose plan grows with the ranks, not their square",
+                  algo, nranks, (unsigned long long)srcs, (unsigned)AR_PLAN_MAX_SRCS);
 }
 
 int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_BATCH_MAX_BYTES; }
