@@ -32,6 +32,8 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
         return AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
     }
     int rc = ar__grid("mesh2d", t, o, 0, &W, &H, rank_at, err);
+    /* a ring (or two chains) over every rank: per lane, each rank a step per other rank */
+    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)ar__lanes(t, o, count, dt, 64) * (uint64_t)P * (uint64_t)(P - 1), err);
     int cycle = 0;
     if (rc == AR_OK) {
         cycle = ar__snake_cycle(W, H, ord);

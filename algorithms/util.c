@@ -145,10 +145,17 @@ int ar__tree_init(ar__tree_t *t) {
     t->nchild = calloc((size_t)t->P, sizeof *t->nchild);
     t->slot = calloc((size_t)t->P, sizeof *t->slot);
     t->child = calloc((size_t)t->P, sizeof *t->child);
-    if (!t->nchild || !t->slot || !t->child) return AR_ENOMEM;
-    for (int v = 0; v < t->P; v++) {
-        t->child[v] = malloc((size_t)t->P * sizeof(int));
-        if (!t->child[v]) return AR_ENOMEM;
+    int *all = malloc((size_t)(t->P > 0 ? t->P : 1) * sizeof *all); /* every rank's children, side by side */
+    if (!t->nchild || !t->slot || !t->child || !all) {
+        free(all);
+        return AR_ENOMEM;
+    }
+    for (int v = 0; v < t->P; v++)
+        if (t->parent[v] >= 0) t->nchild[t->parent[v]]++;
+    for (int v = 0, at = 0; v < t->P; v++) {
+        t->child[v] = all + at;
+        at += t->nchild[v];
+        t->nchild[v] = 0;
     }
     for (int v = 0; v < t->P; v++)
         if (t->parent[v] >= 0) {
@@ -161,8 +168,7 @@ int ar__tree_init(ar__tree_t *t) {
 }
 
 void ar__tree_fini(ar__tree_t *t) {
-    if (t->child)
-        for (int v = 0; v < t->P; v++) free(t->child[v]);
+    if (t->child) free(t->child[0]); /* the one array of every rank's children */
     free(t->child);
     free(t->nchild);
     free(t->slot);
@@ -604,14 +610,24 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
 }
 
 int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
-    for (int a = 0; a < t->nranks; a++)
+    /* Every pair of devices that hold ranks: the first pair of ranks (in rank order)
+     * whose devices are not neighbours is the one named. */
+    rgraph_t g;
+    if (rgraph_init(&g, t) != AR_OK) return AR_ERR(err, AR_ENOMEM, "%s: out of memory", algo);
+    int rc = AR_OK;
+    for (int a = 0; a < t->nranks && rc == AR_OK; a++) {
+        const int da = g.dev[a];
+        if (g.nfirst[da + 1] - g.nfirst[da] == g.nd - 1) continue; /* its device neighbours every other */
         for (int b = a + 1; b < t->nranks; b++)
-            if (!ar_topo_rank_adjacent(t, a, b))
-                return AR_ERR(err, AR_EUNFIT,
-                              "%s: ranks %d and %d are not neighbours on %s (needs every pair "
-                              "linked: full or switch)",
-                              algo, a, b, t->name);
-    return AR_OK;
+            if (g.dev[b] != da && !ar_topo_rank_adjacent(t, a, b)) {
+                rc = AR_ERR(err, AR_EUNFIT,
+                            "%s: ranks %d and %d are not neighbours on %s (needs every pair linked: full or switch)",
+                            algo, a, b, t->name);
+                break;
+            }
+    }
+    rgraph_free(&g);
+    return rc;
 }
 
 uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt) {
