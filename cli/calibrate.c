@@ -23,7 +23,7 @@ static int cal_handle(int val, const char *arg, void *p) {
     cal_ctx_t *c = p;
     long v;
     switch (val) {
-    case 'o': case C_OUT: c->out = arg; return 0;
+    case 'o': case C_OUT: c->out = arg; return ar_cli_check_path("calibrate", "-o", arg);
     case C_NAME: c->name = arg; return 0;
     case C_GPUS: {
         int n;
@@ -52,7 +52,7 @@ static int cal_handle(int val, const char *arg, void *p) {
         c->link_from = arg;
         return 0;
     case C_LAUNCH_WIDE: c->launch_wide = 1; return 0;
-    case C_RAW: c->raw = arg; return 0;
+    case C_RAW: c->raw = arg; return ar_cli_check_path("calibrate", "--raw", arg);
     }
     return 2;
 }

@@ -33,8 +33,11 @@ int ar_cli_fail_err(const char *cmd, const ar_error_t *err) {
     return err->code == AR_ECHECK ? 1 : 2;
 }
 
+/* A number starts at once: no leading space, no '+' (strtol and strtod would skip them). */
+static int starts_number(const char *s) { return (*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9') || *s == '.'; }
+
 int ar_cli_parse_int(const char *s, long lo, long hi, long *out) {
-    if (!s || !*s) return AR_EINVAL;
+    if (!s || !*s || !starts_number(s)) return AR_EINVAL;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
@@ -44,7 +47,7 @@ int ar_cli_parse_int(const char *s, long lo, long hi, long *out) {
 }
 
 int ar_cli_parse_double(const char *s, double lo, double hi, double *out) {
-    if (!s || !*s) return AR_EINVAL;
+    if (!s || !*s || !starts_number(s)) return AR_EINVAL;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
@@ -63,6 +66,14 @@ int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, lon
         out[(*n)++] = (int)v;
     }
     return *n ? AR_OK : AR_EINVAL;
+}
+
+int ar_cli_check_path(const char *cmd, const char *flag, const char *path) {
+    if (!*path) return ar_cli_fail(cmd, "%s '': empty file name", flag);
+    if (path[0] == '-' && path[1])
+        return ar_cli_fail(cmd, "%s '%s': looks like an option, not a file (a file of that name: ./%s)", flag, path,
+                           path);
+    return AR_CLI_OK;
 }
 
 int ar_cli_out_open(const char *cmd, const char *flag, const char *path, ar_out_t *out) {
@@ -307,7 +318,9 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
             if (first_time(o, G_DTYPE)) o->ndtypes = 0;
             if (ar_dtype_parse(v, &t) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': unknown element type (use bf16, fp16 or fp32)", flag, v);
-            if (o->ndtypes < AR_NDTYPE) o->dtypes[o->ndtypes++] = t;
+            for (int k = 0; k < o->ndtypes; k++)
+                if (o->dtypes[k] == t) return ar_cli_fail(cmd, "%s '%s': given twice", flag, v);
+            o->dtypes[o->ndtypes++] = t;
             break;
         }
         case O_BUFFER: {
@@ -315,7 +328,9 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
             if (first_time(o, G_BUFFER)) o->nbuffers = 0;
             if (ar_mem_parse(v, &m) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': unknown memory level (use tcm, sram or hbm)", flag, v);
-            if (o->nbuffers < AR_NMEM) o->buffers[o->nbuffers++] = m;
+            for (int k = 0; k < o->nbuffers; k++)
+                if (o->buffers[k] == m) return ar_cli_fail(cmd, "%s '%s': given twice", flag, v);
+            o->buffers[o->nbuffers++] = m;
             break;
         }
         case O_CHANNELS: {
@@ -332,6 +347,9 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
             if (first_time(o, G_CHUNK)) o->nchunks = 0;
             if (ar_size_parse(v, &b, &err) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': %s", flag, v, err.message);
+            /* below one 16-byte vector a plan is all ops and no bytes; above 1 GiB no size is chunked */
+            if (b < AR_CLI_CHUNK_MIN || b > AR_CLI_CHUNK_MAX)
+                return ar_cli_fail(cmd, "%s '%s': a chunk is 16 bytes to 1G", flag, v);
             if (o->nchunks == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many values", flag);
             o->chunks[o->nchunks++] = b;
             break;
@@ -541,7 +559,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         case O_DUMP_PLAN: o->dump_plan = 1; break;
         case O_CSV:
         case O_JSON:
-            if (!*optarg) { rc = ar_cli_fail(cmd, "%s '': empty file name", flag); goto out; }
+            if ((rc = ar_cli_check_path(cmd, flag, optarg))) goto out;
             if (c == O_CSV) o->csv = optarg;
             else o->json = optarg;
             break;

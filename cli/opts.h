@@ -123,11 +123,16 @@ int ar_cli_backend_can(const char *name, unsigned caps);
  * returns 2 when it cannot be written; close returns rc, or 1 after naming the file
  * when the writing failed (rc already non-zero: the file is dropped, the target kept). */
 int ar_cli_out_open(const char *cmd, const char *flag, const char *path, ar_out_t *out);
+/* A file flag's value: not empty and not an option ("--csv -q"); '-' alone is standard
+ * output. 0, or 2 after one line. */
+int ar_cli_check_path(const char *cmd, const char *flag, const char *path);
 int ar_cli_out_close(const char *cmd, ar_out_t *out, int rc);
 
 /* The backend a study uses by default: "sim" when this build has it, else "analytic". */
 const char *ar_cli_default_backend(void);
 #define AR_CLI_DEFAULT_TOPOLOGY "torus_2d_4x4"
+#define AR_CLI_CHUNK_MIN 16u                   /* --chunk, bytes */
+#define AR_CLI_CHUNK_MAX ((uint64_t)1 << 30)
 
 /* Open a topology for the selectors: model override (--model) and --ranks applied.
  * Prints one line and returns 2 on error. */

@@ -513,7 +513,7 @@ static int add_done(const ar_csv_line_t *l, void *ctx) {
 static int sweep_opt(int val, const char *arg, void *ctx) {
     sweep_t *w = ctx;
     switch (val) {
-    case 1000: w->out = arg; return 0;
+    case 1000: w->out = arg; return ar_cli_check_path(w->cmd, "--out", arg);
     case 1001:
         if (ar_cli_parse_int(arg, 1, 1024, &w->jobs) != AR_OK)
             return ar_cli_fail(w->cmd, "--jobs '%s': want a number of processes from 1 to 1024", arg);
@@ -702,22 +702,28 @@ int ar_cli_merge(int argc, char **argv) {
     const char **in = argc > 1 ? malloc((size_t)argc * sizeof *in) : NULL; /* any number of inputs */
     int nin = 0;
     if (argc > 1 && !in) return ar_cli_fail("merge", "out of memory");
-    for (int i = 1; i < argc; i++) {
+    int rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) {
-            if (i + 1 >= argc) return ar_cli_fail("merge", "%s needs a file", argv[i]);
-            out = argv[++i];
+            if (i + 1 >= argc) rc = ar_cli_fail("merge", "%s needs a file", argv[i]);
+            else if (ar_cli_check_path("merge", "-o", argv[i + 1])) rc = 2;
+            else out = argv[++i];
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             printf("usage: arsim merge FILE.csv... -o FILE.csv\n"
                    "  joins the CSVs of sweep shards: one header, every row once (the first\n"
                    "  of equal runs), torn last lines dropped\n");
-            return 0;
+            rc = 0;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return ar_cli_fail("merge", "unknown option '%s'", argv[i]);
+            rc = ar_cli_fail("merge", "unknown option '%s'", argv[i]);
         } else {
             in[nin++] = argv[i];
         }
     }
-    int rc = 0;
+    if (rc >= 0) {
+        free(in);
+        return rc;
+    }
+    rc = 0;
     if (!out) rc = ar_cli_fail("merge", "-o FILE.csv is required");
     else if (nin == 0) rc = ar_cli_fail("merge", "no input CSV");
     for (int i = 0; i < nin && !rc; i++)

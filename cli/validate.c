@@ -60,8 +60,8 @@ static int val_handle(int val, const char *arg, void *p) {
     case V_REFS_DIR: c->refs_dir = arg; c->refs = 1; return 0;
     case V_MEASURE_ONLY: c->measure_only = 1; return 0;
     case V_MEASURED: c->measured = arg; return 0;
-    case 'o': case V_OUT: c->out = arg; return 0;
-    case V_SUMMARY: c->summary = arg; return 0;
+    case 'o': case V_OUT: c->out = arg; return ar_cli_check_path("validate", "-o", arg);
+    case V_SUMMARY: c->summary = arg; return ar_cli_check_path("validate", "--summary", arg);
     case V_PLACEMENTS:
         if (ar_cli_parse_int_list(arg, c->placements, 8, &c->nplacements, 1, 64))
             return ar_cli_fail("validate", "--placements '%s': expected ranks per device, e.g. 1,2,4", arg);

@@ -41,10 +41,18 @@ int ar_mem_parse(const char *s, ar_mem_t *out) {
     return AR_EINVAL;
 }
 
+int ar_name_ok(const char *s) {
+    if (!s || !*s) return 0;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == ',' || *s == '"' || *s == '#') return 0;
+    return 1;
+}
+
 int ar_size_parse(const char *s, uint64_t *bytes, ar_error_t *err) {
     if (!s || !*s) return AR_ERR(err, AR_EINVAL, "size is empty");
     const char *p = s;
     if (*p == '-' || *p == '+') return AR_ERR(err, AR_EINVAL, "size '%s' must be a positive number of bytes", s);
+    if (*p < '0' || *p > '9') return AR_ERR(err, AR_EINVAL, "size '%s' is not a number", s); /* no leading space */
     errno = 0;
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
@@ -57,11 +65,10 @@ int ar_size_parse(const char *s, uint64_t *bytes, ar_error_t *err) {
         case 'm': case 'M': shift = 20; break;
         case 'g': case 'G': shift = 30; break;
         case 't': case 'T': shift = 40; break;
-        default: return AR_ERR(err, AR_EINVAL, "size '%s': unknown suffix '%s' (use K, M, G)", s, end);
+        default: return AR_ERR(err, AR_EINVAL, "size '%s': unknown suffix '%s' (use K, M, G or T)", s, end);
         }
         end++;
-        if (*end == 'B' || *end == 'b') end++;
-        if (*end) return AR_ERR(err, AR_EINVAL, "size '%s': trailing characters '%s'", s, end);
+        if (*end) return AR_ERR(err, AR_EINVAL, "size '%s': trailing characters '%s' (the suffixes are K, M, G and T)", s, end);
     }
     if (v == 0) return AR_ERR(err, AR_EINVAL, "size '%s' must be greater than 0", s);
     if (shift && v > (UINT64_MAX >> shift)) return AR_ERR(err, AR_ELIMIT, "size '%s' overflows 64 bits", s);

@@ -263,6 +263,11 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     const char *s;
     if ((n = ar__y_get(root, "name"))) {
         AR_TRY_GOTO(ar__y_string(d, n, "name", AR_NAME_MAX, &s, err), rc, fail);
+        if (!ar_name_ok(s)) {
+            rc = ar__y_error(err, d, n, AR_EPARSE, "name",
+                             "printable characters without spaces, commas, quotes or '#' (it is a field of every row)");
+            goto fail;
+        }
         snprintf(m->name, sizeof m->name, "%s", s);
     } else {
         snprintf(m->name, sizeof m->name, "%s", default_name);

@@ -32,3 +32,6 @@ EXTRA_DIST += tests/docs.sh
 # Outputs are never destroyed and what was computed is never silently lost.
 TESTS += tests/outputs.sh
 EXTRA_DIST += tests/outputs.sh
+# Careless flags are refused in one line with exit 2.
+TESTS += tests/flags.sh
+EXTRA_DIST += tests/flags.sh

@@ -374,7 +374,12 @@ static int load_doc(const ar__ydoc_t *d, const char *model_override, ar_topo_t *
     AR_TRY(ar__y_check_keys(d, root, keys, "", err));
     const char *name = NULL, *s;
     const ar__ynode_t *n;
-    if ((n = ar__y_get(root, "name"))) AR_TRY(ar__y_string(d, n, "name", AR_NAME_MAX, &name, err));
+    if ((n = ar__y_get(root, "name"))) {
+        AR_TRY(ar__y_string(d, n, "name", AR_NAME_MAX, &name, err));
+        if (!ar_name_ok(name))
+            return ar__y_error(err, d, n, AR_EPARSE, "name",
+                               "printable characters without spaces, commas, quotes or '#' (it is a field of every row)");
+    }
     if ((n = ar__y_get(root, "description"))) AR_TRY(ar__y_string(d, n, "description", 1024, &s, err));
 
     /* Limits first: a document too big to be used is refused before any work on it. */

@@ -14,6 +14,9 @@ typedef enum ar_mem_e { AR_MEM_TCM = 0, AR_MEM_SRAM = 1, AR_MEM_HBM = 2, AR_NMEM
 size_t ar_dtype_size(ar_dtype_t t);
 const char *ar_dtype_name(ar_dtype_t t);
 int ar_dtype_parse(const char *s, ar_dtype_t *out); /* AR_OK or AR_EINVAL */
+/* 1 when s may name a topology or a model: printable, no space, comma, quote or '#' (a
+ * name is a field of every result row; such characters would split or comment it). */
+int ar_name_ok(const char *s);
 /* Relative tolerance of a sum of k terms at this dtype, against a float64 reference. */
 double ar_dtype_tolerance(ar_dtype_t t, int k);
 

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Careless flags are refused in one line with exit 2, never accepted silently: one row
+# per case, "expected exit | message fragment | arguments". Run by `make check`.
+set -u
+bin=${ARSIM:-./arsim}
+[ -x "$bin" ] || { echo "flags: no $bin" >&2; exit 99; }
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-flags-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+printf 'name: "bad\\nname"\nbuilder:\n  ring_1d: {n: 4}\n' >"$tmp/newline.yaml"
+printf 'clock_ghz: 1\nlat: 1\n' >"$tmp/model.yaml"
+n=0
+bad=0
+while IFS='|' read -r want frag args; do
+    case "$want" in ''|'#'*) continue ;; esac
+    want=$(echo "$want" | tr -d ' ')
+    frag=$(echo "$frag" | sed 's/^ *//; s/ *$//')
+    args=$(echo "$args" | sed "s#TMP#$tmp#g")
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    (cd "$tmp" && eval "\"$bin\" $args" >out.txt 2>err.txt)
+    rc=$?
+    lines=$(wc -l <"$tmp/err.txt")
+    if [ "$rc" != "$want" ] || ! grep -qF -- "$frag" "$tmp/err.txt" || [ "$lines" -ne 1 ]; then
+        echo "flags: FAIL: arsim $args: exit $rc (want $want), stderr: $(head -3 "$tmp/err.txt")" >&2
+        bad=$((bad + 1))
+    fi
+    [ -e "$tmp/-q" ] && { echo "flags: FAIL: arsim $args created a file named -q" >&2; bad=$((bad + 1)); rm -f "$tmp/-q"; }
+done <<'EOF_CASES'
+2 | looks like an option      | run --backend analytic --size 8K --csv -q
+2 | looks like an option      | run --backend analytic --size 8K --json -q
+2 | looks like an option      | sweep --backend analytic --size 8K --out -q
+2 | looks like an option      | merge a.csv -o -q
+2 | empty file name           | run --backend analytic --size 8K --csv ''
+2 | is not a number           | run --backend analytic --size ' 8K'
+2 | trailing characters 'B'   | run --backend analytic --size 1KB
+2 | a chunk is 16 bytes to 1G | run --backend analytic --size 8K --chunk 1
+2 | a chunk is 16 bytes to 1G | run --backend analytic --size 8K --chunk 1T
+2 | given twice               | run --backend analytic --size 8K --dtype bf16,fp32,bf16
+2 | given twice               | run --backend analytic --size 8K --buffer hbm,hbm
+2 | number of channels        | run --backend analytic --size 8K --channels ' 4'
+2 | number of channels        | run --backend analytic --size 8K --channels 4x
+2 | same file                 | run --backend analytic --size 8K --csv x.csv --json ./x.csv
+2 | same file                 | sweep --backend analytic --size 8K --out y.csv --json y.csv
+2 | without spaces, commas    | topo check TMP/newline.yaml
+2 | unknown key               | run --backend analytic --size 8K --model TMP/model.yaml
+EOF_CASES
+[ $bad = 0 ] || exit 1
+echo "flags: $n careless command lines refused in one line with exit 2"
