@@ -35,3 +35,10 @@ EXTRA_DIST += tests/outputs.sh
 # Careless flags are refused in one line with exit 2.
 TESTS += tests/flags.sh
 EXTRA_DIST += tests/flags.sh
+# Random command lines: exit 0, 1 or 2, never a signal or a hang; exit 0 leaves
+# well-formed output (60 s here; `make fuzz-cli` for longer: FUZZ_CLI_SECONDS).
+TESTS += tests/cli_fuzz.py
+EXTRA_DIST += tests/cli_fuzz.py
+FUZZ_CLI_SECONDS = 600
+fuzz-cli: arsim$(EXEEXT)
+	ARSIM=./arsim$(EXEEXT) $(srcdir)/tests/cli_fuzz.py --seconds $(FUZZ_CLI_SECONDS)
