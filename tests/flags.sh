@@ -9,6 +9,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-flags-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 printf 'name: "bad\\nname"\nbuilder:\n  ring_1d: {n: 4}\n' >"$tmp/newline.yaml"
 printf 'clock_ghz: 1\nlat: 1\n' >"$tmp/model.yaml"
+srcdir=${srcdir:-.}
+sed 's/^clock_ghz: .*/clock_ghz: 1e-300/' "$srcdir/model/accel_tcm.yaml" >"$tmp/clock.yaml"
+sed 's/^\(    capacity_bytes: \).*/\11e30/' "$srcdir/model/accel_tcm.yaml" >"$tmp/capacity.yaml"
+sed 's/^\(    lat_ns: \).*/\11e300/' "$srcdir/model/accel_tcm.yaml" >"$tmp/lat.yaml"
 n=0
 bad=0
 while IFS='|' read -r want frag args; do
@@ -44,6 +48,25 @@ done <<'EOF_CASES'
 2 | same file                 | sweep --backend analytic --size 8K --out y.csv --json y.csv
 2 | without spaces, commas    | topo check TMP/newline.yaml
 2 | unknown key               | run --backend analytic --size 8K --model TMP/model.yaml
+2 | out of range              | run --backend analytic --size 8K --model TMP/clock.yaml
+2 | out of range              | run --backend analytic --size 8K --model TMP/capacity.yaml
+2 | 1e+300 ns is out of range  | run --backend analytic --size 8K --model TMP/lat.yaml
+2 | source addresses          | run --backend analytic --size 8K --ranks 4096 --algo ring
+2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo ring
+2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo naive
+2 | source addresses          | run --backend analytic --size 8K --topology full:8 --ranks 65536 --algo 2stage
 EOF_CASES
+# Planning is bounded at any rank count: these end (0 or 2) within 5 s.
+for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root --topology torus_2d:8x8" \
+    "--ranks 1024 --algo ring" "--ranks 65536 --algo 1stage --topology switch:8"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    timeout 5 "$bin" run --backend analytic --size 8K $args -q >/dev/null 2>&1
+    rc=$?
+    if [ $rc != 0 ] && [ $rc != 2 ]; then
+        echo "flags: FAIL: arsim run --backend analytic --size 8K $args: exit $rc (within 5 s: 0 or 2)" >&2
+        bad=$((bad + 1))
+    fi
+done
 [ $bad = 0 ] || exit 1
-echo "flags: $n careless command lines refused in one line with exit 2"
+echo "flags: $n careless or huge command lines refused in one line with exit 2, or planned within 5 s"
