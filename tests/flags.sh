@@ -2,11 +2,8 @@
 # Careless flags are refused in one line with exit 2, never accepted silently: one row
 # per case, "expected exit | message fragment | arguments". Run by `make check`.
 set -u
-bin=${ARSIM:-./arsim}
-[ -x "$bin" ] || { echo "flags: no $bin" >&2; exit 99; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-flags-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "${srcdir:-.}/tests/lib.sh"
+arsim_test flags
 printf 'name: "bad\\nname"\nbuilder:\n  ring_1d: {n: 4}\n' >"$tmp/newline.yaml"
 printf 'clock_ghz: 1\nlat: 1\n' >"$tmp/model.yaml"
 srcdir=${srcdir:-.}

@@ -20,25 +20,18 @@ endif
 EXTRA_DIST += tests/data
 # The Check runner prints its summary on fd 9 too, which reaches the terminal.
 AM_TESTS_FD_REDIRECT = 9>&2
-# Predictions hold still (tests/data/predictions: regenerate only on purpose).
-TESTS += tests/predictions.sh
-EXTRA_DIST += tests/predictions.sh
-# Rooms import only what docs/ARCHITECTURE.md allows.
-TESTS += tests/rooms.sh
-EXTRA_DIST += tests/rooms.sh
-# Docs generated from the code's tables stay equal to them.
-TESTS += tests/docs.sh
-EXTRA_DIST += tests/docs.sh
-# Outputs are never destroyed and what was computed is never silently lost.
-TESTS += tests/outputs.sh
-EXTRA_DIST += tests/outputs.sh
-# Careless flags are refused in one line with exit 2.
-TESTS += tests/flags.sh
-EXTRA_DIST += tests/flags.sh
-# Random command lines: exit 0, 1 or 2, never a signal or a hang; exit 0 leaves
-# well-formed output (60 s here; `make fuzz-cli` for longer: FUZZ_CLI_SECONDS).
-TESTS += tests/cli_fuzz.py
-EXTRA_DIST += tests/cli_fuzz.py
+# Scripts, each a test of its own:
+#   predictions.sh  predictions hold still (tests/data/predictions: regenerate only on purpose)
+#   rooms.sh        rooms import only what docs/ARCHITECTURE.md allows
+#   docs.sh         docs generated from the code's tables stay equal to them
+#   outputs.sh      outputs are never destroyed, what was computed never silently lost
+#   flags.sh        careless flags are refused in one line with exit 2
+#   cli_fuzz.py     random command lines: exit 0, 1 or 2, never a signal or a hang, and
+#                   well-formed output on exit 0 (60 s; `make fuzz-cli`: FUZZ_CLI_SECONDS)
+test_scripts = tests/predictions.sh tests/rooms.sh tests/docs.sh tests/outputs.sh tests/flags.sh \
+	tests/cli_fuzz.py tests/lib.sh
+TESTS += $(filter-out tests/lib.sh,$(test_scripts))
+EXTRA_DIST += $(test_scripts)
 FUZZ_CLI_SECONDS = 600
 fuzz-cli: arsim$(EXEEXT)
 	ARSIM=./arsim$(EXEEXT) $(srcdir)/tests/cli_fuzz.py --seconds $(FUZZ_CLI_SECONDS)

@@ -11,13 +11,9 @@
 #   - merge takes more than 1024 inputs.
 # Run by `make check` (TESTS); ARSIM names the binary (default ./arsim).
 set -u
-bin=${ARSIM:-./arsim}
-[ -x "$bin" ] || { echo "outputs: no $bin" >&2; exit 99; }
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-out-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "${srcdir:-.}/tests/lib.sh"
+arsim_test outputs
 cd "$tmp" || exit 99
-fail() { echo "outputs: FAIL: $*" >&2; exit 1; }
 fields() { awk -F, '{ print NF }' "$1" | sort -u | tr '\n' ' '; }
 q="--backend analytic --algo ring --size 8K -q"
 
