@@ -29,9 +29,9 @@ AM_TESTS_FD_REDIRECT = 9>&2
 #   cli_fuzz.py     random command lines: exit 0, 1 or 2, never a signal or a hang, and
 #                   well-formed output on exit 0 (60 s; `make fuzz-cli`: FUZZ_CLI_SECONDS)
 test_scripts = tests/predictions.sh tests/rooms.sh tests/docs.sh tests/outputs.sh tests/flags.sh \
-	tests/cli_fuzz.py tests/lib.sh
-TESTS += $(filter-out tests/lib.sh,$(test_scripts))
-EXTRA_DIST += $(test_scripts)
+	tests/cli_fuzz.py
+TESTS += $(test_scripts)
+EXTRA_DIST += $(test_scripts) tests/lib.sh
 FUZZ_CLI_SECONDS = 600
 fuzz-cli: arsim$(EXEEXT)
 	ARSIM=./arsim$(EXEEXT) $(srcdir)/tests/cli_fuzz.py --seconds $(FUZZ_CLI_SECONDS)
