@@ -33,25 +33,16 @@ int ar_cli_fail_err(const char *cmd, const ar_error_t *err) {
     return err->code == AR_ECHECK ? 1 : 2;
 }
 
-/* A number starts at once: no leading space, no '+' (strtol and strtod would skip them). */
-static int starts_number(const char *s) { return (*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9') || *s == '.'; }
-
 int ar_cli_parse_int(const char *s, long lo, long hi, long *out) {
-    if (!s || !*s || !starts_number(s)) return AR_EINVAL;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) return AR_EINVAL;
+    long v;
+    if (ar_parse_long(s, &v) != AR_OK || v < lo || v > hi) return AR_EINVAL;
     *out = v;
     return AR_OK;
 }
 
 int ar_cli_parse_double(const char *s, double lo, double hi, double *out) {
-    if (!s || !*s || !starts_number(s)) return AR_EINVAL;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || *end || end == s || !isfinite(v) || v < lo || v > hi) return AR_EINVAL;
+    double v;
+    if (ar_parse_double(s, &v) != AR_OK || v < lo || v > hi) return AR_EINVAL;
     *out = v;
     return AR_OK;
 }

@@ -41,6 +41,38 @@ int ar_mem_parse(const char *s, ar_mem_t *out) {
     return AR_EINVAL;
 }
 
+int ar_parse_u64(const char *s, uint64_t *out, const char **end) {
+    if (!s || *s < '0' || *s > '9') return AR_EINVAL;
+    char *e;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &e, 10);
+    if (errno == ERANGE || (!end && *e)) return AR_EINVAL;
+    if (end) *end = e;
+    *out = v;
+    return AR_OK;
+}
+
+int ar_parse_long(const char *s, long *out) {
+    if (!s || !((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9'))) return AR_EINVAL;
+    char *e;
+    errno = 0;
+    const long v = strtol(s, &e, 10);
+    if (errno == ERANGE || *e) return AR_EINVAL;
+    *out = v;
+    return AR_OK;
+}
+
+int ar_parse_double(const char *s, double *out) {
+    if (!s || !((*s >= '0' && *s <= '9') || *s == '.' || (*s == '-' && (s[1] == '.' || (s[1] >= '0' && s[1] <= '9')))))
+        return AR_EINVAL;
+    char *e;
+    errno = 0;
+    const double v = strtod(s, &e);
+    if (errno == ERANGE || *e || !isfinite(v)) return AR_EINVAL;
+    *out = v;
+    return AR_OK;
+}
+
 int ar_name_ok(const char *s) {
     if (!s || !*s) return 0;
     for (; *s; s++)
@@ -52,12 +84,10 @@ int ar_size_parse(const char *s, uint64_t *bytes, ar_error_t *err) {
     if (!s || !*s) return AR_ERR(err, AR_EINVAL, "size is empty");
     const char *p = s;
     if (*p == '-' || *p == '+') return AR_ERR(err, AR_EINVAL, "size '%s' must be a positive number of bytes", s);
+    const char *end;
+    uint64_t v;
     if (*p < '0' || *p > '9') return AR_ERR(err, AR_EINVAL, "size '%s' is not a number", s); /* no leading space */
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (end == p) return AR_ERR(err, AR_EINVAL, "size '%s' is not a number", s);
-    if (errno == ERANGE) return AR_ERR(err, AR_ELIMIT, "size '%s' is too large", s);
+    if (ar_parse_u64(p, &v, &end) != AR_OK) return AR_ERR(err, AR_ELIMIT, "size '%s' is too large", s);
     unsigned shift = 0;
     if (*end) {
         switch (*end) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
+#include "arsim/types.h"
 #include "arsim/util.h"
 #include "common/yamlutil.h"
 
@@ -291,11 +292,17 @@ int ar__y_number(const ar__ydoc_t *d, const ar__ynode_t *n, const char *field, d
     if (!strcasecmp(s, ".nan")) { *out = NAN; return AR_OK; }
     if (!strcasecmp(s, ".inf") || !strcasecmp(s, "+.inf")) { *out = INFINITY; return AR_OK; }
     if (!strcasecmp(s, "-.inf")) { *out = -INFINITY; return AR_OK; }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+    double v;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
         return yerr(err, d, n, AR_EPARSE, field, "expected a number, found \"%s\"", s);
+    if (ar_parse_double(s[0] == '+' ? s + 1 : s, &v) != AR_OK) {
+        /* nan, inf, and a number too large for a double (read as infinite) are numbers the
+         * caller's range refuses with its own message */
+        char *end;
+        v = strtod(s, &end);
+        if (end == s || *end || isfinite(v))
+            return yerr(err, d, n, AR_EPARSE, field, "expected a number, found \"%s\"", s);
+    }
     *out = v;
     return AR_OK;
 }

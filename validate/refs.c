@@ -26,24 +26,13 @@ static int field_err(const ar_csv_t *c, int r, int col, ar_error_t *err, const c
 
 /* A finite number > 0. */
 static int parse_pos(const char *s, double *out) {
-    if (!s[0]) return AR_EINVAL;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(v) || v <= 0) return AR_EINVAL;
+    double v;
+    if (ar_parse_double(s, &v) != AR_OK || v <= 0) return AR_EINVAL;
     *out = v;
     return AR_OK;
 }
 
-static int parse_u64(const char *s, uint64_t *out) {
-    if (!s[0] || s[0] == '-' || s[0] == '+') return AR_EINVAL;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno == ERANGE) return AR_EINVAL;
-    *out = v;
-    return AR_OK;
-}
+static int parse_u64(const char *s, uint64_t *out) { return ar_parse_u64(s, out, NULL); }
 
 static int copy_field(char *dst, size_t cap, const ar_csv_t *c, int r, int col, const char *name,
                       ar_error_t *err) {

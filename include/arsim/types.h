@@ -14,6 +14,12 @@ typedef enum ar_mem_e { AR_MEM_TCM = 0, AR_MEM_SRAM = 1, AR_MEM_HBM = 2, AR_NMEM
 size_t ar_dtype_size(ar_dtype_t t);
 const char *ar_dtype_name(ar_dtype_t t);
 int ar_dtype_parse(const char *s, ar_dtype_t *out); /* AR_OK or AR_EINVAL */
+/* The one number reader of every flag and file: the number starts at once (no space, no
+ * '+'), nothing follows it, and it is finite. *end (may be NULL) receives where it stopped
+ * instead of refusing what follows (for a size's suffix). AR_OK or AR_EINVAL (ERANGE too). */
+int ar_parse_u64(const char *s, uint64_t *out, const char **end);
+int ar_parse_long(const char *s, long *out);
+int ar_parse_double(const char *s, double *out);
 /* 1 when s may name a topology or a model: printable, no space, comma, quote or '#' (a
  * name is a field of every result row; such characters would split or comment it). */
 int ar_name_ok(const char *s);
