@@ -590,13 +590,22 @@ int ar_cli_sweep(int argc, char **argv) {
         rc = ar_cli_fail(w.cmd, "--out and --json name the same file '%s'", w.out);
         goto out;
     }
+    const int to_stdout = !strcmp(w.out, "-");
+    if (to_stdout && o->json) {
+        rc = ar_cli_fail(w.cmd, "--json needs --out FILE.csv (the JSON is made from the CSV file)");
+        goto out;
+    }
+    if (to_stdout && w.resume) {
+        rc = ar_cli_fail(w.cmd, "--resume needs --out FILE.csv (standard output holds no rows to go on from)");
+        goto out;
+    }
     /* One sweep writes a CSV at a time: an exclusive lock, held to the end. */
-    lockfd = open(w.out, O_RDWR | O_CREAT, 0666);
+    lockfd = to_stdout ? dup(STDOUT_FILENO) : open(w.out, O_RDWR | O_CREAT, 0666);
     if (lockfd < 0) {
         rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno));
         goto out;
     }
-    if (flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+    if (!to_stdout && flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
         rc = errno == EWOULDBLOCK ? ar_cli_fail(w.cmd, "--out %s: another sweep is writing it", w.out)
                                   : ar_cli_fail(w.cmd, "--out %s: cannot lock: %s", w.out, strerror(errno));
         goto out;
@@ -614,7 +623,7 @@ int ar_cli_sweep(int argc, char **argv) {
         p.csv = fopen(w.out, good > 0 ? "a" : "w");
         if (p.csv && good == 0) ar_row_csv_header(p.csv);
     } else {
-        p.csv = fopen(w.out, "w");
+        p.csv = to_stdout ? fdopen(dup(STDOUT_FILENO), "w") : fopen(w.out, "w");
         if (p.csv) ar_row_csv_header(p.csv);
     }
     if (!p.csv) { rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno)); goto out; }
