@@ -8,8 +8,12 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
                    ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks, a, b;
     int lanes = ar__lanes(t, o, count, dt, 64);
-    /* each rank, per lane: P-1 REDUCEs of two sources and P-1 COPYs at least */
-    AR_TRY(ar__plan_fits("ring", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(P - 1), err));
+    /* each rank, per lane and chunk group: P-1 REDUCEs of two sources and P-1 COPYs at least */
+    {
+        const uint64_t len = count / (uint64_t)lanes, group = ar__chunk_elems(o, len ? len : 1, dt, P) * (uint64_t)P;
+        const uint64_t groups = len / (group ? group : 1) + 1;
+        AR_TRY(ar__plan_fits("ring", P, (uint64_t)lanes * groups * (uint64_t)P * 3u * (uint64_t)(P - 1), err));
+    }
     int *ord = malloc((size_t)P * sizeof *ord), *rev = malloc((size_t)P * sizeof *rev);
     uint64_t *nrecv = calloc((size_t)P, sizeof *nrecv);
     ar_plan_t *p = NULL;

@@ -654,8 +654,8 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
 int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {
     if (srcs <= AR_PLAN_MAX_SRCS) return AR_OK;
     return AR_ERR(err, AR_ELIMIT,
-                  "%s: %d ranks need at least %llu source addresses, more than a plan may hold (%u); "
-                  "fewer ranks, or an algorithm whose plan grows with the ranks, not their square",
+                  "%s: %d ranks need at least %llu source addresses here, more than a plan may hold (%u): "
+                  "fewer ranks, a larger --chunk, or an algorithm whose plan grows slower with the ranks",
                   algo, nranks, (unsigned long long)srcs, (unsigned)AR_PLAN_MAX_SRCS);
 }
 

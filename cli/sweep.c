@@ -243,6 +243,15 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     ar_cli_size_at(o, x.s, dt, &bytes, &count);
     char sz[32], ebuf[512];
     ar_size_format(bytes, sz, sizeof sz);
+    /* what the backend cannot hold is said before a plan is built (building one can be long) */
+    const ar_backend_ops_t *ops = ar_backend_find(backend);
+    ar_error_t ferr;
+    ar_error_clear(&ferr);
+    if (ops && ops->fits && ops->fits(t, bytes, buffer, &ferr) != AR_OK) {
+        snprintf(msg, len, "%c %s on %s, %s %s, %s, backend %s: %s per rank %s", MSG_SKIP, aname, spec, sz,
+                 ar_dtype_name(dt), ar_mem_name(buffer), backend, sz, ferr.message);
+        return;
+    }
     ar_case_t c = {
         .backend = backend, .topo = t, .topology = t->name[0] ? t->name : spec, .algo = aname,
         .count = count, .dtype = dt, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = ar_cli_run_opts(o, buffer),

@@ -55,7 +55,7 @@ done <<'EOF_CASES'
 EOF_CASES
 # Planning is bounded at any rank count: these end (0 or 2) within 5 s.
 for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root --topology torus_2d:8x8" \
-    "--ranks 1024 --algo ring" "--ranks 65536 --algo 1stage --topology switch:8"; do
+    "--ranks 65536 --algo 1stage --topology switch:8" "--size 1G --chunk 16 --algo ring"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
     timeout 5 "$bin" run --backend analytic --size 8K $args -q >/dev/null 2>&1
