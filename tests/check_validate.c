@@ -428,15 +428,25 @@ END_TEST
 
 /* ---- the commands (the built binary) ---- */
 
+/* Names of this process's own (two test runs at once must not share files). */
+static const char *own_path(const char *name) {
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "/tmp/arsim-check-%ld-%s", (long)getpid(), name);
+    return buf[k];
+}
+
 static int run_status(const char *args, char *err_out, size_t len) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd /tmp && %s/arsim %s 2>/tmp/arsim-check-validate.err >/dev/null",
-             ARSIM_BUILDDIR, args);
+    const char *errf = own_path("validate.err");
+    snprintf(cmd, sizeof cmd, "cd /tmp && %s/arsim %s 2>%s >/dev/null", ARSIM_BUILDDIR, args, errf);
     int st = system(cmd);
-    FILE *f = fopen("/tmp/arsim-check-validate.err", "r");
+    FILE *f = fopen(errf, "r");
     size_t n = f ? fread(err_out, 1, len - 1, f) : 0;
     err_out[n] = 0;
     if (f) fclose(f);
+    unlink(errf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -483,7 +493,7 @@ END_TEST
 /* validate --refs on the shipped files: every row gets a model value and the ratio. */
 START_TEST(cli_validate_refs) {
     char e[4096];
-    const char *out = "/tmp/arsim-check-refs.csv";
+    const char *out = own_path("refs.csv");
     char args[256];
     snprintf(args, sizeof args, "validate --refs --predict-with analytic -o %s", out);
     ck_assert_int_eq(run_status(args, e, sizeof e), 0);
