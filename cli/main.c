@@ -2,7 +2,9 @@
  * with no subcommand it runs the default study. Exit status: 0 ok, 1 a check
  * failed, 2 bad input or usage (one line on stderr). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "config.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
@@ -42,11 +44,40 @@ static void usage(FILE *f) {
         "  arsim run --backend ref --topology ring_1d:5 --algo all --count 1001 --check\n"
         "  arsim run --backend analytic --topology h200_pair --size 1G --breakdown\n"
         "  arsim topo show hgx_h100_8\n\n"
+        "every command also takes --data-dir DIR: the shipped topologies, models and reference\n"
+        "files from DIR (as ARSIM_DATADIR=DIR does); default the installed ones, or the source\n"
+        "tree's for an arsim run from its build tree\n\n"
         "exit status: 0 ok, 1 a check failed, 2 bad input or usage\n");
+}
+
+/* Takes --data-dir DIR (or --data-dir=DIR) out of argv, wherever it stands, and makes DIR
+ * the data directory of the whole process through ARSIM_DATADIR, the one place every
+ * command looks. Returns the new argc, or -1 after a one-line error. */
+static int take_data_dir(int argc, char **argv) {
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *dir = NULL;
+        if (strcmp(argv[i], "--data-dir") == 0) {
+            if (i + 1 >= argc) return ar_cli_fail("", "--data-dir: needs a directory"), -1;
+            dir = argv[++i];
+        } else if (strncmp(argv[i], "--data-dir=", 11) == 0) {
+            dir = argv[i] + 11;
+        } else {
+            argv[n++] = argv[i];
+            continue;
+        }
+        struct stat st;
+        if (!dir[0] || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return ar_cli_fail("", "--data-dir '%s': not a directory", dir), -1;
+        setenv("ARSIM_DATADIR", dir, 1);
+    }
+    argv[n] = NULL;
+    return n;
 }
 
 int main(int argc, char **argv) {
     /* Unbuffered-enough output for pipes: rows are flushed by the commands themselves. */
+    if ((argc = take_data_dir(argc, argv)) < 0) return 2;
     if (argc < 2) return ar_cli_study(1, argv);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {

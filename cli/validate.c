@@ -153,9 +153,8 @@ static int compare(const ar_cli_opts_t *o, const val_ctx_t *cx, const ar_vrows_t
  * committed ones). */
 static int refs_run(const ar_cli_opts_t *o, const val_ctx_t *cx) {
     char mpath[1100];
-    const char *env = getenv("ARSIM_DATADIR");
     if (cx->measured) snprintf(mpath, sizeof mpath, "%s", cx->measured);
-    else snprintf(mpath, sizeof mpath, "%s/validate/results/measured.csv", env && env[0] ? env : ARSIM_DATADIR);
+    else ar_data_path("validate/results/measured.csv", mpath, sizeof mpath);
     ar_vrows_t meas = {0};
     ar_error_t err;
     ar_error_clear(&err);

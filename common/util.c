@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/error.h"
+#include <sys/stat.h>
 #include <time.h>
 #include "arsim/util.h"
 
@@ -40,9 +41,34 @@ int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem) {
     return AR_OK;
 }
 
-const char *ar_data_path(const char *sub, char *buf, size_t len) {
+static int is_dir_with_topologies(const char *dir) {
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/topologies", dir);
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* An arsim running from the bindir it was configured for is the installed one: it reads
+ * the installed data, even while the build tree it came from still exists. */
+static int running_installed(void) {
+    char exe[4096], bin[4096];
+    if (!realpath("/proc/self/exe", exe) || !realpath(ARSIM_BINDIR, bin)) return 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    return strcmp(exe, bin) == 0;
+}
+
+static const char *data_dir(void) {
     const char *env = getenv("ARSIM_DATADIR");
-    snprintf(buf, len, "%s/%s", env && env[0] ? env : ARSIM_DATADIR, sub);
+    if (env && env[0]) return env;
+    const char *first = ARSIM_SRCDIR, *second = ARSIM_PKGDATADIR;
+    if (running_installed()) first = ARSIM_PKGDATADIR, second = ARSIM_SRCDIR;
+    return is_dir_with_topologies(first) || !is_dir_with_topologies(second) ? first : second;
+}
+
+const char *ar_data_path(const char *sub, char *buf, size_t len) {
+    snprintf(buf, len, "%s/%s", data_dir(), sub);
     return buf;
 }
 

@@ -15,7 +15,7 @@ const char *test_path(const char *rel) {
     static char buf[8][1024];
     static int slot;
     char *b = buf[slot++ % 8];
-    snprintf(b, sizeof buf[0], "%s/%s", ARSIM_DATADIR, rel);
+    snprintf(b, sizeof buf[0], "%s/%s", ARSIM_SRCDIR, rel);
     return b;
 }
 

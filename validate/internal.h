@@ -46,7 +46,7 @@ int ar_validate_refs_load_string(const char *text, const char *label, ar_refs_t 
 /* Every *.csv in dir, in name order. */
 int ar_validate_refs_load_dir(const char *dir, ar_refs_t *refs, ar_error_t *err);
 void ar_validate_refs_free(ar_refs_t *refs);
-/* The directory of the shipped reference files (ARSIM_DATADIR/validate/refs). */
+/* The directory of the shipped reference files (validate/refs of the data directory). */
 const char *ar_validate_refs_dir(void);
 
 /* ---- Measured / predicted rows (the sweep CSV columns) ---- */

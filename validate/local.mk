@@ -19,5 +19,5 @@ else
 # (AR_ENOTSUP): callers need no #ifdef HAVE_CUDA.
 libarsim_la_SOURCES += validate/none.c
 endif
-dist_noinst_DATA += validate/refs/fsim_accel.csv validate/refs/mojo_h100_pair.csv \
+nobase_dist_pkgdata_DATA += validate/results/measured.csv validate/refs/fsim_accel.csv validate/refs/mojo_h100_pair.csv \
 	validate/refs/nccl_h200_pair.csv

@@ -83,7 +83,7 @@ void ar_model_free(ar_model_t *m);
 int ar_model_link_kind(const ar_model_t *m, const char *name);
 /* Names of the shipped models, NULL-terminated. */
 const char *const *ar_model_shipped(void);
-/* Directory searched for shipped models (ARSIM_DATADIR env, else the build's). */
+/* Directory searched for shipped models: ar_data_path("model"). */
 const char *ar_model_dir(void);
 
 /* Per-channel rate bound on remote reads: inflight bytes over read latency, GB/s. */

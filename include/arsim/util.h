@@ -16,8 +16,10 @@ void ar_utc_date(char *buf, size_t len);
  * n == *cap the array doubles (16 elements first). AR_OK, or AR_ENOMEM with the array as
  * it was. */
 int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem);
-/* The path of a data folder (model, topologies, validate/refs ...): under ARSIM_DATADIR
- * when set, else the build's source tree. */
+/* The path of a data folder (model, topologies, validate/refs ...) under the data
+ * directory: ARSIM_DATADIR when set (arsim's --data-dir sets it); else, for an installed
+ * arsim, the installed one (pkgdatadir); else the build's source tree (falling back to the
+ * other of the two when the first has no topologies/). */
 const char *ar_data_path(const char *sub, char *buf, size_t len);
 /* free() each of the n pointers: for a struct's owned arrays, released together. */
 void ar_free_each(void *const *p, size_t n);
