@@ -36,6 +36,9 @@ rm -rf "$work/src" "$work/build"
 arsim=$work/prefix/bin/arsim
 data=$work/prefix/share/arsim
 [ -x "$arsim" ] || fail "no $arsim"
+man=$work/prefix/share/man/man1/arsim.1
+[ -f "$man" ] || fail "no man page $man"
+grep -q '^\.SH COMMAND: SWEEP' "$man" || fail "the man page lacks the sweep command"
 for f in topologies/torus_2d_4x4.yaml topologies/h200_pair.yaml model/h200_sxm.yaml model/accel_tcm.yaml \
     validate/refs/nccl_h200_pair.csv validate/results/measured.csv; do
     [ -f "$data/$f" ] || fail "not installed: $data/$f"
