@@ -114,8 +114,7 @@ static int plain_open(const ar_backend_ops_t *ops, const ar_topo_t *topo, ar_bac
     return AR_OK;
 }
 
-int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
-                   const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err) {
+static int backend_open(const char *name, const ar_topo_t *topo, ar_backend_t **be, ar_error_t *err) {
     const ar_backend_ops_t *ops = ar_backend_find(name);
     if (!ops) {
         if (ar_backend_known_missing(name))
@@ -124,16 +123,33 @@ int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *pla
         return AR_ERR(err, AR_EINVAL, "unknown backend '%s' (ref, analytic, sim, cuda)",
                       name ? name : "");
     }
+    return ops->open ? ops->open(topo, be, err) : plain_open(ops, topo, be, err);
+}
+
+static void backend_close(ar_backend_t *be) {
+    if (be->ops->close) be->ops->close(be);
+    else free(be);
+}
+
+int ar_backend_check(const char *name, const ar_topo_t *topo, ar_error_t *err) {
+    ar_backend_t *be = NULL;
+    AR_TRY(backend_open(name, topo, &be, err));
+    backend_close(be);
+    return AR_OK;
+}
+
+int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
+                   const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err) {
     ar_run_opts_t def = AR_RUN_OPTS_DEFAULT;
     if (!opts) opts = &def;
     memset(res, 0, sizeof *res);
     ar_backend_t *be = NULL;
-    int rc = ops->open ? ops->open(topo, &be, err) : plain_open(ops, topo, &be, err);
+    int rc = backend_open(name, topo, &be, err);
     if (rc != AR_OK) return rc;
+    const ar_backend_ops_t *ops = be->ops;
     if (ops->prepare) rc = ops->prepare(be, plan, opts, err);
     if (rc == AR_OK) rc = ops->execute(be, plan, opts, res, err);
-    if (ops->close) ops->close(be);
-    else free(be);
+    backend_close(be);
     return rc;
 }
 

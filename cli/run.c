@@ -142,6 +142,12 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
     ar_topo_t *t = NULL;
     int rc = ar_cli_topo_open(o, spec, &t);
     if (rc) return rc;
+    ar_error_t berr;
+    ar_error_clear(&berr);
+    if (ar_backend_check(backend, t, &berr) != AR_OK) {
+        ar_topo_free(t);
+        return ar_cli_fail_err(s->cmd, &berr);
+    }
     int nsizes = ar_cli_nsizes(o);
     int *unfit = calloc((size_t)o->nalgos, sizeof *unfit);
     if (!unfit) { ar_topo_free(t); return ar_cli_fail(s->cmd, "out of memory"); }

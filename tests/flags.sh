@@ -65,5 +65,16 @@ for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root 
         bad=$((bad + 1))
     fi
 done
+# A backend that cannot run here at all says so once, not once per case (where no GPU is
+# visible: the cuda backend absent from the build, or present without a GPU).
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    n=$((n + 1))
+    "$bin" run --backend cuda --topology full:2 --algo all --size 8K:1M >"$tmp/cuda.out" 2>"$tmp/cuda.err"
+    rc=$?
+    if [ $rc != 2 ] || [ "$(wc -l <"$tmp/cuda.err")" != 1 ] || [ -s "$tmp/cuda.out" ]; then
+        echo "flags: FAIL: run --backend cuda without a GPU: exit $rc (want 2), $(wc -l <"$tmp/cuda.err") lines on stderr (want 1), stdout: $(head -c 200 "$tmp/cuda.out")" >&2
+        bad=$((bad + 1))
+    fi
+fi
 [ $bad = 0 ] || exit 1
 echo "flags: $n careless or huge command lines refused in one line with exit 2, or planned within 5 s"

@@ -102,6 +102,10 @@ const ar_backend_ops_t *ar_backend_with(unsigned caps);
  * holds (contention when there is one). */
 const char *ar_backend_default(void);
 
+/* Whether the backend can run on topo here at all (its GPUs, their count, the topology's
+ * size): open + close, before a loop of cases, so that what no case could pass is said
+ * once. AR_OK or the backend's error. */
+int ar_backend_check(const char *name, const ar_topo_t *topo, ar_error_t *err);
 /* open + prepare + execute + close in one call. */
 int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *plan,
                    const ar_run_opts_t *opts, ar_result_t *res, ar_error_t *err);
