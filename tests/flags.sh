@@ -48,6 +48,7 @@ done <<'EOF_CASES'
 2 | out of range              | run --backend analytic --size 8K --model TMP/clock.yaml
 2 | out of range              | run --backend analytic --size 8K --model TMP/capacity.yaml
 2 | 1e+300 ns is out of range  | run --backend analytic --size 8K --model TMP/lat.yaml
+2 | ranks that work: 6, 12, 18 | run --backend analytic --size 8K --topology ring_1d_6 --ranks 4
 2 | source addresses          | run --backend analytic --size 8K --ranks 4096 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo naive

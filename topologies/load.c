@@ -325,8 +325,9 @@ static int load_ranks(ld_t *L, const ar__ynode_t *root, ar_topo_t *t) {
         if (!rn) return AR_OK;
         if (nranks % t->ndevices != 0)
             return ar__y_error(L->err, L->d, rn, AR_ETOPO, "ranks",
-                               "%ld ranks do not divide evenly over %d devices (give a placement)",
-                               nranks, t->ndevices);
+                               "%ld ranks do not divide evenly over %d devices (give a placement, "
+                               "or a multiple of %d ranks)",
+                               nranks, t->ndevices, t->ndevices);
         return ar_topo_place_blocks(t, (int)nranks, L->err);
     }
     AR_TRY(ar__y_expect(L->d, pn, AR__Y_SEQ, "placement", L->err));

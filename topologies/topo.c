@@ -221,8 +221,10 @@ int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err) {
         return AR_ERR(err, AR_ETOPO, "ranks: must be between 1 and %d, got %d",
                       AR__TOPO_MAX_RANKS, nranks);
     if (nranks % t->ndevices != 0)
-        return AR_ERR(err, AR_ETOPO, "ranks: %d ranks do not divide evenly over %d devices",
-                      nranks, t->ndevices);
+        return AR_ERR(err, AR_ETOPO,
+                      "ranks: %d ranks do not divide evenly over %d devices (ranks that work: %d, %d, %d, ... "
+                      "any multiple of %d)",
+                      nranks, t->ndevices, t->ndevices, 2 * t->ndevices, 3 * t->ndevices, t->ndevices);
     int *p = malloc((size_t)nranks * sizeof(int));
     if (!p) return AR_ERR(err, AR_ENOMEM, "out of memory");
     int per = nranks / t->ndevices;
