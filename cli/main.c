@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "config.h"
 #include "cli/internal.h"
 #include "cli/opts.h"
+#include "arsim/util.h"
 
 static const struct {
     const char *name;
@@ -66,8 +66,7 @@ static int take_data_dir(int argc, char **argv) {
             argv[n++] = argv[i];
             continue;
         }
-        struct stat st;
-        if (!dir[0] || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        if (!ar_is_dir(dir))
             return ar_cli_fail("", "--data-dir '%s': not a directory", dir), -1;
         setenv("ARSIM_DATADIR", dir, 1);
     }

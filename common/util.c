@@ -41,11 +41,15 @@ int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem) {
     return AR_OK;
 }
 
+int ar_is_dir(const char *path) {
+    struct stat st;
+    return path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int is_dir_with_topologies(const char *dir) {
     char p[4200];
-    struct stat st;
     snprintf(p, sizeof p, "%s/topologies", dir);
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    return ar_is_dir(p);
 }
 
 /* An arsim running from the bindir it was configured for is the installed one: it reads
@@ -62,9 +66,14 @@ static int running_installed(void) {
 static const char *data_dir(void) {
     const char *env = getenv("ARSIM_DATADIR");
     if (env && env[0]) return env;
-    const char *first = ARSIM_SRCDIR, *second = ARSIM_PKGDATADIR;
-    if (running_installed()) first = ARSIM_PKGDATADIR, second = ARSIM_SRCDIR;
-    return is_dir_with_topologies(first) || !is_dir_with_topologies(second) ? first : second;
+    /* Where this binary lies does not change while it runs: choose once. */
+    static const char *chosen;
+    if (!chosen) {
+        const char *first = ARSIM_SRCDIR, *second = ARSIM_PKGDATADIR;
+        if (running_installed()) first = ARSIM_PKGDATADIR, second = ARSIM_SRCDIR;
+        chosen = is_dir_with_topologies(first) || !is_dir_with_topologies(second) ? first : second;
+    }
+    return chosen;
 }
 
 const char *ar_data_path(const char *sub, char *buf, size_t len) {

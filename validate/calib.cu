@@ -453,7 +453,7 @@ out:
 
 /* Both GPUs stream at once (a reads b's memory and b reads a's, or both write);
  * GB/s each way (the slower of the two). */
-static int bidir(int da, int db, void *buf_a, void *buf_b, void *loc_a, void *loc_b, size_t bytes,
+static int bidir(int da, int db, void *buf_a, void *buf_b, size_t bytes,
                  int blocks, int threads, int unroll, int write, uint4 *sink_a, uint4 *sink_b,
                  int reps, double *gbps, ar_error_t *err) {
     int rc = AR_OK;
@@ -462,8 +462,6 @@ static int bidir(int da, int db, void *buf_a, void *buf_b, void *loc_a, void *lo
     std::vector<double> t;
     rw_ctx ca = {unroll, buf_b, buf_b, bytes / 16, sink_a};
     rw_ctx cb = {unroll, buf_a, buf_a, bytes / 16, sink_b};
-    (void)loc_a;
-    (void)loc_b;
     CK(cudaSetDevice(da));
     CK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
     CK(cudaEventCreate(&ea0));
@@ -667,9 +665,9 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
             c->peer_read_max_gbps = std::max(c->peer_read_max_gbps, c->peer_read_gbps[i]);
             c->peer_write_max_gbps = std::max(c->peer_write_max_gbps, c->peer_write_gbps[i]);
         }
-        TRY(bidir(d0, d1, peer0, peer1, loc0, NULL, BIG, 2 * c->nsm, T, o.unroll, 0, sink0, sink1, o.reps,
+        TRY(bidir(d0, d1, peer0, peer1, BIG, 2 * c->nsm, T, o.unroll, 0, sink0, sink1, o.reps,
                   &c->peer_read_bidir_gbps, err));
-        TRY(bidir(d0, d1, peer0, peer1, loc0, NULL, BIG, 2 * c->nsm, T, o.unroll, 1, sink0, sink1, o.reps,
+        TRY(bidir(d0, d1, peer0, peer1, BIG, 2 * c->nsm, T, o.unroll, 1, sink0, sink1, o.reps,
                   &c->peer_write_bidir_gbps, err));
         note(&o, "peer: per block read %.2f GB/s, write %.2f GB/s; both ways at once: read %.1f, write %.1f GB/s each way",
              c->peer_read_block_gbps, c->peer_write_block_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);

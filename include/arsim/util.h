@@ -21,6 +21,8 @@ int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem);
  * arsim, the installed one (pkgdatadir); else the build's source tree (falling back to the
  * other of the two when the first has no topologies/). */
 const char *ar_data_path(const char *sub, char *buf, size_t len);
+/* Whether path names a directory (following symlinks). */
+int ar_is_dir(const char *path);
 /* free() each of the n pointers: for a struct's owned arrays, released together. */
 void ar_free_each(void *const *p, size_t n);
 #define AR_FREE_EACH(...) ar_free_each((void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
