@@ -34,7 +34,10 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     }
     int lanes = ar__lanes(t, o, count, dt, 32);
     if (rc == AR_OK) rc = ar_plan_new("center_root", P, 2 * lanes, count, dt, &p);
-    if (rc == AR_OK) p->scratch_elems = (uint64_t)maxdeg * count;
+    if (rc == AR_OK) {
+        p->scratch_elems = (uint64_t)maxdeg * count;
+        p->root = root;
+    }
     uint32_t nf = ar__tree_nflags(maxdeg);
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;

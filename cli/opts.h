@@ -147,8 +147,8 @@ ar_run_opts_t ar_cli_run_opts(const ar_cli_opts_t *o, ar_mem_t buffer);
 
 
 /* nccl-tests-shaped table. with_check adds a check column. */
-void ar_cli_table_header(FILE *f, int with_check);
-void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check);
+void ar_cli_table_header(FILE *f);
+void ar_cli_table_row(FILE *f, const ar_row_t *r);
 /* JSON: an array of objects with the CSV's keys. begin writes "[", end writes "]". */
 void ar_cli_json_begin(FILE *f);
 void ar_cli_json_row(FILE *f, const ar_row_t *r, int first);

@@ -6,18 +6,40 @@
 #include <string.h>
 #include "cli/opts.h"
 
-void ar_cli_table_header(FILE *f, int with_check) {
-    fprintf(f, "#%11s %13s %6s %12s %12s %12s %12s%s\n", "size", "count", "type", "algo",
-            "time(us)", "algbw(GB/s)", "busbw(GB/s)", with_check ? "  check" : "");
+/* nccl-tests' columns (size, count, type, redop, root, then time, algbw, busbw and
+ * #wrong under "out-of-place"), with the algorithm and the channels and chunk its plan
+ * used between them. Plans read IN and write OUT: there is no in-place half. */
+#define TABLE_COLS "%13s %6s %6s %5s %14s %5s %8s %10s %8s %8s %7s\n"
+#define TABLE_ROW "%12s " TABLE_COLS
+#define TABLE_HEAD "#%11s " TABLE_COLS
+
+void ar_cli_table_header(FILE *f) {
+    char units[160];
+    fprintf(f, "#%76s\n", "out-of-place");
+    fprintf(f, TABLE_HEAD, "size", "count", "type", "redop", "root", "algo", "chan", "chunk", "time",
+            "algbw", "busbw", "#wrong");
+    snprintf(units, sizeof units, TABLE_HEAD, "(B)", "(elements)", "", "", "", "", "", "(B)", "(us)", "(GB/s)",
+             "(GB/s)", "");
+    size_t n = strlen(units);
+    while (n > 1 && (units[n - 2] == ' ')) units[--n - 1] = '\n', units[n] = 0;
+    fputs(units, f);
 }
 
-void ar_cli_table_row(FILE *f, const ar_row_t *r, int with_check) {
-    double t = r->res->time_s;
-    fprintf(f, "%12" PRIu64 " %13" PRIu64 " %6s %12s %12.2f %12.2f %12.2f", r->bytes, r->count,
-            ar_dtype_name(r->dtype), r->algo, t * 1e6, ar_algbw_gbps(r->bytes, t),
-            ar_busbw_gbps(r->bytes, t, r->nranks));
-    if (with_check) fprintf(f, "  %5s", r->check && *r->check ? r->check : "-");
-    fputc('\n', f);
+void ar_cli_table_row(FILE *f, const ar_row_t *r) {
+    const double t = r->res->time_s;
+    char size[24], count[24], root[16], chan[16], chunk[24], time[32], alg[32], bus[32], wrong[24];
+    snprintf(size, sizeof size, "%" PRIu64, r->bytes);
+    snprintf(count, sizeof count, "%" PRIu64, r->count);
+    snprintf(root, sizeof root, "%d", r->root);
+    snprintf(chan, sizeof chan, "%d", r->channels);
+    ar_size_format(r->chunk_bytes, chunk, sizeof chunk);
+    snprintf(time, sizeof time, "%.2f", t * 1e6);
+    snprintf(alg, sizeof alg, "%.2f", ar_algbw_gbps(r->bytes, t));
+    snprintf(bus, sizeof bus, "%.2f", ar_busbw_gbps(r->bytes, t, r->nranks));
+    if (r->res->checked) snprintf(wrong, sizeof wrong, "%" PRIu64, r->res->wrong);
+    else snprintf(wrong, sizeof wrong, "N/A");
+    fprintf(f, TABLE_ROW, size, count, ar_dtype_name(r->dtype), "sum", root, r->algo, chan, chunk, time,
+            alg, bus, wrong);
 }
 
 static void json_str(FILE *f, const char *s) {
@@ -50,13 +72,15 @@ void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     fputs(", \"topology\": ", f); json_str(f, r->topology);
     fputs(", \"model\": ", f); json_str(f, r->model);
     fprintf(f, ", \"nranks\": %d, \"algo\": ", r->nranks); json_str(f, r->algo);
-    fprintf(f, ", \"dtype\": \"%s\", \"buffer\": \"%s\", \"bytes\": %" PRIu64 ", \"count\": %" PRIu64
-               ", \"channels\": %d, \"chunk_bytes\": %" PRIu64,
-            ar_dtype_name(r->dtype), ar_mem_name(r->buffer), r->bytes, r->count, r->channels,
+    fprintf(f, ", \"dtype\": \"%s\", \"redop\": \"sum\", \"root\": %d, \"buffer\": \"%s\", \"bytes\": %" PRIu64
+               ", \"count\": %" PRIu64 ", \"channels\": %d, \"chunk_bytes\": %" PRIu64,
+            ar_dtype_name(r->dtype), r->root, ar_mem_name(r->buffer), r->bytes, r->count, r->channels,
             r->chunk_bytes);
     fputs(", \"time_us\": ", f); json_num(f, t * 1e6);
     fputs(", \"algbw_gbps\": ", f); json_num(f, ar_algbw_gbps(r->bytes, t));
     fputs(", \"busbw_gbps\": ", f); json_num(f, ar_busbw_gbps(r->bytes, t, r->nranks));
+    if (res->checked) fprintf(f, ", \"wrong\": %" PRIu64, res->wrong);
+    else fputs(", \"wrong\": null", f);
     for (int k = 0; k < AR_NTERM; k++) {
         fprintf(f, ", \"%s\": ", term_keys[k]);
         json_num(f, res->terms_s[k] * 1e6);

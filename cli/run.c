@@ -132,7 +132,7 @@ static void header(run_state_t *s, const char *backend, const ar_topo_t *t, cons
     fprintf(f, "# model %s, backend %s, buffer %s, channels %s, chunk %s\n",
             t->model ? t->model->name : "?", backend, ar_mem_name(buffer), ch, ck);
     fprintf(f, "#\n");
-    ar_cli_table_header(f, s->o->check);
+    ar_cli_table_header(f);
     fflush(f);
 }
 
@@ -248,7 +248,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 const ar_row_t row = co.row;
                 const ar_result_t res = co.res;
-                ar_cli_table_row(s->table, &row, o->check);
+                ar_cli_table_row(s->table, &row);
                 if (o->breakdown) ar_cli_breakdown(s->table, t, &res);
                 fflush(s->table);
                 if (write_row(s, &row)) {

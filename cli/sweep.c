@@ -28,7 +28,7 @@
 #include "cli/opts.h"
 #include "arsim/util.h"
 
-#define NKEY 11        /* leading CSV columns that name a run: backend .. chunk_bytes */
+#define NKEY 13        /* leading CSV columns that name a run: backend .. chunk_bytes */
 #define MSG_MAX 4000   /* one worker message, written atomically (< PIPE_BUF) */
 
 /* The key of a CSV row: its first NKEY fields as written (up to the NKEY-th comma
@@ -96,7 +96,8 @@ static int read_line(const ar_csv_line_t *l, void *vctx) {
     if (!r->header_seen) {
         r->header_seen = 1;
         if (strcmp(l->text, ar_row_csv_columns) != 0)
-            return ar_cli_fail(r->cmd, "%s:%d: not an arsim CSV (header differs)", r->path, l->line);
+            return ar_cli_fail(r->cmd, "%s:%d: the header is not this arsim's result columns (%s)", r->path,
+                               l->line, ar_row_csv_columns);
         r->ncols = l->nfields;
         return 0;
     }

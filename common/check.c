@@ -24,6 +24,7 @@ int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_in
                  const void *out, ar_result_t *res) {
     const double tol = ar_dtype_tolerance(dtype, nranks);
     int ok = 1;
+    uint64_t wrong = 0;
     double max_err = 0;
     char msg[sizeof res->check_msg] = "";
     for (uint64_t i = 0; i < count; i++) {
@@ -39,12 +40,12 @@ int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_in
         else if (mag > 0) rel = fabs(got - want) / mag;
         else rel = got == want ? 0 : INFINITY;
         if (rel > max_err) max_err = rel;
+        if (!(rel <= tol)) wrong++;
         if (!(rel <= tol) && ok) {
             ok = 0;
             snprintf(msg, sizeof msg, "rank %d element %" PRIu64 ": got %.9g, want %.9g (rel err %.3g > tol %.3g)",
                      rank, i, got, want, rel, tol);
         }
-        if (!ok && max_err == INFINITY) break; /* nothing worse to find */
     }
     if (res) {
         /* Several checks into one result keep the first failure and the worst error. */
@@ -53,6 +54,7 @@ int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_in
             if (!ok) snprintf(res->check_msg, sizeof res->check_msg, "%s", msg);
         }
         if (!res->checked || max_err > res->max_rel_err) res->max_rel_err = max_err;
+        res->wrong = (res->checked ? res->wrong : 0) + wrong;
         res->checked = 1;
     }
     return ok;

@@ -297,8 +297,9 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
 }
 
 const char *const ar_row_csv_columns =
-    "backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,"
-    "algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s";
+    "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
+    "time_us,algbw_gbps,busbw_gbps,wrong,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
+    "sim_wall_s";
 
 void ar_row_csv_header(FILE *f) { fprintf(f, "%s\n", ar_row_csv_columns); }
 
@@ -310,10 +311,12 @@ void ar_row_csv(FILE *f, const ar_row_t *r) {
     ar_csv_put(f, r->model); fputc(',', f);
     fprintf(f, "%d,", r->nranks);
     ar_csv_put(f, r->algo); fputc(',', f);
-    fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype),
+    fprintf(f, "%s,sum,%d,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype), r->root,
             ar_mem_name(r->buffer), r->bytes, r->count, r->channels, r->chunk_bytes);
     fprintf(f, "%.6f,%.6f,%.6f,", t * 1e6, ar_algbw_gbps(r->bytes, t),
             ar_busbw_gbps(r->bytes, t, r->nranks));
+    if (res->checked) fprintf(f, "%" PRIu64, res->wrong);
+    fputc(',', f);
     for (int k = 0; k < AR_NTERM; k++) fprintf(f, "%.6f,", res->terms_s[k] * 1e6);
     fprintf(f, "%.0f,", res->cycles);
     ar_csv_put(f, r->check); fputc(',', f);

@@ -59,6 +59,7 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     p->nchannels = nchannels;
     p->count = count;
     p->dtype = dtype;
+    p->root = -1;
     p->build = calloc((size_t)nranks * nchannels, sizeof(chan_build_t));
     p->chans = calloc((size_t)nranks * nchannels, sizeof(ar_chan_t));
     if (!p->build || !p->chans) {
@@ -228,4 +229,12 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
                 }
             }
         }
+}
+
+uint64_t ar_plan_chunk_bytes(const ar_plan_t *p) {
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if ((p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE) && p->ops[i].n > most)
+            most = p->ops[i].n;
+    return most * ar_dtype_size(p->dtype);
 }

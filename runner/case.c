@@ -24,8 +24,8 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     out->row = (ar_row_t){
         .backend = c->backend, .topology = c->topology, .model = t->model ? t->model->name : "",
         .algo = c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
-        .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .channels = p->nchannels,
-        .chunk_bytes = c->algo_opts.chunk_bytes, .res = &out->res, .check = "",
+        .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .root = p->root,
+        .channels = p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p), .res = &out->res, .check = "",
     };
     return AR_OK;
 }

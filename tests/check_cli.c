@@ -290,32 +290,35 @@ START_TEST(test_table_shape) {
     unsigned long long want_bytes[] = {8192, 16384, 32768};
     for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == '#') {
-            char a[6][32];
-            if (sscanf(line, "# size count type algo %31s %31s %31s", a[0], a[1], a[2]) == 3)
-                header = 1;
-            if (sscanf(line, "#%31s %31s %31s %31s %31s %31s", a[0], a[1], a[2], a[3], a[4], a[5]) == 6 &&
+            /* nccl-tests' names, in its order, arsim's own between root and time */
+            char a[12][32];
+            if (sscanf(line, "#%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", a[0], a[1], a[2], a[3],
+                       a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]) == 12 &&
                 strcmp(a[0], "size") == 0) {
-                ck_assert_str_eq(a[1], "count");
-                ck_assert_str_eq(a[2], "type");
-                ck_assert_str_eq(a[3], "algo");
-                ck_assert_str_eq(a[4], "time(us)");
-                ck_assert_str_eq(a[5], "algbw(GB/s)");
-                ck_assert_ptr_nonnull(strstr(line, "busbw(GB/s)"));
+                const char *want[12] = {"size", "count", "type", "redop", "root", "algo",
+                                        "chan", "chunk", "time", "algbw", "busbw", "#wrong"};
+                for (int i = 0; i < 12; i++) ck_assert_str_eq(a[i], want[i]);
                 header = 1;
             }
             continue;
         }
         unsigned long long bytes, count;
-        char type[16], algo[32], extra[8];
+        char type[16], algo[32], redop[8], chunk[16], wrong[8], extra[8];
+        int root, chan;
         double t_us, algbw, busbw;
-        int nf = sscanf(line, "%llu %llu %15s %31s %lf %lf %lf %7s", &bytes, &count, type, algo,
-                        &t_us, &algbw, &busbw, extra);
-        ck_assert_msg(nf == 7, "row [%s] has %d fields, want 7", line, nf);
+        int nf = sscanf(line, "%llu %llu %15s %7s %d %31s %d %15s %lf %lf %lf %7s %7s", &bytes, &count, type,
+                        redop, &root, algo, &chan, chunk, &t_us, &algbw, &busbw, wrong, extra);
+        ck_assert_msg(nf == 12, "row [%s] has %d fields, want 12", line, nf);
         ck_assert_int_lt(rows, 3);
         ck_assert_uint_eq(bytes, want_bytes[rows]);
         ck_assert_uint_eq(count, bytes / 2);
         ck_assert_str_eq(type, "bf16");
+        ck_assert_str_eq(redop, "sum");
+        ck_assert_int_eq(root, -1);  /* ring has no root */
         ck_assert_str_eq(algo, "ring");
+        ck_assert_int_ge(chan, 1);
+        ck_assert_str_ne(chunk, "0"); /* the value the plan used, never "default" */
+        ck_assert_str_eq(wrong, "N/A"); /* no check ran */
         ck_assert(t_us > 0);
         /* algbw = bytes / time (GB/s = 1e9 B/s), busbw = algbw * 2(p-1)/p, p = 4. */
         ck_assert_double_eq_tol(algbw, bytes / (t_us * 1e-6) / 1e9, 0.01 + algbw * 1e-3);
@@ -336,14 +339,17 @@ START_TEST(test_check_pass) {
     char *save = NULL;
     for (char *line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == '#') continue;
-        char check[16] = "";
+        char wrong[16] = "";
         unsigned long long bytes, count;
-        char type[16], algo[32];
+        char type[16], redop[8], algo[32], chunk[16];
+        int root, chan;
         double t, a, b;
-        ck_assert_int_eq(sscanf(line, "%llu %llu %15s %31s %lf %lf %lf %15s", &bytes, &count, type,
-                                algo, &t, &a, &b, check), 8);
+        ck_assert_int_eq(sscanf(line, "%llu %llu %15s %7s %d %31s %d %15s %lf %lf %lf %15s", &bytes, &count, type,
+                                redop, &root, algo, &chan, chunk, &t, &a, &b, wrong), 12);
         ck_assert_uint_eq(count, 1001);
-        ck_assert_str_eq(check, "ok");
+        ck_assert_str_eq(wrong, "0");
+        /* center_root names its root: the centre of a ring of 5 is every rank, the lowest wins */
+        ck_assert_int_eq(root, strcmp(algo, "center_root") == 0 ? 0 : -1);
         rows++;
     }
     ck_assert_int_ge(rows, 1);
@@ -368,15 +374,16 @@ START_TEST(test_csv_json) {
     char line[2048];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     ck_assert_str_eq(line,
-        "backend,topology,model,nranks,algo,dtype,buffer,bytes,count,channels,chunk_bytes,time_us,"
-        "algbw_gbps,busbw_gbps,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,sim_wall_s\n");
+        "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
+        "time_us,algbw_gbps,busbw_gbps,wrong,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
+        "sim_wall_s\n");
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         int commas = 0;
         for (char *p = line; *p; p++) commas += *p == ',';
-        ck_assert_int_eq(commas, 21);
+        ck_assert_int_eq(commas, 24);
         ck_assert_ptr_nonnull(strstr(line, "analytic,"));
-        ck_assert_ptr_nonnull(strstr(line, ",4,ring,bf16,hbm,"));
+        ck_assert_ptr_nonnull(strstr(line, ",4,ring,bf16,sum,-1,hbm,"));
         rows++;
     }
     fclose(f);

@@ -92,6 +92,23 @@ static ar_plan_t *gather_plan(int P, int no_release_rank) {
     return p;
 }
 
+/* The chunk rows report: the largest COPY or REDUCE, in bytes; a plan's root is -1 until
+ * its algorithm names one. */
+START_TEST(test_chunk_bytes) {
+    ar_plan_t *p = NULL;
+    ck_assert_int_eq(ar_plan_new("t", 2, 2, 100, AR_FP32, &p), AR_OK);
+    ck_assert_int_eq(p->root, -1);
+    ar_addr_t s[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(1, AR_BUF_IN, 0)};
+    ck_assert_int_eq(ar_plan_copy(p, 1, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(1, AR_BUF_IN, 0), 10), AR_OK);
+    ck_assert_int_eq(ar_plan_reduce(p, 0, 1, ar_addr(0, AR_BUF_OUT, 0), s, 2, 30), AR_OK);
+    ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, 0), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 1, 0, 1), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ck_assert_uint_eq(ar_plan_chunk_bytes(p), 30 * 4);
+    ar_plan_free(p);
+}
+END_TEST
+
 START_TEST(test_verify_ok) {
     for (int P = 1; P <= 5; P++) expect_ok(pull_plan(P, -1, -1));
     expect_ok(push_plan(OMIT_NONE));
@@ -365,6 +382,7 @@ Suite *suite_plan(void) {
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("ar_plan_verify");
     tcase_add_test(tc, test_verify_ok);
+    tcase_add_test(tc, test_chunk_bytes);
     tcase_add_test(tc, test_verify_missing);
     tcase_add_test(tc, test_verify_double);
     tcase_add_test(tc, test_verify_deadlock);

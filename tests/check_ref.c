@@ -152,6 +152,31 @@ START_TEST(test_reduce_rounding) {
 }
 END_TEST
 
+/* The check counts the elements it finds wrong (a row's #wrong), over every rank:
+ * rank 1 gets only the first 3 of 7 elements of the sum. */
+START_TEST(test_check_counts_wrong) {
+    ar_plan_t *p;
+    const uint64_t n = 7;
+    ck_assert_int_eq(ar_plan_new("short", 2, 1, n, AR_FP32, &p), AR_OK);
+    ar_addr_t src[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(1, AR_BUF_IN, 0)};
+    ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), src, 2, n), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(1, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_OUT, 0), 3), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    bufs_t b;
+    bufs_alloc(&b, 2, n, AR_FP32, 3);
+    for (uint64_t i = 0; i < n; i++) ar_elem_store(b.out[1], AR_FP32, i, NAN);
+    ar_result_t res;
+    ar_error_t err;
+    ck_assert_int_eq(ar__ref_exec(p, 1, (const void *const *)b.in, b.out, 1, &res, &err), AR_OK);
+    ck_assert_int_eq(res.checked, 1);
+    ck_assert_int_eq(res.check_ok, 0);
+    ck_assert_uint_eq(res.wrong, n - 3);
+    ck_assert_ptr_nonnull(strstr(res.check_msg, "rank 1 element 3"));
+    bufs_free(&b, 2);
+    ar_plan_free(p);
+}
+END_TEST
+
 /* A COPY is bit-exact, including a REDUCE whose destination is one of its sources. */
 START_TEST(test_copy_inplace) {
     ar_plan_t *p;
@@ -516,6 +541,7 @@ Suite *suite_ref(void) {
     tcase_add_loop_test(tc, test_pull2_exact, 0, 3);
     tcase_add_test(tc, test_reduce_rounding);
     tcase_add_test(tc, test_copy_inplace);
+    tcase_add_test(tc, test_check_counts_wrong);
     tcase_add_test(tc, test_unwritten_fails);
     tcase_add_test(tc, test_deadlock);
     tcase_add_test(tc, test_iterations);

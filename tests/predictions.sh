@@ -52,22 +52,32 @@ cases | while read -r name be args; do
         continue
     fi
     [ -f "$gold/$name.csv" ] || { echo "predictions: FAIL: no $gold/$name.csv" >&2; exit 1; }
-    # Key: the case's columns 1-11 (backend .. chunk_bytes); values: time_us and the
-    # five terms (columns 12, 15-19), each within 0.01% (or 1e-6 us).
+    # Columns by name (both files' headers). Key: the columns that name a case
+    # (backend .. chunk_bytes); values: time_us and the five terms, each within 0.01%
+    # (or 1e-6 us).
     awk -F, -v name="$name" '
-        function key() { return $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11 }
-        FNR == 1 { next }
-        NR == FNR { n++; want[key()] = $0; next }
+        BEGIN {
+            nk = split("backend topology model nranks algo dtype redop root buffer bytes count channels chunk_bytes", kn, " ")
+            nv = split("time_us link_us memory_us reduce_us sync_us launch_us", vn, " ")
+        }
+        FNR == 1 {
+            for (i = 1; i <= NF; i++) idx[NR == FNR ? "g" : "n", $i] = i
+            for (i = 1; i <= nk; i++) if (!((NR == FNR ? "g" : "n") SUBSEP kn[i] in idx)) {
+                printf "predictions: FAIL: %s: no column %s\n", name, kn[i]; exit 1 }
+            next
+        }
+        function gk(   i, k) { k = $(idx["g", kn[1]]); for (i = 2; i <= nk; i++) k = k "," $(idx["g", kn[i]]); return k }
+        function nk_(  i, k) { k = $(idx["n", kn[1]]); for (i = 2; i <= nk; i++) k = k "," $(idx["n", kn[i]]); return k }
+        NR == FNR { want[gk()] = $0; next }
         {
-            k = key(); got++
+            k = nk_(); got++
             if (!(k in want)) { printf "predictions: FAIL: %s: a row not in the golden file: %s\n", name, k; bad++; next }
             split(want[k], w, ",")
-            split("12 15 16 17 18 19", cols, " ")
-            for (i = 1; i <= 6; i++) {
-                c = cols[i]; a = w[c] + 0; b = $c + 0; d = a - b; if (d < 0) d = -d
+            for (i = 1; i <= nv; i++) {
+                a = w[idx["g", vn[i]]] + 0; b = $(idx["n", vn[i]]) + 0; d = a - b; if (d < 0) d = -d
                 m = a < 0 ? -a : a
                 if (d > 1e-6 && d > 1e-4 * m) {
-                    printf "predictions: FAIL: %s: %s column %d: %s, golden %s\n", name, k, c, $c, w[c]
+                    printf "predictions: FAIL: %s: %s %s: %s, golden %s\n", name, k, vn[i], b, a
                     bad++; break
                 }
             }

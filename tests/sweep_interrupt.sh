@@ -1,7 +1,7 @@
 #!/bin/sh
 # An interrupted sweep loses nothing: start `arsim sweep`, stop it mid-way with
 # SIGINT, SIGTERM or SIGKILL (one worker and two), then check that
-#   - every row on disk is whole (22 fields, a line of the uninterrupted sweep;
+#   - every row on disk is whole (the header's fields, a line of the uninterrupted sweep;
 #     only SIGKILL may leave a torn last line, which --resume must cut),
 #   - --resume keeps those rows byte for byte, runs only the missing ones
 #     (its summary: "N rows written ... (M already there"), and
@@ -27,12 +27,14 @@ else
 fi
 
 # Rows without the last column (sim_wall_s), sorted: what two runs must share.
-norm() { tail -n +2 "$1" | awk -F, -v OFS=, 'NF == 22 { NF = 21; print }' | sort; }
+# Rows have as many fields as the header of the uninterrupted sweep ($ncols).
+norm() { tail -n +2 "$1" | awk -F, -v OFS=, -v n="$ncols" 'NF == n { NF = n - 1; print }' | sort; }
 nrows() { if [ -f "$1" ]; then tail -n +2 "$1" | grep -c ''; else echo 0; fi; }
 
 start=$(date +%s)
 "$bin" sweep "$@" --out "$tmp/full.csv" -q || fail "the uninterrupted sweep failed"
 total=$(nrows "$tmp/full.csv")
+ncols=$(head -n 1 "$tmp/full.csv" | awk -F, '{ print NF }')
 [ "$total" -ge 20 ] || fail "the uninterrupted sweep has only $total rows"
 norm "$tmp/full.csv" >"$tmp/full.norm"
 head -n 1 "$tmp/full.csv" >"$tmp/full.head"
@@ -70,9 +72,9 @@ for sig in INT TERM KILL; do
         torn=0
     fi
     whole=$(tail -n +2 "$cut" | head -n $((have - torn)))
-    nbad=$(printf '%s\n' "$whole" | awk -F, 'NF != 22' | grep -c '')
-    [ "$nbad" -eq 0 ] || fail "$sig/$jobs: $nbad rows without 22 fields"
-    printf '%s\n' "$whole" | awk -F, -v OFS=, '{ NF = 21; print }' | sort >"$tmp/cut.norm"
+    nbad=$(printf '%s\n' "$whole" | awk -F, -v n="$ncols" 'NF != n' | grep -c '')
+    [ "$nbad" -eq 0 ] || fail "$sig/$jobs: $nbad rows without $ncols fields"
+    printf '%s\n' "$whole" | awk -F, -v OFS=, -v n="$ncols" '{ NF = n - 1; print }' | sort >"$tmp/cut.norm"
     nnew=$(comm -23 "$tmp/cut.norm" "$tmp/full.norm" | grep -c '')
     [ "$nnew" -eq 0 ] || fail "$sig/$jobs: $nnew rows on disk differ from the uninterrupted sweep"
     kept=$((have - torn))

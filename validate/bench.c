@@ -257,7 +257,8 @@ static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, a
 
 typedef struct row_s {
     char algo[64];
-    int channels;
+    int channels, root;
+    uint64_t chunk_bytes;
     double time_s;
     int wrong;   /* -1: not checked */
 } row_t;
@@ -371,6 +372,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             row_t *row = &rows[nrows++];
             snprintf(row->algo, sizeof row->algo, "%s", label);
             row->channels = plan->nchannels;
+            row->root = plan->root;
+            row->chunk_bytes = ar_plan_chunk_bytes(plan);
             row->wrong = -1;
             rc = ar__cuda_fill_inputs(be, plan, seed, err);
             /* One eager run: a check and a first estimate for the iteration count. */
@@ -444,7 +447,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         for (int i = 0; i < nrows; i++) {
             const ar_bench_row_t r = {
                 .bytes = count * es, .count = count, .dtype = o->dtype, .algo = rows[i].algo,
-                .channels = rows[i].channels, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
+                .channels = rows[i].channels, .chunk_bytes = rows[i].chunk_bytes,
+                .root = rows[i].root, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
                 .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name,
             };
             sink->row(&r, sink->ctx);

@@ -26,6 +26,8 @@ typedef struct ar_bench_row_s {
     ar_dtype_t dtype;
     const char *algo;        /* as run: NAME, NAME/C (channels asked) or auto:NAME/C */
     int channels;            /* the plan's */
+    uint64_t chunk_bytes;    /* the plan's (ar_plan_chunk_bytes) */
+    int root;                /* the plan's; -1 where the algorithm has none */
     int nranks, ngpus;
     double time_s;           /* one execution: CUDA graphs of many, median of repeats */
     int wrong;               /* -1 not checked, 0 right, 1 wrong */

@@ -6,17 +6,22 @@
 #include "arsim/csv.h"
 #include "validate/bench.h"
 
+/* nccl-tests' columns (size count type redop root, time algbw busbw #wrong), the plan's
+ * algorithm, channels and chunk, and NCCL's time at the same size beside ours. */
 void ar_bench_table_header(FILE *f) {
-    fprintf(f, "#\n# %12s %12s %5s  %-22s %10s %10s %10s %6s  %10s %10s %8s\n", "size", "count", "type", "algo",
-            "time(us)", "algbw", "busbw", "#wrong", "nccl(us)", "nccl_bus", "speedup");
+    fprintf(f, "#\n# %12s %12s %5s %5s %4s  %-22s %4s %8s %10s %10s %10s %6s  %10s %10s %8s\n", "size", "count",
+            "type", "redop", "root", "algo", "chan", "chunk", "time(us)", "algbw", "busbw", "#wrong", "nccl(us)",
+            "nccl_bus", "speedup");
 }
 
 void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
     const double busbw = ar_busbw_gbps(r->bytes, r->time_s, r->nranks);
-    char wr[16];
-    snprintf(wr, sizeof wr, r->wrong < 0 ? "-" : "%d", r->wrong);
-    fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %5s  %-22s %10.2f %10.2f %10.2f %6s", r->bytes, r->count,
-            ar_dtype_name(r->dtype), r->algo, r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), busbw, wr);
+    char wr[16], chunk[24];
+    snprintf(wr, sizeof wr, r->wrong < 0 ? "N/A" : "%d", r->wrong);
+    ar_size_format(r->chunk_bytes, chunk, sizeof chunk);
+    fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %5s %5s %4d  %-22s %4d %8s %10.2f %10.2f %10.2f %6s", r->bytes,
+            r->count, ar_dtype_name(r->dtype), "sum", r->root, r->algo, r->channels, chunk, r->time_s * 1e6,
+            ar_algbw_gbps(r->bytes, r->time_s), busbw, wr);
     if (!isnan(r->nccl_s))
         fprintf(f, "  %10.2f %10.2f %8.2f\n", r->nccl_s * 1e6, ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks),
                 r->nccl_s / r->time_s);
@@ -25,15 +30,16 @@ void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
 }
 
 void ar_bench_csv_header(FILE *f) {
-    fprintf(f, "size_bytes,count,dtype,algo,channels,nranks,ngpus,time_us,algbw_gbps,busbw_gbps,wrong,"
+    fprintf(f, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,nranks,ngpus,time_us,algbw_gbps,"
+               "busbw_gbps,wrong,"
                "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
 }
 
 void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
     const int nccl = !isnan(r->nccl_s);
-    fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,", r->bytes, r->count, ar_dtype_name(r->dtype));
+    fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,sum,%d,", r->bytes, r->count, ar_dtype_name(r->dtype), r->root);
     ar_csv_put(f, r->algo);
-    fprintf(f, ",%d,%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,", r->channels, r->nranks, r->ngpus, r->time_s * 1e6,
+    fprintf(f, ",%d,%" PRIu64 ",%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,", r->channels, r->chunk_bytes, r->nranks, r->ngpus, r->time_s * 1e6,
             ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), r->wrong,
             nccl ? r->nccl_s * 1e6 : -1.0, nccl ? ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks) : -1.0,
             nccl ? r->nccl_s / r->time_s : -1.0);

@@ -68,7 +68,8 @@ static void measured_row(const ar_bench_row_t *b, void *ctx) {
     ar_row_t row = {
         .backend = "cuda", .topology = t->name[0] ? t->name : m->spec, .model = t->model ? t->model->name : "",
         .algo = b->algo, .nranks = t->nranks, .dtype = b->dtype, .buffer = AR_MEM_HBM, .bytes = b->bytes,
-        .count = b->count, .channels = b->channels, .chunk_bytes = 0, .res = &res,
+        .count = b->count, .root = b->root,
+        .channels = b->channels, .chunk_bytes = b->chunk_bytes, .res = &res,
         .check = b->wrong < 0 ? "" : b->wrong ? "FAIL" : "ok",
     };
     if (m->csv) ar_row_csv(m->csv, &row);
@@ -84,6 +85,8 @@ static void measured_row(const ar_bench_row_t *b, void *ctx) {
         nrow.backend = "nccl";
         nrow.algo = "nccl";
         nrow.channels = 0;
+        nrow.chunk_bytes = 0;
+        nrow.root = -1;
         nrow.check = "";
         nrow.res = &nres;
         if (m->csv) ar_row_csv(m->csv, &nrow);

@@ -41,6 +41,7 @@ typedef struct ar_result_s {
     int checked;                /* a check ran */
     int check_ok;
     double max_rel_err;
+    uint64_t wrong;             /* elements, over every rank checked, outside the tolerance */
     char check_msg[256];        /* first mismatch: rank, element, got, want */
     ar_link_stat_t *links;      /* breakdown: per link and direction (owned, free with ar_result_free) */
     int nlinks;

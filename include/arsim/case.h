@@ -15,8 +15,9 @@ typedef struct ar_row_s {
     ar_dtype_t dtype;
     ar_mem_t buffer;
     uint64_t bytes, count;
+    int root;              /* the plan's root rank; -1 where the algorithm has none */
     int channels;          /* as used by the plan */
-    uint64_t chunk_bytes;  /* as asked (0: the algorithm's default) */
+    uint64_t chunk_bytes;  /* as used by the plan (ar_plan_chunk_bytes) */
     const ar_result_t *res;
     const char *check;     /* "ok", "FAIL", or "" when no check ran */
 } ar_row_t;

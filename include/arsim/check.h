@@ -24,7 +24,7 @@ typedef struct ar_check_inputs_s {
  * of the inputs, relative to the sum of their magnitudes, at ar_dtype_tolerance(dtype,
  * nranks); a NaN or infinity never passes. Into res: checked, check_ok and check_msg of
  * the first failure over every call ("rank R element I: got G, want W (rel err E > tol
- * T)"), max_rel_err the worst. Returns 1 when every element passes. */
+ * T)"), max_rel_err the worst, wrong the elements that fail. Returns 1 when every element passes. */
 int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_inputs_t *inputs, int rank,
                  const void *out, ar_result_t *res);
 

@@ -104,6 +104,7 @@ typedef struct ar_plan_s {
     uint64_t *per_epoch;     /* nranks * nflags: SIGNALs per execution (ar_plan_finish) */
     void *build;             /* builder internals, NULL once finished */
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
+    int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -126,6 +127,10 @@ int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t 
 /* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
 int ar_plan_finish(ar_plan_t *p);
 void ar_plan_free(ar_plan_t *p);
+/* The largest piece one COPY or REDUCE moves, in bytes: the pipelining chunk where the
+ * algorithm pipelines, its whole piece where it does not. What rows call chunk_bytes:
+ * the value used, whether --chunk asked for it or the algorithm chose it. */
+uint64_t ar_plan_chunk_bytes(const ar_plan_t *p);
 /* "COPY", "REDUCE", "SIGNAL", "WAIT"; "?" for any other code. */
 const char *ar_op_name(uint32_t code);
 
