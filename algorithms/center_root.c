@@ -32,7 +32,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
             if (par[v] >= 0 && ++deg[par[v]] > maxdeg) maxdeg = deg[par[v]];
         free(deg);
     }
-    int lanes = ar__lanes(t, o, count, dt, 32);
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
     if (rc == AR_OK) rc = ar_plan_new("center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = (uint64_t)maxdeg * count;

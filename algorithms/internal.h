@@ -20,6 +20,15 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 /* Number of lanes: from opts->channels, else enough to fill one neighbour link at
  * the model's per-channel push rate for large messages, one for small; never more
  * lanes than elements. */
+/* The most lanes each algorithm builds (its plans' channel count grows with them);
+ * --channels beyond it does not fit (ar_algo_build says so). */
+#define AR__MAX_LANES_RING 64
+#define AR__MAX_LANES_TORUS2D 64
+#define AR__MAX_LANES_MESH2D 64
+#define AR__MAX_LANES_ONESHOT 128
+#define AR__MAX_LANES_TWOSHOT 128
+#define AR__MAX_LANES_CENTER_ROOT 32
+#define AR__MAX_LANES_NAIVE 64
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */

@@ -33,7 +33,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     }
     int rc = ar__grid("mesh2d", t, o, 0, &W, &H, rank_at, err);
     /* a ring (or two chains) over every rank: per lane, each rank a step per other rank */
-    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)ar__lanes(t, o, count, dt, 64) * (uint64_t)P * (uint64_t)(P - 1), err);
+    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D) * (uint64_t)P * (uint64_t)(P - 1), err);
     int cycle = 0;
     if (rc == AR_OK) {
         cycle = ar__snake_cycle(W, H, ord);
@@ -41,7 +41,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
         for (int i = 0; i < P; i++) ord[i] = rank_at[ord[i]];
         rc = check_order(t, ord, P, cycle, W, H, err);
     }
-    int lanes = ar__lanes(t, o, count, dt, 64);
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D);
     if (rc == AR_OK) {
         if (cycle) {
             rc = ar_plan_new("mesh2d", P, lanes, count, dt, &p);

@@ -37,7 +37,7 @@
 int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
-    int lanes = ar__lanes(t, o, count, dt, 128);
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_ONESHOT);
     /* each rank, per lane: a COPY to each peer and a REDUCE of every rank's slot */
     AR_TRY(ar__plan_fits("1stage", P, (uint64_t)lanes * (uint64_t)P * (2u * (uint64_t)P - 1), err));
     AR_TRY(ar__check_all_pairs("1stage", t, err));

@@ -3,15 +3,21 @@
 #include "algorithms/internal.h"
 
 /* name, alias, builder, one line for `arsim list algos` */
-#define ALGO(n, a, fn, what) {.name = n, .alias = a, .build = fn, .summary = what}
+#define ALGO(n, a, fn, lanes, what) {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what}
 static const ar_algo_t table[] = {
-    ALGO("ring", NULL, ar__build_ring, "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
-    ALGO("torus2d", NULL, ar__build_torus2d, "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X"),
-    ALGO("mesh2d", NULL, ar__build_mesh2d, "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"),
-    ALGO("1stage", "oneshot", ar__build_oneshot, "every rank pushes its input to every peer and reduces locally"),
-    ALGO("2stage", "twoshot", ar__build_twoshot, "reduce-scatter (rank r reduces slice r from all peers) then all-gather"),
-    ALGO("center_root", NULL, ar__build_center_root, "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"),
-    ALGO("naive", NULL, ar__build_naive, "no P2P: stage through host memory"),
+    ALGO("ring", NULL, ar__build_ring, AR__MAX_LANES_RING,
+         "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
+    ALGO("torus2d", NULL, ar__build_torus2d, AR__MAX_LANES_TORUS2D,
+         "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X"),
+    ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
+         "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"),
+    ALGO("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
+         "every rank pushes its input to every peer and reduces locally"),
+    ALGO("2stage", "twoshot", ar__build_twoshot, AR__MAX_LANES_TWOSHOT,
+         "reduce-scatter (rank r reduces slice r from all peers) then all-gather"),
+    {.name = "center_root", .build = ar__build_center_root, .max_channels = AR__MAX_LANES_CENTER_ROOT,
+     .takes_root = 1, .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"},
+    ALGO("naive", NULL, ar__build_naive, AR__MAX_LANES_NAIVE, "no P2P: stage through host memory"),
 };
 #undef ALGO
 
@@ -45,5 +51,8 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
     if ((unsigned)dtype >= AR_NDTYPE) return AR_ERR(err, AR_EINVAL, "%s: unknown dtype", a->name);
     ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT;
     *out = NULL;
+    if (opts && opts->channels > a->max_channels)
+        return AR_ERR(err, AR_EUNFIT, "%s takes at most %d channels (asked %d)", a->name, a->max_channels,
+                      opts->channels);
     return a->build(topo, count, dtype, opts ? opts : &def, out, err);
 }

@@ -7,7 +7,7 @@
 int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                    ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks, a, b;
-    int lanes = ar__lanes(t, o, count, dt, 64);
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_RING);
     /* each rank, per lane and chunk group: P-1 REDUCEs of two sources and P-1 COPYs at least */
     {
         const uint64_t len = count / (uint64_t)lanes, group = ar__chunk_elems(o, len ? len : 1, dt, P) * (uint64_t)P;

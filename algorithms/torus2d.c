@@ -36,7 +36,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     }
     int rc = ar__grid("torus2d", t, o, 1, &W, &H, rank_at, err);
     if (rc == AR_OK) rc = check_rings(t, rank_at, W, H, err);
-    int lanes = ar__lanes(t, o, count, dt, 64);
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TORUS2D);
     /* each rank, per lane: a ring over its row (reduce-scatter, all-gather) and its column */
     if (rc == AR_OK)
         rc = ar__plan_fits("torus2d", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(W - 1 + H - 1), err);

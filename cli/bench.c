@@ -65,10 +65,6 @@ static void out_row(const ar_bench_row_t *r, void *ctx) {
 }
 
 int ar_cli_bench(int argc, char **argv) {
-    /* A build without the cuda backend says so before anything else. */
-    ar_error_t aerr;
-    ar_error_clear(&aerr);
-    if (ar_hw_bench_available(&aerr) != AR_OK) return ar_cli_fail_err("bench", &aerr);
     /* Take --algo and --topology out before the shared parser sees argv. */
     const char *algos = "auto";
     const char *topo_spec = NULL;
@@ -100,14 +96,20 @@ int ar_cli_bench(int argc, char **argv) {
     const ar_cli_extra_t extra = {
         longopts, NULL, handle, &x,
         "options of bench:\n"
-        "  --algo auto|all|NAME[,NAME..]  our algorithms; auto picks by size and rank count;\n"
+        "  --backend cuda         the backend bench measures (the default; the only one)\n"
+        "  --topology FILE|SPEC   the GPUs' topology (default full:N over the N GPUs of this machine)\n"
+        "  --algo auto|all|NAME[,NAME..]  our algorithms (default auto: picks by size and rank count);\n"
         "                         x-NAME: the executor's probe plans (x-oneshot, x-pushshot, x-twoshot,\n"
         "                         x-reduce, x-pushsig, x-chainN, ...: algorithms/probes.c; a wrong name lists them)\n"
         "  --iters N              executions captured per CUDA graph (default: by size)\n"
         "  --repeats N            graph launches timed; the median is reported (default: by size)\n"
         "  --no-nccl              leave out NCCL's ncclAllReduce\n"
         "  --force-host           stage through pinned host memory even where peer access works\n"
-        "  --topology defaults to full:N over the N GPUs of this machine\n",
+        "  --csv FILE             write bench's rows (with NCCL's beside them) as CSV\n",
+        AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(ALGO) | AR_CLI_O(SIZE) |
+            AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) | AR_CLI_O(CHANNELS) | AR_CLI_O(RANKS) | AR_CLI_O(ITERS) |
+            AR_CLI_O(TIMEOUT) | AR_CLI_O(CHECK) | AR_CLI_O(CSV) | AR_CLI_O(QUIET),
+        AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(ALGO) | AR_CLI_O(ITERS) | AR_CLI_O(CSV),
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("bench", ac, av, AR_CLI_NO_SIZE, &extra, &o);
@@ -115,6 +117,13 @@ int ar_cli_bench(int argc, char **argv) {
         ar_cli_opts_free(&o);
         free(av);
         return rc == AR_CLI_HELP ? 0 : rc;
+    }
+    /* A build without the cuda backend says so before anything else it could say. */
+    ar_error_t aerr;
+    ar_error_clear(&aerr);
+    if (ar_hw_bench_available(&aerr) != AR_OK) {
+        rc = ar_cli_fail_err("bench", &aerr);
+        goto out;
     }
     const ar_backend_ops_t *ops = o.backend_given ? ar_backend_find(o.backends[0]) : NULL;
     if (o.backend_given && !(ops && (ops->caps & AR_BACKEND_HARDWARE))) {

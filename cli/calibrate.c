@@ -24,7 +24,12 @@ static int cal_handle(int val, const char *arg, void *p) {
     long v;
     switch (val) {
     case 'o': case C_OUT: c->out = arg; return ar_cli_check_path("calibrate", "-o", arg);
-    case C_NAME: c->name = arg; return 0;
+    case C_NAME:
+        if (!ar_name_ok(arg) || strlen(arg) >= AR_NAME_MAX)
+            return ar_cli_fail("calibrate", "--name '%s': a model name is 1-63 printable characters without "
+                                            "spaces, commas, quotes or '#'", arg);
+        c->name = arg;
+        return 0;
     case C_GPUS: {
         int n;
         if (ar_cli_parse_int_list(arg, c->gpus, 2, &n, 0, 63) || n != 2 || c->gpus[0] == c->gpus[1])
@@ -88,11 +93,15 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  --launch-wide          launch_ns from kernels of one block per SM (default 16 blocks)\n"
         "  --raw FILE             also write the peer bandwidth curves (CSV: blocks, read, write)\n"
         "  --topology T           where the link count of the pair comes from (default h200_pair)\n"
+        "  --backend cuda         the backend it measures on (the default; the only one)\n"
+        "  -q, --quiet            no progress notes\n"
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"
         "against block count, local memory bandwidth and latency, reduction throughput,\n"
         "host staging (all SMs and one block), and the executor's own cost per op (probe\n"
         "plans x-chainN, x-sigsN, x-waitsN). No allreduce is timed. Needs two GPUs with\n"
         "peer access.\n",
+        AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(QUIET),
+        AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(QUIET),
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("calibrate", argc, argv, AR_CLI_NO_SIZE, &extra, &o);

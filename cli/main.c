@@ -36,8 +36,8 @@ static void usage(FILE *f) {
         "       arsim COMMAND [options]\n\n"
         "commands:\n", PACKAGE_VERSION);
     for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
-    fprintf(f, "\noptions of run (and of the default study, sweep and bench):\n");
-    ar_cli_opts_usage(f);
+    fprintf(f, "\noptions of run and the default study (arsim COMMAND --help: a command's own):\n");
+    ar_cli_opts_usage(f, AR_CLI_ALL_OPTS);
     fprintf(f,
         "\nexamples:\n"
         "  arsim run --topology torus_2d:4x4 --algo ring,torus2d --size 8K:128M\n"

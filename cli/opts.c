@@ -94,15 +94,27 @@ int ar_cli_backend_can(const char *name, unsigned caps) {
     return b && (b->caps & caps) == caps;
 }
 
+int ar_cli_check_backends(const ar_cli_opts_t *o) {
+    for (int i = 0; o->check && i < o->nbackends; i++)
+        if (!ar_cli_backend_can(o->backends[i], AR_BACKEND_DATA)) {
+            char which[128];
+            ar_backend_names_with(AR_BACKEND_DATA, which, sizeof which);
+            return ar_cli_fail(o->cmd, "--check needs a backend that moves real data, %s (not '%s')", which,
+                               o->backends[i]);
+        }
+    return AR_CLI_OK;
+}
+
 const char *ar_cli_default_backend(void) {
     return ar_backend_default();
 }
 
-/* Option values (long-only options have values >= 256; extras >= 1000). */
+/* Option values (long-only options have values >= 256; extras >= 1000): 256 + the
+ * option's AR_CLI_OPT_* bit number. */
 enum {
-    O_BACKEND = 256, O_TOPOLOGY, O_MODEL, O_ALGO, O_SIZE, O_COUNT, O_DTYPE, O_BUFFER,
-    O_CHANNELS, O_CHUNK, O_ITERS, O_WARMUP, O_SEED, O_TIMEOUT, O_CHECK, O_BREAKDOWN,
-    O_VERIFY, O_NO_VERIFY, O_DUMP_PLAN, O_CSV, O_JSON, O_RANKS, O_ROOT,
+#define AR_CLI_OPT_ENUM(name) O_##name = 256 + AR_CLI_BIT_##name,
+    AR_CLI_SHARED_OPTS(AR_CLI_OPT_ENUM)
+#undef AR_CLI_OPT_ENUM
 };
 
 static const struct option base_longopts[] = {
@@ -129,36 +141,44 @@ static const struct option base_longopts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"ranks", required_argument, NULL, O_RANKS},
     {"root", required_argument, NULL, O_ROOT},
-    {"quiet", no_argument, NULL, 'q'},
+    {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, 'h'},
 };
 #define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
 
-void ar_cli_opts_usage(FILE *f) {
-    fprintf(f,
-        "selectors:\n"
-        "  --backend ref|analytic|sim|cuda   executor (default: sim when built, else analytic)\n"
-        "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
-        "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"
-        "  --model FILE|NAME      hardware model replacing the topology's own\n"
-        "  --algo NAME[,NAME..]|all   algorithms (default all that fit)\n"
-        "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
-        "                         (default 8K:1G)\n"
-        "  --count N[,N..]        elements per rank instead of --size\n"
-        "  --dtype bf16|fp16|fp32 element type (default bf16)\n"
-        "  --buffer tcm|sram|hbm  memory level of the buffers (default hbm)\n"
-        "  --channels N           channels per rank (default: the algorithm's)\n"
-        "  --chunk B              pipelining chunk in bytes (default: the algorithm's)\n"
-        "  --ranks N              place N ranks on the devices in blocks (N a multiple of devices)\n"
-        "  --root R               center_root: force the root rank\n"
-        "run control:\n"
-        "  --iters N  --warmup N  --seed S  --timeout SECONDS (cuda)\n"
-        "  --check                compare every rank's output with float64 (ref, cuda); exit 1 on mismatch\n"
-        "  --breakdown            critical path by term and per-link traffic\n"
-        "  --verify | --no-verify verify every plan first (default: when it is cheap)\n"
-        "  --dump-plan            print each plan before running it\n"
-        "  --csv FILE  --json FILE   write the rows\n"
-        "  -q, --quiet            no progress notes\n");
+/* Each shared option once, with its default; a command's help shows those it takes. */
+static const struct { unsigned opt; const char *text; } usage_lines[] = {
+    {AR_CLI_O(BACKEND), "  --backend ref|analytic|sim|cuda   executor (default: sim when built, else analytic)\n"},
+    {AR_CLI_O(TOPOLOGY), "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
+                         "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"},
+    {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
+    {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all   algorithms (default all that fit)\n"},
+    {AR_CLI_O(SIZE), "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
+                     "                         (default 8K:1G)\n"},
+    {AR_CLI_O(COUNT), "  --count N[,N..]        elements per rank instead of --size\n"},
+    {AR_CLI_O(DTYPE), "  --dtype bf16|fp16|fp32 element type (default bf16)\n"},
+    {AR_CLI_O(BUFFER), "  --buffer tcm|sram|hbm  memory level of the buffers (default hbm)\n"},
+    {AR_CLI_O(CHANNELS), "  --channels N           channels per rank (default: the algorithm's, shown in each row)\n"},
+    {AR_CLI_O(CHUNK), "  --chunk B              pipelining chunk in bytes (default: the algorithm's, shown in each row)\n"},
+    {AR_CLI_O(RANKS), "  --ranks N              place N ranks on the devices in blocks (N a multiple of devices;\n"
+                      "                         default one per device)\n"},
+    {AR_CLI_O(ROOT), "  --root R               center_root: force the root rank (default the centre)\n"},
+    {AR_CLI_O(ITERS), "  --iters N              executions timed (default 1)\n"},
+    {AR_CLI_O(WARMUP), "  --warmup N             executions before timing (default 0)\n"},
+    {AR_CLI_O(SEED), "  --seed S               input generator seed (default 1)\n"},
+    {AR_CLI_O(TIMEOUT), "  --timeout SECONDS      cuda: a wait never met ends the run after this (default 5)\n"},
+    {AR_CLI_O(CHECK), "  --check                compare every rank's output with float64 (ref, cuda); exit 1 on mismatch\n"},
+    {AR_CLI_O(BREAKDOWN), "  --breakdown            critical path by term and per-link traffic\n"},
+    {AR_CLI_O(VERIFY), "  --verify | --no-verify verify every plan first (default: when it is cheap)\n"},
+    {AR_CLI_O(DUMP_PLAN), "  --dump-plan            print each plan before running it\n"},
+    {AR_CLI_O(CSV), "  --csv FILE             write the rows as CSV (- for standard output)\n"},
+    {AR_CLI_O(JSON), "  --json FILE            write the rows as JSON (- for standard output)\n"},
+    {AR_CLI_O(QUIET), "  -q, --quiet            no progress notes\n"},
+};
+
+void ar_cli_opts_usage(FILE *f, unsigned shows) {
+    for (size_t i = 0; i < sizeof usage_lines / sizeof usage_lines[0]; i++)
+        if (usage_lines[i].opt & shows) fputs(usage_lines[i].text, f);
 }
 
 static char *own(ar_cli_opts_t *o, const char *s) {
@@ -418,6 +438,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
                       const ar_cli_extra_t *extra, ar_cli_opts_t *o) {
     defaults(o, cmd, flags);
     int lists = (flags & AR_CLI_LISTS) != 0;
+    const unsigned takes = extra && extra->takes ? extra->takes : AR_CLI_ALL_OPTS;
 
     /* Shared long options plus the subcommand's own. */
     int nextra = 0;
@@ -448,7 +469,9 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             if (eq) *eq = 0;
         }
         if (c == '?') {
-            if (optopt && optopt < 256 && optopt > ' ')
+            if (optopt >= 256 || (li >= 0 && optopt))
+                rc = ar_cli_fail(cmd, "option '%s' takes no value", flag);
+            else if (optopt && optopt < 256 && optopt > ' ')
                 rc = ar_cli_fail(cmd, "unknown option '-%c' (see arsim%s%s --help)", optopt, *cmd ? " " : "", cmd);
             else
                 rc = ar_cli_fail(cmd, "unknown option '%s' (see arsim%s%s --help)", word, *cmd ? " " : "", cmd);
@@ -458,6 +481,14 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             rc = ar_cli_fail(cmd, "option '%s' needs a value", flag);
             goto out;
         }
+        if (c == 'q') c = O_QUIET;
+        if (c >= 256 && c < 256 + AR_CLI_NOPTS) {
+            if (!(takes & (1u << (c - 256)))) {
+                rc = ar_cli_fail(cmd, "%s does not apply to arsim %s (see arsim %s --help)", flag, cmd, cmd);
+                goto out;
+            }
+            o->seen |= 1u << (c - 256);
+        }
         long v;
         double d;
         uint64_t u;
@@ -466,11 +497,11 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         switch (c) {
         case 'h':
             printf("usage: arsim%s%s [options]\n", *cmd ? " " : "", cmd);
-            ar_cli_opts_usage(stdout);
+            ar_cli_opts_usage(stdout, takes & ~(extra ? extra->own_help : 0u));
             if (extra && extra->usage) fputs(extra->usage, stdout);
             rc = AR_CLI_HELP;
             goto out;
-        case 'q': o->quiet = 1; break;
+        case O_QUIET: o->quiet = 1; break;
         case O_ALGO: {
             char *items[AR_CLI_MAX_LIST];
             int n;
@@ -568,6 +599,30 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         goto out;
     }
     if (o->nalgos == 0) add_algo(o, cmd, "all");
+    if (o->root >= 0 && !o->algo_all) {
+        int any = 0;
+        for (int i = 0; i < o->nalgos; i++) any |= o->algos[i]->takes_root;
+        if (!any) {
+            rc = ar_cli_fail(cmd, "--root %d: no algorithm asked has a root (center_root has one)", o->root);
+            goto out;
+        }
+    }
+    if ((o->given & G_SIZE) && (o->given & G_COUNT)) {
+        rc = ar_cli_fail(cmd, "--size and --count both give the message size: use one (--count N is N elements)");
+        goto out;
+    }
+    /* A size is whole elements of every dtype asked: nothing is rounded behind the user's back. */
+    for (int i = 0; o->ncounts == 0 && i < o->nsizes; i++)
+        for (int d = 0; d < o->ndtypes; d++) {
+            const uint64_t es = ar_dtype_size(o->dtypes[d]), b = o->sizes[i];
+            if (b % es == 0) continue;
+            char lower[32] = "";
+            if (b > es) snprintf(lower, sizeof lower, "%" PRIu64 " or ", b / es * es);
+            rc = ar_cli_fail(cmd, "--size %" PRIu64 ": not a whole number of %s elements (%" PRIu64
+                             " bytes each): use %s%" PRIu64 ", or --count", b, ar_dtype_name(o->dtypes[d]), es,
+                             lower, (b / es + 1) * es);
+            goto out;
+        }
     if (o->nsizes == 0 && o->ncounts == 0 && !(flags & AR_CLI_NO_SIZE)) {
         int n = 0;
         ar_size_range_parse("8K:1G", o->sizes, AR_CLI_MAX_SIZES, &n, NULL);
@@ -608,7 +663,7 @@ void ar_cli_size_at(const ar_cli_opts_t *o, int i, ar_dtype_t dt, uint64_t *byte
         *count = o->counts[i];
         *bytes = o->counts[i] * es;
     } else {
-        /* A size that is not a multiple of the element size is rounded up to whole elements. */
+        /* whole elements: ar_cli_opts_parse refuses any other size */
         *count = (o->sizes[i] + es - 1) / es;
         *bytes = *count * es;
     }

@@ -82,7 +82,22 @@ typedef struct ar_cli_opts_s {
     char **owned;                    /* copies of list arguments (freed by ar_cli_opts_free) */
     int nowned;
     unsigned given;                  /* internal: which lists were set on the command line */
+    unsigned seen;                   /* the shared options on the command line (AR_CLI_O bits) */
 } ar_cli_opts_t;
+
+/* The shared options, each a bit of a command's `takes` (AR_CLI_O(SIZE)). */
+#define AR_CLI_SHARED_OPTS(X)                                                                      \
+    X(BACKEND) X(TOPOLOGY) X(MODEL) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
+    X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
+    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET)
+enum {
+#define AR_CLI_BIT_ENUM(name) AR_CLI_BIT_##name,
+    AR_CLI_SHARED_OPTS(AR_CLI_BIT_ENUM)
+#undef AR_CLI_BIT_ENUM
+    AR_CLI_NOPTS
+};
+#define AR_CLI_O(name) (1u << AR_CLI_BIT_##name)
+#define AR_CLI_ALL_OPTS ((1u << AR_CLI_NOPTS) - 1u)
 
 /* Extra options a subcommand adds to the shared ones (sweep: --out, --jobs ...).
  * longopts is terminated by a zero entry; each entry's `val` must be >= 1000 and
@@ -94,6 +109,9 @@ typedef struct ar_cli_extra_s {
     int (*handle)(int val, const char *arg, void *ctx);
     void *ctx;
     const char *usage;
+    unsigned takes;                  /* the shared options it reads (AR_CLI_O bits); 0: all of them.
+                                        Any other is refused: "--x does not apply to arsim CMD" */
+    unsigned own_help;               /* of those, the ones its usage describes itself (another default) */
 } ar_cli_extra_t;
 
 /* Parse argv[1..] (argv[0] is the subcommand name). flags: AR_CLI_*. extra may be NULL.
@@ -103,7 +121,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
                       const ar_cli_extra_t *extra, ar_cli_opts_t *o);
 void ar_cli_opts_free(ar_cli_opts_t *o);
 /* The shared usage text for the selectors. */
-void ar_cli_opts_usage(FILE *f);
+void ar_cli_opts_usage(FILE *f, unsigned shows);
 
 /* One line on stderr, "arsim CMD: ...", returns 2. */
 int ar_cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -118,6 +136,8 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
 int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi);
 /* 1 when the backend is built and has every one of caps (AR_BACKEND_*). */
 int ar_cli_backend_can(const char *name, unsigned caps);
+/* --check with a backend that moves no data (run, sweep): 2 after one line, else AR_CLI_OK. */
+int ar_cli_check_backends(const ar_cli_opts_t *o);
 
 /* Output files (arsim/out.h) for a command's flag: open names the file in one line and
  * returns 2 when it cannot be written; close returns rc, or 1 after naming the file

@@ -100,11 +100,6 @@ static const char *unprefixed(const char *msg, const char *name) {
     return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
 }
 
-static int backend_checks(const char *b) {
-    const ar_backend_ops_t *ops = ar_backend_find(b);
-    return ops && (ops->caps & AR_BACKEND_DATA);
-}
-
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
                    ar_mem_t buffer, int channels, uint64_t chunk) {
     FILE *f = s->table;
@@ -288,13 +283,7 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
     if (!o.backend_given && !ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION))
         fprintf(stderr, "%s: this build has no sim backend (SimGrid); using the %s backend\n", s.who,
                 ar_backend_default());
-    for (int i = 0; i < o.nbackends; i++)
-        if (o.check && !backend_checks(o.backends[i])) {
-            char which[128];
-            ar_backend_names_with(AR_BACKEND_DATA, which, sizeof which);
-            rc = ar_cli_fail(cmd, "--check needs a backend that moves real data, %s (not '%s')", which, o.backends[i]);
-            goto out;
-        }
+    if ((rc = ar_cli_check_backends(&o)) != AR_CLI_OK) goto out;
     s.table = stdout;
     if (o.csv && o.json && ar_out_same(o.csv, o.json)) {
         rc = ar_cli_fail(cmd, "--csv and --json name the same file '%s'", o.csv);

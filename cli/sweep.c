@@ -568,7 +568,9 @@ int ar_cli_sweep(int argc, char **argv) {
     w.cmd = "sweep";
     w.jobs = 1;
     w.shard_n = 1;
-    ar_cli_extra_t extra = {sweep_longopts, NULL, sweep_opt, &w, sweep_usage};
+    ar_cli_extra_t extra = {sweep_longopts, NULL, sweep_opt, &w, sweep_usage,
+                            AR_CLI_ALL_OPTS & ~(AR_CLI_O(CSV) | AR_CLI_O(BREAKDOWN) | AR_CLI_O(DUMP_PLAN)),
+                            AR_CLI_O(JSON)};
     int rc = ar_cli_opts_parse("sweep", argc, argv, AR_CLI_LISTS, &extra, &w.o);
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&w.o); return 0; }
     if (rc) { ar_cli_opts_free(&w.o); return rc; }
@@ -578,11 +580,7 @@ int ar_cli_sweep(int argc, char **argv) {
     p.w = &w;
     int lockfd = -1;
     if (!w.out) { rc = ar_cli_fail(w.cmd, "--out FILE.csv is required"); goto out; }
-    if (o->csv) { rc = ar_cli_fail(w.cmd, "--csv: a sweep writes its CSV to --out"); goto out; }
-    if (o->breakdown || o->dump_plan) {
-        rc = ar_cli_fail(w.cmd, "--breakdown and --dump-plan are for 'arsim run'");
-        goto out;
-    }
+    if ((rc = ar_cli_check_backends(o)) != AR_CLI_OK) goto out;
     w.nsizes = ar_cli_nsizes(o);
     w.total = (long)o->nbackends * o->ntopos * o->nbuffers * o->nchannels * o->nchunks *
               o->ndtypes * o->nalgos * w.nsizes;
@@ -679,6 +677,7 @@ int ar_cli_sweep(int argc, char **argv) {
                 p.relaunched == 1 ? "" : "s");
     if (!rc && interrupted) rc = 128 + interrupted;
     if (!rc && p.failed) rc = 2;
+    if (!rc && p.rows == 0 && p.have == 0 && p.skipped > 0) rc = 2; /* nothing fits: said above, case by case */
     if (!rc && p.check_failed) rc = 1;
 out:
     if (lockfd >= 0) close(lockfd);

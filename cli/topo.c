@@ -86,7 +86,8 @@ int ar_cli_topo(int argc, char **argv) {
     }
     rest[nrest] = NULL;
     ar_cli_opts_t o;
-    int rc = ar_cli_opts_parse(cmd, nrest, rest, AR_CLI_NO_SIZE, NULL, &o);
+    const ar_cli_extra_t extra = {.takes = AR_CLI_O(MODEL) | AR_CLI_O(RANKS)};
+    int rc = ar_cli_opts_parse(cmd, nrest, rest, AR_CLI_NO_SIZE, &extra, &o);
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
     if (rc) { ar_cli_opts_free(&o); return rc; }
     if (!spec) { ar_cli_opts_free(&o); return ar_cli_fail(cmd, "which topology? (FILE or SPEC)"); }

@@ -199,12 +199,38 @@ int ar_cli_validate(int argc, char **argv) {
         "  --placements LIST      ranks per device to measure (default 1,2,4)\n"
         "  --time-limit S         stop measuring after S seconds (rows so far are kept)\n"
         "  --predict-with B       sim (default when built) or analytic\n"
-        "Measuring uses --topology (default h200_pair), all algorithms, sizes 8K..1G, bf16.\n",
+        "  --topology FILE|SPEC   what is measured or predicted (default h200_pair)\n"
+        "Measuring takes --algo, --size or --count, --dtype, --channels, --iters, --check and\n"
+        "--timeout as run does; predicting takes --model.\n",
+        AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(ALGO) | AR_CLI_O(SIZE) | AR_CLI_O(COUNT) |
+            AR_CLI_O(DTYPE) | AR_CLI_O(CHANNELS) | AR_CLI_O(ITERS) | AR_CLI_O(CHECK) | AR_CLI_O(TIMEOUT) |
+            AR_CLI_O(QUIET),
+        AR_CLI_O(TOPOLOGY),
     };
     ar_cli_opts_t o;
     int rc = ar_cli_opts_parse("validate", argc, argv, 0, &extra, &o);
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
     if (rc) { ar_cli_opts_free(&o); return rc; }
+    /* Comparing reads only the model; measuring reads the rest. */
+    const unsigned compare_reads = AR_CLI_O(MODEL) | AR_CLI_O(QUIET);
+    if ((cx.refs || (cx.measured && !cx.measure_only)) && (o.seen & ~compare_reads)) {
+        rc = ar_cli_fail("validate", "%s compares and measures nothing: --topology, --algo, --size, --count, "
+                         "--dtype, --channels, --iters, --check and --timeout are for measuring",
+                         cx.refs ? "--refs" : "--measured");
+        ar_cli_opts_free(&o);
+        return rc;
+    }
+    if (o.model) { /* a bad --model said once, before any file is read */
+        ar_model_t *m = NULL;
+        ar_error_t merr;
+        ar_error_clear(&merr);
+        if (ar_model_load(o.model, &m, &merr) != AR_OK) {
+            rc = ar_cli_fail_err("validate", &merr);
+            ar_cli_opts_free(&o);
+            return rc;
+        }
+        ar_model_free(m);
+    }
     if (cx.refs) {
         rc = refs_run(&o, &cx);
     } else if (cx.measure_only) {

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Careless flags are refused in one line with exit 2, never accepted silently: one row
-# per case, "expected exit | message fragment | arguments". Run by `make check`.
+# per case, "expected exit | message fragment | arguments". Every flag that a command's
+# --help lists has a row with a bad value (or a value given to a flag that takes none);
+# a flag added without one fails this test. Run by `make check`.
 set -u
 . "${srcdir:-.}/tests/lib.sh"
 arsim_test flags
@@ -12,21 +14,34 @@ sed 's/^\(    capacity_bytes: \).*/\11e30/' "$srcdir/model/accel_tcm.yaml" >"$tm
 sed 's/^\(    lat_ns: \).*/\11e300/' "$srcdir/model/accel_tcm.yaml" >"$tmp/lat.yaml"
 n=0
 bad=0
+# one case: expected exit, message fragment, arguments
+case1() {
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    (cd "$tmp" && eval "\"$bin\" $3" >out.txt 2>err.txt)
+    rc=$?
+    lines=$(grep -cv '^arsim sweep: [0-9]* rows written to' "$tmp/err.txt") # a sweep's summary aside
+    if [ "$rc" != "$1" ] || ! grep -qF -- "$2" "$tmp/err.txt" || [ "$lines" -ne 1 ]; then
+        echo "flags: FAIL: arsim $3: exit $rc (want $1), stderr: $(head -3 "$tmp/err.txt")" >&2
+        bad=$((bad + 1))
+    fi
+    [ -e "$tmp/-q" ] && { echo "flags: FAIL: arsim $3 created a file named -q" >&2; bad=$((bad + 1)); rm -f "$tmp/-q"; }
+}
+# "S" rows are the shared options: each runs as run, as sweep and as the default study.
 while IFS='|' read -r want frag args; do
     case "$want" in ''|'#'*) continue ;; esac
     want=$(echo "$want" | tr -d ' ')
     frag=$(echo "$frag" | sed 's/^ *//; s/ *$//')
-    args=$(echo "$args" | sed "s#TMP#$tmp#g")
-    n=$((n + 1))
-    # shellcheck disable=SC2086
-    (cd "$tmp" && eval "\"$bin\" $args" >out.txt 2>err.txt)
-    rc=$?
-    lines=$(wc -l <"$tmp/err.txt")
-    if [ "$rc" != "$want" ] || ! grep -qF -- "$frag" "$tmp/err.txt" || [ "$lines" -ne 1 ]; then
-        echo "flags: FAIL: arsim $args: exit $rc (want $want), stderr: $(head -3 "$tmp/err.txt")" >&2
-        bad=$((bad + 1))
+    args=$(echo "$args" | sed "s#TMP#$tmp#g; s/^ *//")
+    if [ "$want" = S ]; then
+        case "$args" in sweep*) case1 2 "$frag" "$args --backend analytic --out s.csv"; continue ;; esac
+        case "$args" in --backend*) be= ;; *) be="--backend analytic" ;; esac
+        case1 2 "$frag" "run $be $args"
+        case1 2 "$frag" "sweep $be --out s.csv $args"
+        case1 2 "$frag" "$be $args"
+    else
+        case1 "$want" "$frag" "$args"
     fi
-    [ -e "$tmp/-q" ] && { echo "flags: FAIL: arsim $args created a file named -q" >&2; bad=$((bad + 1)); rm -f "$tmp/-q"; }
 done <<'EOF_CASES'
 2 | looks like an option      | run --backend analytic --size 8K --csv -q
 2 | looks like an option      | run --backend analytic --size 8K --json -q
@@ -53,6 +68,112 @@ done <<'EOF_CASES'
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo naive
 2 | source addresses          | run --backend analytic --size 8K --topology full:8 --ranks 65536 --algo 2stage
+# every flag of every command, one bad value each
+S | 'bogus': unknown algorithm | --size 8K --algo bogus
+S | unknown backend           | --backend nope --size 8K
+S | '--breakdown' takes no value | --size 8K --breakdown=1
+S | unknown memory level      | --size 8K --buffer l3
+S | from 1 to 1024            | --size 8K --channels 0
+S | takes at most 64 channels | --size 8K --algo ring --channels 1000
+S | moves real data           | --size 8K --check
+S | a chunk is 16 bytes to 1G | --size 8K --chunk 3
+S | at least 1 element        | --count 0
+S | --size and --count both   | --size 8K --count 100
+2 | empty file name           | run --backend analytic --size 8K --csv ''
+S | unknown element type      | --size 8K --dtype int8
+S | '--dump-plan' takes no value | --size 8K --dump-plan=x
+S | from 1 to 1000000         | --size 8K --iters 0
+2 | looks like an option      | run --backend analytic --size 8K --json -q
+S | unknown model 'nosuch'    | --size 8K --model nosuch
+S | '--no-verify' takes no value | --size 8K --no-verify=1
+S | '--quiet' takes no value  | --size 8K --quiet=1
+S | unknown option '-x'       | --size 8K -qx
+S | ranks that work: 4, 8, 12 | --size 8K --ranks 6 --topology ring_1d:4
+S | root 9 out of range       | --size 8K --root 9 --algo center_root --topology ring_1d:4
+S | no algorithm asked has a root | --size 8K --root 1 --algo ring
+S | non-negative integer      | --size 8K --seed x
+S | must be greater than 0    | --size 0
+S | not a whole number of bf16 elements | --size 1001
+S | not a whole number of fp32 elements | --size 1002 --dtype bf16,fp32
+S | seconds from 0.001        | --size 8K --timeout 0
+S | unknown 'nosuch'          | --size 8K --topology nosuch
+S | '--verify' takes no value | --size 8K --verify=1
+S | from 0 to 1000000         | --size 8K --warmup -1
+2 | --csv does not apply to arsim sweep | sweep --backend analytic --size 8K --out a.csv --csv b.csv
+2 | --breakdown does not apply | sweep --backend analytic --size 8K --out a.csv --breakdown
+2 | --dump-plan does not apply | sweep --backend analytic --size 8K --out a.csv --dump-plan
+2 | empty file name           | sweep --backend analytic --size 8K --out ''
+2 | from 1 to 1024            | sweep --backend analytic --size 8K --out a.csv --jobs 0
+2 | want I/N                  | sweep --backend analytic --size 8K --out a.csv --shard 3/2
+S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv --resume=1
+2 | empty file name           | sweep --backend analytic --size 8K --out a.csv --json ''
+2 | -o FILE.csv is required   | merge
+2 | empty file name           | merge a.csv -o ''
+2 | from 1 to 1000            | bench --repeats 0
+2 | '--no-nccl' takes no value | bench --no-nccl=1
+2 | '--force-host' takes no value | bench --force-host=1
+2 | from 1 to 1000000         | bench --iters x
+2 | empty file name           | bench --csv ''
+2 | unknown element type      | bench --dtype int8
+2 | from 1 to 1024            | bench --channels 0
+2 | at least 1 element        | bench --count 0
+2 | must be greater than 0    | bench --size 0
+2 | ranks                     | bench --ranks 0
+2 | unknown model             | bench --topology full:2 --model nosuch
+2 | seconds from 0.001        | bench --timeout 0
+2 | '--check' takes no value  | bench --check=1
+2 | '--quiet' takes no value  | bench --quiet=1
+2 | bench measures real GPUs  | bench --backend analytic
+2 | --json does not apply to arsim bench | bench --json x.json
+2 | needs a value           | bench --algo
+2 | needs a value           | bench --topology
+2 | two distinct GPU indices  | calibrate -o m.yaml --gpus 0
+2 | a multiple of 32          | calibrate -o m.yaml --threads 7
+2 | expected 1, 2, 3, 4, 6 or 8 | calibrate -o m.yaml --unroll 0
+2 | expected 1..1000          | calibrate -o m.yaml --reps 0
+2 | expected read, write or mean | calibrate -o m.yaml --link-from both
+2 | a model name is           | calibrate -o m.yaml --name ''
+2 | a model name is           | calibrate -o m.yaml --name 'a,b'
+2 | '--launch-wide' takes no value | calibrate -o m.yaml --launch-wide=1
+2 | empty file name           | calibrate -o m.yaml --raw ''
+2 | empty file name           | calibrate --out ''
+2 | empty file name           | calibrate -o ''
+2 | calibration runs micro-benchmarks on the cuda backend | calibrate -o m.yaml --backend sim
+2 | unknown 'nosuch'          | calibrate -o m.yaml --topology nosuch
+2 | '--quiet' takes no value  | calibrate -o m.yaml --quiet=1
+2 | --size does not apply to arsim calibrate | calibrate -o m.yaml --size 8K
+2 | '--refs' takes no value   | validate --refs=1
+2 | cannot open directory     | validate --refs-dir /nonexistent
+2 | '--measure-only' takes no value | validate --measure-only=1
+2 | cannot open               | validate --measured /nonexistent.csv
+2 | empty file name           | validate --measure-only --out ''
+2 | empty file name           | validate --measure-only -o ''
+2 | empty file name           | validate --refs --summary ''
+2 | ranks per device          | validate --placements 0
+2 | expected seconds          | validate --time-limit -1
+2 | a backend that predicts   | validate --predict-with cuda
+2 | are for measuring         | validate --refs --topology nosuch
+2 | unknown model             | validate --refs --model nosuch
+2 | unknown algorithm         | validate --algo bogus
+2 | must be greater than 0    | validate --size 0
+2 | at least 1 element        | validate --count 0
+2 | unknown element type      | validate --dtype int8
+2 | from 1 to 1024            | validate --channels 0
+2 | from 1 to 1000000         | validate --iters 0
+2 | '--check' takes no value  | validate --check=1
+2 | seconds from 0.001        | validate --timeout 0
+2 | '--quiet' takes no value  | validate --quiet=1
+2 | --buffer does not apply to arsim validate | validate --buffer hbm
+2 | unknown option '-x'       | validate -qx
+2 | unknown option '-x'       | bench -qx
+2 | unknown option '-x'       | calibrate -o m.yaml -qx
+2 | unknown model 'nosuch'    | topo show ring_1d:4 --model nosuch
+2 | ranks that work: 4, 8, 12 | topo show ring_1d:4 --ranks 3
+2 | --check does not apply    | topo show ring_1d:4 --check
+2 | give one model            | model show accel_tcm --markdown=1
+2 | unexpected argument       | model keys --markdown=1
+2 | unknown list              | list bogus
+2 | not a directory           | --data-dir /nonexistent run
 EOF_CASES
 # Planning is bounded at any rank count: these end (0 or 2) within 5 s.
 for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root --topology torus_2d:8x8" \
@@ -77,5 +198,22 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
         bad=$((bad + 1))
     fi
 fi
+# Every flag a command's --help names has a case above (the table, this file).
+for cmd in run sweep merge bench calibrate validate "topo show" model list; do
+    # shellcheck disable=SC2086
+    for flag in $("$bin" $cmd --help 2>/dev/null | grep -oE -- '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
+        sed 's/^[][ ,|]//' | sort -u); do
+        [ "$flag" = --help ] && continue
+        n=$((n + 1))
+        first=${cmd%% *}
+        pat="[|] *$first .*$flag([ =]|x?$)"
+        case "$first" in run|sweep) pat="^([S2] [|].*[|] *($first )?.*$flag([ =]|x?$)|S [|].*[|] *$flag([ =]|x?$))" ;; esac
+        grep -qE -- "$pat" "$0" || {
+            echo "flags: FAIL: arsim $cmd $flag: no case with a bad value in tests/flags.sh" >&2
+            bad=$((bad + 1))
+        }
+    done
+done
+echo "flags: $n checks"
 [ $bad = 0 ] || exit 1
 echo "flags: $n careless or huge command lines refused in one line with exit 2, or planned within 5 s"
