@@ -208,10 +208,9 @@ static int ref_check_memory(const ar_plan_t *p, ar_error_t *err) {
                    (double)p->host_elems) * es;
     double limit = ref_limit_bytes();
     if (need > limit)
-        return AR_ERR(err, AR_ELIMIT,
-                      "ref: the plan's buffers need %.0f bytes of host memory, more than the %.0f "
-                      "bytes ref may use (half the machine's memory, or ARSIM_REF_MAX_BYTES)",
-                      need, limit);
+        return ar_capacity_err(err, "host memory for ref (half the machine's, or ARSIM_REF_MAX_BYTES)", need,
+                               "every rank's input, output, scratch and a copy of its input", limit,
+                               "a smaller --size or fewer --ranks");
     return AR_OK;
 }
 
@@ -251,9 +250,11 @@ static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     const double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
     const double need = 2.0 * (t->nranks > 0 ? t->nranks : 1) * (double)bytes_per_rank;
-    if (have > 0 && need > have)
-        return AR_ERR(err, AR_ELIMIT, "needs %.4g GB of host memory for the buffers of %d ranks; this machine has %.4g GB",
-                      need / 1e9, t->nranks, have / 1e9);
+    if (have > 0 && need > have) {
+        char what[64];
+        snprintf(what, sizeof what, "input and output of %d rank%s", t->nranks, t->nranks == 1 ? "" : "s");
+        return ar_capacity_err(err, "host memory", need, what, have, "a smaller --size or fewer --ranks");
+    }
     return AR_OK;
 }
 

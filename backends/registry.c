@@ -88,10 +88,12 @@ int ar__backend_model_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t
         if (k > maxper) maxper = k;
     }
     const double need = 2.0 * (double)bytes_per_rank * maxper;
-    if (need > m->capacity_bytes)
-        return AR_ERR(err, AR_ELIMIT, "needs %.4g GB of %s per device (input and output of %d rank%s), model %s has %.4g GB",
-                      need / 1e9, ar_mem_name(buffer), maxper, maxper == 1 ? "" : "s", t->model->name,
-                      m->capacity_bytes / 1e9);
+    if (need > m->capacity_bytes) {
+        char level[96], what[96];
+        snprintf(level, sizeof level, "%s of a device (model %s)", ar_mem_name(buffer), t->model->name);
+        snprintf(what, sizeof what, "input and output of %d rank%s", maxper, maxper == 1 ? "" : "s");
+        return ar_capacity_err(err, level, need, what, m->capacity_bytes, AR_CAPACITY_FIX);
+    }
     return AR_OK;
 }
 

@@ -82,7 +82,7 @@ static int precheck(run_state_t *s, const char *backend, const ar_topo_t *t, con
     ar_error_clear(&err);
     const int frc = ops && ops->fits ? ops->fits(t, bytes, buffer, &err) : AR_OK;
     if (frc == AR_ELIMIT)
-        snprintf(msg, sizeof msg, "backend %s: %s per rank on %s %s", backend, sz, spec, err.message);
+        snprintf(msg, sizeof msg, "backend %s, %s per rank on %s: %s", backend, sz, spec, err.message);
     else if (frc != AR_OK)
         return ar_cli_fail(s->cmd, "backend %s on %s: %s", backend, spec, err.message);
     if (!msg[0]) return AR_CLI_OK;
@@ -152,7 +152,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
     for (int ic = 0; ic < o->nchannels; ic++)
     for (int ik = 0; ik < o->nchunks; ik++) {
         ar_mem_t buffer = o->buffers[ib];
-        header(s, backend, t, spec, buffer, o->channels[ic], o->chunks[ik]);
+        int header_due = 1; /* printed with the group's first row: no empty table before an error */
         for (int id = 0; id < o->ndtypes; id++)
         for (int ia = 0; ia < o->nalgos; ia++) {
             const char *aname = o->algo_names[ia];
@@ -243,6 +243,8 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 }
                 const ar_row_t row = co.row;
                 const ar_result_t res = co.res;
+                if (header_due) header(s, backend, t, spec, buffer, o->channels[ic], o->chunks[ik]);
+                header_due = 0;
                 ar_cli_table_row(s->table, &row);
                 if (o->breakdown) ar_cli_breakdown(s->table, t, &res);
                 fflush(s->table);

@@ -13,15 +13,15 @@ static void show(const ar_topo_t *t, const char *spec) {
     if (t->path[0]) printf("file      %s\n", t->path);
     printf("model     %s%s%s\n", m ? m->name : "?", m && m->path[0] ? "  " : "", m && m->path[0] ? m->path : "");
     if (m) {
-        printf("          clock %.3g GHz;", m->clock_ghz);
+        printf("          clock %.3g GHz\n", m->clock_ghz);
         for (int l = 0; l < AR_NMEM; l++)
             if (m->mem[l].present) {
-                char cap[32];
-                ar_size_format((uint64_t)m->mem[l].capacity_bytes, cap, sizeof cap);
-                printf(" %s %sB %.4g/%.4g GB/s rd/wr %.4g ns;", ar_mem_name((ar_mem_t)l), cap,
-                       m->mem[l].read_gbps, m->mem[l].write_gbps, m->mem[l].lat_ns);
+                char cap[32], rd[32], wr[32], lat[32];
+                printf("          %-5s %9s  read %-11s write %-11s latency %s\n", ar_mem_name((ar_mem_t)l),
+                       ar_bytes_human(m->mem[l].capacity_bytes, cap, sizeof cap),
+                       ar_rate_human(m->mem[l].read_gbps, rd, sizeof rd),
+                       ar_rate_human(m->mem[l].write_gbps, wr, sizeof wr), ar_ns_human(m->mem[l].lat_ns, lat, sizeof lat));
             }
-        printf("\n");
     }
     int nsw = t->nnodes - t->ndevices;
     printf("devices   %d", t->ndevices);
@@ -33,9 +33,10 @@ static void show(const ar_topo_t *t, const char *spec) {
     for (int i = 0; i < t->nlinks; i++) {
         const ar_link_t *l = &t->links[i];
         const ar_link_kind_t *k = m && l->kind >= 0 && l->kind < m->nlinks ? &m->links[l->kind] : NULL;
-        printf("  %4d  %-10s <-> %-10s %-12s x%-3d %8.4g GB/s per direction, %.4g ns\n", i,
-               t->nodes[l->a].name, t->nodes[l->b].name, k ? k->name : "?", l->count,
-               k ? k->bw_gbps * l->count : 0.0, k ? k->lat_ns : 0.0);
+        char bw[32], lat[32];
+        printf("  %4d  %-10s <-> %-10s %-12s x%-3d %11s per direction, %s\n", i, t->nodes[l->a].name,
+               t->nodes[l->b].name, k ? k->name : "?", l->count, ar_rate_human(k ? k->bw_gbps * l->count : 0.0, bw, sizeof bw),
+               ar_ns_human(k ? k->lat_ns : 0.0, lat, sizeof lat));
     }
     printf("ranks     %d\n", t->nranks);
     printf("placement");

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "arsim/error.h"
+#include "arsim/types.h"
 
 const char *ar_strerror(int code) {
     switch (code) {
@@ -46,4 +47,16 @@ const char *ar_error_format(const ar_error_t *err, char *buf, unsigned long len)
     else
         snprintf(buf, len, "%s", msg);
     return buf;
+}
+
+int ar_capacity_err(ar_error_t *err, const char *level, double need, const char *what, double have,
+                    const char *fix) {
+    char n[32], h[32];
+    ar_bytes_human(need, n, sizeof n);
+    ar_bytes_human(have, h, sizeof h);
+    if (strcmp(n, h) == 0) { /* too close for 3 digits: the bytes themselves */
+        snprintf(n, sizeof n, "%.0f bytes", need);
+        snprintf(h, sizeof h, "%.0f bytes", have);
+    }
+    return ar_error_set(err, AR_ELIMIT, NULL, 0, 0, "%s: needs %s (%s), holds %s; %s", level, n, what, h, fix);
 }

@@ -135,6 +135,34 @@ const char *ar_size_format(uint64_t b, char *buf, size_t len) {
     return buf;
 }
 
+const char *ar_bytes_human(double b, char *buf, size_t len) {
+    static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB"};
+    static const char *const dec[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    int i = -1;
+    double v = b;
+    while (i < 3 && v >= 1024 && fmod(v, 1024) == 0) { v /= 1024; i++; }
+    if (i >= 0 && v < 1024) {
+        snprintf(buf, len, "%.0f %s", v, bin[i]);
+        return buf;
+    }
+    for (i = 0, v = b; i < 5 && fabs(v) >= 1000; i++) v /= 1000;
+    snprintf(buf, len, "%.3g %s", v, dec[i]);
+    return buf;
+}
+
+const char *ar_rate_human(double gbps, char *buf, size_t len) {
+    if (fabs(gbps) >= 1000) snprintf(buf, len, "%.4g TB/s", gbps / 1000);
+    else snprintf(buf, len, "%.4g GB/s", gbps);
+    return buf;
+}
+
+const char *ar_ns_human(double ns, char *buf, size_t len) {
+    if (fabs(ns) >= 1e6) snprintf(buf, len, "%.4g ms", ns / 1e6);
+    else if (fabs(ns) >= 1e3) snprintf(buf, len, "%.4g us", ns / 1e3);
+    else snprintf(buf, len, "%.4g ns", ns);
+    return buf;
+}
+
 float ar_bf16_to_f32(uint16_t v) {
     uint32_t u = (uint32_t)v << 16;
     float f;

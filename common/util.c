@@ -1,4 +1,5 @@
 /* Small helpers (arsim/util.h). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,37 @@ const char *ar_data_path(const char *sub, char *buf, size_t len) {
 
 void ar_free_each(void *const *p, size_t n) {
     for (size_t i = 0; i < n; i++) free(p[i]);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+const char *const *ar_data_names(const char *sub) {
+    static struct { char sub[32]; char **names; } cache[4];
+    static char *none[1] = {NULL};
+    int slot = 0;
+    for (; slot < 4 && cache[slot].names; slot++)
+        if (strcmp(cache[slot].sub, sub) == 0) return (const char *const *)cache[slot].names;
+    if (slot == 4) return (const char *const *)none;
+    char dir[1024];
+    DIR *d = opendir(ar_data_path(sub, dir, sizeof dir));
+    if (!d) return (const char *const *)none;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 5, ".yaml") != 0) continue;
+        if (ar_grow(&names, &cap, n + 1, sizeof *names) != AR_OK) break;
+        if (!(names[n] = strndup(e->d_name, len - 5))) break;
+        n++;
+    }
+    closedir(d);
+    if (ar_grow(&names, &cap, n, sizeof *names) != AR_OK) { /* no room for the NULL: drop the last */
+        if (!n) return (const char *const *)none;
+        free(names[--n]);
+    }
+    names[n] = NULL;
+    qsort(names, n, sizeof *names, cmp_name);
+    snprintf(cache[slot].sub, sizeof cache[slot].sub, "%s", sub);
+    cache[slot].names = names;
+    return (const char *const *)names;
 }

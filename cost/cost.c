@@ -374,17 +374,19 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
                            ar_error_t *err) {
     const ar_mem_level_t *lvl = &t->model->mem[buffer];
     if (!lvl->present)
-        return AR_ERR(err, AR_EINVAL, "model %s has no %s memory level", t->model->name,
+        return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name,
                       ar_mem_name(buffer));
     double per_rank = (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
     for (int d = 0; d < t->ndevices; d++) {
         int nr = 0;
         for (int r = 0; r < p->nranks; r++) nr += t->placement[r] == d;
         double need = per_rank * nr;
-        if (need > lvl->capacity_bytes)
-            return AR_ERR(err, AR_ELIMIT,
-                          "buffers need %.0f bytes on device %s but its %s holds %.0f bytes",
-                          need, t->nodes[d].name, ar_mem_name(buffer), lvl->capacity_bytes);
+        if (need > lvl->capacity_bytes) {
+            char level[96], what[96];
+            snprintf(level, sizeof level, "%s of %s", ar_mem_name(buffer), t->nodes[d].name);
+            snprintf(what, sizeof what, "input, output and scratch of %d rank%s", nr, nr == 1 ? "" : "s");
+            return ar_capacity_err(err, level, need, what, lvl->capacity_bytes, AR_CAPACITY_FIX);
+        }
     }
     return AR_OK;
 }

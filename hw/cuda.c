@@ -191,6 +191,16 @@ static int ensure_dev(void **p, size_t *cap, size_t want, int gpu, ar_error_t *e
     cudaError_t ce = cudaMalloc(p, want);
     if (ce != cudaSuccess) {
         *p = NULL;
+        size_t free_b = 0, total_b = 0;
+        if (ce == cudaErrorMemoryAllocation) {
+            cudaGetLastError(); /* not sticky: clear it */
+            if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                char level[64];
+                snprintf(level, sizeof level, "hbm of GPU %d (free now)", gpu);
+                return ar_capacity_err(err, level, (double)want, "one of the plan's buffers", (double)free_b,
+                                       "a smaller --size or fewer --ranks per GPU");
+            }
+        }
         char what[96];
         snprintf(what, sizeof what, "allocating %zu bytes on GPU %d", want, gpu);
         return ar__cuda_fail(err, ce, what);

@@ -193,7 +193,9 @@ static void check_force_host(ar_backend_t *b, const ar_topo_t *t) {
 /* ARSIM_CUDA_TIMELINE: after a run, one row per op of the plan, in each block's order,
  * every op starting where the one before it ended and not ending before it starts. */
 static void check_timeline(const ar_topo_t *t) {
-    char path[] = "/tmp/arsim-timeline-XXXXXX";
+    char path[1024];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/arsim-timeline-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     int fd = mkstemp(path);
     if (fd < 0) {
         report(0, "timeline: cannot make a temporary file");

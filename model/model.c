@@ -139,9 +139,16 @@ static void section_names(ar_model_sect_t sect, const char *const *extra, const 
     out[n] = NULL;
 }
 
-static const char *const shipped_models[] = {"h100_sxm", "h200_sxm", "accel_tcm", NULL};
+const char *const *ar_model_shipped(void) { return ar_data_names("model"); }
 
-const char *const *ar_model_shipped(void) { return shipped_models; }
+const char *ar_model_shipped_list(char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *const *n = ar_model_shipped(); *n && used < len; n++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", n == ar_model_shipped() ? "" : ", ", *n);
+    if (!buf[0]) snprintf(buf, len, "none in %s", ar_model_dir());
+    return buf;
+}
 
 const char *ar_model_dir(void) {
     static char buf[1024];
@@ -346,8 +353,11 @@ int ar_model_load(const char *name_or_path, ar_model_t **out, ar_error_t *err) {
     if (!name_or_path || !name_or_path[0]) return AR_ERR(err, AR_EMODEL, "model: empty name");
     char path[1024];
     if (!ar__model_resolve(name_or_path, path, sizeof path))
-        return AR_ERR(err, AR_EMODEL, "model: unknown model '%s' (shipped: h100_sxm, h200_sxm, "
-                      "accel_tcm; or a path to a .yaml file)", name_or_path);
+    {
+        char names[512];
+        return AR_ERR(err, AR_EMODEL, "model: unknown model '%s' (shipped: %s; or a path to a .yaml file)",
+                      name_or_path, ar_model_shipped_list(names, sizeof names));
+    }
     ar__ydoc_t *d;
     AR_TRY(ar__ydoc_load_file(path, &d, err));
     char nm[AR_NAME_MAX];

@@ -828,13 +828,13 @@ START_TEST(test_errors) {
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
     o.buffer = AR_MEM_TCM;
     ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &r, &err), AR_EINVAL);
-    ck_assert_str_eq(err.message, "model round has no tcm memory level");
+    ck_assert_str_eq(err.message, "model round has no tcm level (--buffer)");
     o.buffer = AR_MEM_SRAM; /* 2 x 400000 bytes fit 1000000 */
     ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &r, &err), AR_OK);
     EQ(r.time_s, LAUNCH + 10 * NS + 4.0 / 4000e9 + 4.0 / 4000e9);
     p->scratch_elems = 100000; /* 3 x 400000 do not */
     ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &r, &err), AR_ELIMIT);
-    ck_assert(strstr(err.message, "buffers need 1200000 bytes on device d0 but its sram holds 1000000") != NULL);
+    ck_assert(strstr(err.message, "sram of d0: needs 1.2 MB (input, output and scratch of 1 rank), holds 1 MB") != NULL);
     ar_plan_free(p);
     ar_topo_free(t);
 }

@@ -431,9 +431,12 @@ START_TEST(test_backend_run) {
     /* Too large for host memory: refused before allocating. 2 ranks x 3 buffers x 1001 x 2 bytes. */
     setenv("ARSIM_REF_MAX_BYTES", "12011", 1);
     ck_assert_int_eq(ar_backend_run("ref", NULL, p, &o, &res, &err), AR_ELIMIT);
-    ck_assert_str_eq(err.message, "ref: the plan's buffers need 12012 bytes of host memory, more "
-                                  "than the 12011 bytes ref may use (half the machine's memory, or "
-                                  "ARSIM_REF_MAX_BYTES)");
+    ck_assert_str_eq(err.message, "host memory for ref (half the machine's, or ARSIM_REF_MAX_BYTES): needs "
+                                  "12012 bytes (every rank's input, output, scratch and a copy of its input), "
+                                  "holds 12011 bytes; a smaller --size or fewer --ranks");
+    /* the one capacity format, in human units where they tell the sizes apart */
+    ar_capacity_err(&err, "hbm of gpu0", 3.0 * (1u << 30), "input and output of 1 rank", 141e9, "fix");
+    ck_assert_str_eq(err.message, "hbm of gpu0: needs 3 GiB (input and output of 1 rank), holds 141 GB; fix");
     setenv("ARSIM_REF_MAX_BYTES", "12012", 1);
     ck_assert_int_eq(ar_backend_run("ref", NULL, p, &o, &res, &err), AR_OK);
     unsetenv("ARSIM_REF_MAX_BYTES");

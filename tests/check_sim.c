@@ -593,9 +593,8 @@ START_TEST(test_buffer_kind) {
     ar_error_clear(&err);
     ck_assert_int_eq(ar_backend_run("sim", t, p, &o, &r, &err), AR_ELIMIT);
     char need[64], have[64];
-    snprintf(need, sizeof need, "%.0f",
-             (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype));
-    snprintf(have, sizeof have, "%.0f", t->model->mem[AR_MEM_TCM].capacity_bytes);
+    ar_bytes_human((double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype), need, sizeof need);
+    ar_bytes_human(t->model->mem[AR_MEM_TCM].capacity_bytes, have, sizeof have);
     ck_assert_msg(strstr(err.message, "tcm") && strstr(err.message, need) && strstr(err.message, have),
                   "message: %s (want tcm, %s, %s)", err.message, need, have);
     ar_plan_free(p);

@@ -70,10 +70,10 @@ static int load_model(ld_t *L, const ar__ynode_t *root, ar_topo_kind_t kind,
         snprintf(rel, sizeof rel, "%s/%s", L->dir, s);
         use = rel;
     }
+    char names[512];
     if (!ar__model_resolve(use, path, sizeof path))
-        return ar__y_error(L->err, L->d, n, AR_EMODEL, "model",
-                           "unknown model '%s' (shipped: h100_sxm, h200_sxm, accel_tcm; or a "
-                           "path to a .yaml file)", s);
+        return ar__y_error(L->err, L->d, n, AR_EMODEL, "model", "unknown model '%s' (shipped: %s; or a path to a .yaml file)",
+                           s, ar_model_shipped_list(names, sizeof names));
     FILE *f = fopen(path, "rb");
     if (!f)
         return ar__y_error(L->err, L->d, n, AR_EIO, "model", "cannot read model file '%s'", path);
@@ -456,11 +456,7 @@ int ar_topo_load_string(const char *yaml, const char *label, const char *model_o
 
 /* ---- names: a SPEC, a shipped topology or a file ---- */
 
-static const char *const shipped_topos[] = {"ring_1d_6",    "ring_1d_8",    "torus_2d_2x3",
-                                            "torus_2d_3x2", "mesh_2d_2x3",  "torus_2d_4x4",
-                                            "hgx_h100_8",   "h200_pair",    NULL};
-
-const char *const *ar_topo_shipped(void) { return shipped_topos; }
+const char *const *ar_topo_shipped(void) { return ar_data_names("topologies"); }
 
 const char *ar_topo_dir(void) {
     static char buf[1024];

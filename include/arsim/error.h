@@ -49,6 +49,13 @@ int ar_error_vset(ar_error_t *err, int code, const char *file, int line, int col
 
 void ar_error_clear(ar_error_t *err);
 
+/* The one form of "does not fit in memory" (AR_ELIMIT): "LEVEL: needs NEED (WHAT), holds
+ * HAVE; FIX", the sizes in human units: "hbm of gpu0: needs 172 GB (input and output of
+ * 1 rank), holds 80 GiB; a smaller --size, fewer --ranks per device or another --buffer". */
+#define AR_CAPACITY_FIX "a smaller --size, fewer --ranks per device or another --buffer"
+int ar_capacity_err(ar_error_t *err, const char *level, double need, const char *what, double have,
+                    const char *fix);
+
 /* Render "file:line:col: message" (or just the message) into buf. */
 const char *ar_error_format(const ar_error_t *err, char *buf, unsigned long len);
 

@@ -83,6 +83,8 @@ void ar_model_free(ar_model_t *m);
 int ar_model_link_kind(const ar_model_t *m, const char *name);
 /* Names of the shipped models, NULL-terminated. */
 const char *const *ar_model_shipped(void);
+/* The same as "a, b, c" in buf (for messages). */
+const char *ar_model_shipped_list(char *buf, size_t len);
 /* Directory searched for shipped models: ar_data_path("model"). */
 const char *ar_model_dir(void);
 

@@ -35,6 +35,12 @@ int ar_size_parse(const char *s, uint64_t *bytes, ar_error_t *err);
 int ar_size_range_parse(const char *s, uint64_t *sizes, int max, int *n, ar_error_t *err);
 /* Human form: 8K, 1M, 1G, 1536 (exact when a suffix divides evenly). */
 const char *ar_size_format(uint64_t bytes, char *buf, size_t len);
+/* For people: bytes as "32 GiB" where a whole number of KiB..TiB, else "141 GB" (3
+ * significant digits); a rate in GB/s as "478.1 GB/s" or "10 TB/s"; nanoseconds as "300 ns"
+ * or "1.5 us". */
+const char *ar_bytes_human(double bytes, char *buf, size_t len);
+const char *ar_rate_human(double gbps, char *buf, size_t len);
+const char *ar_ns_human(double ns, char *buf, size_t len);
 
 /* Conversions between the host's float and the storage formats (round to nearest even). */
 float ar_bf16_to_f32(uint16_t v);

@@ -21,6 +21,10 @@ int ar_grow(void *arrayp, size_t *cap, size_t n, size_t elem);
  * arsim, the installed one (pkgdatadir); else the build's source tree (falling back to the
  * other of the two when the first has no topologies/). */
 const char *ar_data_path(const char *sub, char *buf, size_t len);
+/* The names (without .yaml) of the YAML files in the data folder sub ("model",
+ * "topologies"), sorted, NULL-terminated: what `arsim list` shows and a name finds.
+ * Read once per process; an empty list when the folder cannot be read. */
+const char *const *ar_data_names(const char *sub);
 /* Whether path names a directory (following symlinks). */
 int ar_is_dir(const char *path);
 /* free() each of the n pointers: for a struct's owned arrays, released together. */
