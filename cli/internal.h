@@ -14,5 +14,6 @@ int ar_cli_bench(int argc, char **argv);     /* cli/bench.c */
 int ar_cli_calibrate(int argc, char **argv); /* cli/calibrate.c */
 int ar_cli_validate(int argc, char **argv);  /* cli/validate.c */
 int ar_cli_model(int argc, char **argv);     /* cli/model.c */
+int ar_cli_plot(int argc, char **argv);      /* cli/plot.c */
 
 #endif

@@ -110,8 +110,25 @@ def style(a):
     return ALGO_STYLE.get(a, ("#17becf", "."))
 
 
+FAILED = []  # figures that had nothing to draw: main's exit status
+
+
+def has_data(fig):
+    """Whether any axes of fig holds a line, bar or marker with points."""
+    for ax in fig.axes:
+        if any(len(l.get_xdata()) for l in ax.lines) or ax.patches or \
+                any(len(c.get_offsets()) for c in ax.collections if hasattr(c, "get_offsets")):
+            return True
+    return False
+
+
 def save(fig, out, name):
     path = os.path.join(out, name)
+    if not has_data(fig):  # a CSV of another kind: no empty figure in its place
+        plt.close(fig)
+        FAILED.append(name)
+        print("figures: %s: nothing to draw from its data; not written" % name, file=sys.stderr)
+        return
     fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
     print("figures: wrote " + path)
@@ -534,6 +551,9 @@ def main():
     for name, fn in FIGS.items():
         if not only or name in only:
             fn(a)
+    if FAILED:
+        print("figures: %d figure(s) had nothing to draw: %s" % (len(FAILED), ", ".join(FAILED)), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -49,6 +49,10 @@ unset ARSIM_DATADIR
 "$arsim" run --backend analytic --topology torus_2d_4x4 --size 1M --algo ring --csv - >"$work/run.csv" 2>"$work/run.err" ||
     fail "run on a shipped topology"
 [ "$(wc -l <"$work/run.csv")" -ge 2 ] || fail "run wrote no row"
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    "$arsim" plot "$work/run.csv" -o "$work/run.png" 2>"$work/plot.err" && [ -s "$work/run.png" ] ||
+        fail "plot: $(cat "$work/plot.err")"
+fi
 "$arsim" validate --refs >"$work/validate.txt" 2>&1 || { cat "$work/validate.txt"; fail "validate on the shipped references"; }
 "$arsim" model show h100_sxm >/dev/null || fail "model show h100_sxm"
 

@@ -5,14 +5,16 @@
 #                                   references and the committed GPU measurements, draw the figures
 #   scripts/reproduce.sh --reuse    redraw the figures from the saved CSV files; simulate nothing
 #   scripts/reproduce.sh --measure  also calibrate and measure again first (a machine with 2 GPUs
-#                                   and a cuda build: overwrites validate/results/h200_calibrated.yaml
-#                                   and measured.csv)
+#                                   and a cuda build), and compare the model with that
 #
+# Everything goes under OUT (default out/ at the top of the tree; nothing committed is
+# touched): OUT/data (sweeps, topology listings), OUT/results (comparisons, summary.md, and
+# with --measure the new calibration and measurements), OUT/figures. The committed GPU
+# measurement (validate/results/measured.csv, h200_calibrated.yaml) is read, never written;
+# to adopt new results, copy them over the committed files yourself and commit.
 # ARSIM=/path/to/arsim uses that binary instead of building one; BUILD=DIR builds there
 # (default /tmp/arsim-reproduce); JOBS=N parallel simulations (default: the CPU count);
 # PYTHON=... a python3 with matplotlib.
-# Outputs: plots/data/*.csv and *.txt (sweeps, topology listings), validate/results/*.csv and
-# summary.md, docs/figures/*.png.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +30,12 @@ for a in "$@"; do
 done
 
 case ${ARSIM:-} in /* | '') ;; */*) ARSIM=$(pwd)/$ARSIM ;; esac
-data=$top/plots/data
-res=$top/validate/results
-figs=$top/docs/figures
+out=${OUT:-$top/out}
+case $out in /*) ;; *) out=$(pwd)/$out ;; esac
+data=$out/data
+res=$out/results
+figs=$out/figures
+committed=$top/validate/results
 mkdir -p "$data" "$res" "$figs"
 say() { printf 'reproduce: %s\n' "$*" >&2; }
 
@@ -71,7 +76,10 @@ if [ $reuse = 0 ]; then
     nelem=8,16,32,64,128,512,1024,2048,4096,8192,16384,32768,49152
     lat_topos=ring_1d_6,torus_2d_2x3,mesh_2d_2x3
 
+    # The GPU measurement compared with: this run's (--measure), else the committed one.
+    meas=$committed/measured.csv calib=$committed/h200_calibrated.yaml
     if [ $measure = 1 ]; then
+        meas=$res/measured.csv calib=$res/h200_calibrated.yaml
         say "calibrating on this machine's GPUs (micro-benchmarks only)"
         "$ARSIM" calibrate --backend cuda -o "$res/h200_calibrated.yaml" --raw "$res/calib_raw.csv"
         say "measuring every algorithm x size x placement on the cuda backend"
@@ -87,7 +95,7 @@ if [ $reuse = 0 ]; then
     sim_csv "$data/h100_model.csv" h200_pair hbm --model h100_sxm --algo 2stage --size 32M:512M --dtype bf16
 
     model=h200_sxm
-    [ -f "$res/h200_calibrated.yaml" ] && model=$res/h200_calibrated.yaml
+    [ -f "$calib" ] && model=$calib
     say "2 x H200 on model $model"
     sim_csv "$data/h200_model.csv" h200_pair hbm --model "$model" --algo all --size 8K:1G --dtype bf16
 
@@ -96,20 +104,20 @@ if [ $reuse = 0 ]; then
     done
 
     say "references (validate/refs) beside the model"
-    "$ARSIM" validate --refs -o "$res/refs.csv" >"$res/refs.txt"
-    if [ -f "$res/measured.csv" ] && [ -f "$res/h200_calibrated.yaml" ]; then
-        say "model vs measured ($res/measured.csv)"
-        # from the top, so the summary names the files as the repository does
-        (cd "$top" && "$ARSIM" validate --measured validate/results/measured.csv \
-            --model validate/results/h200_calibrated.yaml \
-            -o validate/results/compare.csv --summary validate/results/summary.md >/dev/null)
+    "$ARSIM" validate --refs --measured "$meas" -o "$res/refs.csv" >"$res/refs.txt"
+    if [ -f "$meas" ] && [ -f "$calib" ]; then
+        say "model vs measured ($meas)"
+        "$ARSIM" validate --measured "$meas" --model "$calib" -o "$res/compare.csv" \
+            --summary "$res/summary.md" >/dev/null
         cat "$res/summary.md" >&2
     else
-        say "no GPU measurement in $res (measured.csv + h200_calibrated.yaml): model-vs-measured skipped"
+        say "no GPU measurement ($meas + $calib): model-vs-measured skipped"
     fi
 fi
 
 say "figures"
+# the busbw figure draws the GPU rows beside the model: the committed ones unless measured here
+[ -f "$res/measured.csv" ] || cp "$top/validate/results/measured.csv" "$res/measured.csv"
 # A python with matplotlib (Debian's python3-matplotlib lives under /usr/bin/python3).
 py=
 for p in ${PYTHON:-} python3 /usr/bin/python3; do

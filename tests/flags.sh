@@ -9,6 +9,7 @@ arsim_test flags
 printf 'name: "bad\\nname"\nbuilder:\n  ring_1d: {n: 4}\n' >"$tmp/newline.yaml"
 printf 'clock_ghz: 1\nlat: 1\n' >"$tmp/model.yaml"
 srcdir=${srcdir:-.}
+"$bin" run --backend analytic --topology ring_1d:2 --algo ring --size 8K:16K -q --csv "$tmp/rows.csv" >/dev/null
 sed 's/^clock_ghz: .*/clock_ghz: 1e-300/' "$srcdir/model/accel_tcm.yaml" >"$tmp/clock.yaml"
 sed 's/^\(    capacity_bytes: \).*/\11e30/' "$srcdir/model/accel_tcm.yaml" >"$tmp/capacity.yaml"
 sed 's/^\(    lat_ns: \).*/\11e300/' "$srcdir/model/accel_tcm.yaml" >"$tmp/lat.yaml"
@@ -174,6 +175,10 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | unexpected argument       | model keys --markdown=1
 2 | unknown list              | list bogus
 2 | not a directory           | --data-dir /nonexistent run
+2 | empty file name           | plot TMP/rows.csv -o ''
+2 | --y 'bogus'               | plot TMP/rows.csv --y bogus
+2 | '--title' needs a value   | plot TMP/rows.csv --title
+2 | one CSV file at a time    | plot TMP/rows.csv TMP/rows.csv
 EOF_CASES
 # Planning is bounded at any rank count: these end (0 or 2) within 5 s.
 for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root --topology torus_2d:8x8" \
@@ -199,7 +204,7 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     fi
 fi
 # Every flag a command's --help names has a case above (the table, this file).
-for cmd in run sweep merge bench calibrate validate "topo show" model list; do
+for cmd in run sweep merge bench calibrate validate "topo show" model list plot; do
     # shellcheck disable=SC2086
     for flag in $("$bin" $cmd --help 2>/dev/null | grep -oE -- '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
         sed 's/^[][ ,|]//' | sort -u); do
