@@ -94,6 +94,11 @@ int ar_cli_backend_can(const char *name, unsigned caps) {
     return b && (b->caps & caps) == caps;
 }
 
+const char *ar_cli_unprefixed(const char *msg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
+}
+
 int ar_cli_check_backends(const ar_cli_opts_t *o) {
     for (int i = 0; o->check && i < o->nbackends; i++)
         if (!ar_cli_backend_can(o->backends[i], AR_BACKEND_DATA)) {

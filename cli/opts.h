@@ -136,6 +136,8 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
 int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi);
 /* 1 when the backend is built and has every one of caps (AR_BACKEND_*). */
 int ar_cli_backend_can(const char *name, unsigned caps);
+/* An algorithm's message without its own "name: " prefix (the CLI names it already). */
+const char *ar_cli_unprefixed(const char *msg, const char *name);
 /* --check with a backend that moves no data (run, sweep): 2 after one line, else AR_CLI_OK. */
 int ar_cli_check_backends(const ar_cli_opts_t *o);
 

@@ -94,11 +94,6 @@ static int precheck(run_state_t *s, const char *backend, const ar_topo_t *t, con
     return ar_cli_fail(s->cmd, "%s", msg);
 }
 
-/* An algorithm's message without its own "name: " prefix (the CLI names it already). */
-static const char *unprefixed(const char *msg, const char *name) {
-    size_t n = strlen(name);
-    return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
-}
 
 static void header(run_state_t *s, const char *backend, const ar_topo_t *t, const char *spec,
                    ar_mem_t buffer, int channels, uint64_t chunk) {
@@ -189,7 +184,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     char buf[512];
                     progress_clear(s);
                     fprintf(stderr, "%s: %s does not fit %s: %s\n", s->who, aname, spec,
-                            unprefixed(ar_error_format(&err, buf, sizeof buf), aname));
+                            ar_cli_unprefixed(ar_error_format(&err, buf, sizeof buf), aname));
                     fflush(stderr);
                     ar_case_out_free(&co);
                     unfit[ia] = 1;
@@ -199,7 +194,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 if (brc != AR_OK) {
                     char buf[512];
                     progress_clear(s);
-                    const char *why = unprefixed(ar_error_format(&err, buf, sizeof buf), aname);
+                    const char *why = ar_cli_unprefixed(ar_error_format(&err, buf, sizeof buf), aname);
                     if (brc == AR_EUNFIT)
                         rc = ar_cli_fail(s->cmd, "%s does not fit %s: %s", aname, spec, why);
                     else

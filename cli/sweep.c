@@ -267,7 +267,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     int rc = ar_case_plan(&c, &co, &err);
     if (rc != AR_OK) {
         snprintf(msg, len, "%c %s does not fit %s: %s", rc == AR_EUNFIT ? MSG_SKIP : MSG_FAIL,
-                 aname, spec, ar_error_format(&err, ebuf, sizeof ebuf));
+                 aname, spec, ar_cli_unprefixed(ar_error_format(&err, ebuf, sizeof ebuf), aname));
         ar_case_out_free(&co);
         return;
     }
