@@ -385,7 +385,7 @@ static void handle(parent_t *p, const char *msg) {
 static int mine(const sweep_t *w, long i) { return i % w->shard_n == w->shard_i; }
 
 /* --jobs N: N workers take runs from a shared counter and write one message per run
- * into a pipe (atomically: each is shorter than PIPE_BUF). */
+ * into a pipe (atomically: each is shorter than PIPE_BUF), "CASE MESSAGE". */
 static int run_workers(parent_t *p) {
     sweep_t *w = p->w;
     /* next[0]: the next case; next[1 + j]: the case worker j is running (-1: none), so
@@ -412,7 +412,8 @@ static int run_workers(parent_t *p) {
                 if (i >= w->total) break;
                 if (!mine(w, i)) continue;
                 __atomic_store_n(&next[1 + j], i, __ATOMIC_SEQ_CST);
-                run_one(w, i, msg, sizeof msg - 1);
+                const int k0 = snprintf(msg, 32, "%ld ", i);
+                run_one(w, i, msg + k0, sizeof msg - 1 - (size_t)k0);
                 size_t n = strlen(msg);
                 for (size_t k = 0; k < n; k++)
                     if (msg[k] == '\n' && k != n - 1) msg[k] = ' ';
@@ -430,8 +431,21 @@ static int run_workers(parent_t *p) {
         free(pids);
         return ar_cli_fail(w->cmd, "fork: %s", strerror(errno));
     }
-    /* Split the stream into messages (each ends with a line break). */
+    /* Split the stream into messages (each ends with a line break). A worker killed
+     * after its message went out but before it said so in next[] has its case here:
+     * `got` keeps it from running twice. */
     char buf[2 * MSG_MAX], *line = malloc(MSG_MAX + 2);
+    unsigned char *got = calloc((size_t)w->total, 1);
+    if (!line || !got) {
+        free(line);
+        free(got);
+        close(fds[0]);
+        for (int k = 0; k < nkids; k++) kill(pids[k], SIGTERM);
+        for (int k = 0; k < nkids; k++) waitpid(pids[k], NULL, 0);
+        free(pids);
+        munmap(next, shared);
+        return ar_cli_fail(w->cmd, "out of memory");
+    }
     size_t have = 0;
     for (;;) {
         ssize_t r = read(fds[0], buf + have, sizeof buf - have - 1);
@@ -443,8 +457,12 @@ static int run_workers(parent_t *p) {
         have += (size_t)r;
         char *start = buf, *nl;
         while ((nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
-            size_t n = (size_t)(nl - start);
-            memcpy(line, start, n);
+            char *body = start;
+            const long idx = strtol(start, &body, 10);
+            if (*body == ' ') body++;
+            if (idx >= 0 && idx < w->total) got[idx] = 1;
+            size_t n = (size_t)(nl - body);
+            memcpy(line, body, n);
             line[n] = 0;
             /* a row keeps its line break for the CSV */
             if (line[0] == MSG_ROW || line[0] == MSG_CHECK_FAIL) {
@@ -474,7 +492,7 @@ static int run_workers(parent_t *p) {
         else
             fprintf(stderr, "arsim %s: worker %d (pid %ld) ended with status %d", w->cmd, k, (long)pids[k],
                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        if (lost < 0) {
+        if (lost < 0 || got[lost]) {
             fprintf(stderr, "; no case was lost\n");
             continue;
         }
@@ -490,6 +508,7 @@ static int run_workers(parent_t *p) {
         p->relaunched++;
     }
     free(line);
+    free(got);
     free(pids);
     munmap(next, shared);
     return rc;
