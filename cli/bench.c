@@ -118,20 +118,24 @@ int ar_cli_bench(int argc, char **argv) {
         free(av);
         return rc == AR_CLI_HELP ? 0 : rc;
     }
-    /* A build without the cuda backend says so before anything else it could say. */
-    ar_error_t aerr;
-    ar_error_clear(&aerr);
-    if (ar_hw_bench_available(&aerr) != AR_OK) {
-        rc = ar_cli_fail_err("bench", &aerr);
-        goto out;
-    }
+    /* What the command line says wrong comes first, in any build; then whether this
+     * build and machine can measure at all. */
     const ar_backend_ops_t *ops = o.backend_given ? ar_backend_find(o.backends[0]) : NULL;
-    if (o.backend_given && !(ops && (ops->caps & AR_BACKEND_HARDWARE))) {
+    if (ops && !(ops->caps & AR_BACKEND_HARDWARE)) {
         rc = ar_cli_fail("bench", "--backend %s: bench measures real GPUs; use --backend cuda", o.backends[0]);
         goto out;
     }
+    ar_topo_t *topo = NULL;
+    if (topo_spec && (rc = ar_cli_topo_open(&o, topo_spec, &topo)) != AR_CLI_OK) goto out;
+    ar_error_t aerr;
+    ar_error_clear(&aerr);
+    if (ar_hw_bench_available(&aerr) != AR_OK) {
+        ar_topo_free(topo);
+        rc = ar_cli_fail_err("bench", &aerr);
+        goto out;
+    }
     char spec[32];
-    if (!topo_spec) {
+    if (!topo) {
         int n = ar_hw_gpu_count();
         if (n <= 0) {
             rc = ar_cli_fail("bench", "no CUDA GPU visible on this machine");
@@ -139,10 +143,8 @@ int ar_cli_bench(int argc, char **argv) {
         }
         snprintf(spec, sizeof spec, "full:%d", n);
         topo_spec = spec;
+        if ((rc = ar_cli_topo_open(&o, topo_spec, &topo)) != AR_CLI_OK) goto out;
     }
-    ar_topo_t *topo = NULL;
-    rc = ar_cli_topo_open(&o, topo_spec, &topo);
-    if (rc != AR_CLI_OK) goto out;
 
     uint64_t sizes[AR_CLI_MAX_SIZES];
     int nsizes = 0;
