@@ -61,6 +61,8 @@ KINDS = [
         },
         "default": "busbw",
         "series": ["nranks", "dtype", "algo"],
+        # auto names the plan it picked at each size (auto:2stage/128): one line for auto
+        "normalize": {"algo": lambda v: "auto" if v.startswith("auto:") else v},
         # NCCL's time at each size is a column of every row: its own line
         "extra": {"busbw": ("nccl_busbw_gbps", "NCCL"), "time": ("nccl_time_us", "NCCL")},
     },
@@ -171,9 +173,14 @@ def main(argv):
         fail("--y efficiency: %s has no efficiency column" % path)
 
     # Lines: the series columns that vary; the ones that do not go in the title.
+    norm = kind.get("normalize", {})
+    for r in rows:
+        for c, f in norm.items():
+            if r.get(c):
+                r[c] = f(r[c])
     present = [c for c in kind["series"] if c in cols]
     varying = [c for c in present if len({r.get(c, "") for r in rows}) > 1]
-    fixed = [rows[0].get(c, "") for c in present if c not in varying and rows and rows[0].get(c, "")]
+    fixed = [LABEL.get(c, "%s") % rows[0][c] for c in present if c not in varying and rows and rows[0].get(c, "")]
     if "algo" in present and "algo" not in varying:
         varying.append("algo")
     lines = {}
@@ -208,10 +215,11 @@ def main(argv):
         fail("-o %s: the same file as the input" % out)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     markers = "os^Dv<>ph*"
+    colors = plt.get_cmap("tab10" if len(lines) <= 10 else "tab20").colors
     for i, (label, pts) in enumerate(sorted(lines.items())):
         xs = sorted(pts)
         ax.plot(xs, [pts[x] for x in xs], marker=markers[i % len(markers)], markersize=4,
-                linewidth=1.4, label=label)
+                linewidth=1.4, label=label, color=colors[i % len(colors)])
     ax.set_xscale("log", base=2)
     if ylog:
         ax.set_yscale("log")

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tests/suites.h"
+#include "validate/bench.h"
 #include "validate/internal.h"
 
 static const char *HDR = "source,system,topology,algorithm,dtype,bytes,buffer_kind,latency_us,provenance\n";
@@ -21,6 +22,34 @@ static char *tmpfile_with(const char *text) {
     fclose(f);
     return path;
 }
+
+/* ---- bench's rows: nccl-tests' columns, and nothing where nothing was measured ---- */
+
+START_TEST(bench_rows_format) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const ar_bench_row_t r = {.bytes = 8192, .count = 4096, .dtype = AR_BF16, .algo = "auto:1stage/2", .channels = 2,
+                              .chunk_bytes = 4096, .root = -1, .nranks = 2, .ngpus = 2, .time_s = 5e-6, .wrong = -1,
+                              .nccl_s = NAN, .device = "GPU"};
+    ar_bench_csv_header(f);
+    ar_bench_csv_row(f, &r);
+    ar_bench_row_t r2 = r;
+    r2.wrong = 0;
+    r2.nccl_s = 1e-5;
+    ar_bench_csv_row(f, &r2);
+    ar_bench_table_header(f);
+    ar_bench_table_row(f, &r);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "redop"));
+    ck_assert_ptr_nonnull(strstr(buf, "#wrong"));
+    ck_assert_ptr_nonnull(strstr(buf, "  N/A"));
+    free(buf);
+}
+END_TEST
 
 /* ---- ar_csv_load_string ---- */
 
@@ -528,6 +557,7 @@ Suite *suite_validate(void) {
         {"ar_calib_run", calib_run_without_gpu},
         {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},
         {"arsim validate --refs", cli_validate_refs},
+        {"ar_bench_csv_row", bench_rows_format},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

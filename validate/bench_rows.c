@@ -35,14 +35,20 @@ void ar_bench_csv_header(FILE *f) {
                "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
 }
 
+/* Empty fields where nothing was measured (no check, no NCCL), as in the result rows. */
 void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
-    const int nccl = !isnan(r->nccl_s);
+    char wrong[16] = "", nt[32] = "", nb[32] = "", sp[32] = "";
+    if (r->wrong >= 0) snprintf(wrong, sizeof wrong, "%d", r->wrong);
+    if (!isnan(r->nccl_s)) {
+        snprintf(nt, sizeof nt, "%.4f", r->nccl_s * 1e6);
+        snprintf(nb, sizeof nb, "%.3f", ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks));
+        snprintf(sp, sizeof sp, "%.4f", r->nccl_s / r->time_s);
+    }
     fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,sum,%d,", r->bytes, r->count, ar_dtype_name(r->dtype), r->root);
     ar_csv_put(f, r->algo);
-    fprintf(f, ",%d,%" PRIu64 ",%d,%d,%.4f,%.3f,%.3f,%d,%.4f,%.3f,%.4f,", r->channels, r->chunk_bytes, r->nranks, r->ngpus, r->time_s * 1e6,
-            ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), r->wrong,
-            nccl ? r->nccl_s * 1e6 : -1.0, nccl ? ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks) : -1.0,
-            nccl ? r->nccl_s / r->time_s : -1.0);
+    fprintf(f, ",%d,%" PRIu64 ",%d,%d,%.4f,%.3f,%.3f,%s,%s,%s,%s,", r->channels, r->chunk_bytes, r->nranks, r->ngpus,
+            r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), wrong,
+            nt, nb, sp);
     ar_csv_put(f, r->device);
     fputc('\n', f);
 }
