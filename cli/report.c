@@ -118,7 +118,7 @@ void ar_cli_breakdown(FILE *f, const ar_topo_t *t, const ar_result_t *res) {
         fprintf(f, "#   per-link traffic: none (no data crossed a link)\n");
         return;
     }
-    fprintf(f, "#   per-link traffic: %5s %-24s %-12s %14s %12s %7s\n", "link", "direction", "kind",
+    fprintf(f, "#   per-link traffic: %5s %-24s %-12s %10s %12s %7s\n", "link", "direction", "kind",
             "bytes", "busy(us)", "util%");
     for (int i = 0; i < res->nlinks; i++) {
         const ar_link_stat_t *l = &res->links[i];
@@ -130,7 +130,8 @@ void ar_cli_breakdown(FILE *f, const ar_topo_t *t, const ar_result_t *res) {
             if (t->model && k->kind >= 0 && k->kind < t->model->nlinks)
                 snprintf(kind, sizeof kind, "%s x%d", t->model->links[k->kind].name, k->count);
         }
-        fprintf(f, "#                     %5d %-24s %-12s %14.0f %12.3f %7.1f\n", l->link, dir, kind,
-                l->bytes, l->busy_s * 1e6, l->util * 100.0);
+        char bytes[32];
+        fprintf(f, "#                     %5d %-24s %-12s %10s %12.3f %7.1f\n", l->link, dir, kind,
+                ar_bytes_human(l->bytes, bytes, sizeof bytes), l->busy_s * 1e6, l->util * 100.0);
     }
 }
