@@ -15,5 +15,6 @@ int ar_cli_calibrate(int argc, char **argv); /* cli/calibrate.c */
 int ar_cli_validate(int argc, char **argv);  /* cli/validate.c */
 int ar_cli_model(int argc, char **argv);     /* cli/model.c */
 int ar_cli_plot(int argc, char **argv);      /* cli/plot.c */
+int ar_cli_bound(int argc, char **argv);     /* cli/bound.c */
 
 #endif

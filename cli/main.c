@@ -23,6 +23,7 @@ static const struct {
     {"topo", ar_cli_topo, "topo show|check FILE|SPEC: summary, or validate a file"},
     {"list", ar_cli_list, "list algos|probes|topologies|models|backends"},
     {"model", ar_cli_model, "model keys|show NAME: every key of a hardware model, or a model's values"},
+    {"bound", ar_cli_bound, "the physical bound of an allreduce on a topology, term by term, per size"},
     {"plot", ar_cli_plot, "a figure from any arsim CSV: arsim plot FILE.csv [-o FILE.png] [--y busbw|time|...]"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

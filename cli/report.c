@@ -9,7 +9,7 @@
 /* nccl-tests' columns (size, count, type, redop, root, then time, algbw, busbw and
  * #wrong under "out-of-place"), with the algorithm and the channels and chunk its plan
  * used between them. Plans read IN and write OUT: there is no in-place half. */
-#define TABLE_COLS "%13s %6s %6s %5s %14s %5s %8s %10s %8s %8s %7s\n"
+#define TABLE_COLS "%13s %6s %6s %5s %14s %5s %8s %10s %8s %8s %7s %10s %6s\n"
 #define TABLE_ROW "%12s " TABLE_COLS
 #define TABLE_HEAD "#%11s " TABLE_COLS
 
@@ -17,9 +17,9 @@ void ar_cli_table_header(FILE *f) {
     char units[160];
     fprintf(f, "#%76s\n", "out-of-place");
     fprintf(f, TABLE_HEAD, "size", "count", "type", "redop", "root", "algo", "chan", "chunk", "time",
-            "algbw", "busbw", "#wrong");
+            "algbw", "busbw", "#wrong", "bound", "eff");
     snprintf(units, sizeof units, TABLE_HEAD, "(B)", "(elements)", "", "", "", "", "", "(B)", "(us)", "(GB/s)",
-             "(GB/s)", "");
+             "(GB/s)", "", "(us)", "(%)");
     size_t n = strlen(units);
     while (n > 1 && (units[n - 2] == ' ')) units[--n - 1] = '\n', units[n] = 0;
     fputs(units, f);
@@ -27,7 +27,8 @@ void ar_cli_table_header(FILE *f) {
 
 void ar_cli_table_row(FILE *f, const ar_row_t *r) {
     const double t = r->res->time_s;
-    char size[24], count[24], root[16], chan[16], chunk[24], time[32], alg[32], bus[32], wrong[24];
+    char size[24], count[24], root[16], chan[16], chunk[24], time[32], alg[32], bus[32], wrong[24], bound[32],
+        eff[16];
     snprintf(size, sizeof size, "%" PRIu64, r->bytes);
     snprintf(count, sizeof count, "%" PRIu64, r->count);
     snprintf(root, sizeof root, "%d", r->root);
@@ -38,8 +39,11 @@ void ar_cli_table_row(FILE *f, const ar_row_t *r) {
     snprintf(bus, sizeof bus, "%.2f", ar_busbw_gbps(r->bytes, t, r->nranks));
     if (r->res->checked) snprintf(wrong, sizeof wrong, "%" PRIu64, r->res->wrong);
     else snprintf(wrong, sizeof wrong, "N/A");
+    const double e = ar_row_efficiency(r);
+    snprintf(bound, sizeof bound, r->bound_s > 0 ? "%.2f" : "-", r->bound_s * 1e6);
+    snprintf(eff, sizeof eff, isfinite(e) ? "%.1f" : "-", e * 100);
     fprintf(f, TABLE_ROW, size, count, ar_dtype_name(r->dtype), "sum", root, r->algo, chan, chunk, time,
-            alg, bus, wrong);
+            alg, bus, wrong, bound, eff);
 }
 
 static void json_str(FILE *f, const char *s) {
@@ -81,6 +85,8 @@ void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     fputs(", \"busbw_gbps\": ", f); json_num(f, ar_busbw_gbps(r->bytes, t, r->nranks));
     if (res->checked) fprintf(f, ", \"wrong\": %" PRIu64, res->wrong);
     else fputs(", \"wrong\": null", f);
+    fputs(", \"bound_us\": ", f); json_num(f, r->bound_s > 0 ? r->bound_s * 1e6 : NAN);
+    fputs(", \"efficiency\": ", f); json_num(f, ar_row_efficiency(r));
     for (int k = 0; k < AR_NTERM; k++) {
         fprintf(f, ", \"%s\": ", term_keys[k]);
         json_num(f, res->terms_s[k] * 1e6);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <math.h>
 #include "arsim/arsim.h"
 #include "arsim/csv.h"
 
@@ -298,7 +299,7 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
 
 const char *const ar_row_csv_columns =
     "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
-    "time_us,algbw_gbps,busbw_gbps,wrong,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
+    "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
     "sim_wall_s";
 
 void ar_row_csv_header(FILE *f) { fprintf(f, "%s\n", ar_row_csv_columns); }
@@ -316,6 +317,11 @@ void ar_row_csv(FILE *f, const ar_row_t *r) {
     fprintf(f, "%.6f,%.6f,%.6f,", t * 1e6, ar_algbw_gbps(r->bytes, t),
             ar_busbw_gbps(r->bytes, t, r->nranks));
     if (res->checked) fprintf(f, "%" PRIu64, res->wrong);
+    fputc(',', f);
+    if (r->bound_s > 0) fprintf(f, "%.6f", r->bound_s * 1e6);
+    fputc(',', f);
+    const double eff = ar_row_efficiency(r);
+    if (isfinite(eff)) fprintf(f, "%.6f", eff);
     fputc(',', f);
     for (int k = 0; k < AR_NTERM; k++) fprintf(f, "%.6f,", res->terms_s[k] * 1e6);
     fprintf(f, "%.0f,", res->cycles);

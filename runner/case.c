@@ -1,6 +1,8 @@
 /* One case from its plan to its row (arsim/case.h). */
+#include <math.h>
 #include <string.h>
 #include "arsim/arsim.h"
+#include "arsim/bound.h"
 #include "arsim/case.h"
 
 int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
@@ -27,7 +29,16 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .root = p->root,
         .channels = p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p), .res = &out->res, .check = "",
     };
+    ar_bound_t b;
+    ar_error_t berr;
+    ar_error_clear(&berr);
+    if (ar_bound(t, out->row.bytes, c->run.buffer, &b, &berr) == AR_OK) out->row.bound_s = b.time_s;
     return AR_OK;
+}
+
+double ar_row_efficiency(const ar_row_t *r) {
+    const double t = r->res ? r->res->time_s : 0;
+    return t > 0 && r->bound_s > 0 ? r->bound_s / t : NAN;
 }
 
 int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {

@@ -1181,6 +1181,92 @@ START_TEST(test_all_algorithms) {
 }
 END_TEST
 
+/* ---- the physical bound (arsim/bound.h), by hand on the round model: links 10 GB/s
+ * per direction and 200 ns, HBM's shared bandwidth HBM_BW, launch 3 us ---- */
+
+#define BS 1048576.0 /* bytes per rank */
+#define LAT (200 * NS)
+
+static void expect_bound(ar_topo_t *t, double want_s, const char *binding, int hops) {
+    ar_bound_t b;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_msg(fabs(b.time_s - want_s) <= 1e-12 + 1e-9 * want_s, "%s: bound %.9g s, want %.9g", t->name, b.time_s,
+                  want_s);
+    ck_assert_str_eq(b.binding, binding);
+    ck_assert_int_eq(b.max_hops, hops);
+    ar_topo_free(t);
+}
+
+START_TEST(test_bound_by_hand) {
+    /* ring_1d:8: two links a device (20 GB/s); every cut of a ring crosses two links */
+    expect_bound(round_topo("ring_1d:8"), LAUNCH + LAT + 2.0 * 7 / 8 * BS / 20e9, "injection", 4);
+    /* torus_2d:4x4: four links a device; 2 + 2 hops corner to centre */
+    expect_bound(round_topo("torus_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / 40e9, "injection", 4);
+    /* mesh_2d:4x4: a corner has two links; 3 + 3 hops corner to corner */
+    expect_bound(round_topo("mesh_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / 20e9, "injection", 6);
+    /* full:4: three links a device, one hop */
+    expect_bound(round_topo("full:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / 30e9, "injection", 1);
+    /* switch:4: one link a device into the switch, two hops */
+    expect_bound(round_topo("switch:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / 10e9, "injection", 2);
+    /* 64 ranks a device on ring_1d:2 (its two links one bundle of 20 GB/s): memory binds */
+    ar_topo_t *t = round_topo("ring_1d:2");
+    ar_error_t err;
+    ck_assert_int_eq(ar_topo_place_blocks(t, 128, &err), AR_OK);
+    expect_bound(t, LAUNCH + 2.0 * 64 * BS / HBM_BW, "memory", 1);
+}
+END_TEST
+
+/* Two fully linked groups of four joined by one link: the cut between them binds. */
+START_TEST(test_bound_cut) {
+    char *yaml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&yaml, &len);
+    fprintf(f, "name: bridged\ndevices: [a0, a1, a2, a3, b0, b1, b2, b3]\nlinks:\n");
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < 4; i++)
+            for (int j = i + 1; j < 4; j++) fprintf(f, "  - {a: %c%d, b: %c%d}\n", "ab"[g], i, "ab"[g], j);
+    fprintf(f, "  - {a: a0, b: b0}\n");
+    fclose(f);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(ROUND_MODEL, "round", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_load_string(yaml, "bridged", NULL, &t, &err) == AR_OK, "%s", err.message);
+    free(yaml);
+    ar_model_free(t->model);
+    t->model = m;
+    /* cut: one link, S / 10 GB/s; the narrowest device (three links) would give 1.75 S / 30 GB/s */
+    ar_bound_t b;
+    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_double_eq_tol(b.cut_gbps, 10.0, 1e-9);
+    ck_assert_double_eq_tol(b.inject_gbps, 30.0, 1e-9);
+    expect_bound(t, LAUNCH + LAT + BS / 10e9, "cut", 3);
+}
+END_TEST
+
+/* No row of a backend predicts below the bound where channels do not share links; and
+ * the bound is what rows carry. */
+START_TEST(test_bound_row) {
+    ar_topo_t *t = round_topo("ring_1d:4");
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = "ring_1d:4", .algo = "ring", .count = 1 << 19,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = 1;
+    ar_case_out_t co;
+    ar_error_t err;
+    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
+    ar_bound_t b;
+    ck_assert_int_eq(ar_bound(t, co.row.bytes, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_double_eq(co.row.bound_s, b.time_s);
+    const double e = ar_row_efficiency(&co.row);
+    ck_assert_double_eq_tol(e, b.time_s / co.res.time_s, 1e-12);
+    ck_assert_msg(e > 0 && e <= 1, "one channel on a ring: efficiency %g", e);
+    ar_case_out_free(&co);
+    ar_topo_free(t);
+}
+END_TEST
+
 Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
@@ -1207,6 +1293,11 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_no_contention);
     tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ar_bound");
+    tcase_add_test(tc, test_bound_by_hand);
+    tcase_add_test(tc, test_bound_cut);
+    tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");
     tcase_set_timeout(tc, 60);

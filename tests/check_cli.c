@@ -291,13 +291,13 @@ START_TEST(test_table_shape) {
     for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (line[0] == '#') {
             /* nccl-tests' names, in its order, arsim's own between root and time */
-            char a[12][32];
-            if (sscanf(line, "#%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", a[0], a[1], a[2], a[3],
-                       a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]) == 12 &&
+            char a[14][32];
+            if (sscanf(line, "#%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", a[0], a[1],
+                       a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]) == 14 &&
                 strcmp(a[0], "size") == 0) {
-                const char *want[12] = {"size", "count", "type", "redop", "root", "algo",
-                                        "chan", "chunk", "time", "algbw", "busbw", "#wrong"};
-                for (int i = 0; i < 12; i++) ck_assert_str_eq(a[i], want[i]);
+                const char *want[14] = {"size", "count", "type", "redop", "root", "algo", "chan",
+                                        "chunk", "time", "algbw", "busbw", "#wrong", "bound", "eff"};
+                for (int i = 0; i < 14; i++) ck_assert_str_eq(a[i], want[i]);
                 header = 1;
             }
             continue;
@@ -305,10 +305,13 @@ START_TEST(test_table_shape) {
         unsigned long long bytes, count;
         char type[16], algo[32], redop[8], chunk[16], wrong[8], extra[8];
         int root, chan;
-        double t_us, algbw, busbw;
-        int nf = sscanf(line, "%llu %llu %15s %7s %d %31s %d %15s %lf %lf %lf %7s %7s", &bytes, &count, type,
-                        redop, &root, algo, &chan, chunk, &t_us, &algbw, &busbw, wrong, extra);
-        ck_assert_msg(nf == 12, "row [%s] has %d fields, want 12", line, nf);
+        double t_us, algbw, busbw, bound_us, eff;
+        int nf = sscanf(line, "%llu %llu %15s %7s %d %31s %d %15s %lf %lf %lf %7s %lf %lf %7s", &bytes, &count, type,
+                        redop, &root, algo, &chan, chunk, &t_us, &algbw, &busbw, wrong, &bound_us, &eff, extra);
+        ck_assert_msg(nf == 14, "row [%s] has %d fields, want 14", line, nf);
+        /* the bound is below the time, and eff is their ratio in percent */
+        ck_assert(bound_us > 0 && bound_us <= t_us);
+        ck_assert_double_eq_tol(eff, 100.0 * bound_us / t_us, 0.1);
         ck_assert_int_lt(rows, 3);
         ck_assert_uint_eq(bytes, want_bytes[rows]);
         ck_assert_uint_eq(count, bytes / 2);
@@ -375,13 +378,13 @@ START_TEST(test_csv_json) {
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     ck_assert_str_eq(line,
         "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
-        "time_us,algbw_gbps,busbw_gbps,wrong,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
-        "sim_wall_s\n");
+        "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,"
+        "cycles,check,sim_wall_s\n");
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         int commas = 0;
         for (char *p = line; *p; p++) commas += *p == ',';
-        ck_assert_int_eq(commas, 24);
+        ck_assert_int_eq(commas, 26);
         ck_assert_ptr_nonnull(strstr(line, "analytic,"));
         ck_assert_ptr_nonnull(strstr(line, ",4,ring,bf16,sum,-1,hbm,"));
         rows++;

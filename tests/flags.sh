@@ -175,6 +175,17 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | unexpected argument       | model keys --markdown=1
 2 | unknown list              | list bogus
 2 | not a directory           | --data-dir /nonexistent run
+2 | unknown 'nosuch'          | bound --topology nosuch
+2 | unknown model             | bound --model nosuch
+2 | must be greater than 0    | bound --size 0
+2 | at least 1 element        | bound --count 0
+2 | unknown element type      | bound --dtype int8
+2 | unknown memory level      | bound --buffer l3
+2 | ranks that work: 4, 8, 12 | bound --topology ring_1d:4 --ranks 6
+2 | unknown option '-x'       | bound -qx
+2 | '--quiet' takes no value  | bound --quiet=1
+2 | --algo does not apply to arsim bound | bound --algo ring
+2 | has no tcm level          | bound --topology h200_pair --buffer tcm
 2 | empty file name           | plot TMP/rows.csv -o ''
 2 | --y 'bogus'               | plot TMP/rows.csv --y bogus
 2 | '--title' needs a value   | plot TMP/rows.csv --title
@@ -204,7 +215,7 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     fi
 fi
 # Every flag a command's --help names has a case above (the table, this file).
-for cmd in run sweep merge bench calibrate validate "topo show" model list plot; do
+for cmd in run sweep merge bench calibrate validate "topo show" model list plot bound; do
     # shellcheck disable=SC2086
     for flag in $("$bin" $cmd --help 2>/dev/null | grep -oE -- '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
         sed 's/^[][ ,|]//' | sort -u); do

@@ -72,6 +72,10 @@ static void measured_row(const ar_bench_row_t *b, void *ctx) {
         .channels = b->channels, .chunk_bytes = b->chunk_bytes, .res = &res,
         .check = b->wrong < 0 ? "" : b->wrong ? "FAIL" : "ok",
     };
+    ar_bound_t bound;
+    ar_error_t berr;
+    ar_error_clear(&berr);
+    if (ar_bound(t, b->bytes, AR_MEM_HBM, &bound, &berr) == AR_OK) row.bound_s = bound.time_s;
     if (m->csv) ar_row_csv(m->csv, &row);
     keep_row(m->keep, &row);
     m->rows++;

@@ -8,6 +8,7 @@
 #include "arsim/plan.h"
 #include "arsim/algo.h"
 #include "arsim/backend.h"
+#include "arsim/bound.h"
 #include "arsim/cost.h"
 #include "arsim/util.h"
 #include "arsim/case.h"

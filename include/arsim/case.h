@@ -20,7 +20,11 @@ typedef struct ar_row_s {
     uint64_t chunk_bytes;  /* as used by the plan (ar_plan_chunk_bytes) */
     const ar_result_t *res;
     const char *check;     /* "ok", "FAIL", or "" when no check ran */
+    double bound_s;        /* arsim/bound.h's bound for the case; 0 when it has none */
 } ar_row_t;
+
+/* bound / time: how close a row came to the physical bound (NAN when either is 0). */
+double ar_row_efficiency(const ar_row_t *r);
 
 typedef struct ar_case_s {
     const char *backend;       /* a registered backend */

@@ -40,6 +40,8 @@ typedef struct ar_topo_s {
     int *next_hop;        /* nnodes * nnodes */
     int *next_link;       /* nnodes * nnodes, index into links */
     int *hops;            /* nnodes * nnodes */
+    void *bound_cache;    /* arsim/bound.h's figures of this topology, made on first use (one
+                             plain allocation, freed with the topology) */
 } ar_topo_t;
 
 /* SPEC (ring_1d:N, torus_2d:WxH, mesh_2d:WxH, full:N, switch:N), a shipped name

@@ -1,0 +1,198 @@
+/* The physical bound of an allreduce (arsim/bound.h: the formulas and why each holds). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arsim/bound.h"
+#include "arsim/cost.h"
+#include "arsim/util.h"
+
+/* Past this many devices the cut term is left out (0): any cut gives a valid bound, the
+ * narrowest only a tighter one, and finding it costs a max-flow per device. */
+#define CUT_MAX_DEVICES 2048
+
+/* What depends on the topology alone, computed once and kept with it (t->bound_cache). */
+typedef struct topo_figs_s {
+    int max_hops;
+    double lat_min_ns;      /* the lowest link latency */
+    double inject_gbps;     /* the narrowest device's links, one direction */
+    double cut_gbps;        /* the global minimum cut between devices, one direction */
+} topo_figs_t;
+
+static double link_gbps(const ar_topo_t *t, const ar_link_t *l) {
+    return l->kind >= 0 && l->kind < t->model->nlinks ? l->count * t->model->links[l->kind].bw_gbps : 0;
+}
+
+/* ---- the minimum cut: max-flow (Dinic) from device 0 to each other device ---- */
+
+typedef struct flow_s {
+    int n, m;
+    int *head, *next, *to, *level, *it, *queue;
+    double *cap;
+} flow_t;
+
+static int flow_init(flow_t *f, const ar_topo_t *t) {
+    memset(f, 0, sizeof *f);
+    f->n = t->nnodes;
+    const int m = 4 * t->nlinks; /* each link: an edge and its reverse, both ways */
+    f->head = malloc(sizeof(int) * (size_t)f->n);
+    f->level = malloc(sizeof(int) * (size_t)f->n);
+    f->it = malloc(sizeof(int) * (size_t)f->n);
+    f->queue = malloc(sizeof(int) * (size_t)f->n);
+    f->next = malloc(sizeof(int) * (size_t)(m ? m : 1));
+    f->to = malloc(sizeof(int) * (size_t)(m ? m : 1));
+    f->cap = malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (!f->head || !f->level || !f->it || !f->queue || !f->next || !f->to || !f->cap) return AR_ENOMEM;
+    return AR_OK;
+}
+
+static void flow_free(flow_t *f) {
+    AR_FREE_EACH(f->head, f->level, f->it, f->queue, f->next, f->to, f->cap);
+}
+
+/* The links as a flow network, every capacity full again. An undirected link of
+ * capacity c is two arcs of capacity c, each the other's residual. */
+static void flow_reset(flow_t *f, const ar_topo_t *t) {
+    for (int i = 0; i < f->n; i++) f->head[i] = -1;
+    f->m = 0;
+    for (int i = 0; i < t->nlinks; i++) {
+        const double c = link_gbps(t, &t->links[i]);
+        const int a = t->links[i].a, b = t->links[i].b;
+        f->to[f->m] = b, f->cap[f->m] = c, f->next[f->m] = f->head[a], f->head[a] = f->m++;
+        f->to[f->m] = a, f->cap[f->m] = c, f->next[f->m] = f->head[b], f->head[b] = f->m++;
+    }
+}
+
+static int flow_levels(flow_t *f, int s, int sink, double eps) {
+    for (int i = 0; i < f->n; i++) f->level[i] = -1;
+    int qh = 0, qt = 0;
+    f->level[s] = 0;
+    f->queue[qt++] = s;
+    while (qh < qt) {
+        const int v = f->queue[qh++];
+        for (int e = f->head[v]; e >= 0; e = f->next[e])
+            if (f->cap[e] > eps && f->level[f->to[e]] < 0) {
+                f->level[f->to[e]] = f->level[v] + 1;
+                f->queue[qt++] = f->to[e];
+            }
+    }
+    return f->level[sink] >= 0;
+}
+
+static double flow_push(flow_t *f, int v, int sink, double want, double eps) {
+    if (v == sink) return want;
+    for (; f->it[v] >= 0; f->it[v] = f->next[f->it[v]]) {
+        const int e = f->it[v], w = f->to[e];
+        if (f->cap[e] <= eps || f->level[w] != f->level[v] + 1) continue;
+        const double got = flow_push(f, w, sink, want < f->cap[e] ? want : f->cap[e], eps);
+        if (got > eps) {
+            f->cap[e] -= got;
+            f->cap[e ^ 1] += got;
+            return got;
+        }
+    }
+    return 0;
+}
+
+static double max_flow(flow_t *f, const ar_topo_t *t, int s, int sink, double eps) {
+    flow_reset(f, t);
+    double total = 0;
+    while (flow_levels(f, s, sink, eps)) {
+        memcpy(f->it, f->head, sizeof(int) * (size_t)f->n);
+        double got;
+        while ((got = flow_push(f, s, sink, INFINITY, eps)) > eps) total += got;
+    }
+    return total;
+}
+
+static int min_cut_gbps(const ar_topo_t *t, double *out) {
+    *out = 0;
+    if (t->ndevices < 2 || t->ndevices > CUT_MAX_DEVICES) return AR_OK;
+    flow_t f;
+    int rc = flow_init(&f, t);
+    if (rc == AR_OK) {
+        double total = 0;
+        for (int i = 0; i < t->nlinks; i++) total += link_gbps(t, &t->links[i]);
+        const double eps = 1e-12 * (total > 0 ? total : 1);
+        double best = INFINITY;
+        for (int d = 1; d < t->ndevices; d++) {
+            const double c = max_flow(&f, t, 0, d, eps);
+            if (c < best) best = c;
+        }
+        *out = isfinite(best) ? best : 0;
+    }
+    flow_free(&f);
+    return rc;
+}
+
+static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
+    if (t->bound_cache) {
+        *out = t->bound_cache;
+        return AR_OK;
+    }
+    topo_figs_t *g = calloc(1, sizeof *g);
+    if (!g) return AR_ENOMEM;
+    for (int i = 0; i < t->ndevices; i++)
+        for (int j = 0; j < t->ndevices; j++) {
+            const int h = t->hops ? t->hops[i * t->nnodes + j] : 0;
+            if (h > g->max_hops) g->max_hops = h;
+        }
+    g->lat_min_ns = INFINITY;
+    for (int i = 0; i < t->nlinks; i++) {
+        const int k = t->links[i].kind;
+        if (k >= 0 && k < t->model->nlinks && t->model->links[k].lat_ns < g->lat_min_ns)
+            g->lat_min_ns = t->model->links[k].lat_ns;
+    }
+    if (!isfinite(g->lat_min_ns)) g->lat_min_ns = 0;
+    g->inject_gbps = INFINITY;
+    for (int d = 0; d < t->ndevices; d++) {
+        double bw = 0;
+        for (int i = 0; i < t->nlinks; i++)
+            if (t->links[i].a == d || t->links[i].b == d) bw += link_gbps(t, &t->links[i]);
+        if (bw < g->inject_gbps) g->inject_gbps = bw;
+    }
+    if (!isfinite(g->inject_gbps)) g->inject_gbps = 0;
+    const int rc = min_cut_gbps(t, &g->cut_gbps);
+    if (rc != AR_OK) {
+        free(g);
+        return rc;
+    }
+    ((ar_topo_t *)t)->bound_cache = g; /* a cache of what t already determines */
+    *out = g;
+    return AR_OK;
+}
+
+int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bound_t *b, ar_error_t *err) {
+    memset(b, 0, sizeof *b);
+    const ar_model_t *m = t->model;
+    if (!m) return AR_ERR(err, AR_EINVAL, "bound: topology %s has no model", t->name);
+    const ar_mem_level_t *lvl = &m->mem[buffer];
+    if (!lvl->present)
+        return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", m->name, ar_mem_name(buffer));
+    const topo_figs_t *g;
+    if (topo_figs(t, &g) != AR_OK) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
+    const double S = (double)bytes_per_rank, D = t->ndevices;
+    b->max_hops = g->max_hops;
+    b->inject_gbps = g->inject_gbps;
+    b->cut_gbps = g->cut_gbps;
+    b->memory_gbps = ar_cost_mem_gbps(lvl);
+    b->launch_s = m->launch_ns * 1e-9;
+    b->latency_s = g->max_hops * g->lat_min_ns * 1e-9;
+    if (D > 1 && g->inject_gbps > 0) b->injection_s = g->lat_min_ns * 1e-9 + 2.0 * (D - 1) / D * S / (g->inject_gbps * 1e9);
+    if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
+    int most = 0;
+    for (int d = 0; d < t->ndevices; d++) {
+        int q = 0;
+        for (int r = 0; r < t->nranks; r++) q += t->placement[r] == d;
+        if (q > most) most = q;
+    }
+    b->memory_s = 2.0 * most * S / (b->memory_gbps * 1e9);
+    const struct { const char *name; double s; } terms[] = {
+        {"latency", b->latency_s}, {"injection", b->injection_s}, {"cut", b->cut_s}, {"memory", b->memory_s},
+    };
+    double top = 0;
+    b->binding = "latency";
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+        if (terms[i].s > top) top = terms[i].s, b->binding = terms[i].name;
+    b->time_s = b->launch_s + top;
+    return AR_OK;
+}

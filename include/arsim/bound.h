@@ -1,0 +1,48 @@
+/* arsim: the physical bound of an allreduce on a topology (cost/bound.c): no algorithm
+ * on any backend may finish sooner. Every row carries it (bound_us) and its share of the
+ * row's time (efficiency = bound / time); `arsim bound` prints its terms.
+ *
+ * For S bytes per rank, D devices, q_d ranks on device d, the model's links and the
+ * buffers' memory level, the bound is
+ *
+ *   launch + max(latency, injection, cut, memory)
+ *
+ *   launch    the model's launch_ns: every execution starts so
+ *   latency   the farthest pair of devices: hops x the lowest link latency (information
+ *             from every rank must reach every rank)
+ *   injection max over devices of lat_min + 2(D-1)/D x S / B_d, B_d the device's link
+ *             bandwidth per direction (all its links): whatever the algorithm, a device
+ *             sends and receives at least 2(D-1)/D of the vector once its ranks have
+ *             combined theirs (reduce-scatter + all-gather's lower bound), and nothing
+ *             arrives before one hop's latency
+ *   cut       lat_min + S / C, C the narrowest cut's bandwidth per direction between two
+ *             groups of devices (the global minimum cut, switches on either side): each
+ *             side needs one value per element from the other
+ *   memory    max over devices of 2 q_d S / M, M the level's shared bandwidth (the
+ *             harmonic mean of read and write, ar_cost_mem_gbps): each rank reads its
+ *             input and writes its output at least once
+ *
+ * With one device the link terms are 0. The bound assumes no reduction inside the
+ * network (a switch that adds would beat it). */
+#ifndef ARSIM_BOUND_H
+#define ARSIM_BOUND_H
+
+#include <stdint.h>
+#include "arsim/topo.h"
+
+typedef struct ar_bound_s {
+    double time_s;         /* launch + the largest term */
+    double launch_s, latency_s, injection_s, cut_s, memory_s;
+    const char *binding;   /* "latency", "injection", "cut" or "memory": the largest term */
+    int max_hops;          /* between the farthest devices */
+    double inject_gbps;    /* the narrowest device's link bandwidth per direction */
+    double cut_gbps;       /* the narrowest cut's, per direction (0 with one device) */
+    double memory_gbps;    /* the level's shared bandwidth per device */
+} ar_bound_t;
+
+/* The bound for bytes_per_rank with buffers in `buffer`. AR_OK, or AR_EINVAL when the
+ * model has no such level. The topology-wide parts (hops, cut) are computed once per
+ * topology and kept with it. */
+int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bound_t *out, ar_error_t *err);
+
+#endif
