@@ -4,8 +4,12 @@
  * holds every sequencing rule and the critical path by term; this file only decides
  * the order in which channels move: events in time order, so a WAIT holds its channel
  * until the count-th SIGNAL to *arrive* at that flag. A COPY/REDUCE streams at its own
- * bottleneck (ar_cost_op): channels never slow each other down here; two ops sharing a
- * link both run at full rate (the sim backend is where they contend).
+ * bottleneck (ar_cost_op), and no faster than the links it crosses can carry it after
+ * what they already carry: each link direction keeps a backlog (when the bytes given to
+ * it so far will have crossed at its full rate), and an op's bytes have streamed once
+ * every link of its route has carried them. So channels that share a link direction
+ * share its bandwidth in total, served in the order they issue (the sim backend shares
+ * it fairly among what runs at once, and memories too).
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -120,11 +124,13 @@ typedef struct walk_s {
     const ar_topo_t *t;
     const ar_plan_t *p;
     int breakdown;
+    ar_mem_t buffer;
     ar_clock_t clk;           /* the channel clock (cost.h): every channel's time and path */
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
+    double *backlog;          /* per resource (backlog_slot): when the bytes given so far have crossed */
     ar_op_traffic_t *traffic;
     int max_traffic;
     uint64_t ops;
@@ -137,22 +143,51 @@ static int requeue(walk_t *w, int gi, ar_error_t *err) {
     return AR_OK;
 }
 
-/* A COPY/REDUCE at its own bottleneck: nothing contends here. */
+/* The backlog slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
+ * directions, then per device its memory, host link and link issue. */
+static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
+    const ar_topo_t *t = w->t;
+    const ar_model_t *m = t->model;
+    const int L = 2 * t->nlinks, D = t->ndevices;
+    switch (r->res) {
+    case AR_RES_LINK: {
+        const ar_link_t *lk = &t->links[r->link];
+        *cap = lk->count * m->links[lk->kind].bw_gbps * 1e9;
+        return r->link * 2 + (r->dir < 0);
+    }
+    case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + r->link;
+    case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + r->link;
+    case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + r->link : -1;
+    }
+    return -1;
+}
+
+/* A COPY/REDUCE at its own bottleneck, or later where the links, memories and host links
+ * it uses are still busy with the bytes given to them before. */
 static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     ar_op_cost_t cost;
     int ntraffic = 0;
     const double start = ar_clock_now(&w->clk, gi);
-    if (ar_clock_op_begin(&w->clk, gi, op, &cost, w->breakdown ? w->traffic : NULL, w->max_traffic, &ntraffic) !=
-        AR_OK)
+    if (ar_clock_op_begin(&w->clk, gi, op, &cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
         return AR_ERR(err, AR_ENOMEM, "analytic: cost of rank %d op %u", gi / w->p->nchannels, w->ch[gi].pc);
+    const double a = start + cost.lat_s, own = a + cost.move_s;
+    double streamed = own;
     for (int i = 0; i < ntraffic; i++) {
+        double cap;
+        const int slot = backlog_slot(w, &w->traffic[i], &cap);
+        if (slot < 0) continue;
+        double *free_at = &w->backlog[slot];
+        *free_at = (*free_at > a ? *free_at : a) + w->traffic[i].bytes / cap;
+        if (*free_at > streamed) streamed = *free_at;
+    }
+    for (int i = 0; w->breakdown && i < ntraffic; i++) {
+        if (w->traffic[i].res != AR_RES_LINK) continue;
         linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
         l->bytes += w->traffic[i].bytes;
-        double a = start + cost.lat_s;
-        if (cost.move_s > 0 && span_add(l, a, a + cost.move_s) != AR_OK)
-            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+        if (streamed > a && span_add(l, a, streamed) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     }
-    ar_clock_op_end(&w->clk, gi, op, &cost, start, -1, -1);
+    /* unhindered, the clock's own rule (and its exact sums) */
+    ar_clock_op_end(&w->clk, gi, op, &cost, start, streamed > own ? streamed : -1, -1);
     return AR_OK;
 }
 
@@ -231,12 +266,12 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.ch = calloc((size_t)nch, sizeof *w.ch);
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
-    w.max_traffic = 2 * t->nlinks + 1;
-    if (w.breakdown) {
-        w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
-        w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
-    }
-    if (!w.ch || !w.flags || clk_rc != AR_OK || (w.breakdown && (!w.links || !w.traffic))) {
+    w.buffer = opts->buffer;
+    w.max_traffic = 2 * t->nlinks + t->ndevices + 3;
+    w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
+    w.backlog = calloc((size_t)2 * t->nlinks + 3 * (size_t)t->ndevices, sizeof *w.backlog);
+    if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
+    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.backlog || (w.breakdown && !w.links)) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
@@ -288,6 +323,7 @@ out:
         for (int l = 0; l < 2 * t->nlinks + 1; l++) free(w.links[l].spans);
     free(w.links);
     free(w.traffic);
+    free(w.backlog);
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);

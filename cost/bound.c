@@ -13,7 +13,8 @@
 /* What depends on the topology alone, computed once and kept with it (t->bound_cache). */
 typedef struct topo_figs_s {
     int max_hops;
-    double lat_min_ns;      /* the lowest link latency */
+    double far_ns;          /* the farthest devices: hops x lat_min, or over the host if sooner */
+    double lat_min_ns;      /* the lowest latency of a first hop (a link, or the host link) */
     double inject_gbps;     /* the narrowest device's links, one direction */
     double cut_gbps;        /* the global minimum cut between devices, one direction */
 } topo_figs_t;
@@ -30,10 +31,14 @@ typedef struct flow_s {
     double *cap;
 } flow_t;
 
+/* The host is one more node (index nnodes), linked to every device at half the model's
+ * host_link_gbps each way: the staging link is one bandwidth both directions share. */
+static double host_gbps_each_way(const ar_topo_t *t) { return t->model->host_link_gbps / 2; }
+
 static int flow_init(flow_t *f, const ar_topo_t *t) {
     memset(f, 0, sizeof *f);
-    f->n = t->nnodes;
-    const int m = 4 * t->nlinks; /* each link: an edge and its reverse, both ways */
+    f->n = t->nnodes + 1;
+    const int m = 2 * (t->nlinks + t->ndevices); /* each link an arc and its residual */
     f->head = malloc(sizeof(int) * (size_t)f->n);
     f->level = malloc(sizeof(int) * (size_t)f->n);
     f->it = malloc(sizeof(int) * (size_t)f->n);
@@ -54,9 +59,10 @@ static void flow_free(flow_t *f) {
 static void flow_reset(flow_t *f, const ar_topo_t *t) {
     for (int i = 0; i < f->n; i++) f->head[i] = -1;
     f->m = 0;
-    for (int i = 0; i < t->nlinks; i++) {
-        const double c = link_gbps(t, &t->links[i]);
-        const int a = t->links[i].a, b = t->links[i].b;
+    for (int i = 0; i < t->nlinks + t->ndevices; i++) {
+        const int host = i >= t->nlinks;
+        const double c = host ? host_gbps_each_way(t) : link_gbps(t, &t->links[i]);
+        const int a = host ? i - t->nlinks : t->links[i].a, b = host ? t->nnodes : t->links[i].b;
         f->to[f->m] = b, f->cap[f->m] = c, f->next[f->m] = f->head[a], f->head[a] = f->m++;
         f->to[f->m] = a, f->cap[f->m] = c, f->next[f->m] = f->head[b], f->head[b] = f->m++;
     }
@@ -110,7 +116,7 @@ static int min_cut_gbps(const ar_topo_t *t, double *out) {
     flow_t f;
     int rc = flow_init(&f, t);
     if (rc == AR_OK) {
-        double total = 0;
+        double total = host_gbps_each_way(t) * t->ndevices;
         for (int i = 0; i < t->nlinks; i++) total += link_gbps(t, &t->links[i]);
         const double eps = 1e-12 * (total > 0 ? total : 1);
         double best = INFINITY;
@@ -143,9 +149,15 @@ static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
             g->lat_min_ns = t->model->links[k].lat_ns;
     }
     if (!isfinite(g->lat_min_ns)) g->lat_min_ns = 0;
+    g->far_ns = g->max_hops * g->lat_min_ns;
+    const double host_lat = t->model->host_link_lat_ns;
+    if (t->model->host_link_gbps > 0) {
+        if (2 * host_lat < g->far_ns) g->far_ns = 2 * host_lat;
+        if (host_lat < g->lat_min_ns || t->nlinks == 0) g->lat_min_ns = host_lat;
+    }
     g->inject_gbps = INFINITY;
     for (int d = 0; d < t->ndevices; d++) {
-        double bw = 0;
+        double bw = host_gbps_each_way(t);
         for (int i = 0; i < t->nlinks; i++)
             if (t->links[i].a == d || t->links[i].b == d) bw += link_gbps(t, &t->links[i]);
         if (bw < g->inject_gbps) g->inject_gbps = bw;
@@ -176,7 +188,7 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bo
     b->cut_gbps = g->cut_gbps;
     b->memory_gbps = ar_cost_mem_gbps(lvl);
     b->launch_s = m->launch_ns * 1e-9;
-    b->latency_s = g->max_hops * g->lat_min_ns * 1e-9;
+    b->latency_s = t->ndevices > 1 ? g->far_ns * 1e-9 : 0;
     if (D > 1 && g->inject_gbps > 0) b->injection_s = g->lat_min_ns * 1e-9 + 2.0 * (D - 1) / D * S / (g->inject_gbps * 1e9);
     if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
     int most = 0;

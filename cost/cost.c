@@ -60,6 +60,7 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
                 found = 1;
             }
         if (!found && a->traffic && a->ntraffic < a->max_traffic) {
+            a->traffic[a->ntraffic].res = AR_RES_LINK;
             a->traffic[a->ntraffic].link = links[h];
             a->traffic[a->ntraffic].dir = dirs[h];
             a->traffic[a->ntraffic++].bytes = bytes;
@@ -138,6 +139,13 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double s = (a.rd[i] + a.wr[i]) / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
     }
+    /* the device-wide resources after the links */
+    for (int i = 0; a.traffic && i < a.ndev && a.ntraffic < a.max_traffic; i++)
+        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_MEMORY, a.dev[i], 0, a.rd[i] + a.wr[i]};
+    if (a.traffic && host_bytes > 0 && a.ntraffic < a.max_traffic)
+        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_HOST, edev, 0, host_bytes};
+    if (a.traffic && m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0 && a.ntraffic < a.max_traffic)
+        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_ISSUE, edev, 0, cb.peer_rd + cb.peer_wr};
     c->chan_s = ar_cost_chan_s(m, &cb, &c->chan_mem);
     if (c->chan_mem && c->chan_s > c->memory_s) c->memory_s = c->chan_s;
     if (!c->chan_mem && c->chan_s > c->link_s) c->link_s = c->chan_s;

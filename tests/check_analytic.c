@@ -776,9 +776,9 @@ START_TEST(test_arrival_order) {
 }
 END_TEST
 
-/* No contention: two channels pushing over the same link take as long as one.
- * The link's bytes add up; its busy time is the union of the two (equal) spans. */
-START_TEST(test_no_contention) {
+/* Two channels pushing over the same link direction share it: the first ends after B / bw,
+ * the second after 2B / bw (the link's backlog); the link is busy 2B / bw. */
+START_TEST(test_link_shared) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 100000;
     const double B = n * 4.0;
@@ -787,13 +787,13 @@ START_TEST(test_no_contention) {
         ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(1, AR_BUF_OUT, c * n), ar_addr(0, AR_BUF_IN, c * n), n), AR_OK);
     ar_result_t r;
     run(t, p, 1, &r);
-    EQ(r.time_s, LAUNCH + MEMLAT + HOP + B / LINK_BW);
+    EQ(r.time_s, LAUNCH + MEMLAT + HOP + 2 * B / LINK_BW);
     int found = 0;
     for (int i = 0; i < r.nlinks; i++)
         if (r.links[i].bytes > 0) {
             found++;
             EQ(r.links[i].bytes, 2 * B);
-            EQ(r.links[i].busy_s, B / LINK_BW);
+            EQ(r.links[i].busy_s, 2 * B / LINK_BW);
         }
     ck_assert_int_eq(found, 1);
     ar_result_free(&r);
@@ -1068,8 +1068,9 @@ static double tree(const mp_t *m, int D, int kr, double B) {
 
 /* On full:p and switch:p every rank has eccentricity 1: a star rooted at rank 0
  * (D = 1, kr = p). Through the switch every path is device-switch-device: two hops
- * of latency on every push and pull, a signal S + HOP between devices, each hop its
- * own link (so the same bandwidth). On ring_1d:p (p >= 3) the centre is rank 0 with
+ * of latency on every push and pull, a signal S + HOP between devices, and the root's
+ * link into the switch carries all p - 1 pushes (and, out of it, all p - 1 pulls): the
+ * last of them ends when that link direction has carried (p - 1) B. On ring_1d:p (p >= 3) the centre is rank 0 with
  * its two neighbours as children, depth floor(p/2). With the channel read bound
  * low (4 GB/s) and high (100 GB/s: pulls cost what pushes do). */
 START_TEST(test_center_root_closed_form) {
@@ -1088,8 +1089,10 @@ START_TEST(test_center_root_closed_form) {
                     double local = crl(&m, p, n);
                     m.hop *= 2;
                     m.sig += t->model->links[0].lat_ns * NS;
-                    want = m.launch + cp(&m, n) + m.sig + local + m.sig + cpull(&m, n) + m.sig;
-                    ck_assert(fabs(want - (m.launch + tree(&m, 1, p, n))) < 1e-15);
+                    const double shared = (p - 1) * n / m.bw;
+                    const double push = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cw, 1 / m.mb, 1 / m.mb)) + m.op;
+                    const double pull = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cr, 1 / m.mb, 1 / m.mb)) + m.op;
+                    want = m.launch + push + m.sig + local + m.sig + pull + m.sig;
                 } else {
                     want = m.launch + tree(&m, kind == 0 ? 1 : p / 2, kind == 0 ? p : 3, n);
                 }
@@ -1182,10 +1185,12 @@ START_TEST(test_all_algorithms) {
 END_TEST
 
 /* ---- the physical bound (arsim/bound.h), by hand on the round model: links 10 GB/s
- * per direction and 200 ns, HBM's shared bandwidth HBM_BW, launch 3 us ---- */
+ * per direction and 200 ns, the host link 5 GB/s both ways together (2.5 each way, one
+ * more path out of every device), HBM's shared bandwidth HBM_BW, launch 3 us ---- */
 
 #define BS 1048576.0 /* bytes per rank */
 #define LAT (200 * NS)
+#define HOSTW 2.5e9 /* the host link, each way */
 
 static void expect_bound(ar_topo_t *t, double want_s, const char *binding, int hops) {
     ar_bound_t b;
@@ -1201,15 +1206,15 @@ static void expect_bound(ar_topo_t *t, double want_s, const char *binding, int h
 
 START_TEST(test_bound_by_hand) {
     /* ring_1d:8: two links a device (20 GB/s); every cut of a ring crosses two links */
-    expect_bound(round_topo("ring_1d:8"), LAUNCH + LAT + 2.0 * 7 / 8 * BS / 20e9, "injection", 4);
+    expect_bound(round_topo("ring_1d:8"), LAUNCH + LAT + 2.0 * 7 / 8 * BS / (20e9 + HOSTW), "injection", 4);
     /* torus_2d:4x4: four links a device; 2 + 2 hops corner to centre */
-    expect_bound(round_topo("torus_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / 40e9, "injection", 4);
+    expect_bound(round_topo("torus_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / (40e9 + HOSTW), "injection", 4);
     /* mesh_2d:4x4: a corner has two links; 3 + 3 hops corner to corner */
-    expect_bound(round_topo("mesh_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / 20e9, "injection", 6);
+    expect_bound(round_topo("mesh_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / (20e9 + HOSTW), "injection", 6);
     /* full:4: three links a device, one hop */
-    expect_bound(round_topo("full:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / 30e9, "injection", 1);
+    expect_bound(round_topo("full:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / (30e9 + HOSTW), "injection", 1);
     /* switch:4: one link a device into the switch, two hops */
-    expect_bound(round_topo("switch:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / 10e9, "injection", 2);
+    expect_bound(round_topo("switch:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / (10e9 + HOSTW), "injection", 2);
     /* 64 ranks a device on ring_1d:2 (its two links one bundle of 20 GB/s): memory binds */
     ar_topo_t *t = round_topo("ring_1d:2");
     ar_error_t err;
@@ -1218,15 +1223,15 @@ START_TEST(test_bound_by_hand) {
 }
 END_TEST
 
-/* Two fully linked groups of four joined by one link: the cut between them binds. */
+/* Two fully linked groups of six joined by one link: the cut between them binds. */
 START_TEST(test_bound_cut) {
     char *yaml = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&yaml, &len);
-    fprintf(f, "name: bridged\ndevices: [a0, a1, a2, a3, b0, b1, b2, b3]\nlinks:\n");
+    fprintf(f, "name: bridged\ndevices: [a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5]\nlinks:\n");
     for (int g = 0; g < 2; g++)
-        for (int i = 0; i < 4; i++)
-            for (int j = i + 1; j < 4; j++) fprintf(f, "  - {a: %c%d, b: %c%d}\n", "ab"[g], i, "ab"[g], j);
+        for (int i = 0; i < 6; i++)
+            for (int j = i + 1; j < 6; j++) fprintf(f, "  - {a: %c%d, b: %c%d}\n", "ab"[g], i, "ab"[g], j);
     fprintf(f, "  - {a: a0, b: b0}\n");
     fclose(f);
     ar_model_t *m;
@@ -1237,12 +1242,14 @@ START_TEST(test_bound_cut) {
     free(yaml);
     ar_model_free(t->model);
     t->model = m;
-    /* cut: one link, S / 10 GB/s; the narrowest device (three links) would give 1.75 S / 30 GB/s */
+    /* cut: the bridge and the host links of the six devices on the host's far side,
+     * 10 + 6 x 2.5 GB/s: S / 25 GB/s; the narrowest device (five links and its host
+     * link) would give 2(11/12) S / 52.5 GB/s */
     ar_bound_t b;
     ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, &b, &err), AR_OK);
-    ck_assert_double_eq_tol(b.cut_gbps, 10.0, 1e-9);
-    ck_assert_double_eq_tol(b.inject_gbps, 30.0, 1e-9);
-    expect_bound(t, LAUNCH + LAT + BS / 10e9, "cut", 3);
+    ck_assert_double_eq_tol(b.cut_gbps, 25.0, 1e-9);
+    ck_assert_double_eq_tol(b.inject_gbps, 52.5, 1e-9);
+    expect_bound(t, LAUNCH + LAT + BS / 25e9, "cut", 3);
 }
 END_TEST
 
@@ -1291,7 +1298,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);
-    tcase_add_test(tc, test_no_contention);
+    tcase_add_test(tc, test_link_shared);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_bound");

@@ -8,8 +8,8 @@
  *   launch + max(latency, injection, cut, memory)
  *
  *   launch    the model's launch_ns: every execution starts so
- *   latency   the farthest pair of devices: hops x the lowest link latency (information
- *             from every rank must reach every rank)
+ *   latency   the farthest pair of devices: hops x the lowest link latency, or two host
+ *             link latencies if sooner (information from every rank must reach every rank)
  *   injection max over devices of lat_min + 2(D-1)/D x S / B_d, B_d the device's link
  *             bandwidth per direction (all its links): whatever the algorithm, a device
  *             sends and receives at least 2(D-1)/D of the vector once its ranks have
@@ -22,8 +22,10 @@
  *             harmonic mean of read and write, ar_cost_mem_gbps): each rank reads its
  *             input and writes its output at least once
  *
- * With one device the link terms are 0. The bound assumes no reduction inside the
- * network (a switch that adds would beat it). */
+ * The host is one more node, linked to every device by its staging link (the model's
+ * host_link_gbps, one bandwidth both directions share: half of it each way in B_d and C),
+ * for algorithms that stage through it. With one device the link terms are 0. The bound
+ * assumes no reduction inside the network (a switch that adds would beat it). */
 #ifndef ARSIM_BOUND_H
 #define ARSIM_BOUND_H
 

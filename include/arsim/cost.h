@@ -95,15 +95,22 @@ typedef struct ar_op_cost_s {
     int chan_mem;      /* ... led by local loads: a memory term */
 } ar_op_cost_t;
 
-/* Traffic of one op on one link direction (for breakdowns and for sim). */
+/* What one op puts on one shared resource: a link direction (link, dir), or a device's
+ * memory, host link or link issue (link = the device, dir 0). The sim backend shares each
+ * among what runs at once; the analytic one keeps a backlog per resource; breakdowns
+ * count the links. */
+typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE } ar_res_t;
 typedef struct ar_op_traffic_s {
+    ar_res_t res;
     int link, dir;
     double bytes;
 } ar_op_traffic_t;
 
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
  * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
- * up to max_traffic link directions; *ntraffic their count. */
+ * up to max_traffic resources: the link directions first, then each device's memory
+ * (reads + writes), the executing device's host link (both directions share it) and its
+ * link issue (with link_issue_gbps); *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm);
