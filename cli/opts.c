@@ -94,6 +94,20 @@ int ar_cli_backend_can(const char *name, unsigned caps) {
     return b && (b->caps & caps) == caps;
 }
 
+int ar_cli_roots(const ar_cli_opts_t *o, const ar_topo_t *t, const ar_algo_t *a, int *out, int max) {
+    if (!a || !a->takes_root || (!o->root_all && o->roots[0] < 0) || max < 1) {
+        out[0] = -1;
+        return 1;
+    }
+    if (!o->root_all) {
+        for (int i = 0; i < o->nroots && i < max; i++) out[i] = o->roots[i];
+        return o->nroots < max ? o->nroots : max;
+    }
+    int n = 0;
+    for (int r = 0; r < t->nranks && n < max; r++) out[n++] = r;
+    return n;
+}
+
 const char *ar_cli_unprefixed(const char *msg, const char *name) {
     size_t n = strlen(name);
     return strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg;
@@ -167,7 +181,7 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(CHUNK), "  --chunk B              pipelining chunk in bytes (default: the algorithm's, shown in each row)\n"},
     {AR_CLI_O(RANKS), "  --ranks N              place N ranks on the devices in blocks (N a multiple of devices;\n"
                       "                         default one per device)\n"},
-    {AR_CLI_O(ROOT), "  --root R               center_root: force the root rank (default the centre)\n"},
+    {AR_CLI_O(ROOT), "  --root R[,R..]|all     center_root: the root ranks to run (default the centre)\n"},
     {AR_CLI_O(ITERS), "  --iters N              executions timed (default 1)\n"},
     {AR_CLI_O(WARMUP), "  --warmup N             executions before timing (default 0)\n"},
     {AR_CLI_O(SEED), "  --seed S               input generator seed (default 1)\n"},
@@ -427,7 +441,8 @@ static void defaults(ar_cli_opts_t *o, const char *cmd, unsigned flags) {
     o->nchannels = 1;
     o->chunks[0] = 0;
     o->nchunks = 1;
-    o->root = -1;
+    o->roots[0] = -1;
+    o->nroots = 1;
     o->iters = 1;
     o->seed = 1;
     o->timeout_s = 5.0;
@@ -573,11 +588,21 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             o->ranks = (int)v;
             break;
         case O_ROOT:
-            if (ar_cli_parse_int(optarg, 0, 1 << 20, &v) != AR_OK) {
-                rc = ar_cli_fail(cmd, "%s '%s': expected a rank number", flag, optarg);
+            if (strcmp(optarg, "all") == 0) {
+                o->root_all = 1;
+                o->nroots = 0;
+            } else if (ar_cli_parse_int_list(optarg, o->roots, AR_CLI_MAX_LIST, &o->nroots, 0, 1 << 20) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected rank numbers (0,3,5) or all", flag, optarg);
                 goto out;
+            } else {
+                o->root_all = 0;
+                for (int i = 0; i < o->nroots; i++)
+                    for (int j = 0; j < i; j++)
+                        if (o->roots[i] == o->roots[j]) {
+                            rc = ar_cli_fail(cmd, "%s '%s': rank %d given twice", flag, optarg, o->roots[i]);
+                            goto out;
+                        }
             }
-            o->root = (int)v;
             break;
         case O_CHECK: o->check = 1; break;
         case O_BREAKDOWN: o->breakdown = 1; break;
@@ -604,11 +629,11 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         goto out;
     }
     if (o->nalgos == 0) add_algo(o, cmd, "all");
-    if (o->root >= 0 && !o->algo_all) {
+    if ((o->root_all || o->roots[0] >= 0) && !o->algo_all) {
         int any = 0;
         for (int i = 0; i < o->nalgos; i++) any |= o->algos[i]->takes_root;
         if (!any) {
-            rc = ar_cli_fail(cmd, "--root %d: no algorithm asked has a root (center_root has one)", o->root);
+            rc = ar_cli_fail(cmd, "--root: no algorithm asked has a root (center_root has one)");
             goto out;
         }
     }

@@ -35,6 +35,7 @@
 
 #define AR_CLI_MAX_LIST  64   /* entries per list */
 #define AR_CLI_MAX_SIZES 128
+#define AR_CLI_MAX_ROOTS 4096 /* --root all: ranks of one topology */
 
 typedef struct ar_cli_opts_s {
     const char *cmd;                 /* "run", "sweep", "bench" (for messages) */
@@ -63,7 +64,10 @@ typedef struct ar_cli_opts_s {
     int nchannels;
     uint64_t chunks[AR_CLI_MAX_LIST];/* --chunk B (default 0: the algorithm's own) */
     int nchunks;
-    int root;                        /* --root R (center_root), -1 = least eccentricity */
+    int roots[AR_CLI_MAX_LIST];      /* --root R[,R..]|all (algorithms with a root): -1 = the
+                                        algorithm's own (least eccentricity) */
+    int nroots;
+    int root_all;                    /* --root all: every rank of each topology */
     int ranks;                       /* --ranks N: N ranks in blocks on the devices; 0 = one per device */
 
     /* Run control. */
@@ -136,6 +140,10 @@ int ar_cli_parse_double(const char *s, double lo, double hi, double *out);
 int ar_cli_parse_int_list(const char *s, int *out, int max, int *n, long lo, long hi);
 /* 1 when the backend is built and has every one of caps (AR_BACKEND_*). */
 int ar_cli_backend_can(const char *name, unsigned caps);
+/* The roots to run algorithm a with on topology t: --root's list, every rank (--root all),
+ * or {-1} (the algorithm's own choice; also for an algorithm without a root). Fills
+ * out[0..n); returns n (at most max). */
+int ar_cli_roots(const ar_cli_opts_t *o, const ar_topo_t *t, const ar_algo_t *a, int *out, int max);
 /* An algorithm's message without its own "name: " prefix (the CLI names it already). */
 const char *ar_cli_unprefixed(const char *msg, const char *name);
 /* --check with a backend that moves no data (run, sweep): 2 after one line, else AR_CLI_OK. */

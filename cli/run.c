@@ -139,6 +139,11 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
         return ar_cli_fail_err(s->cmd, &berr);
     }
     int nsizes = ar_cli_nsizes(o);
+    if (o->root_all && t->nranks > AR_CLI_MAX_ROOTS) {
+        ar_topo_free(t);
+        return ar_cli_fail(s->cmd, "--root all on %s: %d ranks, more roots than a run takes (%d)", spec, t->nranks,
+                           AR_CLI_MAX_ROOTS);
+    }
     int *unfit = calloc((size_t)o->nalgos, sizeof *unfit);
     if (!unfit) { ar_topo_free(t); return ar_cli_fail(s->cmd, "out of memory"); }
     rc = AR_CLI_OK;
@@ -151,6 +156,10 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
         for (int id = 0; id < o->ndtypes; id++)
         for (int ia = 0; ia < o->nalgos; ia++) {
             const char *aname = o->algo_names[ia];
+            int roots[AR_CLI_MAX_ROOTS];
+            const int nr = ar_cli_roots(o, t, o->algos[ia], roots, AR_CLI_MAX_ROOTS);
+            s->total += (nr - 1) * nsizes; /* the total counted one root an algorithm */
+            for (int ir = 0; ir < nr; ir++) {
             if (unfit[ia]) { s->done += nsizes; continue; }
             for (int is = 0; is < nsizes; is++) {
                 ar_dtype_t dt = o->dtypes[id];
@@ -173,7 +182,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 };
                 c.algo_opts.channels = o->channels[ic];
                 c.algo_opts.chunk_bytes = o->chunks[ik];
-                c.algo_opts.root = o->root;
+                c.algo_opts.root = roots[ir];
                 c.run.breakdown = o->breakdown;
                 ar_error_t err;
                 ar_error_clear(&err);
@@ -259,6 +268,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     s->check_failed = 1;
                 }
                 ar_case_out_free(&co);
+            }
             }
         }
     }

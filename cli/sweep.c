@@ -195,18 +195,20 @@ typedef struct sweep_s {
     int resume;
     int nsizes;
     long total;            /* runs in the whole product */
+    int nroots;            /* the root dimension: --root's list, or every rank of the largest topology */
     ar_topo_t **topos;     /* opened once, before the workers fork */
     keyset_t done;         /* --resume: keys already in the CSV */
 } sweep_t;
 
 typedef struct run_idx_s {
-    int b, t, buf, ch, ck, d, a, s;
+    int b, t, buf, ch, ck, d, a, r, s;
 } run_idx_t;
 
 static run_idx_t decode(const sweep_t *w, long i) {
     const ar_cli_opts_t *o = &w->o;
     run_idx_t r;
     r.s = (int)(i % w->nsizes); i /= w->nsizes;
+    r.r = (int)(i % w->nroots); i /= w->nroots;
     r.a = (int)(i % o->nalgos); i /= o->nalgos;
     r.d = (int)(i % o->ndtypes); i /= o->ndtypes;
     r.ck = (int)(i % o->nchunks); i /= o->nchunks;
@@ -218,7 +220,8 @@ static run_idx_t decode(const sweep_t *w, long i) {
 }
 
 /* What one run produced: a message kind and text. */
-enum { MSG_ROW = 'R', MSG_CHECK_FAIL = 'C', MSG_SKIP = 'S', MSG_FAIL = 'F', MSG_HAVE = 'H' };
+enum { MSG_ROW = 'R', MSG_CHECK_FAIL = 'C', MSG_SKIP = 'S', MSG_FAIL = 'F', MSG_HAVE = 'H',
+       MSG_NONE = 'N' /* no such run: a root beyond what the algorithm or topology has */ };
 
 /* A row as its CSV line (with the line break), malloc'd. */
 static char *row_line(const ar_row_t *row) {
@@ -238,6 +241,11 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     const char *backend = o->backends[x.b], *spec = o->topos[x.t];
     const ar_topo_t *t = w->topos[x.t];
     const char *aname = o->algo_names[x.a];
+    int roots[AR_CLI_MAX_ROOTS];
+    if (x.r >= ar_cli_roots(o, t, o->algos[x.a], roots, AR_CLI_MAX_ROOTS)) {
+        snprintf(msg, len, "%c", MSG_NONE);
+        return;
+    }
     ar_dtype_t dt = o->dtypes[x.d];
     ar_mem_t buffer = o->buffers[x.buf];
     uint64_t bytes, count;
@@ -260,7 +268,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     };
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];
-    c.algo_opts.root = o->root;
+    c.algo_opts.root = roots[x.r];
     ar_error_t err;
     ar_error_clear(&err);
     ar_case_out_t co;
@@ -367,6 +375,7 @@ static void handle(parent_t *p, const char *msg) {
         }
         break;
     case MSG_HAVE: p->have++; break;
+    case MSG_NONE: break;
     case MSG_SKIP: {
         /* Say once per algorithm and topology (unfit) or per row family (too big). */
         p->skipped++;
@@ -612,6 +621,15 @@ int ar_cli_sweep(int argc, char **argv) {
     if (!w.topos) { rc = ar_cli_fail(w.cmd, "out of memory"); goto out; }
     for (int t = 0; t < o->ntopos; t++)
         if ((rc = ar_cli_topo_open(o, o->topos[t], &w.topos[t])) != 0) goto out;
+    /* the root dimension: --root's ranks, or every rank of the largest topology */
+    w.nroots = o->root_all ? 0 : o->nroots;
+    for (int t = 0; o->root_all && t < o->ntopos; t++)
+        if (w.topos[t]->nranks > w.nroots) w.nroots = w.topos[t]->nranks;
+    if (w.nroots > AR_CLI_MAX_ROOTS) {
+        rc = ar_cli_fail(w.cmd, "--root all: %d ranks, more roots than a sweep takes (%d)", w.nroots, AR_CLI_MAX_ROOTS);
+        goto out;
+    }
+    w.total *= w.nroots;
 
     if (o->json && ar_out_same(w.out, o->json)) {
         rc = ar_cli_fail(w.cmd, "--out and --json name the same file '%s'", w.out);

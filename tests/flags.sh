@@ -92,6 +92,8 @@ S | unknown option '-x'       | --size 8K -qx
 S | ranks that work: 4, 8, 12 | --size 8K --ranks 6 --topology ring_1d:4
 S | root 9 out of range       | --size 8K --root 9 --algo center_root --topology ring_1d:4
 S | no algorithm asked has a root | --size 8K --root 1 --algo ring
+S | rank 1 given twice        | --size 8K --root 1,1 --algo center_root
+S | expected rank numbers     | --size 8K --root x --algo center_root
 S | non-negative integer      | --size 8K --seed x
 S | must be greater than 0    | --size 0
 S | not a whole number of bf16 elements | --size 1001
