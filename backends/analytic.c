@@ -4,12 +4,15 @@
  * holds every sequencing rule and the critical path by term; this file only decides
  * the order in which channels move: events in time order, so a WAIT holds its channel
  * until the count-th SIGNAL to *arrive* at that flag. A COPY/REDUCE streams at its own
- * bottleneck (ar_cost_op), and no faster than the links it crosses can carry it after
- * what they already carry: each link direction keeps a backlog (when the bytes given to
- * it so far will have crossed at its full rate), and an op's bytes have streamed once
- * every link of its route has carried them. So channels that share a link direction
- * share its bandwidth in total, served in the order they issue (the sim backend shares
- * it fairly among what runs at once, and memories too).
+ * bottleneck (ar_cost_op), and no faster than the resources it uses (link directions,
+ * device memories, host links, link issue) can carry it after what they already carry:
+ * each keeps a backlog, when the bytes given to it so far will have crossed at its full
+ * rate. The ops that channels issue at one moment are held until every channel has
+ * issued at that moment; then the ops of that batch that use one resource share it
+ * fairly (processor sharing: an op of b bytes among ops of b_j ends sum_j min(b_j, b) / rate
+ * after the backlog), and the backlog grows by all their bytes. Channels in step stay in
+ * step, as in the sim backend, where SimGrid shares every resource among what runs at
+ * once.
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -23,7 +26,7 @@
 
 /* ---- a binary heap of events, ordered by (time, sequence) ---- */
 
-enum { EV_READY, EV_ARRIVE };
+enum { EV_READY, EV_ARRIVE, EV_RESOLVE };
 
 typedef struct event_s {
     double t;
@@ -120,6 +123,21 @@ typedef struct chan_state_s {
     int waiting;              /* blocked on the WAIT at pc */
 } chan_state_t;
 
+/* A COPY/REDUCE issued, waiting for the rest of its batch (the ops issued at its moment). */
+typedef struct pending_s {
+    int gi;
+    const ar_op_t *op;
+    ar_op_cost_t cost;
+    double start, streamed;
+} pending_t;
+
+/* One resource one pending op uses: its backlog slot, rate and bytes; end: when the op's
+ * bytes have crossed it. */
+typedef struct use_s {
+    int slot, pend;
+    double cap, bytes, end;
+} use_t;
+
 typedef struct walk_s {
     const ar_topo_t *t;
     const ar_plan_t *p;
@@ -133,6 +151,10 @@ typedef struct walk_s {
     double *backlog;          /* per resource (backlog_slot): when the bytes given so far have crossed */
     ar_op_traffic_t *traffic;
     int max_traffic;
+    pending_t *pend;          /* the batch being issued */
+    size_t npend, cap_pend;
+    use_t *use;               /* the batch's resources, every op's */
+    size_t nuse, cap_use;
     uint64_t ops;
 } walk_t;
 
@@ -162,32 +184,91 @@ static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) 
     return -1;
 }
 
-/* A COPY/REDUCE at its own bottleneck, or later where the links, memories and host links
- * it uses are still busy with the bytes given to them before. */
+/* A COPY/REDUCE issued by channel gi: its cost, and the resources it uses, held for its
+ * batch (resolve, at the same moment once every channel has issued). */
 static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
-    ar_op_cost_t cost;
     int ntraffic = 0;
-    const double start = ar_clock_now(&w->clk, gi);
-    if (ar_clock_op_begin(&w->clk, gi, op, &cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
+    if (ar_grow(&w->pend, &w->cap_pend, w->npend, sizeof *w->pend) != AR_OK)
+        return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    pending_t *pd = &w->pend[w->npend];
+    pd->gi = gi;
+    pd->op = op;
+    pd->start = ar_clock_now(&w->clk, gi);
+    if (ar_clock_op_begin(&w->clk, gi, op, &pd->cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
         return AR_ERR(err, AR_ENOMEM, "analytic: cost of rank %d op %u", gi / w->p->nchannels, w->ch[gi].pc);
-    const double a = start + cost.lat_s, own = a + cost.move_s;
-    double streamed = own;
+    pd->streamed = pd->start + pd->cost.lat_s + pd->cost.move_s; /* its own bottleneck */
     for (int i = 0; i < ntraffic; i++) {
         double cap;
         const int slot = backlog_slot(w, &w->traffic[i], &cap);
-        if (slot < 0) continue;
-        double *free_at = &w->backlog[slot];
-        *free_at = (*free_at > a ? *free_at : a) + w->traffic[i].bytes / cap;
-        if (*free_at > streamed) streamed = *free_at;
+        if (slot < 0 || w->traffic[i].bytes <= 0) continue;
+        if (ar_grow(&w->use, &w->cap_use, w->nuse, sizeof *w->use) != AR_OK)
+            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+        w->use[w->nuse++] = (use_t){slot, (int)w->npend, cap, w->traffic[i].bytes, 0};
     }
-    for (int i = 0; w->breakdown && i < ntraffic; i++) {
-        if (w->traffic[i].res != AR_RES_LINK) continue;
-        linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
-        l->bytes += w->traffic[i].bytes;
-        if (streamed > a && span_add(l, a, streamed) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    if (w->npend++ == 0) { /* the first of its batch: resolve once the moment's channels have run */
+        event_t e = {.t = pd->start, .kind = EV_RESOLVE};
+        if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     }
-    /* unhindered, the clock's own rule (and its exact sums) */
-    ar_clock_op_end(&w->clk, gi, op, &cost, start, streamed > own ? streamed : -1, -1);
+    return AR_OK;
+}
+
+static int use_cmp(const void *x, const void *y) {
+    const use_t *a = x, *b = y;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* The batch: per resource, its ops share it fairly after its backlog; each op has streamed
+ * once every resource has carried its bytes (and not before its own bottleneck allows). */
+static int resolve(walk_t *w, ar_error_t *err) {
+    qsort(w->use, w->nuse, sizeof *w->use, use_cmp);
+    for (size_t g = 0; g < w->nuse;) {
+        size_t e = g;
+        double first = INFINITY;
+        while (e < w->nuse && w->use[e].slot == w->use[g].slot) {
+            const pending_t *pd = &w->pend[w->use[e].pend];
+            const double a = pd->start + pd->cost.lat_s;
+            if (a < first) first = a;
+            e++;
+        }
+        double *free_at = &w->backlog[w->use[g].slot];
+        const double base = *free_at > first ? *free_at : first, cap = w->use[g].cap;
+        double before = 0; /* the bytes of the smaller ops of the group, all crossed */
+        for (size_t i = g; i < e; i++) {
+            use_t *u = &w->use[i];
+            u->end = base + (before + (double)(e - i) * u->bytes) / cap;
+            before += u->bytes;
+        }
+        *free_at = base + before / cap;
+        g = e;
+    }
+    for (size_t i = 0; i < w->nuse; i++) {
+        pending_t *pd = &w->pend[w->use[i].pend];
+        if (w->use[i].end > pd->streamed) pd->streamed = w->use[i].end;
+    }
+    for (size_t k = 0; k < w->npend; k++) {
+        pending_t *pd = &w->pend[k];
+        const double a = pd->start + pd->cost.lat_s, own = a + pd->cost.move_s;
+        if (w->breakdown) {
+            int n = 0;
+            if (ar_cost_op(w->t, w->p, pd->op, pd->gi / w->p->nchannels, w->buffer, &(ar_op_cost_t){0}, w->traffic,
+                           w->max_traffic, &n, NULL) != AR_OK)
+                return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            for (int i = 0; i < n; i++) {
+                if (w->traffic[i].res != AR_RES_LINK) continue;
+                linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
+                l->bytes += w->traffic[i].bytes;
+                if (pd->streamed > a && span_add(l, a, pd->streamed) != AR_OK)
+                    return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            }
+        }
+        /* unhindered, the clock's own rule (and its exact sums) */
+        ar_clock_op_end(&w->clk, pd->gi, pd->op, &pd->cost, pd->start, pd->streamed > own ? pd->streamed : -1, -1);
+        w->ch[pd->gi].pc++;
+        w->ops++;
+        AR_TRY(requeue(w, pd->gi, err));
+    }
+    w->npend = w->nuse = 0;
     return AR_OK;
 }
 
@@ -215,9 +296,8 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
-        default:
-            AR_TRY(run_op(w, gi, op, err));
-            break;
+        default: /* held for its batch: resolve() moves the channel on */
+            return run_op(w, gi, op, err);
         }
         c->pc++;
         w->ops++;
@@ -280,6 +360,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     while (w.heap.n) {
         event_t e = heap_pop(&w.heap);
         if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
+        else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, err), rc, out);
         else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
     }
 
@@ -324,6 +405,8 @@ out:
     free(w.links);
     free(w.traffic);
     free(w.backlog);
+    free(w.pend);
+    free(w.use);
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);
