@@ -1,4 +1,4 @@
-/* The analytic backend: the contention-free critical path of one plan execution.
+/* The analytic backend: the critical path of one plan execution, fast.
  *
  * A discrete-event walk over the channel clock of arsim/cost.h (cost/clock.c), which
  * holds every sequencing rule and the critical path by term; this file only decides
@@ -417,5 +417,5 @@ out:
 
 const ar_backend_ops_t ar_analytic_backend = {
     .name = "analytic", .caps = AR_BACKEND_MODEL, .fits = ar__backend_model_fits, .execute = analytic_execute,
-    .summary = "contention-free critical path from the model's per-op costs",
+    .summary = "critical path from the model's per-op costs, channels sharing what they use; sim's fast estimate",
 };
