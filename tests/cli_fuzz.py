@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-COMMANDS = ["run", "sweep", "merge", "topo", "list", "model", ""]
+COMMANDS = ["run", "sweep", "merge", "topo", "list", "model", "bound", ""]
 TOPOS = ["ring_1d:4", "torus_2d:2x3", "mesh_2d:3x3", "full:4", "switch:3", "torus_2d_4x4", "h200_pair",
          "hgx_h100_8", "ring_1d:0", "torus_2d:0x3", "bogus", "full:99999", "ring_1d:-2", ""]
 SIZES = ["8K", "1M", "8K:64K", "1", "3", "0", "-1", "1T", "1KB", " 8K", "8K:4K", "1e3", "99999999999999999999",
@@ -37,7 +37,7 @@ VALUES = {
     "--channels": ["1", "2", "8", "0", "1000", "-1", " 4", "4x", "1,2", ""],
     "--chunk": ["64K", "16", "1", "1T", "0", "1KB", ""],
     "--ranks": ["2", "8", "16", "3", "0", "65536", "-4", ""],
-    "--root": ["0", "1", "-1", "99", "x", ""],
+    "--root": ["0", "1", "-1", "99", "x", "all", "0,1", "1,1", ""],
     "--iters": ["1", "2", "0", "-1", ""],
     "--seed": ["1", "42", "-3", "x", ""],
     "--jobs": ["1", "2", "0", "5000", ""],
@@ -58,6 +58,12 @@ def command_line(rng, work):
         return args + [rng.choice(["algos", "probes", "topologies", "models", "backends", "nope"])], []
     if cmd == "model":
         return args + rng.choice([["keys"], ["keys", "--markdown"], ["show", "accel_tcm"], ["show", "nope"], []]), []
+    if cmd == "bound":
+        extra = []
+        for _ in range(rng.randrange(0, 4)):
+            f = rng.choice(["--topology", "--model", "--size", "--count", "--dtype", "--buffer", "--ranks", "--algo"])
+            extra += [f, rng.choice(VALUES[f])]
+        return args + extra, []
     if cmd == "merge":
         files = [os.path.join(work, f) for f in os.listdir(work) if f.endswith(".csv")][:3]
         out = os.path.join(work, "merged%d.csv" % rng.randrange(3))
