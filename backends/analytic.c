@@ -246,22 +246,21 @@ static int resolve(walk_t *w, ar_error_t *err) {
         pending_t *pd = &w->pend[w->use[i].pend];
         if (w->use[i].end > pd->streamed) pd->streamed = w->use[i].end;
     }
+    /* breakdowns: each link direction's bytes and the spans it carried them (link slots
+     * come first, numbered as w->links) */
+    for (size_t i = 0; w->breakdown && i < w->nuse; i++) {
+        const use_t *u = &w->use[i];
+        if (u->slot >= 2 * w->t->nlinks) continue;
+        const pending_t *pd = &w->pend[u->pend];
+        const double a = pd->start + pd->cost.lat_s;
+        linkacc_t *l = &w->links[u->slot];
+        l->bytes += u->bytes;
+        if (pd->streamed > a && span_add(l, a, pd->streamed) != AR_OK)
+            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    }
     for (size_t k = 0; k < w->npend; k++) {
         pending_t *pd = &w->pend[k];
-        const double a = pd->start + pd->cost.lat_s, own = a + pd->cost.move_s;
-        if (w->breakdown) {
-            int n = 0;
-            if (ar_cost_op(w->t, w->p, pd->op, pd->gi / w->p->nchannels, w->buffer, &(ar_op_cost_t){0}, w->traffic,
-                           w->max_traffic, &n, NULL) != AR_OK)
-                return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-            for (int i = 0; i < n; i++) {
-                if (w->traffic[i].res != AR_RES_LINK) continue;
-                linkacc_t *l = &w->links[w->traffic[i].link * 2 + (w->traffic[i].dir < 0)];
-                l->bytes += w->traffic[i].bytes;
-                if (pd->streamed > a && span_add(l, a, pd->streamed) != AR_OK)
-                    return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-            }
-        }
+        const double own = pd->start + pd->cost.lat_s + pd->cost.move_s;
         /* unhindered, the clock's own rule (and its exact sums) */
         ar_clock_op_end(&w->clk, pd->gi, pd->op, &pd->cost, pd->start, pd->streamed > own ? pd->streamed : -1, -1);
         w->ch[pd->gi].pc++;
