@@ -155,13 +155,22 @@ static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
         if (2 * host_lat < g->far_ns) g->far_ns = 2 * host_lat;
         if (host_lat < g->lat_min_ns || t->nlinks == 0) g->lat_min_ns = host_lat;
     }
-    g->inject_gbps = INFINITY;
-    for (int d = 0; d < t->ndevices; d++) {
-        double bw = host_gbps_each_way(t);
-        for (int i = 0; i < t->nlinks; i++)
-            if (t->links[i].a == d || t->links[i].b == d) bw += link_gbps(t, &t->links[i]);
-        if (bw < g->inject_gbps) g->inject_gbps = bw;
+    /* each device's links, in one pass over the links (switches' entries unused) */
+    double *bw = malloc(sizeof *bw * (size_t)t->nnodes);
+    if (!bw) {
+        free(g);
+        return AR_ENOMEM;
     }
+    for (int n = 0; n < t->nnodes; n++) bw[n] = host_gbps_each_way(t);
+    for (int i = 0; i < t->nlinks; i++) {
+        const ar_link_t *l = &t->links[i];
+        bw[l->a] += link_gbps(t, l);
+        if (l->b != l->a) bw[l->b] += link_gbps(t, l);
+    }
+    g->inject_gbps = INFINITY;
+    for (int d = 0; d < t->ndevices; d++)
+        if (bw[d] < g->inject_gbps) g->inject_gbps = bw[d];
+    free(bw);
     if (!isfinite(g->inject_gbps)) g->inject_gbps = 0;
     const int rc = min_cut_gbps(t, &g->cut_gbps);
     if (rc != AR_OK) {
@@ -191,12 +200,12 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bo
     b->latency_s = t->ndevices > 1 ? g->far_ns * 1e-9 : 0;
     if (D > 1 && g->inject_gbps > 0) b->injection_s = g->lat_min_ns * 1e-9 + 2.0 * (D - 1) / D * S / (g->inject_gbps * 1e9);
     if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
-    int most = 0;
-    for (int d = 0; d < t->ndevices; d++) {
-        int q = 0;
-        for (int r = 0; r < t->nranks; r++) q += t->placement[r] == d;
-        if (q > most) most = q;
-    }
+    /* the most ranks on one device: the placement, counted in one pass */
+    int most = 0, *on = calloc((size_t)t->ndevices, sizeof *on);
+    if (!on) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
+    for (int r = 0; r < t->nranks; r++)
+        if (++on[t->placement[r]] > most) most = on[t->placement[r]];
+    free(on);
     b->memory_s = 2.0 * most * S / (b->memory_gbps * 1e9);
     const struct { const char *name; double s; } terms[] = {
         {"latency", b->latency_s}, {"injection", b->injection_s}, {"cut", b->cut_s}, {"memory", b->memory_s},
