@@ -120,7 +120,7 @@ int ar_cli_bench(int argc, char **argv) {
     }
     /* What the command line says wrong comes first, in any build; then whether this
      * build and machine can measure at all. */
-    const ar_backend_ops_t *ops = o.backend_given ? ar_backend_find(o.backends[0]) : NULL;
+    const ar_backend_ops_t *ops = (o.seen & AR_CLI_O(BACKEND)) ? ar_backend_find(o.backends[0]) : NULL;
     if (ops && !(ops->caps & AR_BACKEND_HARDWARE)) {
         rc = ar_cli_fail("bench", "--backend %s: bench measures real GPUs; use --backend cuda", o.backends[0]);
         goto out;

@@ -108,7 +108,7 @@ int ar_cli_calibrate(int argc, char **argv) {
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
     if (rc) { ar_cli_opts_free(&o); return rc; }
     ar_topo_t *t = NULL;
-    if (o.backend_given && (o.nbackends != 1 || !ar_cli_backend_can(o.backends[0], AR_BACKEND_HARDWARE))) {
+    if ((o.seen & AR_CLI_O(BACKEND)) && (o.nbackends != 1 || !ar_cli_backend_can(o.backends[0], AR_BACKEND_HARDWARE))) {
         rc = ar_cli_fail("calibrate", "--backend %s: calibration runs micro-benchmarks on the cuda "
                                       "backend only (--backend cuda)", o.backends[0]);
         goto out;

@@ -256,16 +256,10 @@ static int parse_u64(const char *s, uint64_t *out) {
     return AR_OK;
 }
 
-/* The `given` bits: the first occurrence of a list option replaces the default,
- * later ones append. */
-enum { G_BACKEND = 1, G_TOPO = 2, G_ALGO = 4, G_SIZE = 8, G_COUNT = 16, G_DTYPE = 32,
-       G_BUFFER = 64, G_CHANNELS = 128, G_CHUNK = 256 };
-
-static int first_time(ar_cli_opts_t *o, unsigned bit) {
-    int first = !(o->given & bit);
-    o->given |= bit;
-    return first;
-}
+/* The first occurrence of a list option (bit: AR_CLI_O) replaces the default, later ones
+ * append: o->seen takes an option's bit once the whole occurrence has been handled, so
+ * its first item is the one that replaces. */
+static int first_time(const ar_cli_opts_t *o, unsigned bit) { return !(o->seen & bit); }
 
 static void algo_names(char *buf, size_t len) {
     size_t at = 0;
@@ -332,20 +326,19 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
         const char *v = items[i];
         switch (opt) {
         case O_BACKEND:
-            if (first_time(o, G_BACKEND)) o->nbackends = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(BACKEND))) o->nbackends = 0;
             if (check_backend(cmd, v)) return 2;
             if (o->nbackends == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many backends", flag);
             o->backends[o->nbackends++] = v;
-            o->backend_given = 1;
             break;
         case O_TOPOLOGY:
-            if (first_time(o, G_TOPO)) o->ntopos = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(TOPOLOGY))) o->ntopos = 0;
             if (o->ntopos == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many topologies", flag);
             o->topos[o->ntopos++] = v;
             break;
         case O_DTYPE: {
             ar_dtype_t t;
-            if (first_time(o, G_DTYPE)) o->ndtypes = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(DTYPE))) o->ndtypes = 0;
             if (ar_dtype_parse(v, &t) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': unknown element type (use bf16, fp16 or fp32)", flag, v);
             for (int k = 0; k < o->ndtypes; k++)
@@ -355,7 +348,7 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
         }
         case O_BUFFER: {
             ar_mem_t m;
-            if (first_time(o, G_BUFFER)) o->nbuffers = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(BUFFER))) o->nbuffers = 0;
             if (ar_mem_parse(v, &m) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': unknown memory level (use tcm, sram or hbm)", flag, v);
             for (int k = 0; k < o->nbuffers; k++)
@@ -365,7 +358,7 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
         }
         case O_CHANNELS: {
             long c;
-            if (first_time(o, G_CHANNELS)) o->nchannels = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(CHANNELS))) o->nchannels = 0;
             if (ar_cli_parse_int(v, 1, 1024, &c) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': expected a number of channels from 1 to 1024", flag, v);
             if (o->nchannels == AR_CLI_MAX_LIST) return ar_cli_fail(cmd, "%s: too many values", flag);
@@ -374,7 +367,7 @@ static int list_opt(ar_cli_opts_t *o, const char *cmd, int opt, const char *flag
         }
         case O_CHUNK: {
             uint64_t b;
-            if (first_time(o, G_CHUNK)) o->nchunks = 0;
+            if (i == 0 && first_time(o, AR_CLI_O(CHUNK))) o->nchunks = 0;
             if (ar_size_parse(v, &b, &err) != AR_OK)
                 return ar_cli_fail(cmd, "%s '%s': %s", flag, v, err.message);
             /* below one 16-byte vector a plan is all ops and no bytes; above 1 GiB no size is chunked */
@@ -393,7 +386,7 @@ static int size_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const c
     char *items[AR_CLI_MAX_LIST];
     int n, rc = own_items(o, cmd, flag, arg, items, &n);
     if (rc != AR_CLI_OK) return rc;
-    if (first_time(o, G_SIZE)) o->nsizes = 0;
+    if (first_time(o, AR_CLI_O(SIZE))) o->nsizes = 0;
     for (int i = 0; i < n; i++) {
         ar_error_t err;
         ar_error_clear(&err);
@@ -410,7 +403,7 @@ static int count_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const 
     char *items[AR_CLI_MAX_LIST];
     int n, rc = own_items(o, cmd, flag, arg, items, &n);
     if (rc != AR_CLI_OK) return rc;
-    if (first_time(o, G_COUNT)) o->ncounts = 0;
+    if (first_time(o, AR_CLI_O(COUNT))) o->ncounts = 0;
     for (int i = 0; i < n; i++) {
         uint64_t c;
         rc = parse_u64(items[i], &c);
@@ -502,12 +495,10 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             goto out;
         }
         if (c == 'q') c = O_QUIET;
-        if (c >= 256 && c < 256 + AR_CLI_NOPTS) {
-            if (!(takes & (1u << (c - 256)))) {
-                rc = ar_cli_fail(cmd, "%s does not apply to arsim %s (see arsim %s --help)", flag, cmd, cmd);
-                goto out;
-            }
-            o->seen |= 1u << (c - 256);
+        const unsigned bit = c >= 256 && c < 256 + AR_CLI_NOPTS ? 1u << (c - 256) : 0;
+        if (bit && !(takes & bit)) {
+            rc = ar_cli_fail(cmd, "%s does not apply to arsim %s (see arsim %s --help)", flag, cmd, cmd);
+            goto out;
         }
         long v;
         double d;
@@ -526,7 +517,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             char *items[AR_CLI_MAX_LIST];
             int n;
             if ((rc = own_items(o, cmd, flag, optarg, items, &n)) != AR_CLI_OK) goto out;
-            if (first_time(o, G_ALGO)) { o->nalgos = 0; o->algo_all = 0; }
+            if (first_time(o, AR_CLI_O(ALGO))) { o->nalgos = 0; o->algo_all = 0; }
             for (int i = 0; i < n; i++)
                 if ((rc = add_algo(o, cmd, items[i])) != AR_CLI_OK) goto out;
             break;
@@ -623,6 +614,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             rc = ar_cli_fail(cmd, "unknown option '%s'", flag);
             goto out;
         }
+        o->seen |= bit;
     }
     if (optind < argc) {
         rc = ar_cli_fail(cmd, "unexpected argument '%s' (see arsim%s%s --help)", argv[optind], *cmd ? " " : "", cmd);
@@ -637,7 +629,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             goto out;
         }
     }
-    if ((o->given & G_SIZE) && (o->given & G_COUNT)) {
+    if ((o->seen & AR_CLI_O(SIZE)) && (o->seen & AR_CLI_O(COUNT))) {
         rc = ar_cli_fail(cmd, "--size and --count both give the message size: use one (--count N is N elements)");
         goto out;
     }

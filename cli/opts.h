@@ -43,7 +43,6 @@ typedef struct ar_cli_opts_s {
     /* Selectors. Lists hold at least one entry after parsing (defaults filled in). */
     const char *backends[AR_CLI_MAX_LIST];  /* --backend (default "sim" when built, else "analytic") */
     int nbackends;
-    int backend_given;               /* --backend was on the command line */
     const char *topos[AR_CLI_MAX_LIST];     /* --topology FILE|SPEC (default torus_2d_4x4) */
     int ntopos;
     const char *model;               /* --model FILE|NAME, NULL: the topology's own */
@@ -85,7 +84,6 @@ typedef struct ar_cli_opts_s {
 
     char **owned;                    /* copies of list arguments (freed by ar_cli_opts_free) */
     int nowned;
-    unsigned given;                  /* internal: which lists were set on the command line */
     unsigned seen;                   /* the shared options on the command line (AR_CLI_O bits) */
 } ar_cli_opts_t;
 

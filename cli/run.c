@@ -287,7 +287,7 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
 
     run_state_t s = {.cmd = cmd, .who = study ? "arsim" : "arsim run", .o = &o, .study = study};
     s.progress = !o.quiet && isatty(STDERR_FILENO);
-    if (!o.backend_given && !ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION))
+    if (!(o.seen & AR_CLI_O(BACKEND)) && !ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION))
         fprintf(stderr, "%s: this build has no sim backend (SimGrid); using the %s backend\n", s.who,
                 ar_backend_default());
     if ((rc = ar_cli_check_backends(&o)) != AR_CLI_OK) goto out;
