@@ -16,8 +16,7 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 static double link_gbps(const ar_topo_t *t) {
     double best = 0;
     for (int i = 0; i < t->nlinks; i++) {
-        const ar_link_t *l = &t->links[i];
-        double bw = l->count * t->model->links[l->kind].bw_gbps;
+        double bw = ar_topo_link_gbps(t, i);
         if (bw > best) best = bw;
     }
     return best;

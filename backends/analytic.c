@@ -172,11 +172,7 @@ static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) 
     const ar_model_t *m = t->model;
     const int L = 2 * t->nlinks, D = t->ndevices;
     switch (r->res) {
-    case AR_RES_LINK: {
-        const ar_link_t *lk = &t->links[r->link];
-        *cap = lk->count * m->links[lk->kind].bw_gbps * 1e9;
-        return r->link * 2 + (r->dir < 0);
-    }
+    case AR_RES_LINK: *cap = ar_topo_link_gbps(t, r->link) * 1e9; return r->link * 2 + (r->dir < 0);
     case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + r->link;
     case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + r->link;
     case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + r->link : -1;
@@ -389,8 +385,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
             for (int d = 0; d < 2; d++) {
                 ar_link_stat_t *s = &res->links[res->nlinks++];
                 linkacc_t *acc = &w.links[l * 2 + d];
-                const ar_link_t *lk = &t->links[l];
-                double cap = lk->count * t->model->links[lk->kind].bw_gbps * 1e9;
+                double cap = ar_topo_link_gbps(t, l) * 1e9;
                 s->link = l;
                 s->dir = d ? -1 : 1;
                 s->bytes = acc->bytes;

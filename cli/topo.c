@@ -35,7 +35,7 @@ static void show(const ar_topo_t *t, const char *spec) {
         const ar_link_kind_t *k = m && l->kind >= 0 && l->kind < m->nlinks ? &m->links[l->kind] : NULL;
         char bw[32], lat[32];
         printf("  %4d  %-10s <-> %-10s %-12s x%-3d %11s per direction, %s\n", i, t->nodes[l->a].name,
-               t->nodes[l->b].name, k ? k->name : "?", l->count, ar_rate_human(k ? k->bw_gbps * l->count : 0.0, bw, sizeof bw),
+               t->nodes[l->b].name, k ? k->name : "?", l->count, ar_rate_human(ar_topo_link_gbps(t, i), bw, sizeof bw),
                ar_ns_human(k ? k->lat_ns : 0.0, lat, sizeof lat));
     }
     printf("ranks     %d\n", t->nranks);

@@ -19,10 +19,6 @@ typedef struct topo_figs_s {
     double cut_gbps;        /* the global minimum cut between devices, one direction */
 } topo_figs_t;
 
-static double link_gbps(const ar_topo_t *t, const ar_link_t *l) {
-    return l->kind >= 0 && l->kind < t->model->nlinks ? l->count * t->model->links[l->kind].bw_gbps : 0;
-}
-
 /* ---- the minimum cut: max-flow (Dinic) from device 0 to each other device ---- */
 
 typedef struct flow_s {
@@ -61,7 +57,7 @@ static void flow_reset(flow_t *f, const ar_topo_t *t) {
     f->m = 0;
     for (int i = 0; i < t->nlinks + t->ndevices; i++) {
         const int host = i >= t->nlinks;
-        const double c = host ? host_gbps_each_way(t) : link_gbps(t, &t->links[i]);
+        const double c = host ? host_gbps_each_way(t) : ar_topo_link_gbps(t, i);
         const int a = host ? i - t->nlinks : t->links[i].a, b = host ? t->nnodes : t->links[i].b;
         f->to[f->m] = b, f->cap[f->m] = c, f->next[f->m] = f->head[a], f->head[a] = f->m++;
         f->to[f->m] = a, f->cap[f->m] = c, f->next[f->m] = f->head[b], f->head[b] = f->m++;
@@ -117,7 +113,7 @@ static int min_cut_gbps(const ar_topo_t *t, double *out) {
     int rc = flow_init(&f, t);
     if (rc == AR_OK) {
         double total = host_gbps_each_way(t) * t->ndevices;
-        for (int i = 0; i < t->nlinks; i++) total += link_gbps(t, &t->links[i]);
+        for (int i = 0; i < t->nlinks; i++) total += ar_topo_link_gbps(t, i);
         const double eps = 1e-12 * (total > 0 ? total : 1);
         double best = INFINITY;
         for (int d = 1; d < t->ndevices; d++) {
@@ -164,8 +160,8 @@ static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
     for (int n = 0; n < t->nnodes; n++) bw[n] = host_gbps_each_way(t);
     for (int i = 0; i < t->nlinks; i++) {
         const ar_link_t *l = &t->links[i];
-        bw[l->a] += link_gbps(t, l);
-        if (l->b != l->a) bw[l->b] += link_gbps(t, l);
+        bw[l->a] += ar_topo_link_gbps(t, i);
+        if (l->b != l->a) bw[l->b] += ar_topo_link_gbps(t, i);
     }
     g->inject_gbps = INFINITY;
     for (int d = 0; d < t->ndevices; d++)

@@ -50,7 +50,7 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
         const ar_link_kind_t *k = &t->model->links[l->kind];
         int slot = links[h] * 2 + (dirs[h] < 0);
         link_bytes[slot] += bytes;
-        double s = link_bytes[slot] / (l->count * k->bw_gbps * 1e9);
+        double s = link_bytes[slot] / (ar_topo_link_gbps(t, links[h]) * 1e9);
         if (s > a->link_s) a->link_s = s;
         lat += k->lat_ns * 1e-9;
         int found = 0;

@@ -509,7 +509,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
-            double bw = lk->count * k->bw_gbps * 1e9, lat = k->lat_ns * 1e-9;
+            double bw = ar_topo_link_gbps(t, l) * 1e9, lat = k->lat_ns * 1e-9;
             auto *sd = z->get_iface()->create_split_duplex_link("l" + std::to_string(l), bw);
             sd->set_latency(lat)->seal();
             sg4::Link *dirs[2] = {sd->get_link_up(), sd->get_link_down()};

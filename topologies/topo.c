@@ -51,6 +51,11 @@ void ar_topo_free(ar_topo_t *t) {
     free(t);
 }
 
+double ar_topo_link_gbps(const ar_topo_t *t, int link) {
+    const ar_link_t *l = &t->links[link];
+    return l->kind >= 0 && l->kind < t->model->nlinks ? l->count * t->model->links[l->kind].bw_gbps : 0;
+}
+
 int ar__topo_new(int ndevices, int nswitches, ar_topo_t **out, ar_error_t *err) {
     *out = NULL;
     if (ndevices < 1) return AR_ERR(err, AR_ETOPO, "devices: at least one device is needed");

@@ -59,6 +59,10 @@ void ar_topo_free(ar_topo_t *t);
  * nranks must be a multiple of ndevices. */
 int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err);
 
+/* Link bundle `link`'s bandwidth in GB/s, one direction: its count x its kind's bw_gbps
+ * (0 for a kind the model lacks). Every rate, bound and breakdown of a link uses this. */
+double ar_topo_link_gbps(const ar_topo_t *t, int link);
+
 /* Queries used by algorithms. */
 int ar_topo_rank_device(const ar_topo_t *t, int rank);
 /* Device hops between the devices of two ranks (0 when they share a device; a path
