@@ -20,9 +20,9 @@ void ar_cli_table_header(FILE *f) {
             "algbw", "busbw", "#wrong", "bound", "eff");
     snprintf(units, sizeof units, TABLE_HEAD, "(B)", "(elements)", "", "", "", "", "", "(B)", "(us)", "(GB/s)",
              "(GB/s)", "", "(us)", "(%)");
-    size_t n = strlen(units);
-    while (n > 1 && (units[n - 2] == ' ')) units[--n - 1] = '\n', units[n] = 0;
-    fputs(units, f);
+    size_t n = strlen(units) - 1; /* its line break, then the blank columns' spaces, trimmed */
+    while (n > 0 && units[n - 1] == ' ') n--;
+    fprintf(f, "%.*s\n", (int)n, units);
 }
 
 void ar_cli_table_row(FILE *f, const ar_row_t *r) {
