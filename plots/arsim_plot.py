@@ -14,6 +14,7 @@ writing nothing, when the file holds nothing it can draw.
 import csv
 import math
 import os
+import stat
 import sys
 import tempfile
 
@@ -211,8 +212,14 @@ def main(argv):
         fail("matplotlib is not installed (Debian: apt-get install python3-matplotlib)")
 
     out = out or (os.path.splitext(path)[0] + ".png")
-    if os.path.abspath(out) == os.path.abspath(path):
+    # as arsim's own outputs: a symlink's target is written (the link stays), a directory is
+    # refused, a device or FIFO written in place, a regular file replaced whole
+    target = os.path.realpath(out)
+    if target == os.path.realpath(path):
         fail("-o %s: the same file as the input" % out)
+    if os.path.isdir(target):
+        fail("-o %s: a directory, not a file" % out)
+    in_place = os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     markers = "os^Dv<>ph*"
     colors = plt.get_cmap("tab10" if len(lines) <= 10 else "tab20").colors
@@ -237,13 +244,16 @@ def main(argv):
         ax.legend(fontsize=8, ncol=2 if len(lines) > 8 else 1)
     fig.tight_layout()
     # Written beside the target and renamed: a failed write leaves what was there.
-    d = os.path.dirname(os.path.abspath(out))
+    d = os.path.dirname(target)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".arsim-plot-", suffix=".png", dir=d)
-        os.close(fd)
-        fig.savefig(tmp)
-        os.replace(tmp, out)
+        if in_place:
+            fig.savefig(target, format="png")
+        else:
+            fd, tmp = tempfile.mkstemp(prefix=".arsim-plot-", suffix=".png", dir=d)
+            os.close(fd)
+            fig.savefig(tmp)
+            os.replace(tmp, target)
     except OSError as e:
         try:
             if tmp:

@@ -85,4 +85,10 @@ refused "cannot read" missing.csv
 refused "the same file as the input" run.csv -o run.csv
 refused "unknown option" run.csv --bogus
 refused "empty file name" run.csv -o ''
+mkdir adir
+refused "a directory, not a file" run.csv -o adir
+# a symlink's target is written, the link stays
+ln -s real.png link.png
+"$bin" plot run.csv -o link.png 2>err.txt || fail "plot -o a symlink: $(cat err.txt)"
+[ -L link.png ] && [ -s real.png ] || fail "plot -o a symlink: the link replaced or its target not written"
 echo "plot: every kind drawn, every bad input refused"
