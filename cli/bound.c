@@ -10,7 +10,8 @@ int ar_cli_bound(int argc, char **argv) {
         .usage = "The bound is launch + the largest of: latency (farthest devices' hops x the lowest link\n"
                  "latency), injection (2(D-1)/D x size over the narrowest device's links), cut (size\n"
                  "over the narrowest cut between devices) and memory (2 x size x ranks per device over\n"
-                 "the buffer level); docs/REFERENCE.md gives why each holds.\n",
+                 "the buffer level), over the devices' own links; via-host is the bound of a plan that\n"
+                 "also stages through the host's links (naive). docs/REFERENCE.md gives why each holds.\n",
         .takes = AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(SIZE) | AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) |
                  AR_CLI_O(BUFFER) | AR_CLI_O(RANKS) | AR_CLI_O(QUIET),
     };
@@ -27,10 +28,10 @@ int ar_cli_bound(int argc, char **argv) {
     for (int i = 0; i < ar_cli_nsizes(&o); i++) {
         uint64_t bytes, count;
         ar_cli_size_at(&o, i, dt, &bytes, &count);
-        ar_bound_t b;
+        ar_bound_t b, h;
         ar_error_t err;
         ar_error_clear(&err);
-        if (ar_bound(t, bytes, buffer, &b, &err) != AR_OK) {
+        if (ar_bound(t, bytes, buffer, 0, &b, &err) != AR_OK || ar_bound(t, bytes, buffer, 1, &h, &err) != AR_OK) {
             rc = ar_cli_fail_err("bound", &err);
             break;
         }
@@ -44,12 +45,12 @@ int ar_cli_bound(int argc, char **argv) {
                    ar_rate_human(b.inject_gbps, inj, sizeof inj),
                    b.cut_gbps > 0 ? ar_rate_human(b.cut_gbps, cut, sizeof cut) : "-", b.max_hops,
                    b.max_hops == 1 ? "" : "s", ar_rate_human(b.memory_gbps, mem, sizeof mem));
-            printf("#%11s %13s %11s %9s %9s %11s %11s %11s %10s %12s\n", "size", "count", "bound(us)", "launch",
-                   "latency", "injection", "cut", "memory", "binds", "busbw(GB/s)");
+            printf("#%11s %13s %11s %9s %9s %11s %11s %11s %10s %12s %13s\n", "size", "count", "bound(us)", "launch",
+                   "latency", "injection", "cut", "memory", "binds", "busbw(GB/s)", "via-host(us)");
         }
-        printf("%12" PRIu64 " %13" PRIu64 " %11.3f %9.3f %9.3f %11.3f %11.3f %11.3f %10s %12.2f\n", bytes, count,
-               b.time_s * 1e6, b.launch_s * 1e6, b.latency_s * 1e6, b.injection_s * 1e6, b.cut_s * 1e6,
-               b.memory_s * 1e6, b.binding, ar_busbw_gbps(bytes, b.time_s, t->nranks));
+        printf("%12" PRIu64 " %13" PRIu64 " %11.3f %9.3f %9.3f %11.3f %11.3f %11.3f %10s %12.2f %13.3f\n", bytes,
+               count, b.time_s * 1e6, b.launch_s * 1e6, b.latency_s * 1e6, b.injection_s * 1e6, b.cut_s * 1e6,
+               b.memory_s * 1e6, b.binding, ar_busbw_gbps(bytes, b.time_s, t->nranks), h.time_s * 1e6);
     }
     ar_topo_free(t);
 out:

@@ -10,7 +10,8 @@
  * narrowest only a tighter one, and finding it costs a max-flow per device. */
 #define CUT_MAX_DEVICES 2048
 
-/* What depends on the topology alone, computed once and kept with it (t->bound_cache). */
+/* What depends on the topology alone, computed once per way (device links only, and with
+ * the host's staging links) and kept with it (t->bound_cache: two of these). */
 typedef struct topo_figs_s {
     int max_hops;
     double far_ns;          /* the farthest devices: hops x lat_min, or over the host if sooner */
@@ -30,6 +31,9 @@ typedef struct flow_s {
 /* The host is one more node (index nnodes), linked to every device at half the model's
  * host_link_gbps each way: the staging link is one bandwidth both directions share. */
 static double host_gbps_each_way(const ar_topo_t *t) { return t->model->host_link_gbps / 2; }
+
+/* The host link's bandwidth each way in this way of counting: 0 when only device links count. */
+static double host_gbps(const ar_topo_t *t, int via_host) { return via_host ? host_gbps_each_way(t) : 0; }
 
 static int flow_init(flow_t *f, const ar_topo_t *t) {
     memset(f, 0, sizeof *f);
@@ -52,12 +56,12 @@ static void flow_free(flow_t *f) {
 
 /* The links as a flow network, every capacity full again. An undirected link of
  * capacity c is two arcs of capacity c, each the other's residual. */
-static void flow_reset(flow_t *f, const ar_topo_t *t) {
+static void flow_reset(flow_t *f, const ar_topo_t *t, int via_host) {
     for (int i = 0; i < f->n; i++) f->head[i] = -1;
     f->m = 0;
     for (int i = 0; i < t->nlinks + t->ndevices; i++) {
         const int host = i >= t->nlinks;
-        const double c = host ? host_gbps_each_way(t) : ar_topo_link_gbps(t, i);
+        const double c = host ? host_gbps(t, via_host) : ar_topo_link_gbps(t, i);
         const int a = host ? i - t->nlinks : t->links[i].a, b = host ? t->nnodes : t->links[i].b;
         f->to[f->m] = b, f->cap[f->m] = c, f->next[f->m] = f->head[a], f->head[a] = f->m++;
         f->to[f->m] = a, f->cap[f->m] = c, f->next[f->m] = f->head[b], f->head[b] = f->m++;
@@ -95,8 +99,8 @@ static double flow_push(flow_t *f, int v, int sink, double want, double eps) {
     return 0;
 }
 
-static double max_flow(flow_t *f, const ar_topo_t *t, int s, int sink, double eps) {
-    flow_reset(f, t);
+static double max_flow(flow_t *f, const ar_topo_t *t, int via_host, int s, int sink, double eps) {
+    flow_reset(f, t, via_host);
     double total = 0;
     while (flow_levels(f, s, sink, eps)) {
         memcpy(f->it, f->head, sizeof(int) * (size_t)f->n);
@@ -106,18 +110,18 @@ static double max_flow(flow_t *f, const ar_topo_t *t, int s, int sink, double ep
     return total;
 }
 
-static int min_cut_gbps(const ar_topo_t *t, double *out) {
+static int min_cut_gbps(const ar_topo_t *t, int via_host, double *out) {
     *out = 0;
     if (t->ndevices < 2 || t->ndevices > CUT_MAX_DEVICES) return AR_OK;
     flow_t f;
     int rc = flow_init(&f, t);
     if (rc == AR_OK) {
-        double total = host_gbps_each_way(t) * t->ndevices;
+        double total = host_gbps(t, via_host) * t->ndevices;
         for (int i = 0; i < t->nlinks; i++) total += ar_topo_link_gbps(t, i);
         const double eps = 1e-12 * (total > 0 ? total : 1);
         double best = INFINITY;
         for (int d = 1; d < t->ndevices; d++) {
-            const double c = max_flow(&f, t, 0, d, eps);
+            const double c = max_flow(&f, t, via_host, 0, d, eps);
             if (c < best) best = c;
         }
         *out = isfinite(best) ? best : 0;
@@ -126,13 +130,17 @@ static int min_cut_gbps(const ar_topo_t *t, double *out) {
     return rc;
 }
 
-static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
-    if (t->bound_cache) {
-        *out = t->bound_cache;
-        return AR_OK;
+static int topo_figs(const ar_topo_t *t, int via_host, const topo_figs_t **out) {
+    topo_figs_t *both = t->bound_cache;
+    if (!both) {
+        if (!(both = calloc(2, sizeof *both))) return AR_ENOMEM;
+        for (int w = 0; w < 2; w++) both[w].max_hops = -1; /* not computed yet */
+        ((ar_topo_t *)t)->bound_cache = both; /* a cache of what t already determines */
     }
-    topo_figs_t *g = calloc(1, sizeof *g);
-    if (!g) return AR_ENOMEM;
+    topo_figs_t *g = &both[via_host ? 1 : 0];
+    *out = g;
+    if (g->max_hops >= 0) return AR_OK;
+    g->max_hops = 0;
     for (int i = 0; i < t->ndevices; i++)
         for (int j = 0; j < t->ndevices; j++) {
             const int h = t->hops ? t->hops[i * t->nnodes + j] : 0;
@@ -147,17 +155,17 @@ static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
     if (!isfinite(g->lat_min_ns)) g->lat_min_ns = 0;
     g->far_ns = g->max_hops * g->lat_min_ns;
     const double host_lat = t->model->host_link_lat_ns;
-    if (t->model->host_link_gbps > 0) {
+    if (via_host && t->model->host_link_gbps > 0) {
         if (2 * host_lat < g->far_ns) g->far_ns = 2 * host_lat;
         if (host_lat < g->lat_min_ns || t->nlinks == 0) g->lat_min_ns = host_lat;
     }
     /* each device's links, in one pass over the links (switches' entries unused) */
     double *bw = malloc(sizeof *bw * (size_t)t->nnodes);
     if (!bw) {
-        free(g);
+        g->max_hops = -1;
         return AR_ENOMEM;
     }
-    for (int n = 0; n < t->nnodes; n++) bw[n] = host_gbps_each_way(t);
+    for (int n = 0; n < t->nnodes; n++) bw[n] = host_gbps(t, via_host);
     for (int i = 0; i < t->nlinks; i++) {
         const ar_link_t *l = &t->links[i];
         bw[l->a] += ar_topo_link_gbps(t, i);
@@ -168,17 +176,13 @@ static int topo_figs(const ar_topo_t *t, const topo_figs_t **out) {
         if (bw[d] < g->inject_gbps) g->inject_gbps = bw[d];
     free(bw);
     if (!isfinite(g->inject_gbps)) g->inject_gbps = 0;
-    const int rc = min_cut_gbps(t, &g->cut_gbps);
-    if (rc != AR_OK) {
-        free(g);
-        return rc;
-    }
-    ((ar_topo_t *)t)->bound_cache = g; /* a cache of what t already determines */
-    *out = g;
-    return AR_OK;
+    const int rc = min_cut_gbps(t, via_host, &g->cut_gbps);
+    if (rc != AR_OK) g->max_hops = -1;
+    return rc;
 }
 
-int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bound_t *b, ar_error_t *err) {
+int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host, ar_bound_t *b,
+             ar_error_t *err) {
     memset(b, 0, sizeof *b);
     const ar_model_t *m = t->model;
     if (!m) return AR_ERR(err, AR_EINVAL, "bound: topology %s has no model", t->name);
@@ -186,7 +190,7 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bo
     if (!lvl->present)
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", m->name, ar_mem_name(buffer));
     const topo_figs_t *g;
-    if (topo_figs(t, &g) != AR_OK) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
+    if (topo_figs(t, via_host, &g) != AR_OK) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
     const double S = (double)bytes_per_rank, D = t->ndevices;
     b->max_hops = g->max_hops;
     b->inject_gbps = g->inject_gbps;

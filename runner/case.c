@@ -32,7 +32,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     ar_bound_t b;
     ar_error_t berr;
     ar_error_clear(&berr);
-    if (ar_bound(t, out->row.bytes, c->run.buffer, &b, &berr) == AR_OK) out->row.bound_s = b.time_s;
+    if (ar_bound(t, out->row.bytes, c->run.buffer, p->host_elems > 0, &b, &berr) == AR_OK) out->row.bound_s = b.time_s;
     return AR_OK;
 }
 

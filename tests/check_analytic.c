@@ -1192,11 +1192,12 @@ END_TEST
 #define LAT (200 * NS)
 #define HOSTW 2.5e9 /* the host link, each way */
 
-static void expect_bound(ar_topo_t *t, double want_s, const char *binding, int hops) {
+/* via_host 0: the devices' links; 1: the host's staging links too. Frees t. */
+static void expect_bound(ar_topo_t *t, int via_host, double want_s, const char *binding, int hops) {
     ar_bound_t b;
     ar_error_t err;
     ar_error_clear(&err);
-    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, via_host, &b, &err), AR_OK);
     ck_assert_msg(fabs(b.time_s - want_s) <= 1e-12 + 1e-9 * want_s, "%s: bound %.9g s, want %.9g", t->name, b.time_s,
                   want_s);
     ck_assert_str_eq(b.binding, binding);
@@ -1206,20 +1207,24 @@ static void expect_bound(ar_topo_t *t, double want_s, const char *binding, int h
 
 START_TEST(test_bound_by_hand) {
     /* ring_1d:8: two links a device (20 GB/s); every cut of a ring crosses two links */
-    expect_bound(round_topo("ring_1d:8"), LAUNCH + LAT + 2.0 * 7 / 8 * BS / (20e9 + HOSTW), "injection", 4);
+    expect_bound(round_topo("ring_1d:8"), 0, LAUNCH + LAT + 2.0 * 7 / 8 * BS / 20e9, "injection", 4);
+    /* staged through the host too: its link adds half its bandwidth each way */
+    expect_bound(round_topo("ring_1d:8"), 1, LAUNCH + LAT + 2.0 * 7 / 8 * BS / (20e9 + HOSTW), "injection", 4);
     /* torus_2d:4x4: four links a device; 2 + 2 hops corner to centre */
-    expect_bound(round_topo("torus_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / (40e9 + HOSTW), "injection", 4);
+    expect_bound(round_topo("torus_2d:4x4"), 0, LAUNCH + LAT + 2.0 * 15 / 16 * BS / 40e9, "injection", 4);
+    expect_bound(round_topo("torus_2d:4x4"), 1, LAUNCH + LAT + 2.0 * 15 / 16 * BS / (40e9 + HOSTW), "injection", 4);
     /* mesh_2d:4x4: a corner has two links; 3 + 3 hops corner to corner */
-    expect_bound(round_topo("mesh_2d:4x4"), LAUNCH + LAT + 2.0 * 15 / 16 * BS / (20e9 + HOSTW), "injection", 6);
+    expect_bound(round_topo("mesh_2d:4x4"), 0, LAUNCH + LAT + 2.0 * 15 / 16 * BS / 20e9, "injection", 6);
     /* full:4: three links a device, one hop */
-    expect_bound(round_topo("full:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / (30e9 + HOSTW), "injection", 1);
+    expect_bound(round_topo("full:4"), 0, LAUNCH + LAT + 2.0 * 3 / 4 * BS / 30e9, "injection", 1);
     /* switch:4: one link a device into the switch, two hops */
-    expect_bound(round_topo("switch:4"), LAUNCH + LAT + 2.0 * 3 / 4 * BS / (10e9 + HOSTW), "injection", 2);
+    expect_bound(round_topo("switch:4"), 0, LAUNCH + LAT + 2.0 * 3 / 4 * BS / 10e9, "injection", 2);
+    expect_bound(round_topo("switch:4"), 1, LAUNCH + LAT + 2.0 * 3 / 4 * BS / (10e9 + HOSTW), "injection", 2);
     /* 64 ranks a device on ring_1d:2 (its two links one bundle of 20 GB/s): memory binds */
     ar_topo_t *t = round_topo("ring_1d:2");
     ar_error_t err;
     ck_assert_int_eq(ar_topo_place_blocks(t, 128, &err), AR_OK);
-    expect_bound(t, LAUNCH + 2.0 * 64 * BS / HBM_BW, "memory", 1);
+    expect_bound(t, 0, LAUNCH + 2.0 * 64 * BS / HBM_BW, "memory", 1);
 }
 END_TEST
 
@@ -1242,14 +1247,18 @@ START_TEST(test_bound_cut) {
     free(yaml);
     ar_model_free(t->model);
     t->model = m;
-    /* cut: the bridge and the host links of the six devices on the host's far side,
-     * 10 + 6 x 2.5 GB/s: S / 25 GB/s; the narrowest device (five links and its host
-     * link) would give 2(11/12) S / 52.5 GB/s */
+    /* cut over the devices' links: the bridge, S / 10 GB/s; the narrowest device (five
+     * links) would give 2(11/12) S / 50 GB/s */
     ar_bound_t b;
-    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    ck_assert_double_eq_tol(b.cut_gbps, 10.0, 1e-9);
+    ck_assert_double_eq_tol(b.inject_gbps, 50.0, 1e-9);
+    /* staged through the host too: the bridge and the host links of the six devices on
+     * the host's far side, 10 + 6 x 2.5 GB/s: S / 25 GB/s; the narrowest device 52.5 */
+    ck_assert_int_eq(ar_bound(t, (uint64_t)BS, AR_MEM_HBM, 1, &b, &err), AR_OK);
     ck_assert_double_eq_tol(b.cut_gbps, 25.0, 1e-9);
     ck_assert_double_eq_tol(b.inject_gbps, 52.5, 1e-9);
-    expect_bound(t, LAUNCH + LAT + BS / 25e9, "cut", 3);
+    expect_bound(t, 1, LAUNCH + LAT + BS / 25e9, "cut", 3);
 }
 END_TEST
 
@@ -1264,7 +1273,7 @@ START_TEST(test_bound_row) {
     ar_error_t err;
     ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
     ar_bound_t b;
-    ck_assert_int_eq(ar_bound(t, co.row.bytes, AR_MEM_HBM, &b, &err), AR_OK);
+    ck_assert_int_eq(ar_bound(t, co.row.bytes, AR_MEM_HBM, 0, &b, &err), AR_OK);
     ck_assert_double_eq(co.row.bound_s, b.time_s);
     const double e = ar_row_efficiency(&co.row);
     ck_assert_double_eq_tol(e, b.time_s / co.res.time_s, 1e-12);

@@ -75,7 +75,8 @@ static void measured_row(const ar_bench_row_t *b, void *ctx) {
     ar_bound_t bound;
     ar_error_t berr;
     ar_error_clear(&berr);
-    if (ar_bound(t, b->bytes, AR_MEM_HBM, &bound, &berr) == AR_OK) row.bound_s = bound.time_s;
+    const ar_algo_t *a = ar_algo_find(b->algo);
+    if (ar_bound(t, b->bytes, AR_MEM_HBM, a && a->via_host, &bound, &berr) == AR_OK) row.bound_s = bound.time_s;
     if (m->csv) ar_row_csv(m->csv, &row);
     keep_row(m->keep, &row);
     m->rows++;

@@ -22,6 +22,7 @@ typedef struct ar_algo_s {
     const char *summary;   /* one line for `arsim list algos` */
     int max_channels;      /* the most --channels (lanes) it takes; 0 for a probe (any) */
     int takes_root;        /* --root chooses the rank it reduces to */
+    int via_host;          /* its plans stage through host memory (their bound counts the host links) */
     /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
     int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);

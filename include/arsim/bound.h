@@ -22,9 +22,10 @@
  *             harmonic mean of read and write, ar_cost_mem_gbps): each rank reads its
  *             input and writes its output at least once
  *
- * The host is one more node, linked to every device by its staging link (the model's
+ * The links are the devices' own; a plan that stages through the host (via_host) may use
+ * the host as one more node, linked to every device by its staging link (the model's
  * host_link_gbps, one bandwidth both directions share: half of it each way in B_d and C),
- * for algorithms that stage through it. With one device the link terms are 0. The bound
+ * so its bound counts those links too. With one device the link terms are 0. The bound
  * assumes no reduction inside the network (a switch that adds would beat it). */
 #ifndef ARSIM_BOUND_H
 #define ARSIM_BOUND_H
@@ -42,9 +43,10 @@ typedef struct ar_bound_s {
     double memory_gbps;    /* the level's shared bandwidth per device */
 } ar_bound_t;
 
-/* The bound for bytes_per_rank with buffers in `buffer`. AR_OK, or AR_EINVAL when the
- * model has no such level. The topology-wide parts (hops, cut) are computed once per
- * topology and kept with it. */
-int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, ar_bound_t *out, ar_error_t *err);
+/* The bound for bytes_per_rank with buffers in `buffer`, over the devices' links, and the
+ * host's staging links too when via_host. AR_OK, or AR_EINVAL when the model has no such
+ * level. The topology-wide parts (hops, cut) are computed once per topology and kept with it. */
+int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host, ar_bound_t *out,
+             ar_error_t *err);
 
 #endif
