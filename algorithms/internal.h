@@ -43,8 +43,11 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
  * SIGNALs"). */
 #define AR__SIGNAL_BATCH_MAX_BYTES 16384u
 int ar__signal_each_copy(uint64_t copy_bytes);
-/* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first (the order the
- * shots push in). */
+/* The k-th peer (k = 1 .. P-1) rank r's channel c pushes to: channel c starts c peers
+ * further on, so a rank's channels load all its links at once instead of each link
+ * in turn. */
+int ar__peer(int r, int c, int k, int P);
+/* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first. */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
 /* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:
  * `srcs` is the least it would hold (a lower bound the algorithm computes from its shape),

@@ -73,7 +73,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     const int each = ar__signal_each_copy(n * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
-                        int q = (r + k) % P;
+                        int q = ar__peer(r, c, k, P);
                         rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
                         if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);

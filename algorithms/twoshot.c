@@ -42,7 +42,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
-                        int q = (r + k) % P;
+                        int q = ar__peer(r, c, k, P);
                         ar__split(off, off + n, P, q, &so, &sl);
                         rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + so),
                                           ar_addr(r, AR_BUF_IN, so), sl);
@@ -59,7 +59,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                 if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, count, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
-                    int q = (r + kk) % P;
+                    int q = ar__peer(r, c, kk, P);
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
                     if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r));
                 }

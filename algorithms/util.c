@@ -660,6 +660,8 @@ int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err) 
 
 int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_BATCH_MAX_BYTES; }
 
+int ar__peer(int r, int c, int k, int P) { return P < 2 ? r : (r + 1 + (k - 1 + c) % (P - 1)) % P; }
+
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag) {
     for (int k = 1; k < p->nranks; k++) AR_TRY(ar_plan_signal(p, r, c, (r + k) % p->nranks, flag));
     return AR_OK;
