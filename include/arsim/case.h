@@ -59,6 +59,18 @@ int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 int ar_case_run(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 void ar_case_out_free(ar_case_out_t *out);
 
+/* What channels 0 means to every command: the algorithm's channel count of least predicted
+ * time for this case (the analytic backend on the topology's model and this buffer level),
+ * over powers of two up to the algorithm's most, sized at the case's count up to
+ * AR_CASE_TUNE_MAX_BYTES (beyond it the choice there). o's other options hold. Found once
+ * per topology and case shape, then kept with the topology. AR_OK, or the error of
+ * building the algorithm's plan at all. */
+int ar_case_default_channels(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                             const ar_algo_opts_t *o, ar_mem_t buffer, int *channels, ar_error_t *err);
+#define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
+/* A larger count is taken only when it predicts at least this much less time. */
+#define AR_CASE_TUNE_GAIN 0.02
+
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
  * the case says -1. */
 #define AR_CASE_VERIFY_MAX_WORK ((uint64_t)1 << 24)
