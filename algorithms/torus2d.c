@@ -1,6 +1,7 @@
 /* torus2d: on a W x H torus, per chunk group: reduce-scatter along the X ring of
  * each row, allreduce (ring) of the held block along the Y ring of each column,
- * all-gather along X. Lanes alternate the ring directions. */
+ * all-gather along X; or the same with Y first. Lanes alternate the ring directions
+ * and the dimension that goes first, so every link direction carries a first phase. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -52,7 +53,10 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 cols[d * P + x * H + i] = rank_at[(d ? (H - i) % H : i) * W + x];
     }
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
-        int d = c % 2;
+        /* lanes take the four ways in turn: each ring direction, rows first or columns
+         * first, so that with four lanes or more every link direction of both
+         * dimensions carries a first phase's bulk */
+        const int d = c % 2, yx = (c / 2) % 2;
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         for (int i = 0; i < 2 * P; i++) nrecv[i] = 0;
@@ -63,20 +67,25 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         for (int x = 0; x < W; x++)
             ry[x] = (ar__ring_t){p, H, cols + d * P + x * H, c, 4u * c + 2, 4u * c + 3, count,
                                  nrecv + P + x * H, 0};
+        /* first: the rings of the dimension reduce-scattered first (nf of them, n1 long),
+         * second: those of the other (the allreduce of the block each rank holds) */
+        ar__ring_t *first = yx ? ry : rx, *second = yx ? rx : ry;
+        const int nf = yx ? W : H, n1 = yx ? H : W, ns = yx ? H : W;
         uint64_t chunk = ar__chunk_elems(o, len, dt, W + H);
-        uint64_t group = chunk * (uint64_t)W;
+        uint64_t group = chunk * (uint64_t)n1;
         for (uint64_t g = lo; g < lo + len && rc == AR_OK; g += group) {
             uint64_t ge = lo + len - g < group ? lo + len : g + group;
-            for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_rs(&rx[y], g, ge, AR_BUF_IN);
-            /* column x holds block (pos(x) + 1) % W of the row split */
-            for (int x = 0; x < W && rc == AR_OK; x++) {
-                int pos = d ? (W - x) % W : x;
+            for (int f = 0; f < nf && rc == AR_OK; f++) rc = ar__ring_rs(&first[f], g, ge, AR_BUF_IN);
+            /* second ring j holds block (pos(j) + 1) % n1 of the first rings' split, pos(j)
+             * its ranks' position along the first rings */
+            for (int j = 0; j < ns && rc == AR_OK; j++) {
+                int pos = d ? (n1 - j) % n1 : j;
                 uint64_t bo, bl;
-                ar__split(g, ge, W, (pos + 1) % W, &bo, &bl);
-                rc = ar__ring_rs(&ry[x], bo, bo + bl, AR_BUF_OUT);
-                if (rc == AR_OK) rc = ar__ring_ag(&ry[x], bo, bo + bl);
+                ar__split(g, ge, n1, (pos + 1) % n1, &bo, &bl);
+                rc = ar__ring_rs(&second[j], bo, bo + bl, AR_BUF_OUT);
+                if (rc == AR_OK) rc = ar__ring_ag(&second[j], bo, bo + bl);
             }
-            for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_ag(&rx[y], g, ge);
+            for (int f = 0; f < nf && rc == AR_OK; f++) rc = ar__ring_ag(&first[f], g, ge);
         }
         for (int y = 0; y < H && rc == AR_OK; y++) rc = ar__ring_end(&rx[y]);
         for (int x = 0; x < W && rc == AR_OK; x++) rc = ar__ring_end(&ry[x]);
