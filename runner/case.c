@@ -20,14 +20,17 @@ typedef struct tune_cache_s { /* one allocation, grown by realloc */
     struct { tune_key_t key; int channels; } e[];
 } tune_cache_t;
 
-static int tune_find(const ar_topo_t *t, const tune_key_t *k) {
+static int tune_find(const ar_topo_t *t, const tune_key_t *k, ar_algo_opts_t *o) {
     const tune_cache_t *tc = t->tune_cache;
     for (int i = 0; tc && i < tc->n; i++)
-        if (!memcmp(&tc->e[i].key, k, sizeof *k)) return tc->e[i].channels;
+        if (!memcmp(&tc->e[i].key, k, sizeof *k)) {
+            o->channels = tc->e[i].channels;
+            return 1;
+        }
     return 0;
 }
 
-static void tune_keep(const ar_topo_t *t, const tune_key_t *k, int channels) {
+static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opts_t *o) {
     tune_cache_t *tc = t->tune_cache;
     if (!tc || tc->n == tc->cap) {
         const int cap = tc ? 2 * tc->cap : 16;
@@ -37,49 +40,57 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, int channels) {
         g->cap = cap;
         ((ar_topo_t *)t)->tune_cache = tc = g; /* a cache of what t already determines */
     }
-    memset(&tc->e[tc->n].key, 0, sizeof tc->e[tc->n].key);
-    tc->e[tc->n].key = *k;
-    tc->e[tc->n++].channels = channels;
+    memcpy(&tc->e[tc->n].key, k, sizeof *k);
+    tc->e[tc->n++].channels = o->channels;
 }
 
-int ar_case_default_channels(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
-                             const ar_algo_opts_t *o, ar_mem_t buffer, int *channels, ar_error_t *err) {
-    *channels = 0;
+/* The predicted time of the algorithm with these options, INFINITY when its plan cannot
+ * be built or run; *build_rc the build's status (its error in err). */
+static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                      ar_mem_t buffer, int *build_rc, ar_error_t *err) {
+    ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
+    run.buffer = buffer;
+    ar_plan_t *p = NULL;
+    ar_result_t res;
+    *build_rc = ar_algo_build(algo, t, count, dt, o, &p, err);
+    if (*build_rc != AR_OK) return INFINITY;
+    const int rc = ar_backend_run("analytic", t, p, &run, &res, err);
+    ar_plan_free(p);
+    ar_result_free(&res);
+    return rc == AR_OK ? res.time_s : INFINITY;
+}
+
+int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                     ar_mem_t buffer, ar_algo_opts_t *out, ar_error_t *err) {
+    *out = *o;
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
+    if (o->channels > 0) return AR_OK;
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
-    key = (tune_key_t){.algo = a, .model = t->model, .count = count < most ? count : most,
-                       .chunk_bytes = o->chunk_bytes, .dtype = dt, .buffer = buffer, .root = o->root,
-                       .grid_w = o->grid_w, .grid_h = o->grid_h, .slots = o->slots};
-    if ((*channels = tune_find(t, &key)) > 0) return AR_OK;
-    ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
-    run.buffer = buffer;
+    key.algo = a, key.model = t->model, key.count = count < most ? count : most, key.chunk_bytes = o->chunk_bytes;
+    key.dtype = dt, key.buffer = buffer, key.root = o->root;
+    key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
+    if (tune_find(t, &key, out)) return AR_OK;
+    ar_algo_opts_t k = *o, best_o = *o;
     double best = INFINITY;
-    int best_k = 0;
-    for (int k = 1; k <= a->max_channels && (uint64_t)k <= key.count; k *= 2) {
-        ar_algo_opts_t ko = *o;
-        ko.channels = k;
-        ar_plan_t *p = NULL;
-        ar_error_t e;
+    int brc;
+    ar_error_t e;
+    /* the channels, at the chunk asked or the algorithm's own; the fewest among equals,
+     * since fewer hold fewer of the device's engines. The least time, not the fewest
+     * within some margin: the least of times that each grow with size grows with size. */
+    for (int ch = 1; ch <= a->max_channels && (uint64_t)ch <= key.count; ch *= 2) {
+        k.channels = ch;
         ar_error_clear(&e);
-        int rc = ar_algo_build(algo, t, key.count, dt, &ko, &p, &e);
-        if (rc != AR_OK) {
-            if (k == 1 && rc != AR_ELIMIT) return ar_error_set(err, rc, e.file[0] ? e.file : NULL, e.line, e.column,
-                                                               "%s", e.message);
-            continue; /* more channels than a plan may hold: the fewer ones stand */
-        }
-        ar_result_t res;
-        rc = ar_backend_run("analytic", t, p, &run, &res, &e);
-        ar_plan_free(p);
-        ar_result_free(&res);
-        /* more channels only for a real gain (AR_CASE_TUNE_GAIN): fewer hold fewer of the
-         * device's engines, and a count that wins by noise would jump from size to size */
-        if (rc == AR_OK && res.time_s < best * (1 - AR_CASE_TUNE_GAIN)) best = res.time_s, best_k = k;
+        const double s = predict(t, algo, key.count, dt, &k, buffer, &brc, &e);
+        if (brc != AR_OK && ch == 1 && brc != AR_ELIMIT)
+            return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
+        if (s < best) best = s, best_o = k;
     }
-    if (best_k > 0) tune_keep(t, &key, best_k);
-    *channels = best_k; /* 0 when no count ran (a buffer too small): the algorithm's own */
+    if (!isfinite(best)) return AR_OK; /* none ran (a buffer too small): the algorithm's own, whose run says why */
+    *out = best_o;
+    tune_keep(t, &key, out);
     return AR_OK;
 }
 
@@ -87,10 +98,8 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     memset(out, 0, sizeof *out);
     out->stage = AR_CASE_BUILD;
     const ar_algo_t *a = ar_algo_find(c->algo);
-    ar_algo_opts_t opts = c->algo_opts;
-    if (opts.channels == 0)
-        AR_TRY(ar_case_default_channels(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer,
-                                        &opts.channels, err));
+    ar_algo_opts_t opts;
+    AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, err));
     AR_TRY(ar_algo_build(c->algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;
