@@ -98,8 +98,9 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     memset(out, 0, sizeof *out);
     out->stage = AR_CASE_BUILD;
     const ar_algo_t *a = ar_algo_find(c->algo);
-    ar_algo_opts_t opts;
-    AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, err));
+    ar_algo_opts_t opts = c->algo_opts;
+    if (!c->own_defaults)
+        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, err));
     AR_TRY(ar_algo_build(c->algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;

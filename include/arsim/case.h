@@ -36,6 +36,8 @@ typedef struct ar_case_s {
     ar_algo_opts_t algo_opts;  /* channels, chunk, root */
     ar_run_opts_t run;         /* buffer, iterations, check, breakdown, seed */
     int verify;                /* 1: verify the plan, 0: never, -1: when cheap (probes never) */
+    int own_defaults;          /* 1: channels 0 is the algorithm's own rule, as a plan built without
+                                  the runner has it (bench's), not ar_case_defaults' count */
 } ar_case_t;
 
 /* Where a case stopped: AR_CASE_DONE when it has a row. */
