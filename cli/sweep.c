@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -198,6 +199,7 @@ typedef struct sweep_s {
     int nroots;            /* the root dimension: --root's list, or every rank of the largest topology */
     ar_topo_t **topos;     /* opened once, before the workers fork */
     keyset_t done;         /* --resume: keys already in the CSV */
+    int lockfd;            /* the lock on --out: the parent's alone (-1: none) */
 } sweep_t;
 
 typedef struct run_idx_s {
@@ -408,11 +410,18 @@ static int run_workers(parent_t *p) {
     fflush(NULL);
     pid_t *pids = calloc((size_t)w->jobs, sizeof *pids);
     int nkids = 0;
+    const pid_t parent = getpid();
     for (long j = 0; j < w->jobs; j++) {
         pid_t pid = fork();
         if (pid < 0) break;
         if (pid == 0) {
             close(fds[0]);
+            /* The lock is the parent's: a worker left running after its parent was killed
+             * must not hold it against the --resume that follows. Nor run on: it goes
+             * with the parent. */
+            if (w->lockfd >= 0) close(w->lockfd);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(0); /* the parent died before the line above */
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
             char msg[MSG_MAX];
@@ -595,6 +604,7 @@ int ar_cli_sweep(int argc, char **argv) {
     memset(&w, 0, sizeof w);
     w.cmd = "sweep";
     w.jobs = 1;
+    w.lockfd = -1;
     w.shard_n = 1;
     ar_cli_extra_t extra = {sweep_longopts, NULL, sweep_opt, &w, sweep_usage,
                             AR_CLI_ALL_OPTS & ~(AR_CLI_O(CSV) | AR_CLI_O(BREAKDOWN) | AR_CLI_O(DUMP_PLAN)),
@@ -650,6 +660,7 @@ int ar_cli_sweep(int argc, char **argv) {
         rc = ar_cli_fail(w.cmd, "--out %s: %s", w.out, strerror(errno));
         goto out;
     }
+    w.lockfd = lockfd;
     if (!to_stdout && flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
         rc = errno == EWOULDBLOCK ? ar_cli_fail(w.cmd, "--out %s: another sweep is writing it", w.out)
                                   : ar_cli_fail(w.cmd, "--out %s: cannot lock: %s", w.out, strerror(errno));
