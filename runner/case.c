@@ -45,15 +45,22 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
 }
 
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
- * be built or run; *build_rc the build's status (its error in err). */
+ * be built or run, or has more than max_ops ops (0: any); *build_rc the build's status (its
+ * error in err), *nops the plan's ops. */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                      ar_mem_t buffer, int *build_rc, ar_error_t *err) {
+                      ar_mem_t buffer, uint64_t max_ops, int *build_rc, uint64_t *nops, ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     ar_plan_t *p = NULL;
     ar_result_t res;
+    *nops = 0;
     *build_rc = ar_algo_build(algo, t, count, dt, o, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
+    *nops = (uint64_t)p->nops;
+    if (max_ops && *nops > max_ops) {
+        ar_plan_free(p);
+        return INFINITY;
+    }
     const int rc = ar_backend_run("analytic", t, p, &run, &res, err);
     ar_plan_free(p);
     ar_result_free(&res);
@@ -83,10 +90,12 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     for (int ch = 1; ch <= a->max_channels && (uint64_t)ch <= key.count; ch *= 2) {
         k.channels = ch;
         ar_error_clear(&e);
-        const double s = predict(t, algo, key.count, dt, &k, buffer, &brc, &e);
+        uint64_t nops;
+        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == 1 ? 0 : AR_CASE_TUNE_MAX_OPS, &brc, &nops, &e);
         if (brc != AR_OK && ch == 1 && brc != AR_ELIMIT)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
         if (s < best) best = s, best_o = k;
+        if (nops > AR_CASE_TUNE_MAX_OPS) break; /* more channels, more ops: none of them either */
     }
     if (!isfinite(best)) return AR_OK; /* none ran (a buffer too small): the algorithm's own, whose run says why */
     *out = best_o;

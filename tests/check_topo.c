@@ -112,6 +112,8 @@ START_TEST(test_build_full_switch) {
     ck_assert_int_eq(t->kind, AR_TOPO_FULL);
     ck_assert_int_eq(t->nlinks, 6);
     ck_assert_str_eq(t->model->name, "h200_sxm");
+    /* the model's 18 NVLink lanes a GPU, split among its three peers */
+    for (int i = 0; i < t->nlinks; i++) ck_assert_int_eq(t->links[i].count, 6);
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
             ck_assert_int_eq(ar_topo_rank_hops(t, a, b), a != b);
@@ -128,9 +130,19 @@ START_TEST(test_build_full_switch) {
     ck_assert_int_eq(ar_topo_rank_hops(t, 0, 3), 2);
     ck_assert(ar_topo_rank_adjacent(t, 0, 3));
     ck_assert_int_eq(ar_topo_rank_hops(t, 2, 2), 0);
+    for (int i = 0; i < t->nlinks; i++) ck_assert_int_eq(t->links[i].count, 18); /* all into the switch */
     ar_topo_free(t);
-    /* a ring is not all-adjacent */
+    /* a pair has every lane; more peers than lanes still one each */
+    t = spec("full:2");
+    ck_assert_int_eq(t->links[0].count, 18);
+    ck_assert_double_eq_tol(ar_topo_link_gbps(t, 0), 18 * 26.562, 1e-9);
+    ar_topo_free(t);
+    t = spec("full:24");
+    for (int i = 0; i < t->nlinks; i++) ck_assert_int_eq(t->links[i].count, 1);
+    ar_topo_free(t);
+    /* a ring is not all-adjacent, and its neighbours have one bundle each (no lanes in accel_tcm) */
     t = spec("ring_1d:6");
+    ck_assert_int_eq(t->links[0].count, 1);
     ck_assert(ar_topo_rank_adjacent(t, 0, 1));
     ck_assert(!ar_topo_rank_adjacent(t, 0, 2));
     ar_topo_free(t);

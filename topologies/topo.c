@@ -9,7 +9,9 @@
  *   switch:N      N devices, each linked to one switch node "sw0"
  * Devices are named d0..d(N-1). Every link is one bundle of the model's first link
  * kind with count 1, except where the wrap-around link and the direct link join the
- * same pair (a ring or torus side of 2): one bundle of count 2. 2x3 is not 3x2:
+ * same pair (a ring or torus side of 2): one bundle of count 2; and on full and switch,
+ * whose bundles carry the model's `lanes` of that kind (switch: all of a device's,
+ * full: split evenly among its N-1 peers, at least one each). 2x3 is not 3x2:
  * grid_w and grid_h keep what was asked.
  *
  * Default model when none is given: accel_tcm for ring_1d, torus_2d and mesh_2d (the
@@ -425,8 +427,14 @@ int ar_topo_build(const char *spec, ar_model_t *model, ar_topo_t **out, ar_error
         return rc;
     }
     if (!model) AR_TRY(ar_model_load(ar__topo_default_model(kind), &model, err));
+    /* A board's devices reach each other over the lanes the model gives them: all into the
+     * switch, or split among the peers of a full graph. Grids and rings link neighbours with
+     * one bundle each. */
+    const int lanes = model->nlinks > 0 && model->links[0].lanes >= 1 ? (int)model->links[0].lanes : 1;
+    const int count = kind == AR_TOPO_SWITCH ? lanes
+                    : kind == AR_TOPO_FULL && w > 1 ? (lanes / (w - 1) > 1 ? lanes / (w - 1) : 1) : 1;
     ar_topo_t *t;
-    AR_TRY(ar__topo_build_kind(kind, w, h, model, 0, 1, &t, err));
+    AR_TRY(ar__topo_build_kind(kind, w, h, model, 0, count, &t, err));
     snprintf(t->name, sizeof t->name, "%s", spec);
     *out = t;
     return AR_OK;

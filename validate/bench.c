@@ -19,6 +19,7 @@
 #include "validate/bench.h"
 #include "hw/cuda.h"
 #include "arsim/algo.h"
+#include "arsim/case.h"
 
 /* The few NCCL entry points used, declared here (ABI of nccl.h 2.x) so no
  * header is needed at build time. */
@@ -352,6 +353,13 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             } else if (channels) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
+                /* at its defaults: the channel count the model predicts fastest, as run and
+                 * sweep give it (a NAME:Nslot variant keeps the algorithm's own) */
+                ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
+                ar_error_t te;
+                ar_error_clear(&te);
+                if (ar_case_defaults(topo, name, count, o->dtype, &def, AR_MEM_HBM, &got, &te) == AR_OK)
+                    channels = got.channels;
                 snprintf(label, sizeof label, "%s", name);
             }
             ar_plan_t *plan = NULL;

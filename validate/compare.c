@@ -40,7 +40,7 @@ static int predict(const char *backend, ar_topo_t *t, const char *algo, uint64_t
     ar_case_t c = {
         .backend = backend, .topo = t, .topology = t->name, .algo = algo, .count = count, .dtype = dt,
         .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0,
-        .own_defaults = 1, /* the plan bench measured, built by the algorithm alone */
+        .own_defaults = 1, /* channels 0: the algorithm's own rule, which plan_channels_for found rebuilds the measured plan */
     };
     c.algo_opts.channels = channels;
     c.algo_opts.chunk_bytes = chunk;

@@ -63,7 +63,8 @@ void ar_case_out_free(ar_case_out_t *out);
 
 /* What channels 0 means to every command: the algorithm's channel count of least predicted
  * time for this case (the analytic backend on the topology's model and this buffer level),
- * over powers of two up to the algorithm's most, at the chunk asked or the algorithm's own.
+ * over powers of two up to the algorithm's most (and AR_CASE_TUNE_MAX_OPS), at the chunk asked
+ * or the algorithm's own.
  * Sized at the case's count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there).
  * Found once per topology and case shape, then kept with the topology. out is o with the
  * channels filled (as given when given); AR_OK, or the error of building the algorithm's
@@ -71,6 +72,10 @@ void ar_case_out_free(ar_case_out_t *out);
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, ar_algo_opts_t *out, ar_error_t *err);
 #define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
+/* Past one channel, no count whose plan holds more ops than this is tried (nor any larger):
+ * a simulation costs its ops, and on hundreds of ranks a plan of many channels costs more to
+ * simulate than it could gain. */
+#define AR_CASE_TUNE_MAX_OPS ((uint64_t)1 << 20)
 
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
  * the case says -1. */

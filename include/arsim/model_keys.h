@@ -6,7 +6,7 @@
  *   key       the YAML key, and the name of the double that holds it (ar_model_t,
  *             ar_mem_level_t or ar_link_kind_t): values stay in the unit their name
  *             carries (lat_ns in ns, bw_gbps in GB/s = 1e9 bytes/s)
- *   unit      ns, GB/s, GHz or bytes (ar_model_unit_si turns each into SI)
+ *   unit      ns, GB/s, GHz, bytes or lanes (ar_model_unit_si turns each into SI; a count is 1)
  *   required  1: the key must be there and positive; 0: optional, 0 when absent
  *             (the term is left out: what 0 means is said in `meaning`)
  *   min, max  the accepted range, in the key's unit (an optional key may also be 0)
@@ -34,6 +34,10 @@
     X(LEVEL, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "access latency from the device's own cores")              \
     X(LINK, bw_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one link of this kind, one direction")                 \
     X(LINK, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "one hop over such a link, one way")                         \
+    X(LINK, lanes, "lanes", 0, 1, 4096,                                                                       \
+      "links of this kind one device has (the first kind, in built topologies): switch:N joins each "         \
+      "device to the switch with all of them, full:N splits them evenly among a device's N-1 peers, at "      \
+      "least one each (0: one)")                                                                              \
     X(ROOT, reduce_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one channel's additions: bytes of output per second") \
     X(ROOT, chan_inflight_bytes, "bytes", 1, 1, 1e9,                                                          \
       "bytes one channel keeps in flight on remote reads (with chan_read_lat_ns, Little's law)")              \
