@@ -8,7 +8,8 @@
  * --algo also takes `auto` (the choice by size and rank count) and the probe
  * plans x-... (algorithms/probes.c lists them), which the shared option
  * parser does not know: bench takes --algo out of argv before parsing. The
- * topology defaults to full:N over the N visible GPUs. */
+ * topology defaults to the N visible GPUs: full:2 for a pair, switch:N for more (every pair
+ * NV18 through NVSwitch: a GPU's lanes all reach any one peer). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ int ar_cli_bench(int argc, char **argv) {
         longopts, NULL, handle, &x,
         "options of bench:\n"
         "  --backend cuda         the backend bench measures (the default; the only one)\n"
-        "  --topology FILE|SPEC   the GPUs' topology (default full:N over the N GPUs of this machine)\n"
+        "  --topology FILE|SPEC   the GPUs' topology (default full:2 for two GPUs, switch:N for N)\n"
         "  --algo auto|all|NAME[,NAME..]  our algorithms (default auto: picks by size and rank count);\n"
         "                         x-NAME: the executor's probe plans (x-oneshot, x-pushshot, x-twoshot,\n"
         "                         x-reduce, x-pushsig, x-chainN, ...: algorithms/probes.c; a wrong name lists them)\n"
@@ -141,7 +142,7 @@ int ar_cli_bench(int argc, char **argv) {
             rc = ar_cli_fail("bench", "no CUDA GPU visible on this machine");
             goto out;
         }
-        snprintf(spec, sizeof spec, "full:%d", n);
+        snprintf(spec, sizeof spec, n > 2 ? "switch:%d" : "full:%d", n);
         topo_spec = spec;
         if ((rc = ar_cli_topo_open(&o, topo_spec, &topo)) != AR_CLI_OK) goto out;
     }

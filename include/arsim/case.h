@@ -76,6 +76,8 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * a simulation costs its ops, and on hundreds of ranks a plan of many channels costs more to
  * simulate than it could gain. */
 #define AR_CASE_TUNE_MAX_OPS ((uint64_t)1 << 20)
+/* Counts predicting within this share of the least time count as equal: the most of them is taken. */
+#define AR_CASE_TUNE_FLAT 0.01
 
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
  * the case says -1. */
