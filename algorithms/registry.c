@@ -8,7 +8,7 @@ static const ar_algo_t table[] = {
     ALGO("ring", NULL, ar__build_ring, AR__MAX_LANES_RING,
          "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
     ALGO("torus2d", NULL, ar__build_torus2d, AR__MAX_LANES_TORUS2D,
-         "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X"),
+         "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"),
     ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
          "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"),
     ALGO("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
@@ -27,8 +27,21 @@ static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table
 
 const ar_algo_t *const *ar_algo_all(void) { return algos; }
 
+/* --algo auto: chosen per case by the runner, never built itself */
+static int build_auto(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
+                      ar_error_t *err) {
+    (void)t, (void)count, (void)dt, (void)o;
+    *out = NULL;
+    return AR_ERR(err, AR_EINVAL, "auto: chosen per case by the runner (ar_case_plan), not built itself");
+}
+static const ar_algo_t auto_algo = {.name = "auto", .build = build_auto, .chooser = 1, .max_channels = 128,
+                                    .summary = "the algorithm and channels of least predicted time, per case"};
+
+const ar_algo_t *ar_algo_auto_entry(void) { return &auto_algo; }
+
 const ar_algo_t *ar_algo_find(const char *name) {
     if (!name) return NULL;
+    if (!strcmp(name, "auto")) return &auto_algo;
     for (int i = 0; algos[i]; i++)
         if (!strcmp(algos[i]->name, name) || (algos[i]->alias && !strcmp(algos[i]->alias, name)))
             return algos[i];

@@ -10,6 +10,8 @@ static int list_algos(void) {
     for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++)
         printf("%-12s %-9s %s\n", (*a)->name, (*a)->alias ? (*a)->alias : "-",
                (*a)->summary ? (*a)->summary : "");
+    const ar_algo_t *au = ar_algo_auto_entry();
+    printf("%-12s %-9s %s\n", au->name, "-", au->summary);
     return 0;
 }
 

@@ -171,7 +171,7 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(TOPOLOGY), "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
                          "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"},
     {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
-    {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all   algorithms (default all that fit)\n"},
+    {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all|auto   algorithms (default all that fit; auto: the fastest predicted)\n"},
     {AR_CLI_O(SIZE), "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
                      "                         (default 8K:1G)\n"},
     {AR_CLI_O(COUNT), "  --count N[,N..]        elements per rank instead of --size\n"},

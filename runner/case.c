@@ -12,25 +12,26 @@ typedef struct tune_key_s {
     const ar_algo_t *algo;
     const ar_model_t *model;
     uint64_t count, chunk_bytes;
-    int dtype, buffer, root, grid_w, grid_h, slots;
+    int dtype, buffer, root, grid_w, grid_h, slots, channels; /* channels: as asked (0: chosen) */
 } tune_key_t;
 
 typedef struct tune_cache_s { /* one allocation, grown by realloc */
     int n, cap;
-    struct { tune_key_t key; int channels; } e[];
+    struct { tune_key_t key; int channels; double time_s; } e[];
 } tune_cache_t;
 
-static int tune_find(const ar_topo_t *t, const tune_key_t *k, ar_algo_opts_t *o) {
+static int tune_find(const ar_topo_t *t, const tune_key_t *k, ar_algo_opts_t *o, double *time_s) {
     const tune_cache_t *tc = t->tune_cache;
     for (int i = 0; tc && i < tc->n; i++)
         if (!memcmp(&tc->e[i].key, k, sizeof *k)) {
             o->channels = tc->e[i].channels;
+            *time_s = tc->e[i].time_s;
             return 1;
         }
     return 0;
 }
 
-static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opts_t *o) {
+static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opts_t *o, double time_s) {
     tune_cache_t *tc = t->tune_cache;
     if (!tc || tc->n == tc->cap) {
         const int cap = tc ? 2 * tc->cap : 16;
@@ -41,6 +42,7 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
         ((ar_topo_t *)t)->tune_cache = tc = g; /* a cache of what t already determines */
     }
     memcpy(&tc->e[tc->n].key, k, sizeof *k);
+    tc->e[tc->n].time_s = time_s;
     tc->e[tc->n++].channels = o->channels;
 }
 
@@ -68,29 +70,34 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
 }
 
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, ar_algo_opts_t *out, ar_error_t *err) {
+                     ar_mem_t buffer, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
     *out = *o;
+    if (o->channels > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
+    double unused;
+    if (!predicted_s) predicted_s = &unused;
+    *predicted_s = INFINITY;
     const ar_algo_t *a = ar_algo_find(algo);
-    if (!a || a->probe || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
-    if (o->channels > 0) return AR_OK;
+    if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
     key.algo = a, key.model = t->model, key.count = count < most ? count : most, key.chunk_bytes = o->chunk_bytes;
     key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
-    if (tune_find(t, &key, out)) return AR_OK;
+    if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     ar_algo_opts_t k = *o;
     double time[32];
     int chans[32], n = 0, brc;
     ar_error_t e;
-    /* every count, at the chunk asked or the algorithm's own */
-    for (int ch = 1; ch <= a->max_channels && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
+    /* every count, at the chunk asked or the algorithm's own (or the one asked) */
+    const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
+    key.channels = o->channels;
+    for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == 1 ? 0 : AR_CASE_TUNE_MAX_OPS, &brc, &nops, &e);
-        if (brc != AR_OK && ch == 1 && brc != AR_ELIMIT)
+        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == lo ? 0 : AR_CASE_TUNE_MAX_OPS, &brc, &nops, &e);
+        if (brc != AR_OK && ch == lo && brc != AR_ELIMIT)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
         time[n] = s, chans[n++] = ch;
         if (nops > AR_CASE_TUNE_MAX_OPS) break; /* more channels, more ops: none of them either */
@@ -104,8 +111,28 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
      * gains from more (2 x H200, 2stage at 16 MB: 62.6 us at the model's least, 32
      * channels; 54.9 at 128, which the model put 0.3% above; docs/PERFORMANCE.md). */
     for (int i = 0; i < n; i++)
-        if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) out->channels = chans[i];
-    tune_keep(t, &key, out);
+        if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) out->channels = chans[i], *predicted_s = time[i];
+    tune_keep(t, &key, out, *predicted_s);
+    return AR_OK;
+}
+
+/* auto: every registered algorithm that fits, each at the options ar_case_defaults gives it,
+ * by predicted time; the least (the first in the registry among equals). */
+static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
+    double best = INFINITY;
+    for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+        if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
+        ar_algo_opts_t o;
+        double s;
+        ar_error_t e;
+        ar_error_clear(&e);
+        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, &o, &s, &e) != AR_OK)
+            continue; /* it does not fit */
+        if (s < best) best = s, *algo = (*a)->name, *opts = o;
+    }
+    if (!isfinite(best))
+        return AR_ERR(err, AR_EUNFIT, "auto: no algorithm fits %s (arsim list algos; each says why with --algo all)",
+                      c->topo->name);
     return AR_OK;
 }
 
@@ -114,9 +141,15 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     out->stage = AR_CASE_BUILD;
     const ar_algo_t *a = ar_algo_find(c->algo);
     ar_algo_opts_t opts = c->algo_opts;
-    if (!c->own_defaults)
-        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, err));
-    AR_TRY(ar_algo_build(c->algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
+    const char *algo = c->algo;
+    if (a && a->chooser) {
+        AR_TRY(choose(c, &algo, &opts, err));
+        snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
+        a = ar_algo_find(algo);
+    } else if (!c->own_defaults) {
+        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, NULL, err));
+    }
+    AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;
     const int cheap = (uint64_t)p->nops * (uint64_t)p->nranks * (uint64_t)p->nchannels <= AR_CASE_VERIFY_MAX_WORK;
@@ -132,7 +165,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     const ar_topo_t *t = c->topo;
     out->row = (ar_row_t){
         .backend = c->backend, .topology = c->topology, .model = t->model ? t->model->name : "",
-        .algo = c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
+        .algo = out->algo_label[0] ? out->algo_label : c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
         .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .root = p->root,
         .channels = p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p), .res = &out->res, .check = "",
     };

@@ -1262,6 +1262,73 @@ START_TEST(test_bound_cut) {
 }
 END_TEST
 
+/* One case on the analytic backend at the given channels (0: the defaults); the row's time,
+ * channels and algo (copied into label). */
+static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int channels, int *plan_ch, char *label,
+                        size_t len) {
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = algo, .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = channels;
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    if (ar_case_run(&c, &co, &err) != AR_OK) {
+        ar_case_out_free(&co);
+        return INFINITY;
+    }
+    const double s = co.res.time_s;
+    if (plan_ch) *plan_ch = co.row.channels;
+    if (label) snprintf(label, len, "%s", co.row.algo);
+    ar_case_out_free(&co);
+    return s;
+}
+
+/* Default channels: no power of two up to the algorithm's most predicts more than 1% faster
+ * than the count chosen, and none above it is within 1% (the most of the flat region). */
+START_TEST(test_default_channels) {
+    ar_topo_t *t = round_topo("torus_2d:4x4");
+    const char *algos[] = {"ring", "torus2d", "center_root"};
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        const ar_algo_t *a = ar_algo_find(algos[i]);
+        int ch;
+        const double def = case_time(t, algos[i], 1 << 19, 0, &ch, NULL, 0);
+        ck_assert(isfinite(def));
+        double least = INFINITY;
+        int most_flat = 0;
+        for (int k = 1; k <= a->max_channels; k *= 2) least = fmin(least, case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0));
+        for (int k = 1; k <= a->max_channels; k *= 2)
+            if (case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0) <= least * 1.01) most_flat = k;
+        ck_assert_msg(def <= least * 1.01, "%s: default %g s, least %g s", algos[i], def, least);
+        ck_assert_double_eq(def, case_time(t, algos[i], 1 << 19, most_flat, NULL, NULL, 0));
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
+/* --algo auto: the least time of every algorithm at its defaults, and the row says which. */
+START_TEST(test_auto_picks_least) {
+    const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:4"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        ar_topo_t *t = round_topo(specs[i]);
+        for (uint64_t count = 4096; count <= (1u << 20); count *= 16) {
+            char label[64], want[64] = "";
+            const double got = case_time(t, "auto", count, 0, NULL, label, sizeof label);
+            double least = INFINITY;
+            for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+                char l[64];
+                const double s = case_time(t, (*a)->name, count, 0, NULL, l, sizeof l);
+                if (s < least) least = s, snprintf(want, sizeof want, "auto:%s/", (*a)->name);
+            }
+            ck_assert_msg(got == least, "%s, %llu: auto %g s, least %g s", specs[i], (unsigned long long)count, got,
+                          least);
+            ck_assert_msg(!strncmp(label, want, strlen(want)), "%s: auto's row says %s, want %s..", specs[i], label,
+                          want);
+        }
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* No row of a backend predicts below the bound where channels do not share links; and
  * the bound is what rows carry. */
 START_TEST(test_bound_row) {
@@ -1314,6 +1381,11 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_bound_by_hand);
     tcase_add_test(tc, test_bound_cut);
     tcase_add_test(tc, test_bound_row);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("defaults");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_default_channels);
+    tcase_add_test(tc, test_auto_picks_least);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");
     tcase_set_timeout(tc, 60);

@@ -26,6 +26,8 @@ typedef struct ar_algo_s {
     /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
     int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
+    int chooser;           /* `auto`: no plan of its own; the runner (arsim/case.h) picks among
+                            * the registry's algorithms by predicted time */
     int probe;             /* a probe plan (algorithms/probes.c): it measures the executor and
                             * computes no allreduce; `--algo all` and ar_algo_all leave it out.
                             * A name ending in N (x-chainN) is used with a count: x-chain34 */
@@ -33,6 +35,8 @@ typedef struct ar_algo_s {
 
 /* By name or alias; NULL when unknown. */
 const ar_algo_t *ar_algo_find(const char *name);
+/* `auto`'s entry (ar_algo_find("auto") too): not in ar_algo_all. */
+const ar_algo_t *ar_algo_auto_entry(void);
 /* The registry of allreduce algorithms, NULL-terminated. */
 const ar_algo_t *const *ar_algo_all(void);
 /* The probe plans (`arsim list probes`): entry i of ar_algo_probe_count(), NULL beyond.

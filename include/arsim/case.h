@@ -36,8 +36,8 @@ typedef struct ar_case_s {
     ar_algo_opts_t algo_opts;  /* channels, chunk, root */
     ar_run_opts_t run;         /* buffer, iterations, check, breakdown, seed */
     int verify;                /* 1: verify the plan, 0: never, -1: when cheap (probes never) */
-    int own_defaults;          /* 1: channels 0 is the algorithm's own rule, as a plan built without
-                                  the runner has it (bench's), not ar_case_defaults' count */
+    int own_defaults;          /* 1: channels 0 is the algorithm's own rule (ar_algo_build's), not
+                                  ar_case_defaults' count: validate rebuilding a measured plan */
 } ar_case_t;
 
 /* Where a case stopped: AR_CASE_DONE when it has a row. */
@@ -48,6 +48,7 @@ typedef struct ar_case_out_s {
     ar_plan_t *plan;   /* from ar_case_plan until ar_case_out_free */
     ar_result_t res;
     ar_row_t row;      /* its identity from ar_case_plan, its result once done */
+    char algo_label[64]; /* --algo auto: what it picked, "auto:NAME/CHANNELS" (the row's algo) */
 } ar_case_out_t;
 
 /* Build and (as asked) verify the plan: out->plan and out->row's identity (no result
@@ -61,16 +62,18 @@ int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 int ar_case_run(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 void ar_case_out_free(ar_case_out_t *out);
 
-/* What channels 0 means to every command: the algorithm's channel count of least predicted
- * time for this case (the analytic backend on the topology's model and this buffer level),
- * over powers of two up to the algorithm's most (and AR_CASE_TUNE_MAX_OPS), at the chunk asked
- * or the algorithm's own.
+/* What channels 0 means to every command: the most channels whose predicted time for this
+ * case (the analytic backend on the topology's model and this buffer level) is within
+ * AR_CASE_TUNE_FLAT of the least, over powers of two up to the algorithm's most (and
+ * AR_CASE_TUNE_MAX_OPS), at the chunk asked or the algorithm's own.
  * Sized at the case's count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there).
  * Found once per topology and case shape, then kept with the topology. out is o with the
  * channels filled (as given when given); AR_OK, or the error of building the algorithm's
- * plan at all. */
+ * plan at all. predicted_s (may be NULL) receives the predicted time of the count chosen (or
+ * given) at the size it was found at: what `--algo auto` picks an algorithm by, in
+ * ar_case_plan (the row's algo then says what it picked, auto:NAME/CHANNELS). */
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, ar_algo_opts_t *out, ar_error_t *err);
+                     ar_mem_t buffer, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err);
 #define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
 /* Past one channel, no count whose plan holds more ops than this is tried (nor any larger):
  * a simulation costs its ops, and on hundreds of ranks a plan of many channels costs more to
