@@ -1,15 +1,20 @@
 # bench: `make bench` builds and runs the sim backend's speed benchmark (ring and
-# torus2d allreduce at 64 .. 4096 devices: wall time, ops per second, peak memory).
-# Not part of `make check`. BENCH_ARGS passes options (see bench/simbench.c).
+# torus2d allreduce at 64 .. 4096 devices: wall time, ops per second, peak memory), then
+# the what-if efficiency table (scripts/efficiency.sh: each algorithm on its topology at
+# its defaults, its share of the physical bound). Not part of `make check`. BENCH_ARGS
+# passes options (see bench/simbench.c).
 .PHONY: bench
+EXTRA_DIST += scripts/efficiency.sh
 if HAVE_SIMGRID
 noinst_PROGRAMS += bench/simbench
 bench_simbench_SOURCES = bench/simbench.c
 bench_simbench_LDADD = libarsim.la -lm
 
-bench: bench/simbench$(EXEEXT)
+bench: bench/simbench$(EXEEXT) arsim$(EXEEXT)
 	./bench/simbench$(EXEEXT) $(BENCH_ARGS)
+	ARSIM=./arsim$(EXEEXT) $(SHELL) $(srcdir)/scripts/efficiency.sh
 else
-bench:
-	@echo "make bench: this build has no sim backend (configure found no SimGrid)"; exit 1
+bench: arsim$(EXEEXT)
+	@echo "make bench: this build has no sim backend (configure found no SimGrid): the efficiency table alone"
+	ARSIM=./arsim$(EXEEXT) $(SHELL) $(srcdir)/scripts/efficiency.sh
 endif
