@@ -13,6 +13,7 @@ typedef struct tune_key_s {
     const ar_model_t *model;
     uint64_t count, chunk_bytes;
     int dtype, buffer, root, grid_w, grid_h, slots, channels; /* channels: as asked (0: chosen) */
+    int hardware;
 } tune_key_t;
 
 typedef struct tune_cache_s { /* one allocation, grown by realloc */
@@ -70,7 +71,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
 }
 
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+                     ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
     *out = *o;
     if (o->channels > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
     double unused;
@@ -92,6 +93,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     /* every count, at the chunk asked or the algorithm's own (or the one asked) */
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
     key.channels = o->channels;
+    key.hardware = hardware;
     for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
         k.channels = ch;
         ar_error_clear(&e);
@@ -105,15 +107,24 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     double least = INFINITY;
     for (int i = 0; i < n; i++) least = fmin(least, time[i]);
     if (!isfinite(least)) return AR_OK; /* none ran (a buffer too small): the algorithm's own, whose run says why */
-    /* The most channels within AR_CASE_TUNE_FLAT of the least time: where the model's time
-     * is flat in channels the links are full in it, and a real device, whose channels each
-     * run slower beside many others than alone (where their rates were measured), still
-     * gains from more (2 x H200, 2stage at 16 MB: 62.6 us at the model's least, 32
-     * channels; 54.9 at 128, which the model put 0.3% above; docs/PERFORMANCE.md). */
+    /* For a model backend the model is what runs: the least time, the fewest channels among
+     * equals (fewer cost less to simulate; and the least of times that each grow with size
+     * grows with size). For hardware, the most channels within AR_CASE_TUNE_FLAT of the
+     * least: where the model's time is flat in channels its links are full, and a real
+     * device, whose channels each run slower beside many others than alone (where their
+     * rates were measured), still gains from more (2 x H200, 2stage at 16 MB: 62.6 us at
+     * the model's least, 32 channels; 54.9 at 128, 0.3% above it in the model). */
     for (int i = 0; i < n; i++)
-        if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) out->channels = chans[i], *predicted_s = time[i];
+        if (hardware ? time[i] <= least * (1 + AR_CASE_TUNE_FLAT) : time[i] == least && !isfinite(*predicted_s))
+            out->channels = chans[i], *predicted_s = time[i];
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
+}
+
+/* Whether the case runs on real devices (the defaults hedge against the model there). */
+static int on_hardware(const ar_case_t *c) {
+    const ar_backend_ops_t *ops = ar_backend_find(c->backend);
+    return ops && (ops->caps & AR_BACKEND_HARDWARE);
 }
 
 /* auto: every registered algorithm that fits, each at the options ar_case_defaults gives it,
@@ -126,7 +137,8 @@ static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, a
         double s;
         ar_error_t e;
         ar_error_clear(&e);
-        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, &o, &s, &e) != AR_OK)
+        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, on_hardware(c), &o,
+                             &s, &e) != AR_OK)
             continue; /* it does not fit */
         if (s < best) best = s, *algo = (*a)->name, *opts = o;
     }
@@ -147,7 +159,8 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     } else if (!c->own_defaults) {
-        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &opts, NULL, err));
+        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, on_hardware(c),
+                                &opts, NULL, err));
     }
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;

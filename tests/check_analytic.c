@@ -1283,8 +1283,8 @@ static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int chan
     return s;
 }
 
-/* Default channels: no power of two up to the algorithm's most predicts more than 1% faster
- * than the count chosen, and none above it is within 1% (the most of the flat region). */
+/* Default channels on a model backend: the count of least predicted time over the powers of
+ * two up to the algorithm's most, the fewest among equals. */
 START_TEST(test_default_channels) {
     ar_topo_t *t = round_topo("torus_2d:4x4");
     const char *algos[] = {"ring", "torus2d", "center_root"};
@@ -1294,12 +1294,15 @@ START_TEST(test_default_channels) {
         const double def = case_time(t, algos[i], 1 << 19, 0, &ch, NULL, 0);
         ck_assert(isfinite(def));
         double least = INFINITY;
-        int most_flat = 0;
-        for (int k = 1; k <= a->max_channels; k *= 2) least = fmin(least, case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0));
-        for (int k = 1; k <= a->max_channels; k *= 2)
-            if (case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0) <= least * 1.01) most_flat = k;
-        ck_assert_msg(def <= least * 1.01, "%s: default %g s, least %g s", algos[i], def, least);
-        ck_assert_double_eq(def, case_time(t, algos[i], 1 << 19, most_flat, NULL, NULL, 0));
+        int fewest = 0;
+        for (int k = 1; k <= a->max_channels; k *= 2) {
+            const double s = case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0);
+            if (s < least) least = s, fewest = k;
+        }
+        ck_assert_msg(def == least, "%s: default %g s, least %g s", algos[i], def, least);
+        int ch_fewest;
+        case_time(t, algos[i], 1 << 19, fewest, &ch_fewest, NULL, 0);
+        ck_assert_int_eq(ch, ch_fewest);
     }
     ar_topo_free(t);
 }
