@@ -42,11 +42,11 @@ static const char *predict_backend(const char *asked) { return asked ? asked : a
 
 enum {
     V_REFS = 1100, V_REFS_DIR, V_MEASURE_ONLY, V_MEASURED, V_OUT, V_SUMMARY, V_PLACEMENTS,
-    V_TIME_LIMIT, V_PREDICT_BACKEND,
+    V_TIME_LIMIT, V_PREDICT_BACKEND, V_ALLOW_PARTIAL,
 };
 
 typedef struct val_ctx_s {
-    int refs, measure_only;
+    int refs, measure_only, allow_partial;
     const char *refs_dir, *measured, *out, *summary, *pbackend;
     int placements[8], nplacements;
     double time_limit_s;
@@ -59,6 +59,7 @@ static int val_handle(int val, const char *arg, void *p) {
     case V_REFS: c->refs = 1; return 0;
     case V_REFS_DIR: c->refs_dir = arg; c->refs = 1; return 0;
     case V_MEASURE_ONLY: c->measure_only = 1; return 0;
+    case V_ALLOW_PARTIAL: c->allow_partial = 1; return 0;
     case V_MEASURED: c->measured = arg; return 0;
     case 'o': case V_OUT: c->out = arg; return ar_cli_check_path("validate", "-o", arg);
     case V_SUMMARY: c->summary = arg; return ar_cli_check_path("validate", "--summary", arg);
@@ -140,7 +141,7 @@ static int compare(const ar_cli_opts_t *o, const val_ctx_t *cx, const ar_vrows_t
     }
     const ar_compare_t c = {
         .backend = predict_backend(cx->pbackend), .model = o->model, .measured_name = meas_name, .csv = csv.f,
-        .summary = {cx->out ? stdout : NULL, summary.f}, .notes = stderr,
+        .summary = {cx->out ? stdout : NULL, summary.f}, .notes = stderr, .allow_partial = cx->allow_partial,
     };
     ar_error_t err;
     ar_error_clear(&err);
@@ -183,6 +184,7 @@ int ar_cli_validate(int argc, char **argv) {
         {"out", required_argument, NULL, V_OUT}, {"summary", required_argument, NULL, V_SUMMARY},
         {"placements", required_argument, NULL, V_PLACEMENTS}, {"time-limit", required_argument, NULL, V_TIME_LIMIT},
         {"predict-with", required_argument, NULL, V_PREDICT_BACKEND},
+        {"allow-partial", no_argument, NULL, V_ALLOW_PARTIAL},
         {0, 0, 0, 0},
     };
     val_ctx_t cx;
@@ -199,6 +201,7 @@ int ar_cli_validate(int argc, char **argv) {
         "  --placements LIST      ranks per device to measure (default 1,2,4)\n"
         "  --time-limit S         stop measuring after S seconds (rows so far are kept)\n"
         "  --predict-with B       sim (default when built) or analytic\n"
+        "  --allow-partial        compare the rows that can be when some cannot (default: exit 2 naming them)\n"
         "  --topology FILE|SPEC   what is measured or predicted (default h200_pair)\n"
         "Measuring takes --algo, --size or --count, --dtype, --channels, --iters, --check and\n"
         "--timeout as run does; predicting takes --model.\n",

@@ -155,6 +155,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | ranks per device          | validate --placements 0
 2 | expected seconds          | validate --time-limit -1
 2 | a backend that predicts   | validate --predict-with cuda
+2 | '--allow-partial' takes no value | validate --allow-partial=1
 2 | are for measuring         | validate --refs --topology nosuch
 2 | unknown model             | validate --refs --model nosuch
 2 | unknown algorithm         | validate --algo bogus

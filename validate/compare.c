@@ -26,7 +26,7 @@ static ar_topo_t *cached_topo(topo_cache_t *c, int *n, int max, const char *spec
         ar_topo_free(t);
         return NULL;
     }
-    snprintf(c[*n].spec, sizeof c[*n].spec, "%s", spec);
+    snprintf(c[*n].spec, sizeof c[*n].spec, "%.*s", (int)sizeof c[*n].spec - 1, spec);
     c[*n].nranks = nranks;
     c[*n].t = t;
     (*n)++;
@@ -134,8 +134,18 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
     int nalgo = 0, nplace = 0, nall = 0;
     char model_name[AR_NAME_MAX] = "";
     double t0 = ar_now_s();
+    int nbad = 0;
+    char bad_lines[160] = "";
     for (int i = 0; i < meas->n; i++) {
-        const ar_vrow_t *m = &meas->rows[i];
+        const ar_vrow_t *mrow = &meas->rows[i];
+        /* bench's labels: NAME/CHANNELS where channels were given, auto:NAME/CHANNELS where
+         * auto chose; the row's channels and chunk hold the plan's either way */
+        ar_vrow_t mcopy = *mrow;
+        const ar_vrow_t *m = &mcopy;
+        char base[sizeof mcopy.algo];
+        snprintf(base, sizeof base, "%s", !strncmp(mrow->algo, "auto:", 5) ? mrow->algo + 5 : mrow->algo);
+        base[strcspn(base, "/")] = 0;
+        snprintf(mcopy.algo, sizeof mcopy.algo, "%s", base);
         ar_error_t err;
         ar_error_clear(&err);
         ar_topo_t *t = cached_topo(cache, &ncache, 32, m->topology, model, m->nranks, &err);
@@ -158,8 +168,12 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
         if (prc != AR_OK) {
             char buf[600];
             fprintf(cx->notes, "validate: %s:%d: %s %d ranks %" PRIu64 " B: cannot predict: %s\n", meas_name,
-                    m->line, m->algo, m->nranks, m->bytes, ar_error_format(&err, buf, sizeof buf));
+                    m->line, mrow->algo, m->nranks, m->bytes, ar_error_format(&err, buf, sizeof buf));
             ar_result_free(&res);
+            if (nbad++ < 8) {
+                const size_t at = strlen(bad_lines);
+                snprintf(bad_lines + at, sizeof bad_lines - at, "%s%d", at ? ", " : "", m->line);
+            }
             continue;
         }
         if (pch != m->channels)
@@ -206,6 +220,11 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
             }
         }
     }
+    if (nbad && !cx->allow_partial && rc == AR_OK)
+        rc = AR_ERR(err_out, AR_EINVAL,
+                    "%s: %d of %d measured rows could not be compared (line%s %s%s; why above): "
+                    "--allow-partial compares the others",
+                    meas_name, nbad, meas->n, nbad > 1 ? "s" : "", bad_lines, nbad > 8 ? ", ..." : "");
 out:
     for (int i = 0; i < ncache; i++) ar_topo_free(cache[i].t);
     for (int i = 0; i < nalgo; i++) free(by_algo[i].abs);

@@ -110,6 +110,7 @@ typedef struct ar_compare_s {
     FILE *csv;                  /* one row per measured row: measured, predicted, error, terms */
     FILE *summary[2];           /* markdown summaries (median and max |error|); each may be NULL */
     FILE *notes;                /* rows that could not be predicted, and why */
+    int allow_partial;          /* 0: a row that cannot be predicted fails the comparison */
 } ar_compare_t;
 int ar_validate_compare(const ar_compare_t *c, const ar_vrows_t *meas, ar_error_t *err);
 

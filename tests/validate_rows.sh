@@ -1,0 +1,35 @@
+#!/bin/sh
+# validate never passes silently: measured rows whose algorithm is written as bench labels it
+# (ring/8 where channels were given, auto:2stage/128 where auto chose) are matched to their
+# algorithm; a row no algorithm can predict fails the comparison (exit 2, its line named)
+# unless --allow-partial, which compares the others. Run by `make check` (TESTS).
+set -u
+. "${srcdir:-.}/tests/lib.sh"
+arsim_test validate_rows
+meas=${srcdir:-.}/validate/results/measured.csv
+model=${srcdir:-.}/validate/results/h200_calibrated.yaml
+# the header and comments, then two rows of 1 MB relabelled as bench writes them
+{
+    grep '^#' "$meas"
+    grep -v '^#' "$meas" | head -1
+    grep '^cuda,h200_pair,h200_sxm,2,ring,bf16,hbm,1048576,' "$meas" | sed 's/,ring,/,ring\/64,/'
+    grep '^cuda,h200_pair,h200_sxm,2,2stage,bf16,hbm,1048576,' "$meas" | sed 's/,2stage,/,auto:2stage\/64,/'
+} >"$tmp/labels.csv"
+[ "$(grep -vc '^#' "$tmp/labels.csv")" = 3 ] || fail "the committed measurement lacks the rows this test takes"
+"$bin" validate --measured "$tmp/labels.csv" --model "$model" --predict-with analytic -o "$tmp/out.csv" \
+    >"$tmp/stdout" 2>"$tmp/stderr" || { cat "$tmp/stderr" >&2; fail "bench's labels were not matched"; }
+grep -q "rows compared: 2 of 2" "$tmp/stdout" || fail "not every relabelled row was compared: $(cat "$tmp/stdout")"
+# a row of an algorithm that does not exist: exit 2 naming its line, nothing written
+sed 's/,ring\/64,/,nosuch\/8,/' "$tmp/labels.csv" >"$tmp/bad.csv"
+line=$(grep -n 'nosuch' "$tmp/bad.csv" | cut -d: -f1)
+"$bin" validate --measured "$tmp/bad.csv" --model "$model" --predict-with analytic -o "$tmp/bad_out.csv" \
+    >/dev/null 2>"$tmp/stderr"
+rc=$?
+[ $rc = 2 ] || fail "a row that cannot be compared: exit $rc, want 2"
+grep -q "1 of 2 measured rows could not be compared (line $line;" "$tmp/stderr" ||
+    fail "the error does not name line $line: $(tail -1 "$tmp/stderr")"
+[ ! -e "$tmp/bad_out.csv" ] || fail "a failed comparison left its CSV"
+"$bin" validate --measured "$tmp/bad.csv" --model "$model" --predict-with analytic -o "$tmp/part.csv" \
+    --allow-partial >"$tmp/stdout" 2>/dev/null || fail "--allow-partial did not accept the others"
+grep -q "rows compared: 1 of 2" "$tmp/stdout" || fail "--allow-partial: $(cat "$tmp/stdout")"
+echo "validate_rows: bench's labels matched; an unmatched row exits 2 naming line $line; --allow-partial compares the rest"
