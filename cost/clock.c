@@ -100,7 +100,11 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     const double reached = ar_clock_now(c, gi);
     ar_cost_cross_set(c->cross, gi, ar_cost_op_crosses(t, c->plan, op, rank), reached);
     const double floor = ar_cost_release_floor_s(t, c->plan, c->cross, gi, pc, reached);
-    ar_cost_release_wait(ch->stored, ch->land, ch->sig_land, floor, reached, &fence, &landing);
+    /* Links that deliver in order carry the flag behind the stores: no fence for them; the
+     * flag arrives as the last of them lands (or a hop after its issue, if later). */
+    const int behind = t->model->link_ordered > 0 && ch->stored;
+    const double stores_land = ch->land;
+    ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
     ch->stored = 0;
     ch->ahead += fence;
     ch->terms[AR_TERM_LINK] += landing;
@@ -108,8 +112,14 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
     const double issued = ar_clock_now(c, gi);
     ch->sig_land = issued + ar_cost_signal_issue_s(t, rank, op->dst.rank);
-    const double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     memcpy(arrival_terms, ch->terms, sizeof ch->terms);
+    if (behind) {
+        double arrive = issued + ar_cost_route_lat_s(t, rank, op->dst.rank);
+        if (stores_land > arrive) arrive = stores_land;
+        arrival_terms[AR_TERM_LINK] += arrive - issued;
+        return arrive;
+    }
+    const double lat = ar_cost_signal_s(t, rank, op->dst.rank);
     arrival_terms[AR_TERM_SYNC] += lat;
     return issued + lat;
 }

@@ -249,6 +249,15 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
     return s;
 }
 
+double ar_cost_route_lat_s(const ar_topo_t *t, int from_rank, int to_rank) {
+    const int a = t->placement[from_rank], b = t->placement[to_rank];
+    int links[MAX_ROUTE], dirs[MAX_ROUTE];
+    const int n = a == b ? 0 : ar_topo_route(t, a, b, links, dirs, MAX_ROUTE);
+    double s = 0;
+    for (int h = 0; h < n; h++) s += t->model->links[t->links[links[h]].kind].lat_ns * 1e-9;
+    return s;
+}
+
 double ar_cost_launch_s(const ar_topo_t *t) { return t->model->launch_ns * 1e-9; }
 
 int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start) {

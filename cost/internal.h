@@ -38,6 +38,8 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
 double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Seconds from a SIGNAL's issue by `from_rank` until it is visible on `to_rank`. */
 double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank);
+/* The link latencies on the route between two ranks' devices (0 on one device). */
+double ar_cost_route_lat_s(const ar_topo_t *t, int from_rank, int to_rank);
 double ar_cost_launch_s(const ar_topo_t *t);
 /* start[gi] (nranks x nchannels entries): seconds after the launch channel gi starts.
  * AR_OK or AR_ENOMEM. */

@@ -1283,6 +1283,58 @@ static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int chan
     return s;
 }
 
+/* Links of 100 GB/s and 1 us whose flag costs what a hop costs, everything else next to
+ * free: the textbook ring. */
+static const char *const WIRE_MODEL =
+    "name: wire\n"
+    "clock_ghz: 1\n"
+    "memory:\n"
+    "  tcm: {present: false}\n"
+    "  sram: {present: false}\n"
+    "  hbm: {capacity_bytes: 1e12, read_gbps: 1e7, write_gbps: 1e7, lat_ns: 0.001}\n"
+    "links:\n"
+    "  - {name: l, bw_gbps: 100, lat_ns: 1000}\n"
+    "reduce_gbps: 1e7\n"
+    "chan_inflight_bytes: 1e9\n"
+    "chan_read_lat_ns: 0.001\n"
+    "chan_write_gbps: 1e7\n"
+    "signal_lat_ns: 1000\n"
+    "launch_ns: 0.001\n"
+    "host_link_gbps: 5\n"
+    "host_link_lat_ns: 2000\n";
+
+/* One latency per message where links deliver in order (link_ordered): ring on ring_1d:N,
+ * one channel, one segment per rank, is the closed form 2(N-1) (S/N/B + lat) within 1%;
+ * without it every step pays the flag's crossing too, 2(N-1) lat more. */
+START_TEST(test_ordered_links_closed_form) {
+    for (int N = 4; N <= 8; N += 4)
+        for (int ordered = 0; ordered < 2; ordered++) {
+            char yaml[1024];
+            snprintf(yaml, sizeof yaml, "%slink_ordered: %d\n", WIRE_MODEL, ordered);
+            ar_model_t *m;
+            ar_topo_t *t;
+            ar_error_t err;
+            char spec[32];
+            snprintf(spec, sizeof spec, "ring_1d:%d", N);
+            ck_assert_msg(ar_model_load_string(yaml, "wire", &m, &err) == AR_OK, "%s", err.message);
+            ck_assert_msg(ar_topo_build(spec, m, &t, &err) == AR_OK, "%s", err.message);
+            const uint64_t S = 8u << 20, count = S / 2; /* bf16 */
+            ar_case_t c = {.backend = "analytic", .topo = t, .topology = spec, .algo = "ring", .count = count,
+                           .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT};
+            c.algo_opts.channels = 1;
+            c.algo_opts.chunk_bytes = S / (uint64_t)N; /* one segment per rank: one group */
+            ar_case_out_t co;
+            ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
+            const double lat = 1000e-9, closed = 2.0 * (N - 1) * ((double)S / N / 100e9 + lat);
+            const double want = ordered ? closed : closed + 2.0 * (N - 1) * lat;
+            ck_assert_msg(fabs(co.res.time_s - want) <= 0.01 * want, "N %d, ordered %d: %g s, want %g (closed form %g)",
+                          N, ordered, co.res.time_s, want, closed);
+            ar_case_out_free(&co);
+            ar_topo_free(t);
+        }
+}
+END_TEST
+
 /* Default channels on a model backend: the count of least predicted time over the powers of
  * two up to the algorithm's most, the fewest among equals. */
 START_TEST(test_default_channels) {
@@ -1389,6 +1441,7 @@ Suite *suite_analytic(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_default_channels);
     tcase_add_test(tc, test_auto_picks_least);
+    tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");
     tcase_set_timeout(tc, 60);

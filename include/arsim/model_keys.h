@@ -6,7 +6,8 @@
  *   key       the YAML key, and the name of the double that holds it (ar_model_t,
  *             ar_mem_level_t or ar_link_kind_t): values stay in the unit their name
  *             carries (lat_ns in ns, bw_gbps in GB/s = 1e9 bytes/s)
- *   unit      ns, GB/s, GHz, bytes or lanes (ar_model_unit_si turns each into SI; a count is 1)
+ *   unit      ns, GB/s, GHz, bytes, lanes or flag (ar_model_unit_si turns each into SI; a count or
+ *             a flag is 1)
  *   required  1: the key must be there and positive; 0: optional, 0 when absent
  *             (the term is left out: what 0 means is said in `meaning`)
  *   min, max  the accepted range, in the key's unit (an optional key may also be 0)
@@ -85,6 +86,10 @@
       "a REDUCE costs the executor this more than a COPY of the same bytes (0: none)")                        \
     X(ROOT, cold_lat_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                         \
       "an op loading bytes its device has not touched within the L2's capacity waits this more (0: none)")    \
+    X(ROOT, link_ordered, "flag", 0, 1, 1,                                                                    \
+      "1: links deliver a channel's stores and its next flag in order, so a SIGNAL after stores needs no "    \
+      "fence and arrives as they land, one link latency per message (0: the release waits for the stores "   \
+      "to land, then the flag crosses: two)")                                                                 \
     AR_MODEL_EXTRA_KEYS(X)
 
 /* A build may add keys here (tests/check_model_keys does): -DAR_MODEL_EXTRA_KEYS(X)=... */
