@@ -100,10 +100,12 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     const double reached = ar_clock_now(c, gi);
     ar_cost_cross_set(c->cross, gi, ar_cost_op_crosses(t, c->plan, op, rank), reached);
     const double floor = ar_cost_release_floor_s(t, c->plan, c->cross, gi, pc, reached);
-    /* Links that deliver in order carry the flag behind the stores: no fence for them; the
-     * flag arrives as the last of them lands (or a hop after its issue, if later). */
-    const int behind = t->model->link_ordered > 0 && ch->stored;
-    const double stores_land = ch->land;
+    /* Links that deliver in order carry a flag to another device as one more store, behind
+     * the channel's stores and its earlier flags: no fence for them; it arrives a crossing
+     * after its issue, not before the last of those has. */
+    const int behind = t->model->link_ordered > 0 &&
+                       t->placement[rank] != t->placement[op->dst.rank];
+    const double after = ch->stored && ch->land > ch->sig_arrive ? ch->land : ch->sig_arrive;
     ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
     ch->stored = 0;
     ch->ahead += fence;
@@ -115,7 +117,8 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     memcpy(arrival_terms, ch->terms, sizeof ch->terms);
     if (behind) {
         double arrive = issued + ar_cost_route_lat_s(t, rank, op->dst.rank);
-        if (stores_land > arrive) arrive = stores_land;
+        if (after > arrive) arrive = after;
+        ch->sig_arrive = arrive;
         arrival_terms[AR_TERM_LINK] += arrive - issued;
         return arrive;
     }

@@ -870,7 +870,9 @@ static mp_t params(const ar_topo_t *t, int link_count) {
     const ar_mem_level_t *l = &m->mem[AR_MEM_HBM];
     mp_t p = {
         .ml = l->lat_ns * NS, .hop = m->links[0].lat_ns * NS,
-        .sig = (m->signal_lat_ns + m->wait_overhead_ns) * NS, /* a SIGNAL and the WAIT it releases */
+        /* a SIGNAL and the WAIT it releases; on ordered links a SIGNAL behind stores arrives as
+         * they land, adding nothing of its own */
+        .sig = ((m->link_ordered > 0 ? 0 : m->signal_lat_ns) + m->wait_overhead_ns) * NS,
         .bw = link_count * m->links[0].bw_gbps * 1e9, .cw = m->chan_write_gbps * 1e9,
         .cr = ar_model_chan_read_gbps(m) * 1e9,
         .mb = 2 / (1 / (l->read_gbps * 1e9) + 1 / (l->write_gbps * 1e9)), .rg = m->reduce_gbps * 1e9,

@@ -310,9 +310,9 @@ START_TEST(test_table_shape) {
                         redop, &root, algo, &chan, chunk, &t_us, &algbw, &busbw, wrong, &bound_us, &eff, extra);
         ck_assert_msg(nf == 14, "row [%s] has %d fields, want 14", line, nf);
         /* the bound is below the time, and eff is their ratio in percent: printed to 0.1
-         * (0.05 of rounding) beside a ratio of two rounded figures */
+         * (0.05 of rounding) beside a ratio of two figures each rounded to 0.005 */
         ck_assert(bound_us > 0 && bound_us <= t_us);
-        ck_assert_double_eq_tol(eff, 100.0 * bound_us / t_us, 0.15);
+        ck_assert_double_eq_tol(eff, 100.0 * bound_us / t_us, 0.05 + eff * (0.005 / bound_us + 0.005 / t_us) + 1e-9);
         ck_assert_int_lt(rows, 3);
         ck_assert_uint_eq(bytes, want_bytes[rows]);
         ck_assert_uint_eq(count, bytes / 2);

@@ -147,6 +147,7 @@ typedef struct ar_chan_clock_s {
     int stored;              /* peer stores since the channel's last SIGNAL */
     double land;             /* when those have landed */
     double sig_land;         /* when the last SIGNAL's flag update completes */
+    double sig_arrive;       /* when the last SIGNAL to another device arrived (ordered links) */
 } ar_chan_clock_t;
 
 typedef struct ar_clock_s {
