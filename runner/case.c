@@ -94,6 +94,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
     key.channels = o->channels;
     key.hardware = hardware;
+    uint64_t spent = 0; /* ops of the plans timed so far */
     for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
         k.channels = ch;
         ar_error_clear(&e);
@@ -102,7 +103,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
         if (brc != AR_OK && ch == lo && brc != AR_ELIMIT)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
         time[n] = s, chans[n++] = ch;
-        if (nops > AR_CASE_TUNE_MAX_OPS) break; /* more channels, more ops: none of them either */
+        spent += nops;
+        /* more channels, more ops (about twice): stop before the search costs more than
+         * AR_CASE_TUNE_MAX_OPS in all */
+        if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) break;
     }
     double least = INFINITY;
     for (int i = 0; i < n; i++) least = fmin(least, time[i]);

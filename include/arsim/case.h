@@ -76,9 +76,9 @@ void ar_case_out_free(ar_case_out_t *out);
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err);
 #define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
-/* Past one channel, no count whose plan holds more ops than this is tried (nor any larger):
- * a simulation costs its ops, and on hundreds of ranks a plan of many channels costs more to
- * simulate than it could gain. */
+/* The search stops before the plans it times would hold more ops than this in all (the
+ * first count is always timed): a simulation costs its ops, and on thousands of ranks a plan
+ * of many channels costs more to time and simulate than it could gain. */
 #define AR_CASE_TUNE_MAX_OPS ((uint64_t)1 << 20)
 /* On hardware, counts predicting within this share of the least time count as equal: the most is taken. */
 #define AR_CASE_TUNE_FLAT 0.01
