@@ -100,8 +100,11 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
         ar_error_clear(&e);
         uint64_t nops;
         const double s = predict(t, algo, key.count, dt, &k, buffer, ch == lo ? 0 : AR_CASE_TUNE_MAX_OPS, &brc, &nops, &e);
-        if (brc != AR_OK && ch == lo && brc != AR_ELIMIT)
+        /* the fewest channels not built: neither is any other count (more hold more) */
+        if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
+        if (brc == AR_ELIMIT) break;
+        if (ch == lo && !isfinite(s)) break; /* it does not run (a buffer too small): its run says why */
         time[n] = s, chans[n++] = ch;
         spent += nops;
         /* more channels, more ops (about twice): stop before the search costs more than
