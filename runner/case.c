@@ -85,6 +85,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.algo = a, key.model = t->model, key.count = count < most ? count : most, key.chunk_bytes = o->chunk_bytes;
     key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
+    key.channels = o->channels, key.hardware = hardware;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     ar_algo_opts_t k = *o;
     double time[32];
@@ -92,8 +93,6 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     ar_error_t e;
     /* every count, at the chunk asked or the algorithm's own (or the one asked) */
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
-    key.channels = o->channels;
-    key.hardware = hardware;
     uint64_t spent = 0; /* ops of the plans timed so far */
     for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
         k.channels = ch;
