@@ -8,10 +8,11 @@
 int ar_cli_bound(int argc, char **argv) {
     const ar_cli_extra_t extra = {
         .usage = "The bound is launch + the largest of: latency (farthest devices' hops x the lowest link\n"
-                 "latency), injection (2(D-1)/D x size over the narrowest device's links), cut (size\n"
-                 "over the narrowest cut between devices) and memory (2 x size x ranks per device over\n"
-                 "the buffer level), over the devices' own links; via-host is the bound of a plan that\n"
-                 "also stages through the host's links (naive). docs/REFERENCE.md gives why each holds.\n",
+                 "latency), injection (size over the narrowest device's links, or 2(D-1) x size over\n"
+                 "all the devices' links together, whichever is longer), cut (size over the narrowest\n"
+                 "cut between devices) and memory (2 x size x ranks per device over the buffer level),\n"
+                 "over the devices' own links; via-host is the bound of a plan that also stages through\n"
+                 "the host's links (naive). docs/REFERENCE.md gives why each holds.\n",
         .takes = AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(SIZE) | AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) |
                  AR_CLI_O(BUFFER) | AR_CLI_O(RANKS) | AR_CLI_O(QUIET),
     };
@@ -36,13 +37,13 @@ int ar_cli_bound(int argc, char **argv) {
             break;
         }
         if (i == 0) {
-            char inj[32], cut[32], mem[32];
+            char inj[32], sum[32], cut[32], mem[32];
             printf("# arsim bound: topology %s (%s, %d devices, %d links, %d ranks), model %s, buffer %s\n",
                    t->name[0] ? t->name : o.topos[0], ar_topo_kind_name(t->kind), t->ndevices, t->nlinks, t->nranks,
                    t->model->name, ar_mem_name(buffer));
-            printf("# narrowest device's links %s, narrowest cut %s (per direction), farthest devices %d hop%s, "
-                   "memory %s\n",
-                   ar_rate_human(b.inject_gbps, inj, sizeof inj),
+            printf("# narrowest device's links %s, all devices' links %s, narrowest cut %s (per direction), "
+                   "farthest devices %d hop%s, memory %s\n",
+                   ar_rate_human(b.inject_gbps, inj, sizeof inj), ar_rate_human(b.inject_sum_gbps, sum, sizeof sum),
                    b.cut_gbps > 0 ? ar_rate_human(b.cut_gbps, cut, sizeof cut) : "-", b.max_hops,
                    b.max_hops == 1 ? "" : "s", ar_rate_human(b.memory_gbps, mem, sizeof mem));
             printf("#%11s %13s %11s %9s %9s %11s %11s %11s %10s %12s %13s\n", "size", "count", "bound(us)", "launch",

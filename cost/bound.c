@@ -17,6 +17,7 @@ typedef struct topo_figs_s {
     double far_ns;          /* the farthest devices: hops x lat_min, or over the host if sooner */
     double lat_min_ns;      /* the lowest latency of a first hop (a link, or the host link) */
     double inject_gbps;     /* the narrowest device's links, one direction */
+    double inject_sum_gbps; /* every device's links added up, one direction */
     double cut_gbps;        /* the global minimum cut between devices, one direction */
 } topo_figs_t;
 
@@ -172,8 +173,11 @@ static int topo_figs(const ar_topo_t *t, int via_host, const topo_figs_t **out) 
         if (l->b != l->a) bw[l->b] += ar_topo_link_gbps(t, i);
     }
     g->inject_gbps = INFINITY;
-    for (int d = 0; d < t->ndevices; d++)
+    g->inject_sum_gbps = 0;
+    for (int d = 0; d < t->ndevices; d++) {
         if (bw[d] < g->inject_gbps) g->inject_gbps = bw[d];
+        g->inject_sum_gbps += bw[d];
+    }
     free(bw);
     if (!isfinite(g->inject_gbps)) g->inject_gbps = 0;
     const int rc = min_cut_gbps(t, via_host, &g->cut_gbps);
@@ -194,11 +198,15 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
     const double S = (double)bytes_per_rank, D = t->ndevices;
     b->max_hops = g->max_hops;
     b->inject_gbps = g->inject_gbps;
+    b->inject_sum_gbps = g->inject_sum_gbps;
     b->cut_gbps = g->cut_gbps;
     b->memory_gbps = ar_cost_mem_gbps(lvl);
     b->launch_s = m->launch_ns * 1e-9;
     b->latency_s = t->ndevices > 1 ? g->far_ns * 1e-9 : 0;
-    if (D > 1 && g->inject_gbps > 0) b->injection_s = g->lat_min_ns * 1e-9 + 2.0 * (D - 1) / D * S / (g->inject_gbps * 1e9);
+    if (D > 1 && g->inject_gbps > 0) {
+        const double one = S / (g->inject_gbps * 1e9), all = 2.0 * (D - 1) * S / (g->inject_sum_gbps * 1e9);
+        b->injection_s = g->lat_min_ns * 1e-9 + (one > all ? one : all);
+    }
     if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
     /* the most ranks on one device: the placement, counted in one pass */
     int most = 0, *on = calloc((size_t)t->ndevices, sizeof *on);

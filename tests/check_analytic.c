@@ -1215,8 +1215,14 @@ START_TEST(test_bound_by_hand) {
     /* torus_2d:4x4: four links a device; 2 + 2 hops corner to centre */
     expect_bound(round_topo("torus_2d:4x4"), 0, LAUNCH + LAT + 2.0 * 15 / 16 * BS / 40e9, "injection", 4);
     expect_bound(round_topo("torus_2d:4x4"), 1, LAUNCH + LAT + 2.0 * 15 / 16 * BS / (40e9 + HOSTW), "injection", 4);
-    /* mesh_2d:4x4: a corner has two links; 3 + 3 hops corner to corner */
-    expect_bound(round_topo("mesh_2d:4x4"), 0, LAUNCH + LAT + 2.0 * 15 / 16 * BS / 20e9, "injection", 6);
+    /* mesh_2d:4x4: 3 + 3 hops corner to corner. Four corners have two links, eight edges
+     * three, four inner devices four: 480 GB/s in all must carry 2 x 15 values per element,
+     * longer than a corner's own S over 20 GB/s (and shorter than 2(15/16) S over a
+     * corner's links, which a corner need not send: a line's ends send S, not 2(D-1)/D S) */
+    expect_bound(round_topo("mesh_2d:4x4"), 0, LAUNCH + LAT + 2.0 * 15 * BS / 480e9, "injection", 6);
+    /* mesh_2d:3x2: four corners of two links, two middles of three: 140 GB/s for 2 x 5
+     * values per element; a corner's own S / 20 GB/s and the narrowest cut (two links) less */
+    expect_bound(round_topo("mesh_2d:3x2"), 0, LAUNCH + LAT + 2.0 * 5 * BS / 140e9, "injection", 3);
     /* full:4: three links a device, one hop */
     expect_bound(round_topo("full:4"), 0, LAUNCH + LAT + 2.0 * 3 / 4 * BS / 30e9, "injection", 1);
     /* switch:4: one link a device into the switch, two hops */

@@ -10,11 +10,17 @@
  *   launch    the model's launch_ns: every execution starts so
  *   latency   the farthest pair of devices: hops x the lowest link latency, or two host
  *             link latencies if sooner (information from every rank must reach every rank)
- *   injection max over devices of lat_min + 2(D-1)/D x S / B_d, B_d the device's link
- *             bandwidth per direction (all its links): whatever the algorithm, a device
- *             sends and receives at least 2(D-1)/D of the vector once its ranks have
- *             combined theirs (reduce-scatter + all-gather's lower bound), and nothing
- *             arrives before one hop's latency
+ *   injection lat_min + max(S / B_min, 2(D-1) S / (B_1 + ... + B_D)), B_d device d's link
+ *             bandwidth per direction (all its links), B_min the narrowest's. Whatever the
+ *             algorithm, once a device's ranks have combined their vectors it must send one
+ *             value per element (the others need its contribution) and receive one (it needs
+ *             theirs); and over all devices at least 2(D-1) values per element cross between
+ *             devices (one-way gossip among D nodes takes 2D-2 calls; a switch or host that
+ *             forwards without adding is only wire), which all the devices' links together
+ *             carry. Where every device has the same links the second is 2(D-1)/D x S / B_d,
+ *             the reduce-scatter + all-gather bound; where they differ (a mesh's corners, a
+ *             line's ends) a device with fewer links may send less than 2(D-1)/D of the vector
+ *             while its neighbours send more. Nothing arrives before one hop's latency.
  *   cut       lat_min + S / C, C the narrowest cut's bandwidth per direction between two
  *             groups of devices (the global minimum cut, switches on either side): each
  *             side needs one value per element from the other
@@ -39,6 +45,7 @@ typedef struct ar_bound_s {
     const char *binding;   /* "latency", "injection", "cut" or "memory": the largest term */
     int max_hops;          /* between the farthest devices */
     double inject_gbps;    /* the narrowest device's link bandwidth per direction */
+    double inject_sum_gbps; /* every device's link bandwidth per direction, added up */
     double cut_gbps;       /* the narrowest cut's, per direction (0 with one device) */
     double memory_gbps;    /* the level's shared bandwidth per device */
 } ar_bound_t;
