@@ -109,6 +109,12 @@ uint32_t ar__tree_nflags(int maxdeg);
 int ar__tree_init(ar__tree_t *t);
 void ar__tree_fini(ar__tree_t *t);
 int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len);
+/* ar__tree_chunk's ops for one rank v, chunk k (from 1) of the tree: the reduce up
+ * (sv room for maxdeg + 1 addresses) and the broadcast down. A builder that orders
+ * each rank's chunks of several trees itself emits these, then sets nchunks for
+ * ar__tree_end. */
+int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv);
+int ar__tree_bcast_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k);
 int ar__tree_end(ar__tree_t *t);
 /* Emit the whole range [lo, hi) in chunks of `chunk` elements, then the end. */
 int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk);
@@ -127,8 +133,6 @@ int ar__find_ring(const ar_topo_t *t, int *order, int *bad_a, int *bad_b);
 /* Snake cycle on a W x H grid (W*H even, both >= 2, or W*H <= 2): order[] of node
  * indices y*W + x. Returns 0 when none exists. */
 int ar__snake_cycle(int W, int H, int *order);
-/* Snake path (always exists): rows alternate direction. */
-void ar__snake_path(int W, int H, int *order);
 
 /* Grid of the topology for torus2d/mesh2d: the topology's own, or for full/switch
  * topologies opts grid_w x grid_h or the most square factorisation. rank_at[y*W+x]

@@ -1,100 +1,154 @@
-/* mesh2d: a W x H grid without wrap-around links, neighbour links only. Where a
- * side is even (or the grid has at most 2 devices) a snake ring through every
- * device runs the ring algorithm; otherwise (odd x odd, or a line) a snake path
- * runs two pipelined chains per lane, half the data reduced towards each end
- * and broadcast back, so both directions of every link carry data. */
+/* mesh2d: a W x H grid without wrap-around links, neighbour links only.
+ *
+ * Every rank owns one block of the vector; each block is reduced up a spanning tree
+ * rooted at its owner whose edges go along one dimension and then the other, and
+ * broadcast back down the same tree. Half of the blocks reduce along X first (rows
+ * towards the owner's column, then that column towards the owner), the other half Y
+ * first. Over all the trees every link direction of a row carries each X-first block
+ * once and each Y-first block only where its column meets the owner's row, so a W x H
+ * mesh's links carry S/2 + S/(2H) (rows) and S/2 + S/(2W) (columns): 5/8 S on 4x4, the
+ * bound of the mesh's links (2(D-1) S over all of them), where a ring through every
+ * device would carry 2(D-1)/D S over a corner's two links. On a line (W or H is 1) the
+ * two orders are one. The trees of a lane share its two channels (reduce, broadcast):
+ * every rank emits their chunks in the same order, so a tree waits only on itself. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-static int check_order(const ar_topo_t *t, const int *ord, int n, int cycle, int W, int H,
-                       ar_error_t *err) {
-    for (int i = 0; i + 1 < n + (cycle ? 1 : 0); i++) {
-        int a = ord[i], b = ord[(i + 1) % n];
-        if (!ar_topo_rank_adjacent(t, a, b))
-            return AR_ERR(err, AR_EUNFIT,
-                          "mesh2d: ranks %d and %d are not neighbours on %s (snake %s of the %dx%d "
-                          "grid)",
-                          a, b, t->name, cycle ? "ring" : "path", W, H);
-    }
+/* The most children a rank has in any tree: a root inside the grid, one on each side. */
+#define MAXDEG 4
+
+/* One rank's chunk of one tree, with the keys that order a rank's chunks: children
+ * reduce a chunk before their parent (deeper first), parents broadcast it before their
+ * children (shallower first), round by round. Every rank orders by the same keys, so
+ * each waits only on chunks its neighbours emit earlier in theirs: no cycle, and the
+ * trees' chunks flow through the grid as a pipeline instead of one tree at a time. */
+typedef struct task_s {
+    uint64_t reduce_key, bcast_key;
+    int order; /* among chunks of equal key */
+    int tree;
+    uint64_t round;
+} task_t;
+
+static int by_key(uint64_t a, uint64_t b, int ta, int tb) {
+    return a != b ? (a < b ? -1 : 1) : (ta > tb) - (ta < tb);
+}
+static int by_reduce(const void *x, const void *y) {
+    const task_t *a = x, *b = y;
+    return by_key(a->reduce_key, b->reduce_key, a->order, b->order);
+}
+static int by_bcast(const void *x, const void *y) {
+    const task_t *a = x, *b = y;
+    return by_key(a->bcast_key, b->bcast_key, a->order, b->order);
+}
+
+/* Grid point one step from a towards b along one coordinate. */
+static int toward(int a, int b) { return a < b ? a + 1 : a > b ? a - 1 : a; }
+
+/* Parents of the tree rooted at grid point (x0, y0), in ranks: along X first (x_first)
+ * or Y first. AR_EUNFIT when a tree edge is no link of the topology. */
+static int grid_tree(const ar_topo_t *t, int W, int H, const int *rank_at, int x0, int y0, int x_first,
+                     int *par, ar_error_t *err) {
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int px = x, py = y;
+            if (x_first ? x != x0 : y == y0) px = toward(x, x0);
+            else py = toward(y, y0);
+            const int v = rank_at[y * W + x];
+            if (px == x && py == y) {
+                par[v] = -1;
+                continue;
+            }
+            par[v] = rank_at[py * W + px];
+            if (!ar_topo_rank_adjacent(t, v, par[v]))
+                return AR_ERR(err, AR_EUNFIT, "mesh2d: ranks %d and %d, neighbours on the %dx%d grid, are not linked on %s",
+                              v, par[v], W, H, t->name);
+        }
     return AR_OK;
 }
 
 int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_plan_t **out, ar_error_t *err) {
-    int P = t->nranks, W, H;
-    int *rank_at = malloc((size_t)P * sizeof *rank_at), *ord = malloc((size_t)P * sizeof *ord);
-    int *rev = malloc((size_t)P * sizeof *rev), *par = malloc((size_t)P * 2 * sizeof *par);
-    uint64_t *nrecv = calloc((size_t)P, sizeof *nrecv);
-    ar_plan_t *p = NULL;
-    ar__tree_t tr[2] = {{0}, {0}};
-    if (!rank_at || !ord || !rev || !par || !nrecv) {
-        free(rank_at); free(ord); free(rev); free(par); free(nrecv);
-        return AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
-    }
+    const int P = t->nranks;
+    int W, H;
+    int *rank_at = malloc((size_t)P * sizeof *rank_at);
+    if (!rank_at) return AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
     int rc = ar__grid("mesh2d", t, o, 0, &W, &H, rank_at, err);
-    /* a ring (or two chains) over every rank: per lane, each rank a step per other rank */
-    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D) * (uint64_t)P * (uint64_t)(P - 1), err);
-    int cycle = 0;
-    if (rc == AR_OK) {
-        cycle = ar__snake_cycle(W, H, ord);
-        if (!cycle) ar__snake_path(W, H, ord);
-        for (int i = 0; i < P; i++) ord[i] = rank_at[ord[i]];
-        rc = check_order(t, ord, P, cycle, W, H, err);
-    }
-    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D);
-    if (rc == AR_OK) {
-        if (cycle) {
-            rc = ar_plan_new("mesh2d", P, lanes, count, dt, &p);
-            if (rc == AR_OK) p->scratch_elems = count;
-            for (int i = 0; i < P; i++) rev[i] = ord[(P - i) % P];
-            for (int c = 0; c < lanes && rc == AR_OK; c++) {
-                uint64_t lo, len;
-                ar__split(0, count, lanes, c, &lo, &len);
-                for (int i = 0; i < P; i++) nrecv[i] = 0;
-                ar__ring_t r = {p, P, (c % 2 && P > 2) ? rev : ord, c, 2u * c, 2u * c + 1, 0,
-                                nrecv, 0};
-                uint64_t group = ar__chunk_elems(o, len, dt, P) * (uint64_t)P;
-                for (uint64_t g = lo; g < lo + len && rc == AR_OK; g += group) {
-                    uint64_t ge = lo + len - g < group ? lo + len : g + group;
-                    rc = ar__ring_rs(&r, g, ge, AR_BUF_IN);
-                    if (rc == AR_OK) rc = ar__ring_ag(&r, g, ge);
+    const int orders = W > 1 && H > 1 ? 2 : 1, ntrees = orders * P, lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D);
+    const uint32_t nf = ar__tree_nflags(MAXDEG);
+    const int dmax = W - 1 + H - 1; /* the deepest any tree goes */
+    /* per lane and tree, every rank but the root reduces at least one source into its
+     * parent and copies the result back */
+    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)lanes * (uint64_t)ntrees * (uint64_t)(P - 1) * 3u, err);
+    int *par = rc == AR_OK ? malloc((size_t)ntrees * (size_t)P * sizeof *par) : NULL;
+    ar__tree_t *tr = rc == AR_OK ? calloc((size_t)ntrees, sizeof *tr) : NULL;
+    task_t *task = NULL; /* one rank's chunks of one lane */
+    ar_addr_t sv[MAXDEG + 1];
+    if (rc == AR_OK && (!par || !tr)) rc = AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
+    for (int k = 0; k < ntrees && rc == AR_OK; k++)
+        rc = grid_tree(t, W, H, rank_at, (k % P) % W, (k % P) / W, k < P, par + (size_t)k * P, err);
+    ar_plan_t *p = NULL;
+    const int told = rc != AR_OK; /* err already says why */
+    if (rc == AR_OK) rc = ar_plan_new("mesh2d", P, 2 * lanes, count, dt, &p);
+    if (rc == AR_OK) p->scratch_elems = (uint64_t)MAXDEG * count;
+    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+        uint64_t lo, len;
+        ar__split(0, count, lanes, c, &lo, &len);
+        /* tree k reduces block k of the lane, owned by grid point k % P */
+        uint64_t most = 0;
+        for (int k = 0; k < ntrees && rc == AR_OK; k++) {
+            uint64_t bo, bl;
+            ar__split(lo, lo + len, ntrees, k, &bo, &bl);
+            if (bl > most) most = bl;
+            tr[k] = (ar__tree_t){p, P, par + (size_t)k * P, rank_at[k % P], MAXDEG, 2 * c, 2 * c + 1,
+                                 ((uint32_t)c * (uint32_t)ntrees + (uint32_t)k) * nf, 0, 0, NULL, NULL, NULL};
+            rc = ar__tree_init(&tr[k]);
+        }
+        const uint64_t chunk = ar__chunk_elems(o, most, dt, 1), rounds = most ? (most - 1) / chunk + 1 : 0;
+        task_t *grown = rc == AR_OK ? realloc(task, (size_t)(rounds ? rounds : 1) * (size_t)ntrees * sizeof *task) : NULL;
+        if (rc == AR_OK && !grown) rc = AR_ENOMEM;
+        if (grown) task = grown;
+        for (int g = 0; g < P && rc == AR_OK; g++) {
+            const int v = rank_at[g];
+            size_t n = 0;
+            for (uint64_t i = 0; i < rounds; i++)
+                for (int k = 0; k < ntrees; k++) {
+                    uint64_t bo, bl;
+                    ar__split(lo, lo + len, ntrees, k, &bo, &bl);
+                    if (i * chunk >= bl) continue;
+                    const int r = k % P, depth = abs(g % W - r % W) + abs(g / W - r / W);
+                    task[n++] = (task_t){i * (uint64_t)(dmax + 1) + (uint64_t)(dmax - depth),
+                                         i * (uint64_t)(dmax + 1) + (uint64_t)depth,
+                                         (k + c * ntrees / lanes) % ntrees, k, i};
                 }
-                if (rc == AR_OK) rc = ar__ring_end(&r);
-            }
-        } else {
-            /* two chains on the path: tree 0 rooted at the last rank (parents point
-             * forward), tree 1 at the first; each lane: 4 channels */
-            for (int i = 0; i < P; i++) {
-                par[ord[i]] = i + 1 < P ? ord[i + 1] : -1;
-                par[P + ord[i]] = i > 0 ? ord[i - 1] : -1;
-            }
-            uint32_t nf = ar__tree_nflags(1);
-            rc = ar_plan_new("mesh2d", P, 4 * lanes, count, dt, &p);
-            if (rc == AR_OK) p->scratch_elems = count;
-            for (int c = 0; c < lanes && rc == AR_OK; c++) {
-                uint64_t lo, len;
-                ar__split(0, count, lanes, c, &lo, &len);
-                for (int h = 0; h < 2 && rc == AR_OK; h++) {
-                    uint64_t ho, hl;
-                    ar__split(lo, lo + len, 2, h, &ho, &hl);
-                    tr[h] = (ar__tree_t){p, P, par + h * P, ord[h ? 0 : P - 1], 1, 4 * c + 2 * h,
-                                         4 * c + 2 * h + 1, (uint32_t)(2 * c + h) * nf, 0, 0,
-                                         NULL, NULL, NULL};
-                    rc = ar__tree_init(&tr[h]);
-                    if (rc == AR_OK)
-                        rc = ar__tree_run(&tr[h], ho, ho + hl, ar__chunk_elems(o, hl, dt, 1));
-                    ar__tree_fini(&tr[h]);
+            for (int bc = 0; bc < 2 && rc == AR_OK; bc++) {
+                qsort(task, n, sizeof *task, bc ? by_bcast : by_reduce);
+                for (size_t q = 0; q < n && rc == AR_OK; q++) {
+                    uint64_t bo, bl;
+                    const int k = task[q].tree;
+                    ar__split(lo, lo + len, ntrees, k, &bo, &bl);
+                    const uint64_t at = task[q].round * chunk, cl = bl - at < chunk ? bl - at : chunk;
+                    rc = bc ? ar__tree_bcast_rank(&tr[k], v, bo + at, cl, task[q].round + 1)
+                            : ar__tree_reduce_rank(&tr[k], v, bo + at, cl, task[q].round + 1, sv);
                 }
             }
         }
+        for (int k = 0; k < ntrees; k++) {
+            uint64_t bo, bl;
+            ar__split(lo, lo + len, ntrees, k, &bo, &bl);
+            tr[k].nchunks = bl ? (bl - 1) / chunk + 1 : 0;
+        }
+        for (int k = 0; k < ntrees; k++) {
+            if (rc == AR_OK) rc = ar__tree_end(&tr[k]);
+            ar__tree_fini(&tr[k]);
+        }
     }
-    if (rc == AR_OK) rc = ar_plan_finish(p);
-    free(rank_at); free(ord); free(rev); free(par); free(nrecv);
-    if (rc != AR_OK) {
+    free(rank_at);
+    free(par);
+    free(tr);
+    free(task);
+    if (told) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "mesh2d: %s", ar_plan_strerror(rc));
         return rc;
     }
-    *out = p;
-    return AR_OK;
+    return ar__plan_done(p, rc, "mesh2d", out, err);
 }

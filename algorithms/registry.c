@@ -10,7 +10,7 @@ static const ar_algo_t table[] = {
     ALGO("torus2d", NULL, ar__build_torus2d, AR__MAX_LANES_TORUS2D,
          "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"),
     ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
-         "2D mesh, neighbour links only: snake ring, or pipelined chains on a snake path"),
+         "2D mesh, neighbour links only: each block reduced up a tree to its owner, X or Y first, broadcast back"),
     ALGO("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
          "every rank pushes its input to every peer and reduces locally"),
     ALGO("2stage", "twoshot", ar__build_twoshot, AR__MAX_LANES_TWOSHOT,

@@ -175,48 +175,48 @@ void ar__tree_fini(ar__tree_t *t) {
     t->nchild = t->slot = NULL;
 }
 
-int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len) {
+int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv) {
     ar_plan_t *p = t->p;
-    uint64_t k = ++t->nchunks, count = p->count;
+    const uint64_t count = p->count;
+    const int m = t->nchild[v];
+    for (int j = 0; j < m; j++) EMIT(ar_plan_wait(p, v, t->cred, F_RED(t, j), k));
+    sv[0] = ar_addr(v, AR_BUF_IN, off);
+    for (int j = 0; j < m; j++) sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, t->scr_base + (uint64_t)j * count + off);
+    if (v == t->root) {
+        EMIT(ar_plan_reduce(p, v, t->cred, ar_addr(v, AR_BUF_OUT, off), sv, (uint32_t)m + 1, len));
+    } else {
+        const int u = t->parent[v];
+        ar_addr_t dst = ar_addr(u, AR_BUF_SCRATCH, t->scr_base + (uint64_t)t->slot[v] * count + off);
+        EMIT(ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len));
+        EMIT(ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v])));
+    }
+    for (int j = 0; j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t)));
+    /* the root's result is ready: its children may pull it */
+    for (int j = 0; v == t->root && j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t)));
+    return AR_OK;
+}
+
+/* Broadcast down: every child pulls from its parent's OUT as soon as it is ready
+ * (children of one parent pull in parallel), acknowledges the read, and tells its own
+ * children. */
+int ar__tree_bcast_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k) {
+    ar_plan_t *p = t->p;
+    if (v == t->root) return AR_OK;
+    const int u = t->parent[v];
+    EMIT(ar_plan_wait(p, v, t->cbc, F_BC(t), k));
+    EMIT(ar_plan_copy(p, v, t->cbc, ar_addr(v, AR_BUF_OUT, off), ar_addr(u, AR_BUF_OUT, off), len));
+    EMIT(ar_plan_signal(p, v, t->cbc, u, F_ACKB(t, t->slot[v])));
+    for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t)));
+    return AR_OK;
+}
+
+int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len) {
+    const uint64_t k = ++t->nchunks;
     ar_addr_t *sv = malloc(((size_t)t->maxdeg + 1) * sizeof *sv);
     if (!sv) return AR_ENOMEM;
     int rc = AR_OK;
-    /* reduce up */
-    for (int v = 0; v < t->P && rc == AR_OK; v++) {
-        int m = t->nchild[v];
-        for (int j = 0; j < m && rc == AR_OK; j++) rc = ar_plan_wait(p, v, t->cred, F_RED(t, j), k);
-        sv[0] = ar_addr(v, AR_BUF_IN, off);
-        for (int j = 0; j < m; j++)
-            sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, t->scr_base + (uint64_t)j * count + off);
-        if (rc != AR_OK) break;
-        if (v == t->root) {
-            rc = ar_plan_reduce(p, v, t->cred, ar_addr(v, AR_BUF_OUT, off), sv, (uint32_t)m + 1, len);
-        } else {
-            int u = t->parent[v];
-            ar_addr_t dst =
-                ar_addr(u, AR_BUF_SCRATCH, t->scr_base + (uint64_t)t->slot[v] * count + off);
-            rc = ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len);
-            if (rc == AR_OK) rc = ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v]));
-        }
-        for (int j = 0; j < m && rc == AR_OK; j++)
-            rc = ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t));
-        /* the root's result is ready: its children may pull it */
-        for (int j = 0; v == t->root && j < m && rc == AR_OK; j++)
-            rc = ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t));
-    }
-    /* broadcast down: every child pulls from its parent's OUT as soon as it is
-     * ready (children of one parent pull in parallel), acknowledges the read, and
-     * tells its own children */
-    for (int v = 0; v < t->P && rc == AR_OK; v++) {
-        if (v == t->root) continue;
-        int u = t->parent[v];
-        rc = ar_plan_wait(p, v, t->cbc, F_BC(t), k);
-        if (rc == AR_OK)
-            rc = ar_plan_copy(p, v, t->cbc, ar_addr(v, AR_BUF_OUT, off), ar_addr(u, AR_BUF_OUT, off), len);
-        if (rc == AR_OK) rc = ar_plan_signal(p, v, t->cbc, u, F_ACKB(t, t->slot[v]));
-        for (int j = 0; j < t->nchild[v] && rc == AR_OK; j++)
-            rc = ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t));
-    }
+    for (int v = 0; v < t->P && rc == AR_OK; v++) rc = ar__tree_reduce_rank(t, v, off, len, k, sv);
+    for (int v = 0; v < t->P && rc == AR_OK; v++) rc = ar__tree_bcast_rank(t, v, off, len, k);
     free(sv);
     return rc;
 }
@@ -417,12 +417,6 @@ int ar__snake_cycle(int W, int H, int *o) {
         return 1;
     }
     return 0;
-}
-
-void ar__snake_path(int W, int H, int *o) {
-    int n = 0;
-    for (int y = 0; y < H; y++)
-        for (int k = 0; k < W; k++) o[n++] = y * W + (y % 2 ? W - 1 - k : k);
 }
 
 static int ring_ok(const ar_topo_t *t, const int *o, int n) {

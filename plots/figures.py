@@ -34,8 +34,7 @@ ALGO_STYLE = {  # one colour and marker per algorithm, the same in every figure
     "1stage": ("#d62728", "v"), "2stage": ("#9467bd", "D"), "center_root": ("#8c564b", "P"),
     "naive": ("#7f7f7f", "x"), "nccl": ("#000000", "*"),
 }
-# Line styles too: where two algorithms build the same plan (ring and mesh2d on a grid
-# whose snake is a ring) their curves coincide, and the dashes keep both visible.
+# Line styles too: where two algorithms' curves meet, the dashes keep both visible.
 ALGO_LS = {"ring": "-", "torus2d": "-", "mesh2d": (0, (4, 3)), "1stage": "-", "2stage": "-",
            "center_root": "-", "naive": (0, (1, 1.5))}
 BUF_STYLE = {"tcm": ("#e41a1c", "o"), "sram": ("#377eb8", "s"), "hbm": ("#4daf4a", "^")}

@@ -1000,30 +1000,38 @@ START_TEST(test_torus2d_closed_form) {
 }
 END_TEST
 
-/* mesh2d: with an even side the snake ring through all W*H devices is the ring form
- * with p = W*H (every snake edge a single link); on an odd x odd grid or a line, two
- * chains along the snake path, each on half the data, reduce towards one end and
- * broadcast back: the tree of center_root below on a path (depth P-1, a root with
- * one child), on h = n/2 bytes. The two chains run on their own channels, in
- * parallel. The channel read bound is lowered to 4 GB/s so that the broadcast's
- * pulls differ from the reduction's pushes. */
-START_TEST(test_mesh2d_closed_form) {
-    static const int dims[][2] = {{2, 3}, {4, 2}, {3, 3}, {1, 5}, {5, 3}};
-    for (int i = 0; i < 5; i++) {
-        int W = dims[i][0], H = dims[i][1], P = W * H;
+/* mesh2d: every rank's block reduced up a tree rooted at its owner, X first for half the
+ * blocks and Y first for the other half, broadcast back down. Every link direction of a
+ * row then carries each X-first block once and the Y-first blocks of its own row once:
+ * S/2 + S/(2H); a column S/2 + S/(2W); a line (one order) S. Exact byte counts, and a
+ * time no shorter than the bound. */
+START_TEST(test_mesh2d_link_bytes) {
+    static const int dims[][2] = {{4, 4}, {2, 3}, {3, 3}, {1, 5}, {5, 3}, {4, 1}};
+    for (int i = 0; i < 6; i++) {
+        const int W = dims[i][0], H = dims[i][1];
         char spec[32];
         snprintf(spec, sizeof spec, "mesh_2d:%dx%d", W, H);
         ar_topo_t *t = round_topo(spec);
-        t->model->chan_inflight_bytes = 4000;
-        mp_t m = params(t, 1);
-        double n = NEL * 4.0, want;
-        if (W % 2 == 0 || H % 2 == 0)
-            want = m.launch + ring_rs(&m, P, n / P) + ring_ag(&m, P, n / P);
-        else
-            want = m.launch + tree(&m, P - 1, 2, n / 2);
+        const double S = NEL * 4.0;
+        const int line = W == 1 || H == 1;
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 1;
+        ar_plan_t *p;
+        ar_error_t err;
+        ck_assert_msg(ar_algo_build("mesh2d", t, NEL, AR_FP32, &o, &p, &err) == AR_OK, "%s", err.message);
         ar_result_t r;
-        run_algo(t, "mesh2d", NEL, AR_FP32, &r);
-        EQ(r.time_s, want);
+        run(t, p, 1, &r);
+        ar_plan_free(p);
+        ck_assert_int_eq(r.nlinks, 2 * t->nlinks);
+        for (int l = 0; l < r.nlinks; l++) {
+            const ar_link_t *k = &t->links[r.links[l].link];
+            const int row = abs(k->a - k->b) == 1 && W > 1;
+            EQ(r.links[l].bytes, line ? S : row ? S / 2 + S / (2 * H) : S / 2 + S / (2 * W));
+        }
+        ar_bound_t b;
+        ck_assert_int_eq(ar_bound(t, (uint64_t)S, AR_MEM_HBM, 0, &b, &err), AR_OK);
+        ck_assert_msg(r.time_s >= b.time_s, "%s: %.9g s beats the bound %.9g", spec, r.time_s, b.time_s);
+        ar_result_free(&r);
         ar_topo_free(t);
     }
 }
@@ -1455,7 +1463,7 @@ Suite *suite_analytic(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_ring_closed_form);
     tcase_add_test(tc, test_torus2d_closed_form);
-    tcase_add_test(tc, test_mesh2d_closed_form);
+    tcase_add_test(tc, test_mesh2d_link_bytes);
     tcase_add_test(tc, test_shots_closed_form);
     tcase_add_test(tc, test_center_root_closed_form);
     tcase_add_test(tc, test_naive_closed_form);

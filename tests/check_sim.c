@@ -283,11 +283,13 @@ typedef struct agree_case_s {
 } agree_case_t;
 
 /* One channel per rank and topologies where no two concurrent ops share a link
- * direction or overload a memory: every algorithm once. */
+ * direction or overload a memory: every algorithm once but mesh2d, whose reductions and
+ * broadcasts of different trees share link directions by design (tests/analytic_vs_sim.py
+ * holds it, with the others on contended cases). */
 static const agree_case_t agree_cases[] = {
     {"ring", "ring_1d:5", NULL, 0},         {"ring", "h200_pair", NULL, 0},
     {"torus2d", "torus_2d:2x3", NULL, 0},   {"torus2d", "full:4", NULL, 0},
-    {"mesh2d", "mesh_2d:2x3", NULL, 0},     {"1stage", "full:4", NULL, 0},
+    {"1stage", "full:4", NULL, 0},
     {"1stage", "h200_pair", NULL, 0},       {"2stage", "full:5", NULL, 0},
     {"center_root", "ring_1d:5", NULL, 0},  {"center_root", "mesh_2d:2x3", NULL, 0},
     {"naive", "ring_1d:4", NULL, 0},        {"naive", "full:3", "h100_sxm", 0},
