@@ -87,6 +87,11 @@ int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src);
 /* All-gather block (i+1)%n of every position into every OUT; acknowledges the
  * previous position once the last forward has read OUT. */
 int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi);
+/* Allreduce of [lo, hi) around the ring in groups of `group` elements, pipelined: the
+ * stages of successive groups are interleaved (group g + 1 one stage behind group g), so
+ * a position works on the next group while the current one's push is on its way
+ * instead of waiting for it. The same ops as ar__ring_rs then ar__ring_ag per group. */
+int ar__ring_pipe(ar__ring_t *r, uint64_t lo, uint64_t hi, uint64_t group, ar_buf_t src);
 /* End of execution: wait for the next position's acknowledgements. */
 int ar__ring_end(ar__ring_t *r);
 

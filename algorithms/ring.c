@@ -41,11 +41,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
         ar__ring_t r = {p, P, (c % 2 && P > 2) ? rev : ord, c, 2u * c, 2u * c + 1, 0, nrecv, 0};
         uint64_t chunk = ar__chunk_elems(o, len, dt, P);
         uint64_t group = chunk * (uint64_t)P;
-        for (uint64_t g = lo; g < lo + len && rc == AR_OK; g += group) {
-            uint64_t ge = lo + len - g < group ? lo + len : g + group;
-            rc = ar__ring_rs(&r, g, ge, AR_BUF_IN);
-            if (rc == AR_OK) rc = ar__ring_ag(&r, g, ge);
-        }
+        rc = ar__ring_pipe(&r, lo, lo + len, group, AR_BUF_IN);
         if (rc == AR_OK) rc = ar__ring_end(&r);
     }
     if (rc == AR_OK) rc = ar_plan_finish(p);

@@ -123,6 +123,59 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
     return AR_OK;
 }
 
+/* Stage k of a ring pass over [lo, hi) at position i: stages 0 .. n-2 reduce-scatter,
+ * n-1 the last reduction and the all-gather's first push, n .. 2n-3 the all-gather,
+ * 2n-2 the acknowledgement and the last push's arrival. Every stage but the first waits
+ * for one push from the previous position, every stage but the last sends one: a
+ * position's k-th wait is for its predecessor's k-th push as long as both emit their
+ * stages in the same order. */
+static int ring_stage(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src, int i, int k) {
+    ar_plan_t *p = r->p;
+    const int n = r->n, me = r->ranks[i], nx = r->ranks[(i + 1) % n];
+    uint64_t off, len;
+    if (k == 2 * n - 2) {
+        EMIT(ar_plan_signal(p, me, r->chan, r->ranks[mod(i - 1, n)], r->fack));
+        return ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]);
+    }
+    if (k > 0) EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
+    if (k < n - 1) {
+        ar__split(lo, hi, n, mod(i - k, n), &off, &len);
+        ar_addr_t dst = ar_addr(nx, AR_BUF_SCRATCH, r->scr_base + off);
+        if (k == 0) {
+            EMIT(ar_plan_copy(p, me, r->chan, dst, ar_addr(me, src, off), len));
+        } else {
+            ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off), ar_addr(me, src, off)};
+            EMIT(ar_plan_reduce(p, me, r->chan, dst, sv, 2, len));
+        }
+    } else {
+        const int t = k - (n - 1);
+        ar__split(lo, hi, n, mod(i + 1 - t, n), &off, &len);
+        if (t == 0) {
+            ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off), ar_addr(me, src, off)};
+            EMIT(ar_plan_reduce(p, me, r->chan, ar_addr(me, AR_BUF_OUT, off), sv, 2, len));
+        }
+        EMIT(ar_plan_copy(p, me, r->chan, ar_addr(nx, AR_BUF_OUT, off), ar_addr(me, AR_BUF_OUT, off), len));
+    }
+    return ar_plan_signal(p, me, r->chan, nx, r->fdata);
+}
+
+int ar__ring_pipe(ar__ring_t *r, uint64_t lo, uint64_t hi, uint64_t group, ar_buf_t src) {
+    const int n = r->n;
+    if (hi <= lo) return AR_OK;
+    if (n == 1) {
+        AR_TRY(ar__ring_rs(r, lo, hi, src));
+        return ar__ring_ag(r, lo, hi);
+    }
+    const uint64_t G = (hi - lo - 1) / group + 1, K = 2u * (uint64_t)n - 1;
+    for (uint64_t d = 0; d < K + G - 1; d++)
+        for (uint64_t g = d >= K ? d - K + 1 : 0; g < G && g <= d; g++) {
+            const uint64_t glo = lo + g * group, ghi = hi - glo < group ? hi : glo + group;
+            for (int i = 0; i < n; i++) AR_TRY(ring_stage(r, glo, ghi, src, i, (int)(d - g)));
+            if (d - g == K - 1) r->nack++;
+        }
+    return AR_OK;
+}
+
 int ar__ring_end(ar__ring_t *r) {
     if (r->n == 1 || !r->nack) return AR_OK;
     for (int i = 0; i < r->n; i++) EMIT(ar_plan_wait(r->p, r->ranks[i], r->chan, r->fack, r->nack));
