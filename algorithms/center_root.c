@@ -43,7 +43,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         ar__tree_t tr = {p, P, par, root, maxdeg, 2 * c, 2 * c + 1, (uint32_t)c * nf, 0, 0,
-                         NULL, NULL, NULL};
+                         NULL, NULL, NULL, NULL, 0, 0};
         rc = ar__tree_init(&tr);
         if (rc == AR_OK) rc = ar__tree_run(&tr, lo, lo + len, ar__chunk_elems(o, len, dt, 1));
         ar__tree_fini(&tr);

@@ -104,10 +104,14 @@ typedef struct ar__tree_s {
     int maxdeg;         /* most children of any rank */
     int cred, cbc;      /* the reduce and broadcast channels */
     uint32_t fbase;     /* ar__tree_nflags(maxdeg) flags from here */
-    uint64_t scr_base;  /* child slot j of element x at scr_base + j * count + x */
+    uint64_t scr_base;  /* child slot j of element x at scr_base + j * count + x ... */
     uint64_t nchunks;   /* chunks emitted so far */
     int *nchild, *slot; /* filled by ar__tree_init */
     int **child;
+    /* ... or, where slot_at is set (a tree over [slot_lo, slot_lo + slot_len) only), at
+     * slot_at[v] + j * slot_len + x - slot_lo on rank v: room for its own children only */
+    const uint64_t *slot_at;
+    uint64_t slot_lo, slot_len;
 } ar__tree_t;
 
 uint32_t ar__tree_nflags(int maxdeg);

@@ -82,14 +82,15 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     int *par = rc == AR_OK ? malloc((size_t)ntrees * (size_t)P * sizeof *par) : NULL;
     ar__tree_t *tr = rc == AR_OK ? calloc((size_t)ntrees, sizeof *tr) : NULL;
     task_t *task = NULL; /* one rank's chunks of one lane */
+    uint64_t *slot_at = rc == AR_OK ? malloc((size_t)ntrees * (size_t)P * sizeof *slot_at) : NULL;
+    uint64_t *used = rc == AR_OK ? calloc((size_t)P, sizeof *used) : NULL; /* SCRATCH per rank */
     ar_addr_t sv[MAXDEG + 1];
-    if (rc == AR_OK && (!par || !tr)) rc = AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
+    if (rc == AR_OK && (!par || !tr || !slot_at || !used)) rc = AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
     for (int k = 0; k < ntrees && rc == AR_OK; k++)
         rc = grid_tree(t, W, H, rank_at, (k % P) % W, (k % P) / W, k < P, par + (size_t)k * P, err);
     ar_plan_t *p = NULL;
     const int told = rc != AR_OK; /* err already says why */
     if (rc == AR_OK) rc = ar_plan_new("mesh2d", P, 2 * lanes, count, dt, &p);
-    if (rc == AR_OK) p->scratch_elems = (uint64_t)MAXDEG * count;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
@@ -100,8 +101,14 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
             ar__split(lo, lo + len, ntrees, k, &bo, &bl);
             if (bl > most) most = bl;
             tr[k] = (ar__tree_t){p, P, par + (size_t)k * P, rank_at[k % P], MAXDEG, 2 * c, 2 * c + 1,
-                                 ((uint32_t)c * (uint32_t)ntrees + (uint32_t)k) * nf, 0, 0, NULL, NULL, NULL};
+                                 ((uint32_t)c * (uint32_t)ntrees + (uint32_t)k) * nf, 0, 0, NULL, NULL, NULL,
+                                 slot_at + (size_t)k * P, bo, bl};
             rc = ar__tree_init(&tr[k]);
+            /* each rank's SCRATCH holds, tree after tree, a block for each of its children */
+            for (int v = 0; v < P && rc == AR_OK; v++) {
+                slot_at[(size_t)k * P + v] = used[v];
+                used[v] += (uint64_t)tr[k].nchild[v] * bl;
+            }
         }
         const uint64_t chunk = ar__chunk_elems(o, most, dt, 1), rounds = most ? (most - 1) / chunk + 1 : 0;
         task_t *grown = rc == AR_OK ? realloc(task, (size_t)(rounds ? rounds : 1) * (size_t)ntrees * sizeof *task) : NULL;
@@ -142,10 +149,15 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
             ar__tree_fini(&tr[k]);
         }
     }
+    if (rc == AR_OK)
+        for (int v = 0; v < P; v++)
+            if (used[v] > p->scratch_elems) p->scratch_elems = used[v];
     free(rank_at);
     free(par);
     free(tr);
     free(task);
+    free(slot_at);
+    free(used);
     if (told) {
         ar_plan_free(p);
         return rc;

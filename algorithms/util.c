@@ -228,18 +228,23 @@ void ar__tree_fini(ar__tree_t *t) {
     t->nchild = t->slot = NULL;
 }
 
+/* Where rank v keeps child slot j of element x. */
+static uint64_t tree_slot(const ar__tree_t *t, int v, int j, uint64_t x) {
+    if (t->slot_at) return t->slot_at[v] + (uint64_t)j * t->slot_len + (x - t->slot_lo);
+    return t->scr_base + (uint64_t)j * t->p->count + x;
+}
+
 int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv) {
     ar_plan_t *p = t->p;
-    const uint64_t count = p->count;
     const int m = t->nchild[v];
     for (int j = 0; j < m; j++) EMIT(ar_plan_wait(p, v, t->cred, F_RED(t, j), k));
     sv[0] = ar_addr(v, AR_BUF_IN, off);
-    for (int j = 0; j < m; j++) sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, t->scr_base + (uint64_t)j * count + off);
+    for (int j = 0; j < m; j++) sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, tree_slot(t, v, j, off));
     if (v == t->root) {
         EMIT(ar_plan_reduce(p, v, t->cred, ar_addr(v, AR_BUF_OUT, off), sv, (uint32_t)m + 1, len));
     } else {
         const int u = t->parent[v];
-        ar_addr_t dst = ar_addr(u, AR_BUF_SCRATCH, t->scr_base + (uint64_t)t->slot[v] * count + off);
+        ar_addr_t dst = ar_addr(u, AR_BUF_SCRATCH, tree_slot(t, u, t->slot[v], off));
         EMIT(ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len));
         EMIT(ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v])));
     }
