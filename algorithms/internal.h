@@ -125,6 +125,10 @@ int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len);
 int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv);
 int ar__tree_bcast_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k);
 int ar__tree_end(ar__tree_t *t);
+/* ar__tree_end in two halves, for builders ending several trees on shared channels: every
+ * tree's signals before any tree's waits, so no tree's end waits behind another's. */
+int ar__tree_end_signals(ar__tree_t *t);
+int ar__tree_end_waits(ar__tree_t *t);
 /* Emit the whole range [lo, hi) in chunks of `chunk` elements, then the end. */
 int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk);
 

@@ -144,10 +144,9 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
             ar__split(lo, lo + len, ntrees, k, &bo, &bl);
             tr[k].nchunks = bl ? (bl - 1) / chunk + 1 : 0;
         }
-        for (int k = 0; k < ntrees; k++) {
-            if (rc == AR_OK) rc = ar__tree_end(&tr[k]);
-            ar__tree_fini(&tr[k]);
-        }
+        for (int k = 0; k < ntrees && rc == AR_OK; k++) rc = ar__tree_end_signals(&tr[k]);
+        for (int k = 0; k < ntrees && rc == AR_OK; k++) rc = ar__tree_end_waits(&tr[k]);
+        for (int k = 0; k < ntrees; k++) ar__tree_fini(&tr[k]);
     }
     if (rc == AR_OK)
         for (int v = 0; v < P; v++)

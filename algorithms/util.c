@@ -248,22 +248,19 @@ int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint6
         EMIT(ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len));
         EMIT(ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v])));
     }
-    for (int j = 0; j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t)));
     /* the root's result is ready: its children may pull it */
     for (int j = 0; v == t->root && j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t)));
     return AR_OK;
 }
 
 /* Broadcast down: every child pulls from its parent's OUT as soon as it is ready
- * (children of one parent pull in parallel), acknowledges the read, and tells its own
- * children. */
+ * (children of one parent pull in parallel) and tells its own children. */
 int ar__tree_bcast_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k) {
     ar_plan_t *p = t->p;
     if (v == t->root) return AR_OK;
     const int u = t->parent[v];
     EMIT(ar_plan_wait(p, v, t->cbc, F_BC(t), k));
     EMIT(ar_plan_copy(p, v, t->cbc, ar_addr(v, AR_BUF_OUT, off), ar_addr(u, AR_BUF_OUT, off), len));
-    EMIT(ar_plan_signal(p, v, t->cbc, u, F_ACKB(t, t->slot[v])));
     for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t)));
     return AR_OK;
 }
@@ -279,17 +276,35 @@ int ar__tree_chunk(ar__tree_t *t, uint64_t off, uint64_t len) {
     return rc;
 }
 
-int ar__tree_end(ar__tree_t *t) {
+/* Once per execution, after the last chunk: a parent tells its children it has reduced
+ * everything they pushed (their slots are free for the next execution), a child tells its
+ * parent it has pulled everything (the parent's OUT may be written again); a channel's
+ * ops run in order, so one signal after its last chunk covers them all. */
+int ar__tree_end_signals(ar__tree_t *t) {
     ar_plan_t *p = t->p;
-    uint64_t k = t->nchunks;
-    if (!k) return AR_OK;
+    if (!t->nchunks) return AR_OK;
     for (int v = 0; v < t->P; v++) {
-        if (v != t->root) EMIT(ar_plan_wait(p, v, t->cred, F_ACKR(t), k));
-        /* whoever writes v's OUT waits until every child has pulled it */
-        int ch = v == t->root ? t->cred : t->cbc;
-        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_wait(p, v, ch, F_ACKB(t, j), k));
+        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t)));
+        if (v != t->root) EMIT(ar_plan_signal(p, v, t->cbc, t->parent[v], F_ACKB(t, t->slot[v])));
     }
     return AR_OK;
+}
+
+int ar__tree_end_waits(ar__tree_t *t) {
+    ar_plan_t *p = t->p;
+    if (!t->nchunks) return AR_OK;
+    for (int v = 0; v < t->P; v++) {
+        if (v != t->root) EMIT(ar_plan_wait(p, v, t->cred, F_ACKR(t), 1));
+        /* whoever writes v's OUT waits until every child has pulled it */
+        const int ch = v == t->root ? t->cred : t->cbc;
+        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_wait(p, v, ch, F_ACKB(t, j), 1));
+    }
+    return AR_OK;
+}
+
+int ar__tree_end(ar__tree_t *t) {
+    AR_TRY(ar__tree_end_signals(t));
+    return ar__tree_end_waits(t);
 }
 
 int ar__tree_run(ar__tree_t *t, uint64_t lo, uint64_t hi, uint64_t chunk) {

@@ -14,11 +14,12 @@ typedef struct tune_key_s {
     uint64_t count, chunk_bytes;
     int dtype, buffer, root, grid_w, grid_h, slots, channels; /* channels: as asked (0: chosen) */
     int hardware;
+    int stage; /* 0: the channels, found at the count up to AR_CASE_TUNE_MAX_BYTES; 1: then the chunk, at the count */
 } tune_key_t;
 
 typedef struct tune_cache_s { /* one allocation, grown by realloc */
     int n, cap;
-    struct { tune_key_t key; int channels; double time_s; } e[];
+    struct { tune_key_t key; int channels; uint64_t chunk_bytes; double time_s; } e[];
 } tune_cache_t;
 
 static int tune_find(const ar_topo_t *t, const tune_key_t *k, ar_algo_opts_t *o, double *time_s) {
@@ -26,6 +27,7 @@ static int tune_find(const ar_topo_t *t, const tune_key_t *k, ar_algo_opts_t *o,
     for (int i = 0; tc && i < tc->n; i++)
         if (!memcmp(&tc->e[i].key, k, sizeof *k)) {
             o->channels = tc->e[i].channels;
+            o->chunk_bytes = tc->e[i].chunk_bytes;
             *time_s = tc->e[i].time_s;
             return 1;
         }
@@ -44,14 +46,16 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
     }
     memcpy(&tc->e[tc->n].key, k, sizeof *k);
     tc->e[tc->n].time_s = time_s;
+    tc->e[tc->n].chunk_bytes = o->chunk_bytes;
     tc->e[tc->n++].channels = o->channels;
 }
 
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
  * be built or run, or has more than max_ops ops (0: any); *build_rc the build's status (its
- * error in err), *nops the plan's ops. */
+ * error in err), *nops the plan's ops, *chunk its chunk in bytes (may be NULL). */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                      ar_mem_t buffer, uint64_t max_ops, int *build_rc, uint64_t *nops, ar_error_t *err) {
+                      ar_mem_t buffer, uint64_t max_ops, int *build_rc, uint64_t *nops, uint64_t *chunk,
+                      ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     ar_plan_t *p = NULL;
@@ -60,6 +64,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     *build_rc = ar_algo_build(algo, t, count, dt, o, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
+    if (chunk) *chunk = ar_plan_chunk_bytes(p);
     if (max_ops && *nops > max_ops) {
         ar_plan_free(p);
         return INFINITY;
@@ -70,15 +75,10 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     return rc == AR_OK ? res.time_s : INFINITY;
 }
 
-int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
-    *out = *o;
-    if (o->channels > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
-    double unused;
-    if (!predicted_s) predicted_s = &unused;
-    *predicted_s = INFINITY;
-    const ar_algo_t *a = ar_algo_find(algo);
-    if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
+/* The channels: ar_case_defaults without the chunk. */
+static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
+                            const ar_algo_opts_t *o, ar_mem_t buffer, int hardware, ar_algo_opts_t *out,
+                            double *predicted_s, ar_error_t *err) {
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
@@ -98,7 +98,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == lo ? 0 : AR_CASE_TUNE_MAX_OPS, &brc, &nops, &e);
+        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -216,4 +216,64 @@ void ar_case_out_free(ar_case_out_t *out) {
     ar_result_free(&out->res);
     ar_plan_free(out->plan);
     out->plan = NULL;
+}
+
+/* The chunk, once the channels are chosen: the algorithm's own, and --chunk at powers of
+ * four from 16 MiB down to 16 KiB, each timed at the case's count, largest first, stopping
+ * before a plan would hold more than AR_CASE_TUNE_PLAN_OPS ops (smaller chunks, more ops).
+ * Pipelining trades each op's fixed costs, which fewer larger chunks pay less often,
+ * against the pipeline's filling, which smaller chunks shorten; where the balance lies
+ * depends on the model's latencies and rates, the topology's steps and the size. For a
+ * model backend the least time, the plan of fewest ops among equals (the own chunk first);
+ * for hardware the own chunk, which is what was measured, unless another predicts
+ * AR_CASE_TUNE_FLAT less. */
+static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
+                          int hardware, ar_algo_opts_t *out, double *predicted_s) {
+    enum { NCAND = 8 };
+    ar_algo_opts_t k = *out;
+    ar_error_t e;
+    int brc, n = 0;
+    uint64_t chunk[NCAND], nops[NCAND];
+    double time[NCAND], least = INFINITY;
+    for (uint64_t c = (uint64_t)16 << 22; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4) {
+        /* the own chunk first (c past 16 MiB) */
+        k.chunk_bytes = c > (uint64_t)16 << 20 ? 0 : c;
+        ar_error_clear(&e);
+        time[n] = predict(t, algo, count, dt, &k, buffer, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], NULL, &e);
+        chunk[n] = k.chunk_bytes;
+        if (!isfinite(time[n])) break;
+        least = fmin(least, time[n]);
+        /* down the ladder each chunk a quarter, about four times the ops */
+        if (n++ > 0 && 4 * nops[n - 1] > AR_CASE_TUNE_PLAN_OPS) break;
+    }
+    if (!n) return;
+    int pick = 0;
+    for (int i = 1; i < n; i++)
+        if (hardware ? time[i] == least && time[i] < time[0] * (1 - AR_CASE_TUNE_FLAT)
+                     : time[i] == least && (time[pick] > least || nops[i] < nops[pick]))
+            pick = i;
+    out->chunk_bytes = chunk[pick];
+    *predicted_s = time[pick];
+}
+
+int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                     ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    *out = *o;
+    if (o->channels > 0 && o->chunk_bytes > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
+    double unused;
+    if (!predicted_s) predicted_s = &unused;
+    *predicted_s = INFINITY;
+    const ar_algo_t *a = ar_algo_find(algo);
+    if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
+    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, hardware, out, predicted_s, err));
+    if (o->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
+    tune_key_t key;
+    memset(&key, 0, sizeof key);
+    key.algo = a, key.model = t->model, key.count = count, key.dtype = dt, key.buffer = buffer, key.root = o->root;
+    key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots, key.channels = out->channels;
+    key.hardware = hardware, key.stage = 1;
+    if (tune_find(t, &key, out, predicted_s)) return AR_OK;
+    default_chunk(t, algo, count, dt, buffer, hardware, out, predicted_s);
+    tune_keep(t, &key, out, *predicted_s);
+    return AR_OK;
 }

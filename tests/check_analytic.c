@@ -1278,13 +1278,14 @@ START_TEST(test_bound_cut) {
 }
 END_TEST
 
-/* One case on the analytic backend at the given channels (0: the defaults); the row's time,
- * channels and algo (copied into label). */
-static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int channels, int *plan_ch, char *label,
-                        size_t len) {
+/* One case on the analytic backend at the given channels and chunk (0: the defaults); the
+ * row's time, channels, chunk and algo (copied into label). */
+static double case_run_at(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk, int *plan_ch,
+                          uint64_t *plan_chunk, char *label, size_t len) {
     ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = algo, .count = count,
                    .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
     c.algo_opts.channels = channels;
+    c.algo_opts.chunk_bytes = chunk;
     ar_case_out_t co;
     ar_error_t err;
     ar_error_clear(&err);
@@ -1294,9 +1295,15 @@ static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int chan
     }
     const double s = co.res.time_s;
     if (plan_ch) *plan_ch = co.row.channels;
+    if (plan_chunk) *plan_chunk = co.row.chunk_bytes;
     if (label) snprintf(label, len, "%s", co.row.algo);
     ar_case_out_free(&co);
     return s;
+}
+
+static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int channels, int *plan_ch, char *label,
+                        size_t len) {
+    return case_run_at(t, algo, count, channels, 0, plan_ch, NULL, label, len);
 }
 
 /* Links of 100 GB/s and 1 us whose flag costs what a hop costs, everything else next to
@@ -1351,26 +1358,48 @@ START_TEST(test_ordered_links_closed_form) {
 }
 END_TEST
 
-/* Default channels on a model backend: the count of least predicted time over the powers of
- * two up to the algorithm's most, the fewest among equals. */
+/* Defaults on a model backend. Channels: at the algorithm's own chunk, the fewest of least
+ * predicted time over the powers of two up to the algorithm's most. Then the chunk: at those
+ * channels, no chunk of the ladder (16 MiB down to 16 KiB by fours) beats the chosen, and the
+ * row's chunk is never 0. */
 START_TEST(test_default_channels) {
     ar_topo_t *t = round_topo("torus_2d:4x4");
-    const char *algos[] = {"ring", "torus2d", "center_root"};
+    const char *algos[] = {"ring", "torus2d", "center_root", "mesh2d"};
+    const uint64_t count = 1 << 21;
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
         const ar_algo_t *a = ar_algo_find(algos[i]);
         int ch;
-        const double def = case_time(t, algos[i], 1 << 19, 0, &ch, NULL, 0);
+        uint64_t chunk;
+        const double def = case_run_at(t, algos[i], count, 0, 0, &ch, &chunk, NULL, 0);
         ck_assert(isfinite(def));
-        double least = INFINITY;
-        int fewest = 0;
-        for (int k = 1; k <= a->max_channels; k *= 2) {
-            const double s = case_time(t, algos[i], 1 << 19, k, NULL, NULL, 0);
-            if (s < least) least = s, fewest = k;
+        ck_assert_uint_gt(chunk, 0);
+        /* the channels, at the own chunk (asked with --channels and a chunk, so no chunk search) */
+        ar_algo_opts_t own = AR_ALGO_OPTS_DEFAULT;
+        double tk[16], least = INFINITY;
+        int nk = 0;
+        for (int k = 1; k <= a->max_channels; k *= 2, nk++) {
+            own.channels = k;
+            ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = algos[i], .count = count,
+                           .dtype = AR_BF16, .algo_opts = own, .run = AR_RUN_OPTS_DEFAULT, .verify = 0,
+                           .own_defaults = 1};
+            ar_case_out_t co;
+            ar_error_t err;
+            tk[nk] = ar_case_run(&c, &co, &err) == AR_OK ? co.res.time_s : INFINITY;
+            ar_case_out_free(&co);
+            least = fmin(least, tk[nk]);
         }
-        ck_assert_msg(def == least, "%s: default %g s, least %g s", algos[i], def, least);
+        int fewest = 0;
+        for (int k = 1, j = 0; j < nk; k *= 2, j++)
+            if (!fewest && tk[j] == least) fewest = k;
         int ch_fewest;
-        case_time(t, algos[i], 1 << 19, fewest, &ch_fewest, NULL, 0);
-        ck_assert_int_eq(ch, ch_fewest);
+        case_time(t, algos[i], count, fewest, &ch_fewest, NULL, 0);
+        ck_assert_msg(ch == ch_fewest, "%s: %d channels, want %d", algos[i], ch, ch_fewest);
+        /* the chunk, at those channels */
+        for (uint64_t c = (uint64_t)16 << 20; c >= (uint64_t)16 << 10; c /= 4) {
+            const double s = case_run_at(t, algos[i], count, fewest, c, NULL, NULL, NULL, 0);
+            ck_assert_msg(def <= s, "%s: default %g s, chunk %llu %g s", algos[i], def,
+                          (unsigned long long)c, s);
+        }
     }
     ar_topo_free(t);
 }

@@ -62,17 +62,22 @@ int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 int ar_case_run(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 void ar_case_out_free(ar_case_out_t *out);
 
-/* What channels 0 means to every command, from the analytic backend's predictions on the
- * topology's model and this buffer level over powers of two up to the algorithm's most (and
- * AR_CASE_TUNE_MAX_OPS), at the chunk asked or the algorithm's own: for a model backend the
- * count of least time (the fewest among equals); for hardware (bench, cuda) the most within
- * AR_CASE_TUNE_FLAT of the least, since real channels run slower beside many others than the
- * model has them. Sized at the case's count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was
- * found there). Found once per topology and case shape, then kept with the topology. out is o
- * with the channels filled (as given when given); AR_OK, or the error of building the
- * algorithm's plan at all. predicted_s (may be NULL) receives the predicted time of the count
- * chosen (or given) at the size it was found at: what `--algo auto` picks an algorithm by, in
- * ar_case_plan (the row's algo then says what it picked, auto:NAME/CHANNELS). */
+/* What channels 0 and chunk 0 mean to every command, from the analytic backend's
+ * predictions on the topology's model and this buffer level. The channels: powers of two up
+ * to the algorithm's most, at the chunk asked or the algorithm's own, sized at the case's
+ * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); for a model backend
+ * the least time (the fewest among equals), for hardware (bench, cuda) the most within
+ * AR_CASE_TUNE_FLAT of it, since real channels run slower beside many others than the model
+ * has them. Then the chunk, at those channels and the case's count: the algorithm's own and
+ * powers of four from 16 MiB down; for a model backend the least time (the fewest ops among
+ * equals), for hardware the own unless another is AR_CASE_TUNE_FLAT faster. No plan over
+ * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed. Found once per topology and case
+ * shape, then kept with the topology. out is o with the channels and chunk filled (as given
+ * when given); AR_OK, or the error of building the algorithm's plan at all. predicted_s (may
+ * be NULL) receives the predicted time of what was chosen, at the case's count where the
+ * chunk was chosen, else at the size the channels were found at: what `--algo auto` picks
+ * an algorithm by, in ar_case_plan (the row's algo then says what it picked,
+ * auto:NAME/CHANNELS). */
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err);
 #define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
@@ -80,7 +85,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * first count is always timed): a simulation costs its ops, and on thousands of ranks a plan
  * of many channels costs more to time and simulate than it could gain. */
 #define AR_CASE_TUNE_MAX_OPS ((uint64_t)1 << 20)
-/* On hardware, counts predicting within this share of the least time count as equal: the most is taken. */
+/* Nor is a plan of more ops than this timed (beyond the first), or chosen: simulating one
+ * costs seconds, more than a default may cost. */
+#define AR_CASE_TUNE_PLAN_OPS ((uint64_t)1 << 18)
+/* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
 
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
