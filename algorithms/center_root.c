@@ -35,7 +35,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
     if (rc == AR_OK) rc = ar_plan_new("center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
-        p->scratch_elems = (uint64_t)maxdeg * count;
+        p->scratch_elems = (uint64_t)maxdeg * ar__slot_stride(count, dt);
         p->root = root;
     }
     uint32_t nf = ar__tree_nflags(maxdeg);

@@ -31,6 +31,11 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 #define AR__MAX_LANES_NAIVE 64
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
+/* The distance in elements between per-peer slots of `count` elements in SCRATCH or host
+ * staging: count rounded up to whole 16-byte vectors, so that a slot's element x lies at the
+ * same alignment as IN's and OUT's element x and the GPU executor moves them as vectors (it
+ * goes element by element when an op's operands disagree on alignment). */
+uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt);
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
 
@@ -104,7 +109,7 @@ typedef struct ar__tree_s {
     int maxdeg;         /* most children of any rank */
     int cred, cbc;      /* the reduce and broadcast channels */
     uint32_t fbase;     /* ar__tree_nflags(maxdeg) flags from here */
-    uint64_t scr_base;  /* child slot j of element x at scr_base + j * count + x ... */
+    uint64_t scr_base;  /* child slot j of element x at scr_base + j * ar__slot_stride + x ... */
     uint64_t nchunks;   /* chunks emitted so far */
     int *nchild, *slot; /* filled by ar__tree_init */
     int **child;
@@ -160,10 +165,10 @@ int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err);
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);
 
 /* Rank r on channel c: WAIT for flag fbase + q of every peer q to reach nwait, then
- * REDUCE IN[off] with slot(r, SCRATCH, q * count + off) of every peer into OUT[off],
+ * REDUCE IN[off] with slot(r, SCRATCH, q * stride + off) of every peer into OUT[off],
  * n elements (slot is ar_addr or ar_addr_parity). sv holds nranks addresses. */
 int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
-                     uint64_t count, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
+                     uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv);
 
 /* End of a builder: finish the plan when rc is AR_OK and hand it out, else free it

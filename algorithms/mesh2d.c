@@ -100,14 +100,17 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
             uint64_t bo, bl;
             ar__split(lo, lo + len, ntrees, k, &bo, &bl);
             if (bl > most) most = bl;
+            /* each rank's SCRATCH holds, tree after tree, a block for each of its children,
+             * element x of a slot at the same alignment as IN's x (ar__slot_stride) */
+            const uint64_t sl = ar__slot_stride(bl, dt), vec = ar__slot_stride(1, dt);
             tr[k] = (ar__tree_t){p, P, par + (size_t)k * P, rank_at[k % P], MAXDEG, 2 * c, 2 * c + 1,
                                  ((uint32_t)c * (uint32_t)ntrees + (uint32_t)k) * nf, 0, 0, NULL, NULL, NULL,
-                                 slot_at + (size_t)k * P, bo, bl};
+                                 slot_at + (size_t)k * P, bo, sl};
             rc = ar__tree_init(&tr[k]);
-            /* each rank's SCRATCH holds, tree after tree, a block for each of its children */
             for (int v = 0; v < P && rc == AR_OK; v++) {
-                slot_at[(size_t)k * P + v] = used[v];
-                used[v] += (uint64_t)tr[k].nchild[v] * bl;
+                uint64_t at = used[v] + (bo + vec - used[v] % vec) % vec;
+                slot_at[(size_t)k * P + v] = at;
+                used[v] = at + (uint64_t)tr[k].nchild[v] * sl;
             }
         }
         const uint64_t chunk = ar__chunk_elems(o, most, dt, 1), rounds = most ? (most - 1) / chunk + 1 : 0;

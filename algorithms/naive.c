@@ -15,7 +15,8 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     AR_TRY(ar__plan_fits("naive", P, (uint64_t)lanes * (uint64_t)P * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar_plan_new("naive", P, lanes, count, dt, &p));
-    p->host_elems = (uint64_t)P * count;
+    const uint64_t stride = ar__slot_stride(count, dt);
+    p->host_elems = (uint64_t)P * stride;
     int rc = AR_OK;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
@@ -28,7 +29,7 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
-            rc = ar_plan_copy(p, r, c, ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * count + lo),
+            rc = ar_plan_copy(p, r, c, ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * stride + lo),
                               ar_addr(r, AR_BUF_IN, lo), len);
             for (int q = 0; q < P && rc == AR_OK; q++)
                 if (q != r) rc = ar_plan_signal(p, r, c, q, fd);
@@ -36,7 +37,7 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
             int k = 0;
             sv[k++] = ar_addr(r, AR_BUF_IN, lo);
             for (int q = 0; q < P; q++)
-                if (q != r) sv[k++] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)q * count + lo);
+                if (q != r) sv[k++] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)q * stride + lo);
             if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, lo), sv, (uint32_t)k, len);
             for (int q = 0; q < P && rc == AR_OK; q++)
                 if (q != r) rc = ar_plan_signal(p, r, c, q, fdone);

@@ -47,8 +47,9 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         return AR_ERR(err, AR_EINVAL, "1stage: %d SCRATCH slots, want 1 or 2", slots);
     if (P == 1) slots = 1;
     AR_TRY(ar_plan_new("1stage", P, lanes, count, dt, &p));
-    p->scratch_elems = (uint64_t)slots * P * count;
-    if (slots == 2) p->parity_elems = (uint64_t)P * count;
+    const uint64_t stride = ar__slot_stride(count, dt);
+    p->scratch_elems = (uint64_t)slots * P * stride;
+    if (slots == 2) p->parity_elems = (uint64_t)P * stride;
     /* the slot a peer pushes into: this execution's with two slots */
     ar_addr_t (*slot)(int, ar_buf_t, uint64_t) = slots == 2 ? ar_addr_parity : ar_addr;
     int rc = AR_OK;
@@ -74,7 +75,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     const int each = ar__signal_each_copy(n * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = ar__peer(r, c, k, P);
-                        rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * count + off),
+                        rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
                         if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
@@ -84,7 +85,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
                 uint64_t j = i - 1;
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
-                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, count, off, n, fbase, j + 1, sv);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
             if (rc == AR_OK && slots == 1) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r));

@@ -42,7 +42,8 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (rc == AR_OK)
         rc = ar__plan_fits("torus2d", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(W - 1 + H - 1), err);
     if (rc == AR_OK) rc = ar_plan_new("torus2d", P, lanes, count, dt, &p);
-    if (rc == AR_OK) p->scratch_elems = 2 * count;
+    const uint64_t stride = ar__slot_stride(count, dt); /* the second dimension's rings from here */
+    if (rc == AR_OK) p->scratch_elems = 2 * stride;
     /* rows[dir][y*W + i]: rank at ring position i of row y; cols likewise */
     for (int d = 0; d < 2 && rc == AR_OK; d++) {
         for (int y = 0; y < H; y++)
@@ -67,7 +68,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             rx[y] = (ar__ring_t){p, W, rows + d * P + y * W, c, 4u * c, 4u * c + 1, 0,
                                  nrecv + y * W, 0};
         for (int x = 0; x < W; x++)
-            ry[x] = (ar__ring_t){p, H, cols + d * P + x * H, c, 4u * c + 2, 4u * c + 3, count,
+            ry[x] = (ar__ring_t){p, H, cols + d * P + x * H, c, 4u * c + 2, 4u * c + 3, stride,
                                  nrecv + P + x * H, 0};
         /* first: the rings of the dimension reduce-scattered first (nf of them, n1 long),
          * second: those of the other (the allreduce of the block each rank holds) */

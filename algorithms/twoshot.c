@@ -21,7 +21,8 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     AR_TRY(ar__check_all_pairs("2stage", t, err));
     ar_plan_t *p;
     AR_TRY(ar_plan_new("2stage", P, lanes, count, dt, &p));
-    p->scratch_elems = (uint64_t)P * count;
+    const uint64_t stride = ar__slot_stride(count, dt);
+    p->scratch_elems = (uint64_t)P * stride;
     int rc = AR_OK;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
@@ -44,7 +45,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = ar__peer(r, c, k, P);
                         ar__split(off, off + n, P, q, &so, &sl);
-                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * count + so),
+                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + so),
                                           ar_addr(r, AR_BUF_IN, so), sl);
                         if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
                     }
@@ -57,7 +58,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
                 const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
-                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, count, so, sl, fbase, j + 1, sv);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, stride, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = ar__peer(r, c, kk, P);
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);

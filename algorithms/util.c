@@ -47,6 +47,11 @@ int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dt
     return n < 1 ? 1 : n;
 }
 
+uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt) {
+    const uint64_t v = 16 / ar_dtype_size(dt);
+    return (count + v - 1) / v * v;
+}
+
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces) {
     uint64_t es = ar_dtype_size(dt);
     uint64_t c;
@@ -231,7 +236,7 @@ void ar__tree_fini(ar__tree_t *t) {
 /* Where rank v keeps child slot j of element x. */
 static uint64_t tree_slot(const ar__tree_t *t, int v, int j, uint64_t x) {
     if (t->slot_at) return t->slot_at[v] + (uint64_t)j * t->slot_len + (x - t->slot_lo);
-    return t->scr_base + (uint64_t)j * t->p->count + x;
+    return t->scr_base + (uint64_t)j * ar__slot_stride(t->p->count, t->p->dtype) + x;
 }
 
 int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv) {
@@ -746,7 +751,7 @@ uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i) {
 }
 
 int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
-                     uint64_t count, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
+                     uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv) {
     int P = p->nranks;
     for (int q = 0; q < P; q++)
@@ -754,7 +759,7 @@ int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t
     int k = 0;
     sv[k++] = ar_addr(r, AR_BUF_IN, off);
     for (int q = 0; q < P; q++)
-        if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * count + off);
+        if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * stride + off);
     return ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), sv, (uint32_t)k, n);
 }
 

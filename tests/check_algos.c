@@ -256,8 +256,10 @@ START_TEST(test_algo_oneshot_slots) {
             ar_plan_t *p = NULL;
             ar_error_t e;
             ck_assert_int_eq(ar_algo_build("1stage", t, count, AR_BF16, &o, &p, &e), AR_OK);
-            ck_assert_uint_eq(p->scratch_elems, 2 * P * count);
-            ck_assert_uint_eq(p->parity_elems, P * count);
+            /* a peer's slot every 4104 elements: 4099 rounded up to whole 16-byte vectors */
+            const uint64_t stride = 4104;
+            ck_assert_uint_eq(p->scratch_elems, 2 * P * stride);
+            ck_assert_uint_eq(p->parity_elems, P * stride);
             uint32_t npar = 0;
             for (uint32_t k = 0; k < p->nops; k++) {
                 const ar_op_t *op = &p->ops[k];
@@ -306,7 +308,7 @@ START_TEST(test_algo_oneshot_slots) {
             ar_plan_t *p = NULL;
             ar_error_t e;
             ck_assert_int_eq(ar_algo_build("1stage", t, n, AR_BF16, &o, &p, &e), AR_OK);
-            ck_assert_uint_eq(p->scratch_elems, P * n);
+            ck_assert_uint_eq(p->scratch_elems, P * ((n + 7) / 8 * 8)); /* whole 16-byte vectors a slot */
             ck_assert_uint_eq(p->parity_elems, 0);
             ar_plan_free(p);
         }
@@ -318,6 +320,42 @@ START_TEST(test_algo_oneshot_slots) {
         ck_assert_msg(strstr(e.message, "1stage: 3 SCRATCH slots, want 1 or 2"), "%s", e.message);
         ar_topo_free(t);
     }
+}
+END_TEST
+
+/* Odd counts: every COPY and REDUCE of every algorithm has all its operands at one alignment
+ * within 16 bytes (the GPU executor moves them as vectors then, element by element else). */
+START_TEST(test_algo_operands_aligned) {
+    const char *cases[][2] = {{"ring", "ring_1d:5"}, {"torus2d", "torus_2d:3x2"}, {"mesh2d", "mesh_2d:3x3"},
+                              {"1stage", "full:4"}, {"2stage", "full:3"}, {"center_root", "torus_2d:3x3"},
+                              {"naive", "full:3"}};
+    const ar_dtype_t dts[] = {AR_FP32, AR_BF16};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            ar_topo_t *t = topo(cases[i][1]);
+            const uint64_t es = ar_dtype_size(dts[d]);
+            for (int slots = 1; slots <= 2; slots++) {
+                ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                o.channels = 2;
+                o.slots = strcmp(cases[i][0], "1stage") ? 0 : slots;
+                ar_plan_t *p = NULL;
+                ar_error_t e;
+                ck_assert_int_eq(ar_algo_build(cases[i][0], t, 65537, dts[d], &o, &p, &e), AR_OK);
+                for (uint32_t k = 0; k < p->nops; k++) {
+                    const ar_op_t *op = &p->ops[k];
+                    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
+                    for (uint64_t epoch = 0; epoch < 2; epoch++) {
+                        const uint64_t at = ar_addr_at(p, op->dst, epoch).off * es % 16;
+                        for (uint32_t s = 0; s < op->nsrc; s++)
+                            ck_assert_msg(ar_addr_at(p, p->srcs[op->src + s], epoch).off * es % 16 == at,
+                                          "%s on %s, %s: op %u source %u at another alignment than its destination",
+                                          cases[i][0], cases[i][1], ar_dtype_name(dts[d]), k, s);
+                    }
+                }
+                ar_plan_free(p);
+            }
+            ar_topo_free(t);
+        }
 }
 END_TEST
 
@@ -471,6 +509,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_push_signal_order);
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_oneshot_slots);
+    tcase_add_test(tc, test_algo_operands_aligned);
     tcase_add_test(tc, test_algo_refuse);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_auto");
