@@ -748,8 +748,31 @@ static int cuda_backend_open(const ar_topo_t *topo, ar_backend_t **out, ar_error
     return cuda_open(topo, out, err);
 }
 
+/* The channels of the ranks on each GPU (device index d runs on GPU d) against the executor
+ * blocks it holds at once: the check cuda_prepare makes, before any GPU is opened. */
+static int cuda_admits(const ar_topo_t *topo, const ar_plan_t *p, ar_error_t *err) {
+    int n = 0, mb_per_sm = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) return AR_OK; /* running says why */
+    if (n > AR__MAX_GPUS) n = AR__MAX_GPUS;
+    if (ar__exec_max_blocks_per_sm((int)p->dtype, &mb_per_sm) != 0 || mb_per_sm <= 0) return AR_OK;
+    uint32_t nb[AR__MAX_GPUS] = {0};
+    for (int r = 0; r < p->nranks; r++) {
+        const int g = topo->placement ? topo->placement[r] : r;
+        if (g < 0 || g >= n) return AR_OK; /* opening says why */
+        for (int c = 0; c < p->nchannels; c++) nb[g] += ar_plan_chan(p, r, c)->nops > 0;
+    }
+    for (int g = 0; g < n; g++) {
+        int sms = 0;
+        if (!nb[g] || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g) != cudaSuccess) continue;
+        if ((int)nb[g] > mb_per_sm * sms)
+            return AR_ERR(err, AR_ELIMIT, "cuda backend: plan %s puts %u channels on GPU %d, %d executor blocks fit",
+                          p->algo, nb[g], g, mb_per_sm * sms);
+    }
+    return AR_OK;
+}
+
 const ar_backend_ops_t ar_cuda_backend = {
-    .name = "cuda", .caps = AR_BACKEND_DATA | AR_BACKEND_HARDWARE,
+    .name = "cuda", .caps = AR_BACKEND_DATA | AR_BACKEND_HARDWARE, .admits = cuda_admits,
     .open = cuda_backend_open, .prepare = cuda_prepare, .execute = cuda_execute, .close = cuda_close,
     .summary = "the plan executor on this machine's NVIDIA GPUs (one process, peer access, CUDA)",
 };

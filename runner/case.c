@@ -54,8 +54,8 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
  * be built or run, or has more than max_ops ops (0: any); *build_rc the build's status (its
  * error in err), *nops the plan's ops, *chunk its chunk in bytes (may be NULL). */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                      ar_mem_t buffer, uint64_t max_ops, int *build_rc, uint64_t *nops, uint64_t *chunk,
-                      ar_error_t *err) {
+                      ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
+                      uint64_t *chunk, ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     ar_plan_t *p = NULL;
@@ -65,7 +65,8 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
     if (chunk) *chunk = ar_plan_chunk_bytes(p);
-    if (max_ops && *nops > max_ops) {
+    ar_error_t refused;
+    if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK)) {
         ar_plan_free(p);
         return INFINITY;
     }
@@ -77,8 +78,9 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
 
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
-                            const ar_algo_opts_t *o, ar_mem_t buffer, int hardware, ar_algo_opts_t *out,
-                            double *predicted_s, ar_error_t *err) {
+                            const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target,
+                            ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
@@ -98,7 +100,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -127,12 +129,6 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     return AR_OK;
 }
 
-/* Whether the case runs on real devices (the defaults hedge against the model there). */
-static int on_hardware(const ar_case_t *c) {
-    const ar_backend_ops_t *ops = ar_backend_find(c->backend);
-    return ops && (ops->caps & AR_BACKEND_HARDWARE);
-}
-
 /* auto: every registered algorithm that fits, each at the options ar_case_defaults gives it,
  * by predicted time; the least (the first in the registry among equals). */
 static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
@@ -143,7 +139,7 @@ static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, a
         double s;
         ar_error_t e;
         ar_error_clear(&e);
-        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, on_hardware(c), &o,
+        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, &o,
                              &s, &e) != AR_OK)
             continue; /* it does not fit */
         if (s < best) best = s, *algo = (*a)->name, *opts = o;
@@ -165,7 +161,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     } else if (!c->own_defaults) {
-        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, on_hardware(c),
+        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,
                                 &opts, NULL, err));
     }
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
@@ -228,7 +224,8 @@ void ar_case_out_free(ar_case_out_t *out) {
  * for hardware the own chunk, which is what was measured, unless another predicts
  * AR_CASE_TUNE_FLAT less. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
-                          int hardware, ar_algo_opts_t *out, double *predicted_s) {
+                          const ar_backend_ops_t *target, ar_algo_opts_t *out, double *predicted_s) {
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     enum { NCAND = 8 };
     ar_algo_opts_t k = *out;
     ar_error_t e;
@@ -239,7 +236,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         /* the own chunk first (c past 16 MiB) */
         k.chunk_bytes = c > (uint64_t)16 << 20 ? 0 : c;
         ar_error_clear(&e);
-        time[n] = predict(t, algo, count, dt, &k, buffer, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], NULL, &e);
+        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], NULL, &e);
         chunk[n] = k.chunk_bytes;
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
@@ -257,7 +254,9 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
 }
 
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+                     ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    const ar_backend_ops_t *target = backend ? ar_backend_find(backend) : NULL;
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     *out = *o;
     if (o->channels > 0 && o->chunk_bytes > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
     double unused;
@@ -265,7 +264,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     *predicted_s = INFINITY;
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
-    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, hardware, out, predicted_s, err));
+    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, out, predicted_s, err));
     if (o->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
     tune_key_t key;
     memset(&key, 0, sizeof key);
@@ -273,7 +272,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots, key.channels = out->channels;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
-    default_chunk(t, algo, count, dt, buffer, hardware, out, predicted_s);
+    default_chunk(t, algo, count, dt, buffer, target, out, predicted_s);
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
 }

@@ -358,7 +358,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
                 ar_error_t te;
                 ar_error_clear(&te);
-                if (ar_case_defaults(topo, name, count, o->dtype, &def, AR_MEM_HBM, 1, &got, NULL, &te) == AR_OK)
+                if (ar_case_defaults(topo, name, count, o->dtype, &def, AR_MEM_HBM, "cuda", &got, NULL, &te) == AR_OK)
                     channels = got.channels;
                 snprintf(label, sizeof label, "%s", name);
             }

@@ -73,6 +73,11 @@ typedef struct ar_backend_ops_s {
      * AR_ELIMIT (too large: larger sizes will not fit either) or AR_EINVAL (never) with
      * the reason in err. NULL: no limit beyond what running finds. */
     int (*fits)(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err);
+    /* Optional: whether this plan's shape runs on topo here, asked of the plans the
+     * defaults time before one is chosen (the cuda backend: each GPU holds the channels of
+     * its ranks as executor blocks resident at once). AR_OK, or AR_ELIMIT with the reason
+     * in err. NULL: any plan that builds. */
+    int (*admits)(const ar_topo_t *topo, const ar_plan_t *plan, ar_error_t *err);
     /* topo outlives the backend. Optional: without open (and close) the backend is a
      * plain ar_backend_t of the topology, allocated and freed by the registry. */
     int (*open)(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err);

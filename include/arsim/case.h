@@ -72,14 +72,16 @@ void ar_case_out_free(ar_case_out_t *out);
  * powers of four from 16 MiB down; for a model backend the least time (the fewest ops among
  * equals), for hardware the own unless another is AR_CASE_TUNE_FLAT faster. No plan over
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed. Found once per topology and case
- * shape, then kept with the topology. out is o with the channels and chunk filled (as given
+ * shape, then kept with the topology. backend names where the case runs (NULL: a model): a
+ * hardware backend's rules apply, and no plan it would not admit (ar_backend_ops_t.admits) is
+ * chosen. out is o with the channels and chunk filled (as given
  * when given); AR_OK, or the error of building the algorithm's plan at all. predicted_s (may
  * be NULL) receives the predicted time of what was chosen, at the case's count where the
  * chunk was chosen, else at the size the channels were found at: what `--algo auto` picks
  * an algorithm by, in ar_case_plan (the row's algo then says what it picked,
  * auto:NAME/CHANNELS). */
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                     ar_mem_t buffer, int hardware, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err);
+                     ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err);
 #define AR_CASE_TUNE_MAX_BYTES ((uint64_t)16 << 20)
 /* The search stops before the plans it times would hold more ops than this in all (the
  * first count is always timed): a simulation costs its ops, and on thousands of ranks a plan
