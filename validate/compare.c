@@ -86,30 +86,42 @@ static void stat_line(FILE *f, const stat_t *s) {
     fprintf(f, "| %-22s | %5d | %8.2f | %8.2f |\n", s->key, s->n, ar_validate_median(s->abs, s->n), mx);
 }
 
-/* The channels option that rebuilds the measured plan: 0 (the default) when it already
- * gives m->channels, else the option value among a few candidates that does. */
-static int plan_channels_for(const ar_topo_t *t, const ar_vrow_t *m, int *opt, ar_error_t *err) {
-    int cand[] = {0, m->channels, m->channels / 2, m->channels * 2};
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-        if (i > 0 && cand[i] <= 0) continue;
-        ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
-        ao.channels = cand[i];
-        ao.chunk_bytes = m->chunk_bytes;
-        ar_plan_t *plan = NULL;
-        int rc = ar_algo_build(m->algo, t, m->count, m->dtype, &ao, &plan, err);
-        if (rc != AR_OK) {
-            if (i == 0) return rc;
-            continue;
-        }
-        int n = plan->nchannels;
-        ar_plan_free(plan);
-        if (n == m->channels || m->channels == 0) {
-            *opt = cand[i];
-            return AR_OK;
+/* The channels and chunk options that rebuild the measured plan. A row holds the plan's
+ * channel count and its largest piece (ar_plan_chunk_bytes), which the options need not
+ * equal (ring counts both directions; 1stage and 2stage split a chunk among the peers), so
+ * the candidates are tried until a plan has both: the defaults first, then the row's own
+ * values and their neighbours, then the chunks the model's defaults choose among
+ * (runner/case.c: 16 MiB down to 16 KiB by fours). None matching: the defaults, and the
+ * caller's prediction says what it built. */
+static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt, uint64_t *chunk_opt, ar_error_t *err) {
+    const int chans[] = {0, m->channels, m->channels / 2, m->channels * 2};
+    uint64_t chunks[4 + 7] = {0, m->chunk_bytes, m->chunk_bytes * (uint64_t)m->nranks, m->chunk_bytes / 2};
+    int nchunks = 4;
+    for (uint64_t c = (uint64_t)16 << 20; c >= (uint64_t)16 << 10; c /= 4) chunks[nchunks++] = c;
+    *ch_opt = 0, *chunk_opt = 0;
+    for (int k = 0; k < nchunks; k++) {
+        if (k > 0 && chunks[k] == 0) continue;
+        for (size_t i = 0; i < sizeof chans / sizeof chans[0]; i++) {
+            if (i > 0 && chans[i] <= 0) continue;
+            ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+            ao.channels = chans[i];
+            ao.chunk_bytes = chunks[k];
+            ar_plan_t *plan = NULL;
+            const int rc = ar_algo_build(m->algo, t, m->count, m->dtype, &ao, &plan, err);
+            if (rc != AR_OK) {
+                if (i == 0 && k == 0) return rc;
+                continue;
+            }
+            const int n = plan->nchannels;
+            const uint64_t piece = ar_plan_chunk_bytes(plan);
+            ar_plan_free(plan);
+            if ((n == m->channels || m->channels == 0) && (piece == m->chunk_bytes || m->chunk_bytes == 0)) {
+                *ch_opt = chans[i], *chunk_opt = chunks[k];
+                return AR_OK;
+            }
         }
     }
-    *opt = 0;
-    return AR_OK; /* none matches: the default, and the caller says so */
+    return AR_OK;
 }
 
 int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error_t *err_out) {
@@ -157,12 +169,11 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
         snprintf(model_name, sizeof model_name, "%s", t->model->name);
         ar_result_t res;
         int pch = 0;
-        /* The measured row holds the plan's channel count; the algorithm's option may mean
-         * something else (ring counts both directions). Rebuild with the default first, and
-         * ask for the measured count only when the default plan differs. */
-        int prc = plan_channels_for(t, m, &pch, &err);
+        /* the options that rebuild the measured plan (plan_options_for) */
+        uint64_t pchunk = 0;
+        int prc = plan_options_for(t, m, &pch, &pchunk, &err);
         if (prc == AR_OK)
-            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, m->chunk_bytes, &res, &pch, &err);
+            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, pchunk, &res, &pch, &err);
         else
             memset(&res, 0, sizeof res);
         if (prc != AR_OK) {
