@@ -15,7 +15,7 @@ while read -r algo topo model sizes aim; do
             --csv - -q 2>/dev/null | awk -F, -v aim="$aim" -v topo="$topo" '
             NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
             { printf "| %s | %s | %s | %s | %s | %s | %.1f%% | %s%% |\n", $col["algo"], topo, $col["model"],
-                     $col["bytes"] >= 1073741824 ? $col["bytes"] / 1073741824 "G" : $col["bytes"] / 1048576 "M",
+                     ($col["bytes"] >= 1073741824 ? $col["bytes"] / 1073741824 "G" : $col["bytes"] / 1048576 "M"),
                      $col["backend"], $col["channels"], 100 * $col["efficiency"], aim }'
     done
 done <<'CASES'
