@@ -108,7 +108,7 @@ int ar_cli_bench(int argc, char **argv) {
         "  --force-host           stage through pinned host memory even where peer access works\n"
         "  --csv FILE             write bench's rows (with NCCL's beside them) as CSV\n",
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(ALGO) | AR_CLI_O(SIZE) |
-            AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) | AR_CLI_O(CHANNELS) | AR_CLI_O(RANKS) | AR_CLI_O(ITERS) |
+            AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) | AR_CLI_O(CHANNELS) | AR_CLI_O(CHUNK) | AR_CLI_O(RANKS) | AR_CLI_O(ITERS) |
             AR_CLI_O(TIMEOUT) | AR_CLI_O(CHECK) | AR_CLI_O(CSV) | AR_CLI_O(QUIET),
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(ALGO) | AR_CLI_O(ITERS) | AR_CLI_O(CSV),
     };
@@ -166,7 +166,7 @@ int ar_cli_bench(int argc, char **argv) {
     FILE *csv = csvo.f;
     ar_hw_bench_opts_t bo = {
         .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = o.dtypes[0],
-        .channels = o.nchannels ? o.channels[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
+        .channels = o.nchannels ? o.channels[0] : 0, .chunk_bytes = o.nchunks ? o.chunks[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
         .repeats = x.repeats, .check = o.check, .nccl = x.nccl, .force_host = x.force_host,
         .timeout_s = o.timeout_s,
     };

@@ -238,9 +238,10 @@ out:
 /* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
  * sweeps that choose between them). */
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
-                      ar_plan_t **plan, ar_error_t *err) {
+                      uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
     ao.channels = channels;
+    ao.chunk_bytes = chunk_bytes;
     char base[64];
     snprintf(base, sizeof base, "%s", name);
     char *colon = strchr(base, ':');
@@ -344,6 +345,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
              name = strtok_r(NULL, ",", &save)) {
             const char *algo = name;
             int channels = o->channels;
+            uint64_t chunk = o->chunk_bytes;
             char label[64];
             if (!strcmp(name, "auto")) {
                 int ach = 0;
@@ -353,19 +355,20 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             } else if (channels) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
-                /* at its defaults: the channel count the model predicts fastest, as run and
-                 * sweep give it (a NAME:Nslot variant keeps the algorithm's own) */
+                /* at its defaults: the channels and chunk the model predicts fastest, as run
+                 * and sweep give them (a NAME:Nslot variant keeps the algorithm's own) */
                 ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
+                def.chunk_bytes = chunk;
                 ar_error_t te;
                 ar_error_clear(&te);
                 if (ar_case_defaults(topo, name, count, o->dtype, &def, AR_MEM_HBM, "cuda", &got, NULL, &te) == AR_OK)
-                    channels = got.channels;
+                    channels = got.channels, chunk = got.chunk_bytes;
                 snprintf(label, sizeof label, "%s", name);
             }
             ar_plan_t *plan = NULL;
             ar_error_t e;
             ar_error_clear(&e);
-            int brc = build_plan(algo, topo, count, o->dtype, channels, &plan, &e);
+            int brc = build_plan(algo, topo, count, o->dtype, channels, chunk, &plan, &e);
             if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, &ro, &e);
             if (brc != AR_OK) {
                 char msg[300];

@@ -12,6 +12,7 @@ typedef struct ar_hw_bench_opts_s {
     int nsizes;
     ar_dtype_t dtype;
     int channels;            /* 0: the algorithm's default (auto: its own choice) */
+    uint64_t chunk_bytes;    /* 0: the algorithm's default */
     int iters;               /* executions per captured graph; 0: by size */
     int repeats;             /* graph launches timed, median taken; 0: by size */
     int check;               /* check every plan's (and NCCL's) output once per size */
