@@ -265,7 +265,9 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, out, predicted_s, err));
-    if (o->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
+    /* the chunk is chosen with the channels: channels asked keep the algorithm's own chunk,
+     * the plan the user names */
+    if (o->chunk_bytes > 0 || o->channels > 0 || !isfinite(*predicted_s)) return AR_OK;
     tune_key_t key;
     memset(&key, 0, sizeof key);
     key.algo = a, key.model = t->model, key.count = count, key.dtype = dt, key.buffer = buffer, key.root = o->root;

@@ -119,6 +119,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | empty file name           | bench --csv ''
 2 | unknown element type      | bench --dtype int8
 2 | from 1 to 1024            | bench --channels 0
+2 | a chunk is 16 bytes to 1G | bench --chunk 8
 2 | at least 1 element        | bench --count 0
 2 | must be greater than 0    | bench --size 0
 2 | ranks                     | bench --ranks 0

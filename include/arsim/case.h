@@ -68,7 +68,8 @@ void ar_case_out_free(ar_case_out_t *out);
  * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); for a model backend
  * the least time (the fewest among equals), for hardware (bench, cuda) the most within
  * AR_CASE_TUNE_FLAT of it, since real channels run slower beside many others than the model
- * has them. Then the chunk, at those channels and the case's count: the algorithm's own and
+ * has them. Then, where the channels were chosen (not asked) and no chunk was asked, the
+ * chunk, at those channels and the case's count: the algorithm's own and
  * powers of four from 16 MiB down; for a model backend the least time (the fewest ops among
  * equals), for hardware the own unless another is AR_CASE_TUNE_FLAT faster. No plan over
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed. Found once per topology and case
