@@ -232,7 +232,10 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     int brc, n = 0;
     uint64_t chunk[NCAND], nops[NCAND];
     double time[NCAND], least = INFINITY;
+    const uint64_t bytes = count * ar_dtype_size(dt);
     for (uint64_t c = (uint64_t)16 << 22; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4) {
+        /* every chunk of the whole vector or more makes one piece a lane: one of them is timed */
+        if (n > 1 && c >= bytes && chunk[n - 1] >= bytes) continue;
         /* the own chunk first (c past 16 MiB) */
         k.chunk_bytes = c > (uint64_t)16 << 20 ? 0 : c;
         ar_error_clear(&e);
