@@ -52,10 +52,10 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
 
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
  * be built or run, or has more than max_ops ops (0: any); *build_rc the build's status (its
- * error in err), *nops the plan's ops, *chunk its chunk in bytes (may be NULL). */
+ * error in err), *nops the plan's ops. */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
-                      uint64_t *chunk, ar_error_t *err) {
+                      ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     ar_plan_t *p = NULL;
@@ -64,7 +64,6 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     *build_rc = ar_algo_build(algo, t, count, dt, o, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
-    if (chunk) *chunk = ar_plan_chunk_bytes(p);
     ar_error_t refused;
     if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK)) {
         ar_plan_free(p);
@@ -100,7 +99,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, &e);
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -239,7 +238,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         /* the own chunk first (c past 16 MiB) */
         k.chunk_bytes = c > (uint64_t)16 << 20 ? 0 : c;
         ar_error_clear(&e);
-        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], NULL, &e);
+        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], &e);
         chunk[n] = k.chunk_bytes;
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
