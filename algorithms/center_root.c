@@ -33,12 +33,18 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
         free(deg);
     }
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
+    uint32_t nf = ar__tree_nflags(maxdeg);
+    if (rc == AR_OK && (uint64_t)P * lanes * nf > AR_PLAN_MAX_FLAGS)
+        rc = AR_ERR(err, AR_ELIMIT,
+                    "center_root: %d ranks need %llu flags here (a rank with %d children, %d lane%s), more than a "
+                    "plan may hold (%u): fewer ranks per device, or an algorithm that is not one tree",
+                    P, (unsigned long long)P * lanes * nf, maxdeg, lanes, lanes == 1 ? "" : "s",
+                    (unsigned)AR_PLAN_MAX_FLAGS);
     if (rc == AR_OK) rc = ar_plan_new("center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = (uint64_t)maxdeg * ar__slot_stride(count, dt);
         p->root = root;
     }
-    uint32_t nf = ar__tree_nflags(maxdeg);
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
@@ -53,7 +59,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     free(par);
     if (rc != AR_OK) {
         ar_plan_free(p);
-        if (rc == AR_ENOMEM || rc == AR_ELIMIT) AR_ERR(err, rc, "center_root: %s", ar_plan_strerror(rc));
+        if (rc == AR_ENOMEM || (rc == AR_ELIMIT && !err->message[0])) AR_ERR(err, rc, "center_root: %s", ar_plan_strerror(rc));
         return rc;
     }
     *out = p;

@@ -42,7 +42,7 @@ const char *ar_plan_strerror(int rc) {
     if (rc == AR_ELIMIT) {
         snprintf(msg, sizeof msg,
                  "the plan would exceed arsim's limits (byte counts overflowing 63 bits, or more "
-                 "than %u source addresses)", (unsigned)AR_PLAN_MAX_SRCS);
+                 "than %u source addresses or flags)", (unsigned)AR_PLAN_MAX_SRCS);
         return msg;
     }
     return ar_strerror(rc);
@@ -139,6 +139,7 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (int i = 0; i < nch; i++) total += cb[i].n;
     if (total > UINT32_MAX) return AR_ELIMIT;
+    if ((uint64_t)p->nranks * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
     free(p->ops);
     p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
     if (p->nflags == 0) p->nflags = 1;

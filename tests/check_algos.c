@@ -375,6 +375,15 @@ START_TEST(test_algo_refuse) {
     ck_assert(strstr(e.message, "unknown algorithm 'allgather'"));
     ck_assert_int_eq(ar_algo_build("ring", t, 0, AR_FP32, NULL, &p, &e), AR_EINVAL);
     ar_topo_free(t);
+    /* 1024 ranks a device: the root links to its device's 1023 and four neighbours'
+     * 1024 each, so every rank would carry 2 x 5119 + 4 flags; refused before building */
+    t = topo("torus_2d:4x4");
+    ck_assert_int_eq(ar_topo_place_blocks(t, 16384, &e), AR_OK);
+    ck_assert_int_eq(ar_algo_build("center_root", t, 4096, AR_BF16, NULL, &p, &e), AR_ELIMIT);
+    ck_assert_msg(strstr(e.message, "16384 ranks need 167804928 flags here (a rank with 5119 children, 1 lane), "
+                                    "more than a plan may hold (33554432)"), "%s", e.message);
+    ck_assert_ptr_null(p);
+    ar_topo_free(t);
 }
 END_TEST
 

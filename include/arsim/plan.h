@@ -183,10 +183,15 @@ int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
 /* Limits on what a plan may hold, so nonsense (a petabyte count, a 1stage plan over
  * 65536 ranks) is refused with AR_ELIMIT before it costs memory and minutes:
  * count x element size x nranks must fit 63 bits (every byte offset and total fits
- * a signed 64-bit integer), and a plan holds at most AR_PLAN_MAX_SRCS source
- * addresses (every COPY and REDUCE adds its sources). */
+ * a signed 64-bit integer), a plan holds at most AR_PLAN_MAX_SRCS source
+ * addresses (every COPY and REDUCE adds its sources) and at most AR_PLAN_MAX_FLAGS
+ * flags over all ranks (nranks x nflags: every backend and the verifier keep a counter
+ * for each; a tree whose root has thousands of children needs that many per rank). */
 #ifndef AR_PLAN_MAX_SRCS /* a build may raise it: CPPFLAGS=-DAR_PLAN_MAX_SRCS=... */
 #define AR_PLAN_MAX_SRCS (1u << 25)
+#endif
+#ifndef AR_PLAN_MAX_FLAGS
+#define AR_PLAN_MAX_FLAGS (1u << 25)
 #endif
 /* AR_OK, or AR_ELIMIT with a message when count elements of dtype on nranks ranks
  * overflow; callers check this before building a plan. */
