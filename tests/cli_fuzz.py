@@ -113,6 +113,11 @@ def main():
         print("cli_fuzz: no %s" % arsim, file=sys.stderr)
         return 99
     rng = random.Random(a.seed)
+    # a hang is a command still running after 120 s: the longest honest work these
+    # values ask for (sim, 1 MB in 16-byte chunks: plans of 6 M ops, seven algorithms)
+    # takes 40 s on two cores; the sanitizer build, 2-5x slower, scales Check's timeouts
+    # and this one alike
+    hang_s = 120 * float(os.environ.get("CK_TIMEOUT_MULTIPLIER", 1))
     work = tempfile.mkdtemp(prefix="arsim-cli-fuzz-")
     t0, n, bad = time.time(), 0, 0
     try:
@@ -121,9 +126,9 @@ def main():
             n += 1
             try:
                 p = subprocess.run([arsim] + args, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, timeout=30)
+                                   stderr=subprocess.PIPE, timeout=hang_s)
             except subprocess.TimeoutExpired:
-                print("cli_fuzz: FAIL: a hang (30 s): arsim %s" % " ".join(repr(x) for x in args), file=sys.stderr)
+                print("cli_fuzz: FAIL: a hang (%.0f s): arsim %s" % (hang_s, " ".join(repr(x) for x in args)), file=sys.stderr)
                 bad += 1
                 continue
             why = None
