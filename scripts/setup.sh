@@ -15,6 +15,8 @@ libsimgrid-dev python3-matplotlib"
 # Hardening (docs/HARDENING.md): clang for `make fuzz` (libFuzzer), valgrind for
 # scripts/valgrind-study.sh. Neither is needed to build or for `make check`.
 packages="$packages clang valgrind"
+# GNU parallel runs examples/shards-parallel.sh (tests/shards.sh runs it where present).
+packages="$packages parallel"
 
 missing=
 for p in $packages; do
