@@ -351,9 +351,12 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
         goto out;
     }
 
+    ar_progress_t pg;
+    ar_progress_start(&pg, opts, p->nops);
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     while (w.heap.n) {
         event_t e = heap_pop(&w.heap);
+        ar_progress_tick(&pg, e.t, w.ops);
         if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
         else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, err), rc, out);
         else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);

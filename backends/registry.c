@@ -6,6 +6,7 @@
 #include <string.h>
 #include "config.h"
 #include "backends/internal.h"
+#include "arsim/util.h"
 
 #ifdef HAVE_SIMGRID
 extern const ar_backend_ops_t ar_sim_backend;
@@ -261,4 +262,20 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
             }
         }
     return AR_OK;
+}
+
+void ar_progress_start(ar_progress_t *pg, const ar_run_opts_t *opts, uint64_t total_ops) {
+    pg->opts = opts && opts->progress ? opts : NULL;
+    pg->t0 = ar_now_s();
+    pg->next = pg->t0 + 2.0; /* a run shorter than this says nothing */
+    pg->total = total_ops;
+    pg->ticks = 0;
+}
+
+void ar_progress_tick(ar_progress_t *pg, double sim_s, uint64_t ops) {
+    if (!pg->opts || ++pg->ticks % 4096) return;
+    const double now = ar_now_s();
+    if (now < pg->next) return;
+    pg->next = now + 0.5;
+    pg->opts->progress(pg->opts->progress_ctx, sim_s, ops, pg->total, now - pg->t0);
 }

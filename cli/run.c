@@ -28,6 +28,7 @@ typedef struct run_state_s {
     int json_rows;
     int write_failed;           /* said once; the outputs keep their whole rows */
     int progress;               /* stderr is a terminal */
+    char running[96];           /* the case running now: "[3/18] ring 1M" */
     int done, total;
     int rows;                   /* rows printed */
     int check_failed;
@@ -53,8 +54,22 @@ static int write_row(run_state_t *s, const ar_row_t *row) {
 static void progress(run_state_t *s, const char *algo, uint64_t bytes) {
     if (!s->progress) return;
     char sz[32];
-    fprintf(stderr, "\r[%d/%d] %s %s ...\033[K", s->done + 1, s->total, algo,
-            ar_size_format(bytes, sz, sizeof sz));
+    snprintf(s->running, sizeof s->running, "[%d/%d] %s %s", s->done + 1, s->total, algo,
+             ar_size_format(bytes, sz, sizeof sz));
+    fprintf(stderr, "\r%s ...\033[K", s->running);
+    fflush(stderr);
+}
+
+/* A long run's own progress (ar_run_opts_t.progress), on the case's line: the time
+ * simulated so far, the ops done, and the wall time left were the rest as fast. */
+static void run_progress(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s) {
+    const run_state_t *s = ctx;
+    char left[32] = "", done[16], all[16];
+    if (ops > 0 && ops < total_ops)
+        snprintf(left, sizeof left, ", ~%.0f s left", wall_s * (double)(total_ops - ops) / (double)ops);
+    fprintf(stderr, "\r%s: simulated %.1f us, %s of %s ops (%.0f%%)%s\033[K", s->running, sim_s * 1e6,
+            ar_count_format(ops, done, sizeof done), ar_count_format(total_ops, all, sizeof all),
+            total_ops ? 100.0 * (double)ops / (double)total_ops : 100.0, left);
     fflush(stderr);
 }
 
@@ -184,6 +199,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 c.algo_opts.chunk_bytes = o->chunks[ik];
                 c.algo_opts.root = roots[ir];
                 c.run.breakdown = o->breakdown;
+                if (s->progress) c.run.progress = run_progress, c.run.progress_ctx = s;
                 ar_error_t err;
                 ar_error_clear(&err);
                 ar_case_out_t co;

@@ -118,3 +118,12 @@ const char *const *ar_data_names(const char *sub) {
     cache[slot].names = names;
     return (const char *const *)names;
 }
+
+const char *ar_count_format(double n, char *buf, size_t len) {
+    static const char unit[] = " kMG";
+    int u = 0;
+    while (n >= 1000 && u < 3) n /= 1000, u++;
+    if (u == 0) snprintf(buf, len, "%.0f", n);
+    else snprintf(buf, len, n < 100 ? "%.1f%c" : "%.0f%c", n, unit[u]);
+    return buf;
+}

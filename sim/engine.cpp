@@ -178,6 +178,7 @@ struct Sim {
     std::vector<FlagState> flags;
     std::vector<int> hop_links, hop_dirs;
     uint64_t ops = 0;
+    ar_progress_t progress{};  /* opts->progress, about twice a second */
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
     bool exec_reduce = false; /* ARSIM_SIM_EXEC=1: reductions as SimGrid execs */
     const char *timeline = nullptr; /* ARSIM_SIM_TIMELINE=FILE: every op's start and end */
@@ -424,7 +425,7 @@ void Sim::actor(int gi) {
         default: break;
         }
         if (timeline) cs.stamps.push_back(Span{began, ar_clock_now(&clk, gi)});
-        ops++;
+        ar_progress_tick(&progress, sg4::Engine::get_clock(), ++ops);
     }
     if (!fail) {
         cs.done = true;
@@ -464,6 +465,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.t = t;
         s.p = p;
         s.o = o;
+        ar_progress_start(&s.progress, o, p->nops);
         s.m = t->model;
         s.ndev = t->ndevices;
         s.nch = p->nranks * p->nchannels;

@@ -42,6 +42,22 @@ typedef struct reply_s {
     ar_result_t res;
 } reply_t;
 
+/* The child's progress goes to the stderr it was started with, not SimGrid's log file:
+ * fd 2 points there while the caller's callback writes. */
+typedef struct child_progress_s {
+    const ar_run_opts_t *caller;
+    int err_fd, log_fd;
+} child_progress_t;
+
+static void child_progress(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s) {
+    const child_progress_t *cp = ctx;
+    fflush(stderr);
+    dup2(cp->err_fd, 2);
+    cp->caller->progress(cp->caller->progress_ctx, sim_s, ops, total_ops, wall_s);
+    fflush(stderr);
+    dup2(cp->log_fd, 2);
+}
+
 static void child(int fd, const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o) {
     reply_t rep;
     memset(&rep, 0, sizeof rep);
@@ -91,8 +107,12 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
     }
     if (pid == 0) {
         close(fds[0]);
+        ar_run_opts_t co = *o;
+        child_progress_t cp = {o, dup(2), log ? fileno(log) : -1};
         if (log) dup2(fileno(log), 2);
-        child(fds[1], t, p, o);
+        if (o->progress && cp.err_fd >= 0 && cp.log_fd >= 0) co.progress = child_progress, co.progress_ctx = &cp;
+        else co.progress = NULL;
+        child(fds[1], t, p, &co);
     }
     close(fds[1]);
     reply_t rep;

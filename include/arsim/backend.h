@@ -22,9 +22,25 @@ typedef struct ar_run_opts_s {
     int breakdown;       /* fill per-term and per-link figures */
     double timeout_s;    /* cuda: a WAIT that is never met ends the run after this */
     int force_host;      /* cuda: stage through host even where P2P works */
+    /* Told how a long run goes (may be NULL): the simulated time reached, the ops
+     * executed of the plan's, wall seconds since the run began. The model backends call
+     * it about twice a second once a run has taken two seconds (ar_progress_t), from the
+     * process that runs the plan (the sim backend's child). */
+    void (*progress)(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s);
+    void *progress_ctx;
 } ar_run_opts_t;
 
-#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0}
+#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0, NULL, NULL}
+
+/* A backend's side of opts->progress: ar_progress_start when the run begins, then
+ * ar_progress_tick after every op (cheap: the clock is read every 4096 ticks). */
+typedef struct ar_progress_s {
+    const ar_run_opts_t *opts;
+    double t0, next;
+    uint64_t total, ticks;
+} ar_progress_t;
+void ar_progress_start(ar_progress_t *pg, const ar_run_opts_t *opts, uint64_t total_ops);
+void ar_progress_tick(ar_progress_t *pg, double sim_s, uint64_t ops);
 
 typedef struct ar_link_stat_s {
     int link;            /* index into topo->links */

@@ -30,6 +30,8 @@ int ar_is_dir(const char *path);
 /* free() each of the n pointers: for a struct's owned arrays, released together. */
 void ar_free_each(void *const *p, size_t n);
 #define AR_FREE_EACH(...) ar_free_each((void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+/* A count for people: 950, 12.3k, 4.5M, 1.2G (powers of 1000); returns buf. */
+const char *ar_count_format(double n, char *buf, size_t len);
 /* The median of v[0..n) (0 when n is 0), the mean of the middle two for even n; v is
  * sorted in place. */
 double ar_median(double *v, size_t n);
