@@ -29,6 +29,7 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 #define AR__MAX_LANES_TWOSHOT 128
 #define AR__MAX_LANES_CENTER_ROOT 32
 #define AR__MAX_LANES_NAIVE 64
+#define AR__MAX_LANES_INNET 64
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
 /* The distance in elements between per-peer slots of `count` elements in SCRATCH or host
@@ -189,6 +190,8 @@ int ar__build_twoshot(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opt
 int ar__build_center_root(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *,
                           ar_plan_t **, ar_error_t *);
 int ar__build_naive(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
+                    ar_error_t *);
+int ar__build_innet(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
                     ar_error_t *);
 
 /* ar_plan_* emitters return AR_OK or AR_ENOMEM/AR_EINVAL; this maps to AR_TRY. */

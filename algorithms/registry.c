@@ -19,11 +19,14 @@ static const ar_algo_t table[] = {
      .takes_root = 1, .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"},
     {.name = "naive", .build = ar__build_naive, .max_channels = AR__MAX_LANES_NAIVE, .via_host = 1,
      .summary = "no P2P: stage through host memory"},
+    ALGO("innet", NULL, ar__build_innet, AR__MAX_LANES_INNET,
+         "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "
+         "(a model whose switches reduce; simulators only)"),
 };
 #undef ALGO
 
 static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table[3],
-                                         &table[4], &table[5], &table[6], NULL};
+                                         &table[4], &table[5], &table[6], &table[7], NULL};
 
 const ar_algo_t *const *ar_algo_all(void) { return algos; }
 

@@ -73,6 +73,29 @@ static void do_reduce(exec_t *x, const ar_op_t *op, uint64_t epoch) {
     }
 }
 
+/* The sum of every rank's src, in rank order, in float32, rounded once and stored on
+ * every rank: all of it is read before any of it is written. */
+static int do_netreduce(exec_t *x, const ar_op_t *op, uint64_t epoch) {
+    const ar_plan_t *p = x->p;
+    float *acc = malloc((op->n ? op->n : 1) * sizeof *acc);
+    if (!acc) return AR_ENOMEM;
+    for (int r = 0; r < p->nranks; r++) {
+        ar_addr_t a = p->srcs[op->src];
+        a.rank = r;
+        const void *src = elem_ptr(x, &a, epoch);
+        for (uint64_t i = 0; i < op->n; i++)
+            acc[i] = r ? acc[i] + (float)ar_elem_load(src, p->dtype, i) : (float)ar_elem_load(src, p->dtype, i);
+    }
+    for (int q = 0; q < p->nranks; q++) {
+        ar_addr_t d = op->dst;
+        d.rank = q;
+        void *dst = elem_ptr(x, &d, epoch);
+        for (uint64_t i = 0; i < op->n; i++) ar_elem_store(dst, p->dtype, i, acc[i]);
+    }
+    free(acc);
+    return AR_OK;
+}
+
 /* One execution (epoch) of every channel. */
 static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error_t *err) {
     const ar_plan_t *p = x->p;
@@ -98,6 +121,8 @@ static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error
                 } else if (op->code == AR_OP_COPY) {
                     memmove(elem_ptr(x, &op->dst, epoch), elem_ptr(x, &p->srcs[op->src], epoch),
                             op->n * x->esize);
+                } else if (op->code == AR_OP_NETREDUCE) {
+                    if (do_netreduce(x, op, epoch) != AR_OK) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
                 } else {
                     do_reduce(x, op, epoch);
                 }

@@ -229,13 +229,22 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                 switch (op->code) {
                 case AR_OP_COPY:
                 case AR_OP_REDUCE:
-                    if (op->code == AR_OP_COPY ? op->nsrc != 1
-                                               : op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1) {
+                case AR_OP_NETREDUCE:
+                    if (op->code == AR_OP_REDUCE ? op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1
+                                                 : op->nsrc != 1) {
                         why = "bad source count";
                         break;
                     }
                     if ((uint64_t)op->src + op->nsrc > p->nsrcs) {
                         why = "sources out of range";
+                        break;
+                    }
+                    if (op->code == AR_OP_NETREDUCE && (op->dst.rank != r || p->srcs[op->src].rank != r)) {
+                        why = "NETREDUCE names another rank's buffer";
+                        break;
+                    }
+                    if (op->code == AR_OP_NETREDUCE && topo && ar_topo_netreduce_unfit(topo)) {
+                        why = ar_topo_netreduce_unfit(topo);
                         break;
                     }
                     if (bad_addr(p, &op->dst, op->n, &why)) break;

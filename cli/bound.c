@@ -9,11 +9,12 @@ int ar_cli_bound(int argc, char **argv) {
     const ar_cli_extra_t extra = {
         .usage = "The bound is launch + the largest of: latency (farthest devices' hops x the lowest link\n"
                  "latency), injection (size over the narrowest device's links, or 2(D-1) x size over\n"
-                 "all the devices' links together, whichever is longer), cut (size over the narrowest\n"
+                 "all the devices' links together, whichever is longer; switches that add, the model's\n"
+                 "switch_reduce, leave the first alone), cut (size over the narrowest\n"
                  "cut between devices) and memory (2 x size x ranks per device over the buffer level),\n"
                  "over the devices' own links; via-host is the bound of a plan that also stages through\n"
                  "the host's links (naive). docs/REFERENCE.md gives why each holds.\n",
-        .takes = AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(SIZE) | AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) |
+        .takes = AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(SET) | AR_CLI_O(SIZE) | AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) |
                  AR_CLI_O(BUFFER) | AR_CLI_O(RANKS) | AR_CLI_O(QUIET),
     };
     ar_cli_opts_t o;

@@ -140,6 +140,7 @@ static const struct option base_longopts[] = {
     {"backend", required_argument, NULL, O_BACKEND},
     {"topology", required_argument, NULL, O_TOPOLOGY},
     {"model", required_argument, NULL, O_MODEL},
+    {"set", required_argument, NULL, O_SET},
     {"algo", required_argument, NULL, O_ALGO},
     {"size", required_argument, NULL, O_SIZE},
     {"count", required_argument, NULL, O_COUNT},
@@ -171,6 +172,8 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(TOPOLOGY), "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
                          "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"},
     {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
+    {AR_CLI_O(SET), "  --set KEY=V[,KEY=V..]  change model keys for a what-if: a key of arsim model keys, or\n"
+                    "                         memory.LEVEL.KEY, links.KIND.KEY (e.g. switch_reduce=1)\n"},
     {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all|auto   algorithms (default all that fit; auto: the fastest predicted)\n"},
     {AR_CLI_O(SIZE), "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
                      "                         (default 8K:1G)\n"},
@@ -544,6 +547,10 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             if (!*optarg) { rc = ar_cli_fail(cmd, "%s '': empty model name", flag); goto out; }
             o->model = optarg;
             break;
+        case O_SET:
+            if (!*optarg) { rc = ar_cli_fail(cmd, "%s '': want KEY=VALUE", flag); goto out; }
+            o->model_set = optarg;
+            break;
         case O_ITERS:
             if (ar_cli_parse_int(optarg, 1, 1000000, &v) != AR_OK) {
                 rc = ar_cli_fail(cmd, "%s '%s': expected a number of iterations from 1 to 1000000", flag, optarg);
@@ -656,6 +663,70 @@ out:
     return rc;
 }
 
+/* One KEY=VALUE of --set into model m: the key (ROOT, memory.LEVEL.KEY or links.KIND.KEY)
+ * from the model's key table, the value in its unit and range. AR_CLI_OK or 2 (said). */
+static int set_key(const char *cmd, ar_model_t *m, const char *item) {
+    char key[128];
+    const char *eq = strchr(item, '=');
+    if (!eq || eq == item || (size_t)(eq - item) >= sizeof key)
+        return ar_cli_fail(cmd, "--set '%s': want KEY=VALUE (arsim model keys lists the keys)", item);
+    memcpy(key, item, (size_t)(eq - item));
+    key[eq - item] = 0;
+    char *end;
+    errno = 0;
+    const double v = strtod(eq + 1, &end);
+    if (!eq[1] || *end || errno || !isfinite(v) || v < 0)
+        return ar_cli_fail(cmd, "--set '%s': the value must be a finite number >= 0", item);
+    const char *name = key;
+    int l = 0;
+    ar_model_sect_t sect = AR_MK_ROOT;
+    char part[64];
+    if (!strncmp(key, "memory.", 7) || !strncmp(key, "links.", 6)) {
+        const int mem = key[0] == 'm';
+        const char *at = key + (mem ? 7 : 6), *dot = strchr(at, '.');
+        if (!dot || (size_t)(dot - at) >= sizeof part)
+            return ar_cli_fail(cmd, "--set '%s': want %s.NAME.KEY", item, mem ? "memory" : "links");
+        memcpy(part, at, (size_t)(dot - at));
+        part[dot - at] = 0;
+        name = dot + 1;
+        if (mem) {
+            ar_mem_t lv;
+            if (ar_mem_parse(part, &lv) != AR_OK || !m->mem[lv].present)
+                return ar_cli_fail(cmd, "--set '%s': model %s has no memory level '%s'", item, m->name, part);
+            l = (int)lv, sect = AR_MK_LEVEL;
+        } else {
+            if ((l = ar_model_link_kind(m, part)) < 0)
+                return ar_cli_fail(cmd, "--set '%s': model %s has no link kind '%s'", item, m->name, part);
+            sect = AR_MK_LINK;
+        }
+    }
+    const ar_model_key_t *k = ar_model_key_find(name);
+    if (!k || k->section != sect)
+        return ar_cli_fail(cmd, "--set '%s': no model key '%s'%s (arsim model keys)", item, key,
+                           k ? " there" : "");
+    if ((k->required || v != 0) && (v < k->min || v > k->max))
+        return ar_cli_fail(cmd, "--set '%s': %g %s is out of range: %g to %g %s%s", item, v, k->unit, k->min, k->max,
+                           k->unit, k->required ? "" : " (or 0: none)");
+    *ar_model_slot(m, k, l) = v;
+    return AR_CLI_OK;
+}
+
+/* --set on t's model: each key changed, and the model named for it (NAME+KEY=V..), so
+ * every row says which what-if it is. */
+static int apply_set(const ar_cli_opts_t *o, ar_topo_t *t) {
+    char items[1024];
+    snprintf(items, sizeof items, "%s", o->model_set);
+    char name[AR_NAME_MAX];
+    snprintf(name, sizeof name, "%s", t->model->name);
+    for (char *save = NULL, *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (set_key(o->cmd, t->model, it) != AR_CLI_OK) return 2;
+        const size_t n = strlen(name);
+        snprintf(name + n, sizeof name - n, "+%s", it);
+    }
+    snprintf(t->model->name, sizeof t->model->name, "%s", name);
+    return AR_CLI_OK;
+}
+
 int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out) {
     ar_error_t err;
     ar_error_clear(&err);
@@ -664,6 +735,10 @@ int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out) 
     if (ar_topo_open(spec, o->model, &t, &err) != AR_OK) {
         if (!err.message[0] && !err.file[0]) snprintf(err.file, sizeof err.file, "%s", spec);
         return ar_cli_fail_err(o->cmd, &err) ? 2 : 2;
+    }
+    if (o->model_set && apply_set(o, t) != AR_CLI_OK) {
+        ar_topo_free(t);
+        return 2;
     }
     if (o->ranks > 0 && o->ranks != t->nranks) {
         if (ar_topo_place_blocks(t, o->ranks, &err) != AR_OK) {

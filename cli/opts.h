@@ -46,6 +46,7 @@ typedef struct ar_cli_opts_s {
     const char *topos[AR_CLI_MAX_LIST];     /* --topology FILE|SPEC (default torus_2d_4x4) */
     int ntopos;
     const char *model;               /* --model FILE|NAME, NULL: the topology's own */
+    const char *model_set;           /* --set KEY=VALUE[,..]: model keys changed, NULL: none */
     const ar_algo_t *algos[AR_CLI_MAX_LIST]; /* --algo NAME[,NAME..]|all (default all) */
     char algo_names[AR_CLI_MAX_LIST][64];    /* each as named (a probe's with its N: x-chain34) */
     int nalgos;
@@ -89,7 +90,7 @@ typedef struct ar_cli_opts_s {
 
 /* The shared options, each a bit of a command's `takes` (AR_CLI_O(SIZE)). */
 #define AR_CLI_SHARED_OPTS(X)                                                                      \
-    X(BACKEND) X(TOPOLOGY) X(MODEL) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
+    X(BACKEND) X(TOPOLOGY) X(MODEL) X(SET) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
     X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
     X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET)
 enum {

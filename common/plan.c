@@ -104,6 +104,14 @@ int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_add
     return append(p, rank, chan, &op);
 }
 
+int ar_plan_netreduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n) {
+    if (dst.rank != rank || src.rank != rank) return AR_EINVAL;
+    if (n == 0) return AR_OK;
+    ar_op_t op = {.code = AR_OP_NETREDUCE, .nsrc = 1, .n = n, .dst = dst};
+    AR_TRY(add_srcs(p, &src, 1, &op.src));
+    return append(p, rank, chan, &op);
+}
+
 int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag) {
     if (target_rank < 0 || target_rank >= p->nranks) return AR_EINVAL;
     ar_op_t op = {.code = AR_OP_SIGNAL, .dst = {target_rank, 0, 0}, .flag = flag};
@@ -163,8 +171,8 @@ int ar_plan_finish(ar_plan_t *p) {
 }
 
 const char *ar_op_name(uint32_t code) {
-    static const char *const names[] = {"COPY", "REDUCE", "SIGNAL", "WAIT"};
-    return code <= AR_OP_WAIT ? names[code] : "?";
+    static const char *const names[AR_NOPCODE] = {"COPY", "REDUCE", "SIGNAL", "WAIT", "NETREDUCE"};
+    return code < AR_NOPCODE ? names[code] : "?";
 }
 
 void ar_plan_free(ar_plan_t *p) {
@@ -213,7 +221,8 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
                 switch (op->code) {
                 case AR_OP_COPY:
                 case AR_OP_REDUCE:
-                    fprintf(f, "%s ", op->code == AR_OP_COPY ? "COPY  " : "REDUCE");
+                case AR_OP_NETREDUCE:
+                    fprintf(f, "%s ", op->code == AR_OP_COPY ? "COPY  " : op->code == AR_OP_REDUCE ? "REDUCE" : "NETREDUCE");
                     dump_addr(f, op->dst);
                     fprintf(f, " <-");
                     for (uint32_t s = 0; s < op->nsrc; s++) {
@@ -235,7 +244,7 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
 uint64_t ar_plan_chunk_bytes(const ar_plan_t *p) {
     uint64_t most = 0;
     for (uint32_t i = 0; i < p->nops; i++)
-        if ((p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE) && p->ops[i].n > most)
+        if (ar_op_moves_data(&p->ops[i]) && p->ops[i].n > most)
             most = p->ops[i].n;
     return most * ar_dtype_size(p->dtype);
 }

@@ -446,6 +446,14 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
 
 /* ---------- ops ---------- */
 
+/* Source j of a REDUCE or NETREDUCE (the latter's src on rank j). */
+static ar_addr_t source(const ar_plan_t *p, const ar_op_t *op, uint32_t j) {
+    if (op->code != AR_OP_NETREDUCE) return p->srcs[op->src + j];
+    ar_addr_t a = p->srcs[op->src];
+    a.rank = (int32_t)j;
+    return a;
+}
+
 static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *op) {
     const ar_plan_t *p = v->p;
     char b1[96];
@@ -457,11 +465,11 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
                        &n, &v->cap_src[0]));
         return do_write(v, ch, e, op_i, dst, v->pc_src[0], n);
     }
-    uint32_t k = op->nsrc;
+    uint32_t k = op->code == AR_OP_NETREDUCE ? (uint32_t)p->nranks : op->nsrc;
     for (uint32_t j = 0; j < k; j++) {
         v->red_n[j] = 0;
-        AR_TRY(do_read(v, ch, e, op_i, (int)j, ar_addr_at(p, p->srcs[op->src + j], (uint64_t)e), op->n,
-                       &v->red[j], &v->red_n[j], &v->red_cap[j]));
+        AR_TRY(do_read(v, ch, e, op_i, (int)j, ar_addr_at(p, source(p, op, j), (uint64_t)e), op->n, &v->red[j],
+                       &v->red_n[j], &v->red_cap[j]));
     }
     /* walk the k piece lists together */
     size_t nout = 0;
@@ -486,9 +494,9 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
                             "%s adds element %" PRId64 " (source %u) to element %" PRId64
                             " (source 0) at %s[+%" PRIu64 "]",
                             fmt_op(v, b1, sizeof b1, ch, op_i), ej, j, elem,
-                            p->srcs[op->src + j].rank == AR_RANK_HOST
+                            source(p, op, j).rank == AR_RANK_HOST
                                 ? "host"
-                                : buf_names[ar_addr_buf(p->srcs[op->src + j]) % AR_NBUF],
+                                : buf_names[ar_addr_buf(source(p, op, j)) % AR_NBUF],
                             pos);
                 break;
             }
@@ -516,7 +524,13 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     free(idx);
     free(used);
     AR_TRY(rc);
-    return do_write(v, ch, e, op_i, dst, v->pc_out, nout);
+    if (op->code != AR_OP_NETREDUCE) return do_write(v, ch, e, op_i, dst, v->pc_out, nout);
+    for (int q = 0; q < v->P; q++) { /* the sum lands on every rank, written by this channel */
+        ar_addr_t d = dst;
+        d.rank = q;
+        AR_TRY(do_write(v, ch, e, op_i, d, v->pc_out, nout));
+    }
+    return AR_OK;
 }
 
 /* Static checks of one op: bounds, k, flags, IN read-only, overlaps. */
@@ -524,7 +538,7 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
     const ar_plan_t *p = v->p;
     char b1[96], b2[64];
     fmt_op(v, b1, sizeof b1, ch, i);
-    if (op->code > AR_OP_WAIT)
+    if (op->code >= AR_NOPCODE)
         return AR_ERR(v->err, AR_EPLAN, "rank %u chan %u op %u: unknown opcode %u",
                       ch / (uint32_t)p->nchannels, ch % (uint32_t)p->nchannels, i, op->code);
     if (op->code == AR_OP_SIGNAL) {
@@ -551,8 +565,13 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
                           b1, op->count, op->flag, pe);
         return AR_OK;
     }
-    if (op->code == AR_OP_COPY && op->nsrc != 1)
-        return AR_ERR(v->err, AR_EPLAN, "%s: COPY with %u sources", b1, op->nsrc);
+    if ((op->code == AR_OP_COPY || op->code == AR_OP_NETREDUCE) && op->nsrc != 1)
+        return AR_ERR(v->err, AR_EPLAN, "%s: %s with %u sources", b1, ar_op_name(op->code), op->nsrc);
+    if (op->code == AR_OP_NETREDUCE && op->nsrc == 1 && (uint64_t)op->src < p->nsrcs &&
+        (op->dst.rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
+         p->srcs[op->src].rank != (int32_t)(ch / (uint32_t)p->nchannels)))
+        return AR_ERR(v->err, AR_EPLAN, "%s: NETREDUCE names another rank's buffer (it names its own: every rank's)",
+                      b1);
     if (op->code == AR_OP_REDUCE && (op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1))
         return AR_ERR(v->err, AR_EPLAN, "%s: k = %u sources, want 2..%d", b1, op->nsrc,
                       p->nranks + 1);
@@ -588,7 +607,7 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
             const ar_addr_t a = ar_addr_at(p, p->srcs[op->src + s], par);
             if (space_of(v, a) != space_of(v, d) || (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN)) continue;
             if (a.off + op->n <= d.off || d.off + op->n <= a.off) continue;
-            if (op->code == AR_OP_REDUCE && a.off == d.off) continue;
+            if (op->code != AR_OP_COPY && a.off == d.off) continue;
             return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
                           fmt_addr(b2, sizeof b2, a, op->n));
         }
@@ -874,7 +893,8 @@ static int run(vs_t *v) {
                     v->vc[(size_t)ch * v->nch + ch]++;
                     switch (op->code) {
                     case AR_OP_COPY:
-                    case AR_OP_REDUCE: AR_TRY(exec_data(v, (uint32_t)ch, e, v->pc[ch], op)); break;
+                    case AR_OP_REDUCE:
+                    case AR_OP_NETREDUCE: AR_TRY(exec_data(v, (uint32_t)ch, e, v->pc[ch], op)); break;
                     case AR_OP_SIGNAL: AR_TRY(exec_signal(v, (uint32_t)ch, op, oi)); break;
                     case AR_OP_WAIT: AR_TRY(exec_wait(v, (uint32_t)ch, e, op)); break;
                     }

@@ -204,7 +204,10 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
     b->launch_s = m->launch_ns * 1e-9;
     b->latency_s = t->ndevices > 1 ? g->far_ns * 1e-9 : 0;
     if (D > 1 && g->inject_gbps > 0) {
-        const double one = S / (g->inject_gbps * 1e9), all = 2.0 * (D - 1) * S / (g->inject_sum_gbps * 1e9);
+        /* switches that add: partial sums meet in the network, no gossip among devices */
+        const int adding = m->switch_reduce > 0 && t->nnodes > t->ndevices;
+        const double one = S / (g->inject_gbps * 1e9);
+        const double all = adding ? 0 : 2.0 * (D - 1) * S / (g->inject_sum_gbps * 1e9);
         b->injection_s = g->lat_min_ns * 1e-9 + (one > all ? one : all);
     }
     if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);

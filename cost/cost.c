@@ -71,12 +71,78 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
     *hop_lat = lat;
 }
 
+static void add_traffic(acc_t *a, ar_res_t res, int link, int dir, double bytes) {
+    if (!a->traffic) return;
+    if (a->ntraffic == a->max_traffic) {
+        a->overflow = 1;
+        return;
+    }
+    a->traffic[a->ntraffic++] = (ar_op_traffic_t){res, link, dir, bytes};
+}
+
+/* A NETREDUCE (plan.h): every device holding k ranks sends k x B up its link to the hub
+ * switch and receives k x B back (the sum, once per rank), its memory serving k x B of
+ * loads and k x B of stores; the switch adds at the links' rate. The executing channel
+ * takes in the sum and issues its stores, as a pull and a push of B would. */
+static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
+                          ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
+                          int *ntraffic) {
+    const ar_model_t *m = t->model;
+    const int hub = ar_topo_hub_switch(t);
+    if (hub < 0) return AR_EINVAL; /* the backends' plan check refuses such a plan first */
+    acc_t a;
+    memset(&a, 0, sizeof a);
+    a.traffic = traffic;
+    a.max_traffic = traffic ? max_traffic : 0;
+    const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
+    double hop_lat = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        const ar_link_t *lk = &t->links[l];
+        const int d = lk->a == hub ? lk->b : lk->b == hub ? lk->a : -1;
+        if (d < 0 || d >= t->ndevices) continue;
+        int k = 0;
+        for (int r = 0; r < p->nranks; r++) k += t->placement[r] == d;
+        if (!k) continue;
+        const int up = lk->a == d ? 1 : -1;
+        const double s = k * B / (ar_topo_link_gbps(t, l) * 1e9);
+        if (s > a.link_s) a.link_s = s;
+        add_traffic(&a, AR_RES_LINK, l, up, k * B);
+        add_traffic(&a, AR_RES_LINK, l, -up, k * B);
+        acc_mem(&a, d, k * B, k * B);
+        const double lat = m->links[lk->kind].lat_ns * 1e-9;
+        if (lat > hop_lat) hop_lat = lat;
+    }
+    const double mem_bw = ar_cost_mem_gbps(&m->mem[buffer]) * 1e9;
+    for (int i = 0; i < a.ndev; i++) {
+        const double s = (a.rd[i] + a.wr[i]) / mem_bw;
+        if (s > c->memory_s) c->memory_s = s;
+        add_traffic(&a, AR_RES_MEMORY, a.dev[i], 0, a.rd[i] + a.wr[i]);
+    }
+    ar_chan_bytes_t cb;
+    ar_cost_chan_bytes(t, p, op, exec_rank, NULL, &cb);
+    c->link_s = a.link_s;
+    c->chan_s = ar_cost_chan_s(m, &cb, &c->chan_mem);
+    if (c->chan_s > c->link_s) c->link_s = c->chan_s;
+    c->bytes = B;
+    c->remote = 1;
+    c->lat_s = m->mem[buffer].lat_ns * 1e-9 + hop_lat; /* the sources reach the switch */
+    c->store_lat_s = hop_lat;                          /* and the sum lands this much later */
+    c->lat_term = AR_TERM_LINK;
+    c->move_term = c->link_s >= c->memory_s ? AR_TERM_LINK : AR_TERM_MEMORY;
+    c->move_s = c->link_s >= c->memory_s ? c->link_s : c->memory_s;
+    c->overhead_s = ar_cost_op_overhead_s(t, p, op);
+    c->total_s = c->lat_s + c->move_s + c->overhead_s;
+    if (ntraffic) *ntraffic = a.ntraffic;
+    return AR_OK;
+}
+
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm) {
     const ar_model_t *m = t->model;
     memset(c, 0, sizeof *c);
     if (ntraffic) *ntraffic = 0;
+    if (op->code == AR_OP_NETREDUCE) return netreduce_cost(t, p, op, exec_rank, buffer, c, traffic, max_traffic, ntraffic);
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return AR_OK;
 
     /* Link bytes are kept per link direction for this op only. */
@@ -170,6 +236,11 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                         const ar_cost_warm_t *warm, ar_chan_bytes_t *b) {
     memset(b, 0, sizeof *b);
+    if (op->code == AR_OP_NETREDUCE) { /* the sum comes in, the stores go out: a pull and a push */
+        b->peer_rd = b->peer_wr = (double)op->n * (double)ar_dtype_size(p->dtype);
+        b->src_groups = 1;
+        return;
+    }
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
     b->local_cold = ar_cost_warm_cold_bytes(warm, t, p, op, exec_rank);
     b->src_groups = (int)((op->nsrc + 1) / 2);
@@ -303,7 +374,7 @@ void ar_cost_release_wait(int stored, double land, double sig_land, double floor
 }
 
 int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
-    if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
+    if (!ar_op_moves_data(op)) return 0;
     const uint64_t size = ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         const ar_addr_t *a = ar_op_operand(p, op, s);
@@ -373,6 +444,7 @@ int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at) {
 int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank) {
     const int e = t->placement[exec_rank];
     if (op->code == AR_OP_SIGNAL) return t->placement[op->dst.rank] != e;
+    if (op->code == AR_OP_NETREDUCE) return 1; /* every rank's device, through the switch */
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
@@ -382,6 +454,7 @@ int ar_cost_op_crosses(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op
 }
 
 int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank) {
+    if (op->code == AR_OP_NETREDUCE) return 1; /* the sum is stored on every rank */
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return 0;
     int d = ar_cost_addr_device(t, &op->dst);
     return d != t->placement[exec_rank]; /* another device, or the host (-1) */

@@ -110,6 +110,7 @@ struct OpScratch {
     std::vector<int> route;                     /* resources of every flow, in order */
     std::vector<std::pair<int, int>> load;      /* resource -> traversals, this op */
     std::vector<simgrid::kernel::resource::StandardLinkImpl *> links;
+    std::vector<ar_op_traffic_t> traffic;       /* a NETREDUCE's resources (ar_cost_op) */
 };
 
 struct Sim;
@@ -250,8 +251,24 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     int self = ndev + gi;
 
     /* The op's every resource: a flow from each source's memory to this channel, one
-     * from this channel to the destination's. */
-    for (uint32_t i = 0; i <= op->nsrc; i++) {
+     * from this channel to the destination's; a NETREDUCE's are those the cost model
+     * lists (every device's memory and hub link, both ways, as often as it has ranks). */
+    ar_op_cost_t cost;
+    const double t0 = ar_clock_now(&clk, gi);
+    if (op->code == AR_OP_NETREDUCE) {
+        s.traffic.resize((size_t)2 * t->nlinks + t->ndevices + 1);
+        int nt = 0;
+        if (ar_clock_op_begin(&clk, gi, op, &cost, s.traffic.data(), (int)s.traffic.size(), &nt) != AR_OK) {
+            set_fail("rank %d channel %d op %u: out of memory", rank, gi % p->nchannels, cs.pc);
+            return;
+        }
+        for (int i = 0; i < nt && cost.bytes > 0; i++) {
+            const ar_op_traffic_t &x = s.traffic[(size_t)i];
+            const int r = x.res == AR_RES_LINK ? x.link * 2 + (x.dir < 0) : base_mem + x.link;
+            for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
+        }
+    }
+    for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE; i++) {
         const bool dst = i == op->nsrc;
         const int ep = addr_ep(*ar_op_operand(p, op, i));
         if (route(dst ? self : ep, dst ? ep : self, s.route) < 0) {
@@ -263,9 +280,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     }
     /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
      * decides only how fast its bytes stream beside everything else. */
-    ar_op_cost_t cost;
-    const double t0 = ar_clock_now(&clk, gi);
-    if (ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
+    if (op->code != AR_OP_NETREDUCE && ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
         set_fail("rank %d channel %d op %u: out of memory", rank, gi % p->nchannels, cs.pc);
         return;
     }
@@ -419,7 +434,8 @@ void Sim::actor(int gi) {
         const double began = ar_clock_now(&clk, gi);
         switch (op->code) {
         case AR_OP_COPY:
-        case AR_OP_REDUCE: data_op(gi, op, s); break;
+        case AR_OP_REDUCE:
+        case AR_OP_NETREDUCE: data_op(gi, op, s); break;
         case AR_OP_SIGNAL: signal_op(gi, op); break;
         case AR_OP_WAIT: wait_op(gi, op); break;
         default: break;

@@ -368,12 +368,19 @@ START_TEST(test_algo_refuse) {
     refuse("1stage", "ring_1d:5", "ranks 0 and 2 are not neighbours on ring_1d:5 (needs every pair");
     refuse("oneshot", "torus_2d:3x3", "1stage: ranks 0 and 4 are not neighbours");
     refuse("2stage", "mesh_2d:2x3", "2stage: ranks 0 and 3 are not neighbours");
+    refuse("innet", "switch:4", "innet: in-network reduction needs switches that reduce (model key switch_reduce: 1)");
     ar_topo_t *t = topo("full:4");
     ar_plan_t *p = NULL;
     ar_error_t e;
     ck_assert_int_eq(ar_algo_build("allgather", t, 10, AR_FP32, NULL, &p, &e), AR_EINVAL);
     ck_assert(strstr(e.message, "unknown algorithm 'allgather'"));
     ck_assert_int_eq(ar_algo_build("ring", t, 0, AR_FP32, NULL, &p, &e), AR_EINVAL);
+    ar_topo_free(t);
+    t = topo("ring_1d:4"); /* switches that add, but no switch */
+    t->model->switch_reduce = 1;
+    ck_assert_int_eq(ar_algo_build("innet", t, 10, AR_FP32, NULL, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "innet: in-network reduction needs a switch linked to every device that holds a rank"),
+                  "%s", e.message);
     ar_topo_free(t);
     /* 1024 ranks a device: the root links to its device's 1023 and four neighbours'
      * 1024 each, so every rank would carry 2 x 5119 + 4 flags; refused before building */
@@ -393,7 +400,7 @@ START_TEST(test_algo_find) {
     ck_assert_ptr_null(ar_algo_find("3stage"));
     int n = 0;
     for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) n++;
-    ck_assert_int_eq(n, 7);
+    ck_assert_int_eq(n, 8);
 }
 END_TEST
 

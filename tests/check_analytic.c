@@ -802,6 +802,53 @@ START_TEST(test_link_shared) {
 }
 END_TEST
 
+/* A NETREDUCE on a switch that adds, two ranks per device: every device sends 2 x B up
+ * its link and receives 2 x B back, its memory serving 2 x B of loads and 2 x B of
+ * stores; the sum crosses up one hop and down another: launch + memory + 2 hops +
+ * 2B / bw. And the bound: switches that add void the gossip term, so injection is one
+ * hop + S / B_d (it was 2(D-1)/D x S / B_d). */
+START_TEST(test_netreduce_closed_form) {
+    ar_topo_t *t = round_topo_with("switch_reduce: 1\n", "switch:4", 8);
+    const uint64_t n = 100000;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(8, 1, n);
+    ck_assert_int_eq(ar_plan_netreduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ar_op_cost_t c;
+    ar_op_traffic_t tr[32];
+    int nt = 0, nlink = 0, nmem = 0;
+    ck_assert_int_eq(ar_cost_op(t, p, &p->ops[0], 0, AR_MEM_HBM, &c, tr, 32, &nt, NULL), AR_OK);
+    for (int i = 0; i < nt; i++) {
+        if (tr[i].res == AR_RES_LINK) {
+            EQ(tr[i].bytes, 2 * B);
+            nlink++;
+        } else if (tr[i].res == AR_RES_MEMORY) {
+            EQ(tr[i].bytes, 4 * B);
+            nmem++;
+        }
+    }
+    ck_assert_int_eq(nlink, 8); /* four devices' links, both ways */
+    ck_assert_int_eq(nmem, 4);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + 2 * HOP + 2 * B / LINK_BW);
+    ar_result_free(&r);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    const double S = 1e8;
+    ar_bound_t b;
+    ar_error_t err;
+    t = round_topo_with("switch_reduce: 1\n", "switch:4", 4);
+    ck_assert_int_eq(ar_bound(t, (uint64_t)S, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.injection_s, HOP + S / LINK_BW);
+    ar_topo_free(t);
+    t = round_topo("switch:4");
+    ck_assert_int_eq(ar_bound(t, (uint64_t)S, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.injection_s, HOP + 2.0 * 3 / 4 * S / LINK_BW);
+    ar_topo_free(t);
+}
+END_TEST
+
 START_TEST(test_errors) {
     ar_topo_t *t = round_topo("ring_1d:4");
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
@@ -1475,6 +1522,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);
     tcase_add_test(tc, test_link_shared);
+    tcase_add_test(tc, test_netreduce_closed_form);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_bound");

@@ -311,6 +311,9 @@ static const agree_case_t agree_cases[] = {
     {"2stage", "h200_pair", "tests/data/model_land.yaml", 4},
     /* a channel's local and host loads of one op adding up */
     {"naive", "h200_pair", "tests/data/model_land.yaml", 0},
+    /* in-network reduction (the switch adds): every rank's NETREDUCE crosses every link,
+     * each direction shared alike by all ranks in step; one and two ranks per device */
+    {"innet", "switch:4", NULL, 0},         {"innet", "switch:4", NULL, 8},
 };
 
 START_TEST(test_agrees_with_analytic) {
@@ -323,6 +326,7 @@ START_TEST(test_agrees_with_analytic) {
             ar_error_t err;
             ck_assert_msg(ar_topo_place_blocks(t, c->nranks, &err) == AR_OK, "%s", err.message);
         }
+        if (!strcmp(c->algo, "innet")) t->model->switch_reduce = 1;
         for (int k = 0; k < 2; k++) {
             ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
             o.channels = 1;

@@ -86,6 +86,12 @@ S | '--dump-plan' takes no value | --size 8K --dump-plan=x
 S | from 1 to 1000000         | --size 8K --iters 0
 2 | looks like an option      | run --backend analytic --size 8K --json -q
 S | unknown model 'nosuch'    | --size 8K --model nosuch
+S | no model key 'foo'        | --size 8K --set foo=1
+S | 2 flag is out of range    | --size 8K --set switch_reduce=2
+S | want KEY=VALUE            | --size 8K --set switch_reduce
+S | has no memory level 'l3'  | --size 8K --set memory.l3.read_gbps=1
+S | has no link kind 'nope'   | --size 8K --set links.nope.bw_gbps=1
+S | a finite number >= 0      | --size 8K --set memory.hbm.read_gbps=x
 S | '--no-verify' takes no value | --size 8K --no-verify=1
 S | '--quiet' takes no value  | --size 8K --quiet=1
 S | unknown option '-x'       | --size 8K -qx
@@ -181,6 +187,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | not a directory           | --data-dir /nonexistent run
 2 | unknown 'nosuch'          | bound --topology nosuch
 2 | unknown model             | bound --model nosuch
+2 | no model key 'foo'        | bound --set foo=1
 2 | must be greater than 0    | bound --size 0
 2 | at least 1 element        | bound --count 0
 2 | unknown element type      | bound --dtype int8

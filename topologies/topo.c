@@ -253,6 +253,29 @@ int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb) {
     return t->hops[(size_t)a * t->nnodes + b];
 }
 
+int ar_topo_hub_switch(const ar_topo_t *t) {
+    for (int sw = t->ndevices; sw < t->nnodes; sw++) {
+        if (!t->nodes[sw].is_switch) continue;
+        int all = 1;
+        for (int r = 0; r < t->nranks && all; r++) {
+            const int d = t->placement[r];
+            int linked = 0;
+            for (int l = 0; l < t->nlinks && !linked; l++)
+                linked = (t->links[l].a == d && t->links[l].b == sw) || (t->links[l].b == d && t->links[l].a == sw);
+            all = linked;
+        }
+        if (all) return sw;
+    }
+    return -1;
+}
+
+const char *ar_topo_netreduce_unfit(const ar_topo_t *t) {
+    if (!(t->model && t->model->switch_reduce > 0))
+        return "in-network reduction needs switches that reduce (model key switch_reduce: 1)";
+    if (ar_topo_hub_switch(t) < 0) return "in-network reduction needs a switch linked to every device that holds a rank";
+    return NULL;
+}
+
 int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
     if (a < 0 || b < 0) return 0;

@@ -31,8 +31,12 @@
  * The links are the devices' own; a plan that stages through the host (via_host) may use
  * the host as one more node, linked to every device by its staging link (the model's
  * host_link_gbps, one bandwidth both directions share: half of it each way in B_d and C),
- * so its bound counts those links too. With one device the link terms are 0. The bound
- * assumes no reduction inside the network (a switch that adds would beat it). */
+ * so its bound counts those links too. With one device the link terms are 0.
+ *
+ * Switches that add (the model's switch_reduce, on a topology with a switch) void the
+ * gossip count: partial sums may meet inside the network, so the injection term is
+ * lat_min + S / B_min alone (each device still sends its contribution once and receives
+ * the result once); the cut, latency and memory terms hold as they are. */
 #ifndef ARSIM_BOUND_H
 #define ARSIM_BOUND_H
 

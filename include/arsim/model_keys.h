@@ -90,6 +90,10 @@
       "1: links deliver a channel's stores and its next flag in order, so a SIGNAL after stores needs no "    \
       "fence and arrives as they land, one link latency per message (0: the release waits for the stores "   \
       "to land, then the flag crosses: two)")                                                                 \
+    X(ROOT, switch_reduce, "flag", 0, 1, 1,                                                                   \
+      "1: a switch linked to every device sums what the devices send it and returns the sum to each, at the " \
+      "links' rate (in-network reduction, as NVLink SHARP): the NETREDUCE op, algorithm innet (0: switches "  \
+      "only forward)")                                                                                        \
     AR_MODEL_EXTRA_KEYS(X)
 
 /* A build may add keys here (tests/check_model_keys does): -DAR_MODEL_EXTRA_KEYS(X)=... */

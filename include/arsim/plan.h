@@ -28,6 +28,16 @@
  *                                 received `count` increments in this execution;
  *                                 everything written before those SIGNALs is then
  *                                 visible to this channel.
+ *   NETREDUCE dst, src, n         on every rank q: dst@q[i] = src@0[i] + ... +
+ *                                 src@(P-1)[i], x@q being address x on rank q (dst and
+ *                                 src name the executing rank's buffers): the sum of
+ *                                 every rank's src, computed inside the switch that
+ *                                 joins every rank's device (a model with
+ *                                 switch_reduce), each rank's elements crossing to it
+ *                                 once and the sum back to every rank once. Summed in
+ *                                 float32 and rounded once; dst may be src exactly,
+ *                                 never a partial overlap. Its writes on other ranks are
+ *                                 the executing channel's, as a push's are.
  *
  * Flags are per rank, nflags of them, and count up across executions: an
  * execution (epoch e, from 0) waits for e * per_epoch[rank][flag] + count,
@@ -63,7 +73,8 @@ typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NB
 
 #define AR_RANK_HOST (-1)
 
-typedef enum ar_opcode_e { AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT } ar_opcode_t;
+typedef enum ar_opcode_e { AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT, AR_OP_NETREDUCE } ar_opcode_t;
+#define AR_NOPCODE 5
 
 typedef struct ar_addr_s {
     int32_t rank;   /* owner, or AR_RANK_HOST */
@@ -73,10 +84,10 @@ typedef struct ar_addr_s {
 
 typedef struct ar_op_s {
     uint32_t code;  /* ar_opcode_t */
-    uint32_t nsrc;  /* COPY: 1; REDUCE: k */
-    uint64_t n;     /* elements (COPY, REDUCE) */
-    ar_addr_t dst;  /* COPY/REDUCE destination; SIGNAL: dst.rank is the target rank */
-    uint32_t src;   /* COPY/REDUCE: index of the first source in plan->srcs */
+    uint32_t nsrc;  /* COPY, NETREDUCE: 1; REDUCE: k */
+    uint64_t n;     /* elements (COPY, REDUCE, NETREDUCE) */
+    ar_addr_t dst;  /* COPY/REDUCE/NETREDUCE destination; SIGNAL: dst.rank is the target rank */
+    uint32_t src;   /* COPY/REDUCE/NETREDUCE: index of the first source in plan->srcs */
     uint32_t flag;  /* SIGNAL, WAIT */
     uint64_t count; /* WAIT */
     uint32_t back;  /* WAIT: executions back (0 or 1), see above */
@@ -115,6 +126,8 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
 int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
 int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_addr_t *srcs,
                    uint32_t k, uint64_t n);
+/* dst and src: addresses on `rank` (AR_EINVAL otherwise). */
+int ar_plan_netreduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
 int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag);
 int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count);
 /* WAIT count 0: every SIGNAL of the previous executions to flag (see above).
@@ -148,7 +161,12 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
     return a;
 }
-/* Operand s of a COPY/REDUCE: source s for s < nsrc, the destination for s == nsrc. */
+/* Whether op moves elements (COPY, REDUCE, NETREDUCE), as opposed to SIGNAL and WAIT. */
+static inline int ar_op_moves_data(const ar_op_t *op) {
+    return op->code == AR_OP_COPY || op->code == AR_OP_REDUCE || op->code == AR_OP_NETREDUCE;
+}
+/* Operand s of a COPY/REDUCE/NETREDUCE: source s for s < nsrc, the destination for
+ * s == nsrc (a NETREDUCE's, on the executing rank: every rank's, plan.h above). */
 static inline const ar_addr_t *ar_op_operand(const ar_plan_t *p, const ar_op_t *op, uint32_t s) {
     return s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
 }

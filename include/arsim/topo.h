@@ -72,6 +72,12 @@ int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb);
 /* True when data between the two ranks' devices crosses no other device: same device,
  * a direct link, or a path through switches only. */
 int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb);
+/* The switch linked directly to every device that holds a rank (the lowest-numbered
+ * such node), or -1: where in-network reduction (NETREDUCE) can sum every rank's data. */
+int ar_topo_hub_switch(const ar_topo_t *t);
+/* Why NETREDUCE cannot run on t (no hub switch, or a model whose switches do not
+ * reduce), or NULL when it can. */
+const char *ar_topo_netreduce_unfit(const ar_topo_t *t);
 /* The route between two devices as link indices (and direction: +1 a->b, -1 b->a);
  * returns the hop count, or -1 when unreachable. */
 int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max);
