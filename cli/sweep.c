@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -200,7 +201,25 @@ typedef struct sweep_s {
     ar_topo_t **topos;     /* opened once, before the workers fork */
     keyset_t done;         /* --resume: keys already in the CSV */
     int lockfd;            /* the lock on --out: the parent's alone (-1: none) */
+    struct inflight_s *inflight; /* per worker (index 0 without workers), shared with them */
+    void (*draw)(void *);  /* without workers: redraws the bar as a long run goes (NULL: none) */
+    void *draw_ctx;
 } sweep_t;
+
+/* How far the run a worker is on has gone (ar_run_opts_t.progress), in memory the
+ * workers and the simulator's processes share with the parent, for the bar. */
+typedef struct inflight_s {
+    volatile uint64_t ops, total;
+} inflight_t;
+
+static void inflight_note(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s) {
+    sweep_t *w = ((void **)ctx)[0];
+    inflight_t *f = ((void **)ctx)[1];
+    (void)sim_s, (void)wall_s;
+    f->total = total_ops;
+    f->ops = ops;
+    if (w->draw) w->draw(w->draw_ctx);
+}
 
 typedef struct run_idx_s {
     int b, t, buf, ch, ck, d, a, r, s;
@@ -237,7 +256,7 @@ static char *row_line(const ar_row_t *row) {
 }
 
 /* Runs number i; writes "<kind> <text>" into msg. */
-static void run_one(sweep_t *w, long i, char *msg, size_t len) {
+static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     const ar_cli_opts_t *o = &w->o;
     run_idx_t x = decode(w, i);
     const char *backend = o->backends[x.b], *spec = o->topos[x.t];
@@ -271,6 +290,8 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];
     c.algo_opts.root = roots[x.r];
+    void *note[2] = {w, w->inflight ? &w->inflight[slot] : NULL};
+    if (note[1]) c.run.progress = inflight_note, c.run.progress_ctx = note;
     ar_error_t err;
     ar_error_clear(&err);
     ar_case_out_t co;
@@ -295,6 +316,7 @@ static void run_one(sweep_t *w, long i, char *msg, size_t len) {
         }
     }
     rc = ar_case_execute(&c, &co, &err);
+    if (note[1]) ((inflight_t *)note[1])->total = 0;
     if (rc == AR_OK) {
         char *line = row_line(&co.row);
         snprintf(msg, len, "%c %s", co.res.checked && !co.res.check_ok ? MSG_CHECK_FAIL : MSG_ROW,
@@ -333,14 +355,27 @@ static void bar_clear(parent_t *p) {
 
 static void bar_draw(parent_t *p) {
     if (!p->bar) return;
-    int width = 30, fill = p->todo ? (int)(width * p->finished / p->todo) : width;
+    /* the runs in flight count by the share of their ops done */
+    const sweep_t *w = p->w;
+    double done = (double)p->finished, ops = 0, total = 0;
+    for (long j = 0; w->inflight && j <= w->jobs; j++) {
+        const uint64_t n = w->inflight[j].total, k = w->inflight[j].ops;
+        if (n > 0 && k <= n) done += (double)k / (double)n, ops += (double)k, total += (double)n;
+    }
+    int width = 30, fill = p->todo ? (int)(width * done / (double)p->todo) : width;
+    if (fill > width) fill = width;
     double el = ar_now_s() - p->t0;
-    double eta = p->finished ? el * (p->todo - p->finished) / p->finished : 0;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld runs, %ld rows, %.0fs, eta %.0fs", fill,
-            "##############################", width - fill, "", p->finished, p->todo, p->rows,
-            el, eta);
+    double eta = done > 0 ? el * ((double)p->todo - done) / done : 0;
+    char running[64] = "", a[16], b[16];
+    if (total > 0)
+        snprintf(running, sizeof running, ", running %s of %s ops", ar_count_format(ops, a, sizeof a),
+                 ar_count_format(total, b, sizeof b));
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld runs, %ld rows, %.0fs, eta %.0fs%s\033[K", fill,
+            "##############################", width - fill, "", p->finished, p->todo, p->rows, el, eta, running);
     fflush(stderr);
 }
+
+static void bar_draw_any(void *p) { bar_draw(p); }
 
 static void note_once(parent_t *p, const char *text) {
     for (int i = 0; i < p->nnotes; i++)
@@ -431,7 +466,7 @@ static int run_workers(parent_t *p) {
                 if (!mine(w, i)) continue;
                 __atomic_store_n(&next[1 + j], i, __ATOMIC_SEQ_CST);
                 const int k0 = snprintf(msg, 32, "%ld ", i);
-                run_one(w, i, msg + k0, sizeof msg - 1 - (size_t)k0);
+                run_one(w, i, (int)j + 1, msg + k0, sizeof msg - 1 - (size_t)k0);
                 size_t n = strlen(msg);
                 for (size_t k = 0; k < n; k++)
                     if (msg[k] == '\n' && k != n - 1) msg[k] = ' ';
@@ -466,6 +501,13 @@ static int run_workers(parent_t *p) {
     }
     size_t have = 0;
     for (;;) {
+        /* twice a second without a message, the bar shows how the runs in flight go */
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        const int ready = p->bar ? poll(&pf, 1, 500) : 1;
+        if (ready == 0) {
+            bar_draw(p);
+            continue;
+        }
         ssize_t r = read(fds[0], buf + have, sizeof buf - have - 1);
         if (r < 0 && errno == EINTR) {
             if (interrupted) break;
@@ -517,7 +559,7 @@ static int run_workers(parent_t *p) {
         /* its case, once more, here */
         char msg[MSG_MAX + 2];
         fprintf(stderr, "; its case %ld of %ld runs again here\n", lost + 1, w->total);
-        run_one(w, lost, msg, MSG_MAX);
+        run_one(w, lost, 0, msg, MSG_MAX);
         if (msg[0] == MSG_ROW || msg[0] == MSG_CHECK_FAIL) {
             size_t n = strlen(msg);
             if (msg[n - 1] != '\n') strcat(msg, "\n");
@@ -537,7 +579,7 @@ static int run_inline(parent_t *p) {
     char msg[MSG_MAX + 2];
     for (long i = 0; i < w->total && !interrupted; i++) {
         if (!mine(w, i)) continue;
-        run_one(w, i, msg, MSG_MAX);
+        run_one(w, i, 0, msg, MSG_MAX);
         if (msg[0] == MSG_ROW || msg[0] == MSG_CHECK_FAIL) {
             size_t n = strlen(msg);
             if (msg[n - 1] != '\n') strcat(msg, "\n");
@@ -699,8 +741,17 @@ int ar_cli_sweep(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* the runs in flight, shared with the workers (and the simulator's processes) */
+    if (p.bar) {
+        void *m = mmap(NULL, (size_t)(w.jobs + 1) * sizeof *w.inflight, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) w.inflight = m;
+        if (w.jobs <= 1) w.draw = bar_draw_any, w.draw_ctx = &p;
+    }
     bar_draw(&p);
     rc = w.jobs > 1 ? run_workers(&p) : run_inline(&p);
+    if (w.inflight) munmap(w.inflight, (size_t)(w.jobs + 1) * sizeof *w.inflight);
+    w.inflight = NULL;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     bar_clear(&p);

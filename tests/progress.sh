@@ -1,7 +1,7 @@
 #!/bin/sh
 # A run over two seconds on a terminal says how it goes (the time simulated, ops done of
-# the plan's, the wall time left) on its case's line; silent under -q and when stderr is
-# not a terminal. The terminal is script(1)'s. Skipped (77) without script or the sim
+# the plan's, the wall time left) on its case's line, and a sweep's bar counts the runs
+# in flight by their ops done; silent under -q and when stderr is not a terminal. The terminal is script(1)'s. Skipped (77) without script or the sim
 # backend. Run by `make check` (TESTS); ARSIM names the binary (default ./arsim).
 set -u
 . "${srcdir:-.}/tests/lib.sh"
@@ -19,4 +19,11 @@ script -qec "$bin $long -q" "$tmp/quiet.txt" >/dev/null 2>&1 </dev/null || fail 
 # shellcheck disable=SC2086
 "$bin" $long 2>"$tmp/err.txt" >/dev/null || fail "the run to a file exited $?"
 [ ! -s "$tmp/err.txt" ] || fail "progress on stderr that is not a terminal: $(head -c 200 "$tmp/err.txt")"
-echo "progress: shown on a terminal, silent under -q and into a file"
+# a sweep's bar counts the runs in flight by their ops, with workers and without
+for jobs in 2 1; do
+    script -qec "$bin sweep ${long#run } --jobs $jobs --out $tmp/s$jobs.csv" "$tmp/sweep.txt" >/dev/null 2>&1 </dev/null ||
+        fail "the sweep (--jobs $jobs) on a terminal exited $?"
+    tr '\r' '\n' <"$tmp/sweep.txt" | grep -aqE '^\[#* *\] 0/1 runs, 0 rows, [0-9]+s, eta [0-9]+s, running [0-9.]+[kM]? of [0-9.]+M ops' ||
+        fail "no runs in flight on the sweep's bar (--jobs $jobs): $(tr '\r' '\n' <"$tmp/sweep.txt" | tail -n 2)"
+done
+echo "progress: shown on a terminal (run, sweep), silent under -q and into a file"
