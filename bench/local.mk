@@ -6,12 +6,15 @@
 .PHONY: bench
 EXTRA_DIST += scripts/efficiency.sh
 if HAVE_SIMGRID
-noinst_PROGRAMS += bench/simbench
+noinst_PROGRAMS += bench/simbench bench/bare_torus
 bench_simbench_SOURCES = bench/simbench.c
 bench_simbench_LDADD = libarsim.la -lm
+bench_bare_torus_SOURCES = bench/bare_torus.cpp
+bench_bare_torus_CPPFLAGS = $(AM_CPPFLAGS) $(SIMGRID_CFLAGS)
+bench_bare_torus_LDADD = $(SIMGRID_LIBS)
 
-bench: bench/simbench$(EXEEXT) arsim$(EXEEXT)
-	./bench/simbench$(EXEEXT) $(BENCH_ARGS)
+bench: bench/simbench$(EXEEXT) bench/bare_torus$(EXEEXT) arsim$(EXEEXT)
+	./bench/simbench$(EXEEXT) --bare ./bench/bare_torus$(EXEEXT) $(BENCH_ARGS)
 	ARSIM=./arsim$(EXEEXT) $(SHELL) $(srcdir)/scripts/efficiency.sh
 else
 bench: arsim$(EXEEXT)

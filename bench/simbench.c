@@ -4,10 +4,12 @@
  * of the run's process and the simulator's child). `make bench` runs it; the table
  * is markdown, for docs/PERFORMANCE.md.
  *
- *   simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,...]
+ *   simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,...] [--bare PATH]
  *
  * A row whose plan would exceed --max-ops (default 40M; a ring's op count grows as
- * p^2) is skipped with the count it would have had. */
+ * p^2) is skipped with the count it would have had. With --bare (bench/bare_torus, a bare
+ * SimGrid program of torus2d's pattern), a second table sets each torus2d row beside it:
+ * wall time and peak memory per simulated communication, and their ratios. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,21 +77,39 @@ out:
     _exit(0);
 }
 
+/* The bare SimGrid program on the same torus: its line "bare W H comms N wall_s T peak_kb M
+ * simulated_us U", or 0 when it did not run. */
+static int run_bare(const char *bare, const char *spec, uint64_t bytes, double *comms, double *wall, double *peak_kb,
+                    double *sim_us) {
+    int w, h;
+    if (sscanf(spec, "torus_2d:%dx%d", &w, &h) != 2) return 0;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %d %d %llu 2>/dev/null", bare, w, h, (unsigned long long)bytes);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    int ok = fscanf(f, "bare %*d %*d comms %lf wall_s %lf peak_kb %lf simulated_us %lf", comms, wall, peak_kb, sim_us) == 4;
+    return pclose(f) == 0 && ok;
+}
+
 int main(int argc, char **argv) {
     double max_ops = 40e6;
-    const char *only = NULL;
+    const char *only = NULL, *bare = NULL;
+    struct { int n; char spec[64]; row_t r; } tor[16];
+    int ntor = 0;
     int sizes[16] = {64, 256, 1024, 4096}, nsizes = 4;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
             max_ops = atof(argv[++i]);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "--bare") == 0 && i + 1 < argc) {
+            bare = argv[++i];
         } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             nsizes = 0;
             for (char *s = strtok(argv[++i], ","); s && nsizes < 16; s = strtok(NULL, ","))
                 sizes[nsizes++] = atoi(s);
         } else {
-            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,..]\n");
+            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,..] [--bare PATH]\n");
             return 2;
         }
     }
@@ -150,6 +170,31 @@ int main(int argc, char **argv) {
             fflush(stdout);
             prev_ops = r.ops;
             prev_n = n;
+            if (a == 1 && ntor < 16) {
+                tor[ntor].n = n, tor[ntor].r = r;
+                snprintf(tor[ntor++].spec, sizeof tor[0].spec, "%s", spec);
+            }
+        }
+    }
+    if (bare && ntor) {
+        printf("\nBeside a bare SimGrid program of the same pattern (bench/bare_torus: one actor per device,\n"
+               "one communication per ring step along X then Y on a torus zone, nothing else), per simulated\n"
+               "communication (arsim: its COPY/REDUCE ops):\n\n");
+        printf("| devices | arsim comms | bare comms | arsim wall us/comm | bare wall us/comm | time ratio "
+               "| arsim KB/comm | bare KB/comm | memory ratio | simulated us arsim / bare |\n");
+        printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (int k = 0; k < ntor; k++) {
+            double comms, wall, peak, sim_us;
+            const row_t *r = &tor[k].r;
+            if (!run_bare(bare, tor[k].spec, bytes, &comms, &wall, &peak, &sim_us)) {
+                printf("| %d | %.0f | the bare program did not run | | | | | | | |\n", tor[k].n, r->data_ops);
+                continue;
+            }
+            const double at = 1e6 * r->sim_wall_s / r->data_ops, bt = 1e6 * wall / comms;
+            const double am = r->peak_kb / r->data_ops, bm = peak / comms;
+            printf("| %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f / %.2f |\n", tor[k].n,
+                   r->data_ops, comms, at, bt, at / bt, am, bm, am / bm, r->time_us, sim_us);
+            fflush(stdout);
         }
     }
     return failed;
