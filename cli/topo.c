@@ -45,15 +45,8 @@ static void show(const ar_topo_t *t, const char *spec) {
         printf(" %d->%s", r, d >= 0 && d < t->nnodes ? t->nodes[d].name : "?");
     }
     printf("\n");
-    int diam = 0, disconnected = 0;
-    for (int i = 0; i < t->ndevices; i++)
-        for (int j = 0; j < t->ndevices; j++) {
-            int h = t->hops ? t->hops[i * t->nnodes + j] : 0;
-            if (h < 0) disconnected = 1;
-            else if (h > diam) diam = h;
-        }
-    printf("diameter  %d hop%s between devices%s\n", diam, diam == 1 ? "" : "s",
-           disconnected ? " (some devices unreachable)" : "");
+    const int diam = ar_topo_diameter(t); /* a loaded topology is connected */
+    printf("diameter  %d hop%s between devices\n", diam, diam == 1 ? "" : "s");
 }
 
 int ar_cli_topo(int argc, char **argv) {

@@ -141,12 +141,7 @@ static int topo_figs(const ar_topo_t *t, int via_host, const topo_figs_t **out) 
     topo_figs_t *g = &both[via_host ? 1 : 0];
     *out = g;
     if (g->max_hops >= 0) return AR_OK;
-    g->max_hops = 0;
-    for (int i = 0; i < t->ndevices; i++)
-        for (int j = 0; j < t->ndevices; j++) {
-            const int h = t->hops ? t->hops[i * t->nnodes + j] : 0;
-            if (h > g->max_hops) g->max_hops = h;
-        }
+    g->max_hops = ar_topo_diameter(t);
     g->lat_min_ns = INFINITY;
     for (int i = 0; i < t->nlinks; i++) {
         const int k = t->links[i].kind;

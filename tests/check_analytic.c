@@ -1222,7 +1222,7 @@ START_TEST(test_all_algorithms) {
                     const ar_addr_t *ad = s < op->nsrc ? &p->srcs[op->src + s] : &op->dst;
                     if (ad->rank == AR_RANK_HOST) continue;
                     int d = t->placement[ad->rank];
-                    if (d != ed) want += (double)op->n * 2 * t->hops[d * t->nnodes + ed];
+                    if (d != ed) want += (double)op->n * 2 * ar_topo_hops(t, d, ed);
                 }
             }
             double got = 0;

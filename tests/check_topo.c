@@ -3,6 +3,7 @@
 #include <string.h>
 #include "arsim/arsim.h"
 #include "tests/suites.h"
+#include "topologies/internal.h"
 
 static ar_topo_t *spec(const char *s) { return tu_topo_open(s, NULL); }
 
@@ -14,7 +15,7 @@ static int link_between(const ar_topo_t *t, int a, int b) {
     return -1;
 }
 
-static int dev_hops(const ar_topo_t *t, int a, int b) { return t->hops[a * t->nnodes + b]; }
+static int dev_hops(const ar_topo_t *t, int a, int b) { return ar_topo_hops(t, a, b); }
 
 START_TEST(test_build_ring) {
     ar_topo_t *t = spec("ring_1d:6");
@@ -164,11 +165,42 @@ START_TEST(test_build_errors) {
     ar_error_t e;
     ck_assert_int_eq(ar_topo_open("torus_2d:0x3", NULL, &t, &e), AR_ETOPO);
     ck_assert_ptr_nonnull(strstr(e.message, "grid side"));
-    ck_assert_int_eq(ar_topo_open("ring_1d:9000", NULL, &t, &e), AR_ELIMIT);
+    ck_assert_int_eq(ar_topo_open("ring_1d:70000", NULL, &t, &e), AR_ELIMIT);
     ck_assert_int_eq(ar_topo_open("hypercube:4", NULL, &t, &e), AR_ETOPO);
     ck_assert_ptr_nonnull(strstr(e.message, "hypercube:4"));
     ck_assert_int_eq(ar_topo_open("torus_2d:2x2", "no_such_model", &t, &e), AR_EMODEL);
     ck_assert_ptr_nonnull(strstr(e.message, "no_such_model"));
+}
+END_TEST
+
+/* The builders' kinds route by their geometry; the same topology routed by BFS tables
+ * (as any other shape is) gives every pair the same hop count and the same links. */
+START_TEST(test_route_geometry_is_bfs) {
+    const char *specs[] = {"ring_1d:1", "ring_1d:2", "ring_1d:5", "ring_1d:8", "torus_2d:1x4", "torus_2d:2x2",
+                           "torus_2d:2x3", "torus_2d:3x2", "torus_2d:4x4", "torus_2d:5x3", "mesh_2d:1x4",
+                           "mesh_2d:3x3", "mesh_2d:4x2", "full:2", "full:5", "switch:1", "switch:5"};
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        ar_topo_t *g = spec(specs[k]), *b = spec(specs[k]);
+        ar_error_t e;
+        ck_assert_ptr_null(g->hops);
+        b->kind = AR_TOPO_CUSTOM; /* route it as any other shape: BFS tables */
+        ck_assert_msg(ar__topo_finish(b, NULL, &e) == AR_OK, "%s: %s", specs[k], e.message);
+        ck_assert_ptr_nonnull(b->hops);
+        ck_assert_int_eq(ar_topo_diameter(g), ar_topo_diameter(b));
+        for (int i = 0; i < g->nnodes; i++)
+            for (int j = 0; j < g->nnodes; j++) {
+                int gl[64], gd[64], bl[64], bd[64];
+                ck_assert_int_eq(ar_topo_hops(g, i, j), ar_topo_hops(b, i, j));
+                const int n = ar_topo_route(g, i, j, gl, gd, 64);
+                ck_assert_int_eq(n, ar_topo_route(b, i, j, bl, bd, 64));
+                for (int h = 0; h < n; h++) {
+                    ck_assert_msg(gl[h] == bl[h] && gd[h] == bd[h], "%s: %d -> %d hop %d: link %d%+d, BFS %d%+d",
+                                  specs[k], i, j, h, gl[h], gd[h], bl[h], bd[h]);
+                }
+            }
+        ar_topo_free(g);
+        ar_topo_free(b);
+    }
 }
 END_TEST
 
@@ -186,7 +218,7 @@ START_TEST(test_route) {
     }
     ck_assert_int_eq(cur, 10);
     /* ties go to the lowest node index: from 0 towards (2,2), node 1 */
-    ck_assert_int_eq(t->next_hop[0 * 16 + 10], 1);
+    ck_assert_int_eq(dirs[0] > 0 ? t->links[links[0]].b : t->links[links[0]].a, 1);
     ck_assert_int_eq(ar_topo_route(t, 3, 3, links, dirs, 16), 0);
     ck_assert_int_eq(ar_topo_route(t, 0, 10, links, dirs, 3), -1); /* does not fit */
     ck_assert_int_eq(ar_topo_route(t, 0, 99, links, dirs, 16), -1);
@@ -506,7 +538,8 @@ START_TEST(test_load_limits) {
     ck_assert_int_eq(ar_topo_load_string(deep, "deep.yaml", NULL, &t, &e), AR_ELIMIT);
     /* big builders still route quickly */
     ck_assert_int_eq(ar_topo_open("torus_2d:32x32", NULL, &t, &e), AR_OK);
-    ck_assert_int_eq(t->hops[0 * 1024 + (16 * 32 + 16)], 32);
+    ck_assert_int_eq(ar_topo_hops(t, 0, 16 * 32 + 16), 32);
+    ck_assert_ptr_null(t->hops); /* a builder's grid routes by its geometry: no n^2 tables */
     ar_topo_free(t);
 }
 END_TEST
@@ -522,6 +555,7 @@ Suite *suite_topo(void) {
     TC("ar_topo_build_full_switch", test_build_full_switch);
     TC("ar_topo_build_errors", test_build_errors);
     TC("ar_topo_route", test_route);
+    TC("route_geometry", test_route_geometry_is_bfs);
     TC("ar_topo_place_blocks", test_place_blocks);
     TC("ar_topo_shipped", test_shipped);
     TC("ar_topo_open", test_open);

@@ -4,8 +4,9 @@
 #include "arsim/arsim.h"
 #include "common/yamlutil.h"
 
-#define AR__TOPO_MAX_NODES 8192   /* routing tables are nnodes^2 ints, three of them; the
-                                     route-step limit (topo.c) refuses dense ones far below */
+#define AR__TOPO_MAX_NODES 65536  /* the builders' kinds route without tables; any other
+                                     shape keeps nnodes^2 of them, and the route-step limit
+                                     (topo.c) refuses a large one far below this */
 #define AR__TOPO_MAX_RANKS 65536
 
 const char *ar__topo_default_model(ar_topo_kind_t k);

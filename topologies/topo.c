@@ -18,10 +18,12 @@
  * accelerator grids they describe), h200_sxm for full and switch (GPU boards).
  * ar_topo_build takes ownership of the model it is given, also on failure.
  *
- * Routing (topo_finish, run after every build or load): for every destination, a BFS
- * gives each node's distance; the next hop is the neighbour one step closer with the
- * lowest node index, over the lowest-index link to it. Deterministic, shortest. Devices
- * and switches both forward. A topology where some node cannot reach another is an
+ * Routing (topo_finish, run after every build or load): each node's distance to each
+ * other comes from the builders' geometry for their kinds (ring, torus and mesh
+ * distances, one hop on full, two through the switch), and from a BFS per destination,
+ * kept in all-pairs tables, for any other shape; the next hop is the neighbour one step
+ * closer with the lowest node index, over the lowest-index link to it. Deterministic,
+ * shortest. Devices and switches both forward. A topology where some node cannot reach another is an
  * error naming that node. ar_topo_route also returns -1 when the route has more hops
  * than the caller's arrays hold (max).
  *
@@ -48,8 +50,8 @@ const char *ar__topo_default_model(ar_topo_kind_t k) {
 
 void ar_topo_free(ar_topo_t *t) {
     if (!t) return;
-    AR_FREE_EACH(t->nodes, t->links, t->placement, t->next_hop, t->next_link, t->hops, t->bound_cache,
-                 t->tune_cache);
+    AR_FREE_EACH(t->nodes, t->links, t->placement, t->adj_start, t->adj_nbr, t->adj_link, t->next_hop, t->next_link,
+                 t->hops, t->bound_cache, t->tune_cache);
     ar_model_free(t->model);
     free(t);
 }
@@ -146,10 +148,17 @@ static void adj_free(adj_t *g) { free(g->start); free(g->nbr); free(g->link); }
  * refuse it instead. Grids and switches stay far below (switch:2047: 1.3e7). */
 #define AR__TOPO_MAX_ROUTE_STEPS (1L << 27)
 
+/* The builders' kinds: their geometry gives every distance, no tables needed. */
+static int geometric(const ar_topo_t *t) {
+    return t->kind == AR_TOPO_RING_1D || t->kind == AR_TOPO_TORUS_2D || t->kind == AR_TOPO_MESH_2D ||
+           t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH;
+}
+
 int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
     int n = t->nnodes, rc = AR_OK;
     if (bad_node) *bad_node = -1;
-    if ((long)n * ((long)n + 2L * t->nlinks) > AR__TOPO_MAX_ROUTE_STEPS)
+    const int tables = !geometric(t);
+    if (tables && (long)n * ((long)n + 2L * t->nlinks) > AR__TOPO_MAX_ROUTE_STEPS)
         return AR_ERR(err, AR_ELIMIT,
                       "too large to route: %d nodes and %d links (nodes x (nodes + 2 x links) "
                       "must not exceed %ld)", n, t->nlinks, AR__TOPO_MAX_ROUTE_STEPS);
@@ -159,14 +168,24 @@ int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
             l->kind < 0 || l->kind >= t->model->nlinks)
             return AR_ERR(err, AR_ETOPO, "links[%d]: invalid link", i);
     }
-    free(t->next_hop); free(t->next_link); free(t->hops);
+    AR_FREE_EACH(t->next_hop, t->next_link, t->hops, t->adj_start, t->adj_nbr, t->adj_link);
+    t->next_hop = t->next_link = t->hops = t->adj_start = t->adj_nbr = t->adj_link = NULL;
+    adj_t g = {0};
+    int *queue = NULL;
+    if (adj_build(t, &g) != AR_OK) {
+        adj_free(&g);
+        return AR_ERR(err, AR_ENOMEM, "out of memory");
+    }
+    t->adj_start = g.start, t->adj_nbr = g.nbr, t->adj_link = g.link; /* the topology's now */
+    g = (adj_t){0};
+    g.start = t->adj_start, g.nbr = t->adj_nbr, g.link = t->adj_link;
+    if (!tables) goto placement;
     size_t nn = (size_t)n * (size_t)n;
     t->next_hop = malloc(nn * sizeof(int));
     t->next_link = malloc(nn * sizeof(int));
     t->hops = malloc(nn * sizeof(int));
-    int *queue = malloc((size_t)n * sizeof(int));
-    adj_t g = {0};
-    if (!t->next_hop || !t->next_link || !t->hops || !queue || adj_build(t, &g) != AR_OK) {
+    queue = malloc((size_t)n * sizeof(int));
+    if (!t->next_hop || !t->next_link || !t->hops || !queue) {
         rc = AR_ERR(err, AR_ENOMEM, "out of memory");
         goto out;
     }
@@ -212,6 +231,7 @@ int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
             }
         }
     }
+placement:
     if (!t->placement) {
         t->placement = malloc((size_t)t->ndevices * sizeof(int));
         if (!t->placement) { rc = AR_ERR(err, AR_ENOMEM, "out of memory"); goto out; }
@@ -220,7 +240,6 @@ int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
     }
 out:
     free(queue);
-    adj_free(&g);
     return rc;
 }
 
@@ -247,10 +266,52 @@ int ar_topo_rank_device(const ar_topo_t *t, int rank) {
     return rank >= 0 && rank < t->nranks ? t->placement[rank] : -1;
 }
 
+static int ring_dist(int a, int b, int n) {
+    const int d = a > b ? a - b : b - a;
+    return d < n - d ? d : n - d;
+}
+
+int ar_topo_hops(const ar_topo_t *t, int a, int b) {
+    if (a < 0 || b < 0 || a >= t->nnodes || b >= t->nnodes) return -1;
+    if (t->hops) return t->hops[(size_t)a * t->nnodes + b];
+    if (a == b) return 0;
+    const int w = t->grid_w;
+    switch (t->kind) {
+    case AR_TOPO_RING_1D: return ring_dist(a, b, t->ndevices);
+    case AR_TOPO_TORUS_2D: return ring_dist(a % w, b % w, w) + ring_dist(a / w, b / w, t->grid_h);
+    case AR_TOPO_MESH_2D: return abs(a % w - b % w) + abs(a / w - b / w);
+    case AR_TOPO_FULL: return 1;
+    case AR_TOPO_SWITCH: return a >= t->ndevices || b >= t->ndevices ? 1 : 2;
+    default: return -1;
+    }
+}
+
+int ar_topo_diameter(const ar_topo_t *t) {
+    const int nd = t->ndevices, w = t->grid_w, h = t->grid_h;
+    if (nd < 2) return 0;
+    if (!t->hops) {
+        switch (t->kind) {
+        case AR_TOPO_RING_1D: return nd / 2;
+        case AR_TOPO_TORUS_2D: return w / 2 + h / 2;
+        case AR_TOPO_MESH_2D: return (w - 1) + (h - 1);
+        case AR_TOPO_FULL: return 1;
+        case AR_TOPO_SWITCH: return 2;
+        default: break;
+        }
+    }
+    int most = 0;
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            const int d = ar_topo_hops(t, i, j);
+            if (d > most) most = d;
+        }
+    return most;
+}
+
 int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb) {
     int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
     if (a < 0 || b < 0) return -1;
-    return t->hops[(size_t)a * t->nnodes + b];
+    return ar_topo_hops(t, a, b);
 }
 
 int ar_topo_hub_switch(const ar_topo_t *t) {
@@ -280,7 +341,7 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
     if (a < 0 || b < 0) return 0;
     if (a == b) return 1;
-    if (t->hops[(size_t)a * t->nnodes + b] == 1) return 1;
+    if (ar_topo_hops(t, a, b) == 1) return 1;
     if (t->nnodes == t->ndevices) return 0; /* no switches: only a direct link will do */
     /* Search from a through switch nodes only; b must be a neighbour of a or of a
      * reached switch. */
@@ -292,7 +353,7 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     if (!seen || !queue) {
         if (seen != seen_stack) free(seen);
         if (queue != qstack) free(queue);
-        return t->hops[(size_t)a * n + b] == 1;
+        return ar_topo_hops(t, a, b) == 1;
     }
     memset(seen, 0, (size_t)n);
     int head = 0, tail = 0;
@@ -316,15 +377,22 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
 int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max) {
     int n = t->nnodes;
     if (dev_from < 0 || dev_from >= n || dev_to < 0 || dev_to >= n) return -1;
-    int h = t->hops[(size_t)dev_from * n + dev_to];
+    int h = ar_topo_hops(t, dev_from, dev_to);
     if (h < 0 || h > max) return -1;
     int cur = dev_from;
     for (int k = 0; k < h; k++) {
-        size_t ij = (size_t)cur * n + dev_to;
-        int l = t->next_link[ij];
+        int l = -1, next = -1;
+        if (t->next_link) {
+            const size_t ij = (size_t)cur * n + dev_to;
+            l = t->next_link[ij], next = t->next_hop[ij];
+        } else { /* the tables' rule: the first neighbour, by (node, link), one hop closer */
+            for (int e = t->adj_start[cur]; e < t->adj_start[cur + 1] && next < 0; e++)
+                if (ar_topo_hops(t, t->adj_nbr[e], dev_to) == h - k - 1) next = t->adj_nbr[e], l = t->adj_link[e];
+            if (next < 0) return -1;
+        }
         links[k] = l;
         dirs[k] = t->links[l].a == cur ? +1 : -1;
-        cur = t->next_hop[ij];
+        cur = next;
     }
     return h;
 }

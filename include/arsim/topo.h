@@ -35,11 +35,18 @@ typedef struct ar_topo_s {
     int nranks;
     int *placement;       /* rank -> device index; identity by default */
     ar_model_t *model;    /* owned */
-    /* Routing, filled by ar_topo_finish: next hop (node index) from node i towards node j,
-     * and the link used for that hop; hop count. Shortest path, lowest index on ties. */
-    int *next_hop;        /* nnodes * nnodes */
-    int *next_link;       /* nnodes * nnodes, index into links */
-    int *hops;            /* nnodes * nnodes */
+    /* Routing, filled by ar_topo_finish. Shortest path, lowest index on ties. Each node's
+     * links in CSR form, sorted by (neighbour, link): adj_link[adj_start[i] ..
+     * adj_start[i + 1]) and the neighbour at the other end, adj_nbr. Distances
+     * (ar_topo_hops) come from the builders' geometry for their kinds (ring, torus, mesh,
+     * full, switch); a topology of another shape keeps all-pairs tables: next hop (node
+     * index) from node i towards node j, the link used for that hop, the hop count (NULL
+     * for the builders' kinds: three ints per pair of nodes was most of a large grid's
+     * memory). */
+    int *adj_start, *adj_nbr, *adj_link;
+    int *next_hop;        /* nnodes * nnodes, or NULL */
+    int *next_link;       /* nnodes * nnodes, index into links, or NULL */
+    int *hops;            /* nnodes * nnodes, or NULL */
     void *bound_cache;    /* arsim/bound.h's figures of this topology, made on first use (one
                              plain allocation, freed with the topology) */
     void *tune_cache;     /* arsim/case.h's default channel counts found on it (the same) */
@@ -72,6 +79,10 @@ int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb);
 /* True when data between the two ranks' devices crosses no other device: same device,
  * a direct link, or a path through switches only. */
 int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb);
+/* Hops of a shortest path between nodes a and b (0 when a == b). */
+int ar_topo_hops(const ar_topo_t *t, int a, int b);
+/* The most hops between two devices (0 with one device). */
+int ar_topo_diameter(const ar_topo_t *t);
 /* The switch linked directly to every device that holds a rank (the lowest-numbered
  * such node), or -1: where in-network reduction (NETREDUCE) can sum every rank's data. */
 int ar_topo_hub_switch(const ar_topo_t *t);
