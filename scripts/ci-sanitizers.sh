@@ -31,7 +31,11 @@ if [ ! -f Makefile ]; then
     "$src/configure" -q --enable-sanitizers --with-cuda=no ${CONFIGURE_FLAGS:-}
 fi
 make -j"$jobs" >/dev/null
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1}
+# Not detect_stack_use_after_return: SimGrid runs each actor on a stack of its own and
+# switches between them without telling ASan (Debian's libsimgrid has no sanitizer hooks),
+# so the fake stacks that check keeps mistake a live actor's locals for a returned frame
+# (a Comm pointer in sim/engine.cpp read as ar_cost_op's, once that frame grew).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The sanitizers slow code 2-5x: give Check's per-test timeouts room to match.
 export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-5}
