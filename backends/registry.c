@@ -218,6 +218,8 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
     if (topo && topo->nranks != p->nranks)
         return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
                       topo->name, topo->nranks);
+    /* why a NETREDUCE cannot run here, if the plan has one (NULL: it can, or no topology) */
+    const char *net_unfit = topo ? ar_topo_netreduce_unfit(topo) : NULL;
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
@@ -243,8 +245,8 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                         why = "NETREDUCE names another rank's buffer";
                         break;
                     }
-                    if (op->code == AR_OP_NETREDUCE && topo && ar_topo_netreduce_unfit(topo)) {
-                        why = ar_topo_netreduce_unfit(topo);
+                    if (op->code == AR_OP_NETREDUCE && net_unfit) {
+                        why = net_unfit;
                         break;
                     }
                     if (bad_addr(p, &op->dst, op->n, &why)) break;

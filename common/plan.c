@@ -38,11 +38,12 @@ int ar_plan_check_size(int nranks, uint64_t count, ar_dtype_t dtype, ar_error_t 
 }
 
 const char *ar_plan_strerror(int rc) {
-    static char msg[160];
+    static char msg[224];
     if (rc == AR_ELIMIT) {
         snprintf(msg, sizeof msg,
-                 "the plan would exceed arsim's limits (byte counts overflowing 63 bits, or more "
-                 "than %u source addresses or flags)", (unsigned)AR_PLAN_MAX_SRCS);
+                 "the plan would exceed arsim's limits (byte counts overflowing 63 bits, more "
+                 "than %u source addresses, or more than %u flags over all ranks)", (unsigned)AR_PLAN_MAX_SRCS,
+                 (unsigned)AR_PLAN_MAX_FLAGS);
         return msg;
     }
     return ar_strerror(rc);

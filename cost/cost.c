@@ -83,25 +83,28 @@ static void add_traffic(acc_t *a, ar_res_t res, int link, int dir, double bytes)
 /* A NETREDUCE (plan.h): every device holding k ranks sends k x B up its link to the hub
  * switch and receives k x B back (the sum, once per rank), its memory serving k x B of
  * loads and k x B of stores; the switch adds at the links' rate. The executing channel
- * takes in the sum and issues its stores, as a pull and a push of B would. */
+ * takes in the sum and issues its stores, as a pull and a push of B would. A device's
+ * link to the hub is its route's: the first of the hub's links to it (ar_topo_route). */
 static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                           ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                           int *ntraffic) {
     const ar_model_t *m = t->model;
     const int hub = ar_topo_hub_switch(t);
     if (hub < 0) return AR_EINVAL; /* the backends' plan check refuses such a plan first */
+    int *ranks_on = calloc((size_t)t->ndevices, sizeof *ranks_on);
+    if (!ranks_on) return AR_ENOMEM;
+    for (int r = 0; r < p->nranks; r++) ranks_on[t->placement[r]]++;
     acc_t a;
     memset(&a, 0, sizeof a);
     a.traffic = traffic;
     a.max_traffic = traffic ? max_traffic : 0;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     double hop_lat = 0;
-    for (int l = 0; l < t->nlinks; l++) {
+    for (int e = t->adj_start[hub]; e < t->adj_start[hub + 1]; e++) {
+        const int d = t->adj_nbr[e], l = t->adj_link[e];
+        if (d >= t->ndevices || (e > t->adj_start[hub] && t->adj_nbr[e - 1] == d)) continue;
         const ar_link_t *lk = &t->links[l];
-        const int d = lk->a == hub ? lk->b : lk->b == hub ? lk->a : -1;
-        if (d < 0 || d >= t->ndevices) continue;
-        int k = 0;
-        for (int r = 0; r < p->nranks; r++) k += t->placement[r] == d;
+        const int k = ranks_on[d];
         if (!k) continue;
         const int up = lk->a == d ? 1 : -1;
         const double s = k * B / (ar_topo_link_gbps(t, l) * 1e9);
@@ -133,6 +136,7 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     c->overhead_s = ar_cost_op_overhead_s(t, p, op);
     c->total_s = c->lat_s + c->move_s + c->overhead_s;
     if (ntraffic) *ntraffic = a.ntraffic;
+    free(ranks_on);
     return AR_OK;
 }
 

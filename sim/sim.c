@@ -108,9 +108,9 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
     if (pid == 0) {
         close(fds[0]);
         ar_run_opts_t co = *o;
-        child_progress_t cp = {o, dup(2), log ? fileno(log) : -1};
+        child_progress_t cp = {o, o->progress && log ? dup(2) : -1, log ? fileno(log) : -1};
         if (log) dup2(fileno(log), 2);
-        if (o->progress && cp.err_fd >= 0 && cp.log_fd >= 0) co.progress = child_progress, co.progress_ctx = &cp;
+        if (cp.err_fd >= 0 && cp.log_fd >= 0) co.progress = child_progress, co.progress_ctx = &cp;
         else co.progress = NULL;
         child(fds[1], t, p, &co);
     }

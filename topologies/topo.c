@@ -176,9 +176,7 @@ int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
         adj_free(&g);
         return AR_ERR(err, AR_ENOMEM, "out of memory");
     }
-    t->adj_start = g.start, t->adj_nbr = g.nbr, t->adj_link = g.link; /* the topology's now */
-    g = (adj_t){0};
-    g.start = t->adj_start, g.nbr = t->adj_nbr, g.link = t->adj_link;
+    t->adj_start = g.start, t->adj_nbr = g.nbr, t->adj_link = g.link; /* the topology's now; g reads them */
     if (!tables) goto placement;
     size_t nn = (size_t)n * (size_t)n;
     t->next_hop = malloc(nn * sizeof(int));
@@ -320,9 +318,9 @@ int ar_topo_hub_switch(const ar_topo_t *t) {
         int all = 1;
         for (int r = 0; r < t->nranks && all; r++) {
             const int d = t->placement[r];
+            if (r > 0 && d == t->placement[r - 1]) continue; /* its device, just seen */
             int linked = 0;
-            for (int l = 0; l < t->nlinks && !linked; l++)
-                linked = (t->links[l].a == d && t->links[l].b == sw) || (t->links[l].b == d && t->links[l].a == sw);
+            for (int e = t->adj_start[d]; e < t->adj_start[d + 1] && !linked; e++) linked = t->adj_nbr[e] == sw;
             all = linked;
         }
         if (all) return sw;
