@@ -1,5 +1,6 @@
 /* The cost of one op from the model's terms (see arsim/cost.h for the formulas). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +28,42 @@ typedef struct acc_s {
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
     int overflow;
+    /* Bytes per link direction this op crosses, summed over its sources (two pulls over
+     * one link share it): a short list, since an op crosses few of a topology's links. */
+    struct { int slot; double bytes; } lb_stack[64], *lb;
+    int nlb, caplb;
 } acc_t;
+
+static void acc_init(acc_t *a, ar_op_traffic_t *traffic, int max_traffic) {
+    memset(a, 0, offsetof(acc_t, lb_stack));
+    a->traffic = traffic;
+    a->max_traffic = traffic ? max_traffic : 0;
+    a->lb = a->lb_stack;
+    a->nlb = 0;
+    a->caplb = (int)(sizeof a->lb_stack / sizeof a->lb_stack[0]);
+}
+
+static void acc_fini(acc_t *a) {
+    if (a->lb != a->lb_stack) free(a->lb);
+}
+
+/* The running byte count of link direction `slot` (link x 2 + reverse), NULL when the
+ * list cannot grow. */
+static double *acc_link_bytes(acc_t *a, int slot) {
+    for (int i = 0; i < a->nlb; i++)
+        if (a->lb[i].slot == slot) return &a->lb[i].bytes;
+    if (a->nlb == a->caplb) {
+        const int cap = 2 * a->caplb;
+        void *g = a->lb == a->lb_stack ? malloc((size_t)cap * sizeof *a->lb) : realloc(a->lb, (size_t)cap * sizeof *a->lb);
+        if (!g) return NULL;
+        if (a->lb == a->lb_stack) memcpy(g, a->lb_stack, sizeof a->lb_stack);
+        a->lb = g;
+        a->caplb = cap;
+    }
+    a->lb[a->nlb].slot = slot;
+    a->lb[a->nlb].bytes = 0;
+    return &a->lb[a->nlb++].bytes;
+}
 
 static void acc_mem(acc_t *a, int dev, double rd, double wr) {
     for (int i = 0; i < a->ndev; i++)
@@ -40,17 +76,20 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
 
 /* Traffic on each hop of the route from device `from` to device `to`. Per-link
  * bytes are summed across the op's sources (two pulls over one link share it). */
-static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes,
-                      double link_bytes[], double *hop_lat) {
+static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, double *hop_lat) {
     int links[MAX_ROUTE], dirs[MAX_ROUTE];
     int n = ar_topo_route(t, from, to, links, dirs, MAX_ROUTE);
     double lat = 0;
     for (int h = 0; h < n; h++) {
         const ar_link_t *l = &t->links[links[h]];
         const ar_link_kind_t *k = &t->model->links[l->kind];
-        int slot = links[h] * 2 + (dirs[h] < 0);
-        link_bytes[slot] += bytes;
-        double s = link_bytes[slot] / (ar_topo_link_gbps(t, links[h]) * 1e9);
+        double *on_link = acc_link_bytes(a, links[h] * 2 + (dirs[h] < 0));
+        if (!on_link) {
+            a->overflow = 1;
+            continue;
+        }
+        *on_link += bytes;
+        double s = *on_link / (ar_topo_link_gbps(t, links[h]) * 1e9);
         if (s > a->link_s) a->link_s = s;
         lat += k->lat_ns * 1e-9;
         int found = 0;
@@ -95,9 +134,7 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     if (!ranks_on) return AR_ENOMEM;
     for (int r = 0; r < p->nranks; r++) ranks_on[t->placement[r]]++;
     acc_t a;
-    memset(&a, 0, sizeof a);
-    a.traffic = traffic;
-    a.max_traffic = traffic ? max_traffic : 0;
+    acc_init(&a, traffic, max_traffic);
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     double hop_lat = 0;
     for (int e = t->adj_start[hub]; e < t->adj_start[hub + 1]; e++) {
@@ -137,6 +174,7 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     c->total_s = c->lat_s + c->move_s + c->overhead_s;
     if (ntraffic) *ntraffic = a.ntraffic;
     free(ranks_on);
+    acc_fini(&a);
     return AR_OK;
 }
 
@@ -149,22 +187,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     if (op->code == AR_OP_NETREDUCE) return netreduce_cost(t, p, op, exec_rank, buffer, c, traffic, max_traffic, ntraffic);
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return AR_OK;
 
-    /* Link bytes are kept per link direction for this op only. */
-    double link_bytes_stack[2 * 64];
-    double *link_bytes = link_bytes_stack;
-    double *heap = NULL;
-    if (t->nlinks > 64) {
-        heap = calloc((size_t)t->nlinks * 2, sizeof(double));
-        if (!heap) return AR_ENOMEM;
-        link_bytes = heap;
-    } else {
-        memset(link_bytes_stack, 0, sizeof link_bytes_stack);
-    }
-
     acc_t a;
-    memset(&a, 0, sizeof a);
-    a.traffic = traffic;
-    a.max_traffic = traffic ? max_traffic : 0;
+    acc_init(&a, traffic, max_traffic);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
     const ar_mem_level_t *lvl = &m->mem[buffer];
@@ -185,8 +209,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
-        if (is_dst) acc_route(&a, t, edev, dev, B, link_bytes, &hop_lat);
-        else acc_route(&a, t, dev, edev, B, link_bytes, &hop_lat);
+        if (is_dst) acc_route(&a, t, edev, dev, B, &hop_lat);
+        else acc_route(&a, t, dev, edev, B, &hop_lat);
         if (is_dst) c->store_lat_s = hop_lat; /* posted: the stores land this much later */
         else if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;
@@ -233,7 +257,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     c->overhead_s = ar_cost_op_overhead_s(t, p, op);
     c->total_s = c->lat_s + c->move_s + c->reduce_s + c->overhead_s;
     if (ntraffic) *ntraffic = a.ntraffic;
-    free(heap);
+    acc_fini(&a);
     return AR_OK;
 }
 
@@ -471,17 +495,21 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name,
                       ar_mem_name(buffer));
     double per_rank = (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
+    int *on = calloc((size_t)t->ndevices, sizeof *on);
+    if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    for (int r = 0; r < p->nranks; r++) on[t->placement[r]]++;
     for (int d = 0; d < t->ndevices; d++) {
-        int nr = 0;
-        for (int r = 0; r < p->nranks; r++) nr += t->placement[r] == d;
+        int nr = on[d];
         double need = per_rank * nr;
         if (need > lvl->capacity_bytes) {
             char level[96], what[96];
             snprintf(level, sizeof level, "%s of %s", ar_mem_name(buffer), t->nodes[d].name);
             snprintf(what, sizeof what, "input, output and scratch of %d rank%s", nr, nr == 1 ? "" : "s");
+            free(on);
             return ar_capacity_err(err, level, need, what, lvl->capacity_bytes, AR_CAPACITY_FIX);
         }
     }
+    free(on);
     return AR_OK;
 }
 

@@ -469,8 +469,9 @@ int ar__topo_build_kind(ar_topo_kind_t kind, int w, int h, ar_model_t *model, in
     int lk = link_kind, c = count;
     switch (kind) {
     case AR_TOPO_RING_1D:
+        /* a ring of two closes on its one link: the only length whose wrap repeats a pair */
         for (int i = 0; i < ndev && ndev > 1 && rc == AR_OK; i++)
-            rc = ar__topo_add_link(t, i, (i + 1) % ndev, lk, c, 1);
+            rc = ar__topo_add_link(t, i, (i + 1) % ndev, lk, c, ndev == 2);
         break;
     case AR_TOPO_TORUS_2D:
     case AR_TOPO_MESH_2D: {
@@ -478,11 +479,11 @@ int ar__topo_build_kind(ar_topo_kind_t kind, int w, int h, ar_model_t *model, in
         for (int y = 0; y < h && rc == AR_OK; y++) /* x links, row by row */
             for (int x = 0; x < w && rc == AR_OK; x++)
                 if (x + 1 < w || (wrap && w > 1))
-                    rc = ar__topo_add_link(t, y * w + x, y * w + (x + 1) % w, lk, c, 1);
+                    rc = ar__topo_add_link(t, y * w + x, y * w + (x + 1) % w, lk, c, w == 2);
         for (int x = 0; x < w && rc == AR_OK; x++) /* y links, column by column */
             for (int y = 0; y < h && rc == AR_OK; y++)
                 if (y + 1 < h || (wrap && h > 1))
-                    rc = ar__topo_add_link(t, y * w + x, ((y + 1) % h) * w + x, lk, c, 1);
+                    rc = ar__topo_add_link(t, y * w + x, ((y + 1) % h) * w + x, lk, c, h == 2);
         break;
     }
     case AR_TOPO_FULL:
