@@ -40,7 +40,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
                     "plan may hold (%u): fewer ranks per device, or an algorithm that is not one tree",
                     P, (unsigned long long)P * lanes * nf, maxdeg, lanes, lanes == 1 ? "" : "s",
                     (unsigned)AR_PLAN_MAX_FLAGS);
-    if (rc == AR_OK) rc = ar_plan_new("center_root", P, 2 * lanes, count, dt, &p);
+    if (rc == AR_OK) rc = ar__plan_new(o, "center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = (uint64_t)maxdeg * ar__slot_stride(count, dt);
         p->root = root;

@@ -22,7 +22,7 @@ int ar__build_innet(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     ar__pipe_lane(o, count, dt, lanes, 0, &lo0, &len0, &chunk0, &nck0);
     AR_TRY(ar__plan_fits("innet", P, (uint64_t)P * (uint64_t)lanes * nck0, err));
     ar_plan_t *p;
-    AR_TRY(ar_plan_new("innet", P, lanes, count, dt, &p));
+    AR_TRY(ar__plan_new(o, "innet", P, lanes, count, dt, &p));
     int rc = AR_OK;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len, chunk, nck;

@@ -14,6 +14,10 @@
 #define ARSIM_ALGORITHMS_INTERNAL_H
 #include "arsim/algo.h"
 
+/* ar_plan_new, a sizing plan where o asks for one (ar_algo_opts_t.sizing): every
+ * algorithm makes its plan with this. */
+int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int nchannels, uint64_t count,
+                 ar_dtype_t dtype, ar_plan_t **out);
 /* Part b of [lo, hi) cut into n near-equal parts (the first ones one larger). */
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);
 

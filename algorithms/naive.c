@@ -14,7 +14,7 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     /* each rank, per lane: a REDUCE of every rank's host slot */
     AR_TRY(ar__plan_fits("naive", P, (uint64_t)lanes * (uint64_t)P * (uint64_t)P, err));
     ar_plan_t *p;
-    AR_TRY(ar_plan_new("naive", P, lanes, count, dt, &p));
+    AR_TRY(ar__plan_new(o, "naive", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);
     p->host_elems = (uint64_t)P * stride;
     int rc = AR_OK;

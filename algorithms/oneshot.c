@@ -46,7 +46,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (slots != 1 && slots != 2)
         return AR_ERR(err, AR_EINVAL, "1stage: %d SCRATCH slots, want 1 or 2", slots);
     if (P == 1) slots = 1;
-    AR_TRY(ar_plan_new("1stage", P, lanes, count, dt, &p));
+    AR_TRY(ar__plan_new(o, "1stage", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);
     p->scratch_elems = (uint64_t)slots * P * stride;
     if (slots == 2) p->parity_elems = (uint64_t)P * stride;

@@ -29,7 +29,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
                         t->kind == AR_TOPO_MESH_2D ? "odd mesh, no wrap-around links"
                                                    : "no Hamiltonian cycle found");
     }
-    if (rc == AR_OK) rc = ar_plan_new("ring", P, lanes, count, dt, &p);
+    if (rc == AR_OK) rc = ar__plan_new(o, "ring", P, lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = count;
         for (int i = 0; i < P; i++) rev[i] = ord[(P - i) % P];

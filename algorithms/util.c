@@ -329,6 +329,11 @@ typedef struct rgraph_s {
     int *nfirst, *nbr; /* device i's neighbours: nbr[nfirst[i] .. nfirst[i + 1]) */
 } rgraph_t;
 
+static int cmp_int(const void *x, const void *y) {
+    const int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
 static void rgraph_free(rgraph_t *g) {
     AR_FREE_EACH(g->dev, g->rfirst, g->rank, g->nfirst, g->nbr);
     memset(g, 0, sizeof *g);
@@ -364,28 +369,49 @@ static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
         for (int r = 0; next && r < P; r++) g->rank[next[g->dev[r]]++] = r;
         free(next);
     }
+    /* Device i's neighbours as ar_topo_rank_adjacent has them (a link, or a path through
+     * switches only), read off the topology's adjacency from the device's node outward
+     * through switches: a walk of each device's surroundings, not a test of every pair. */
+    int *mark = NULL, *queue = NULL, *found = NULL;
+    if (rc == AR_OK) {
+        mark = malloc((size_t)t->nnodes * sizeof *mark);
+        queue = malloc((size_t)t->nnodes * sizeof *queue);
+        found = malloc((size_t)g->nd * sizeof *found);
+        if (!mark || !queue || !found) rc = AR_ENOMEM;
+        for (int v = 0; rc == AR_OK && v < t->nnodes; v++) mark[v] = -1;
+    }
     for (int pass = 0; rc == AR_OK && pass < 2; pass++) { /* count, then fill, the neighbours */
         for (int i = 0; i < g->nd; i++) {
-            int n = 0;
-            for (int j = 0; j < g->nd; j++)
-                if (j != i && ar_topo_rank_adjacent(t, rep[i], rep[j])) {
-                    if (pass) g->nbr[g->nfirst[i] + n] = j;
-                    n++;
+            const int home = ar_topo_rank_device(t, rep[i]);
+            int n = 0, head = 0, tail = 0;
+            const int stamp = pass * g->nd + i;
+            mark[home] = stamp;
+            queue[tail++] = home;
+            while (head < tail) {
+                const int u = queue[head++];
+                for (int k = t->adj_start[u]; k < t->adj_start[u + 1]; k++) {
+                    const int v = t->adj_nbr[k];
+                    if (mark[v] == stamp) continue;
+                    mark[v] = stamp;
+                    if (v >= t->ndevices) queue[tail++] = v; /* a switch: on through it */
+                    else if (idx[v] >= 0) found[n++] = idx[v];
                 }
-            if (!pass) g->nfirst[i + 1] = g->nfirst[i] + n;
+            }
+            if (!pass) {
+                g->nfirst[i + 1] = g->nfirst[i] + n;
+                continue;
+            }
+            qsort(found, (size_t)n, sizeof *found, cmp_int); /* ascending, as a scan of every pair gave them */
+            memcpy(g->nbr + g->nfirst[i], found, (size_t)n * sizeof *found);
         }
         if (!pass && !(g->nbr = malloc((size_t)(g->nfirst[g->nd] ? g->nfirst[g->nd] : 1) * sizeof *g->nbr)))
             rc = AR_ENOMEM;
     }
+    AR_FREE_EACH(mark, queue, found);
     free(idx);
     free(rep);
     if (rc != AR_OK) rgraph_free(g);
     return rc;
-}
-
-static int cmp_int(const void *x, const void *y) {
-    const int a = *(const int *)x, b = *(const int *)y;
-    return (a > b) - (a < b);
 }
 
 int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
@@ -438,6 +464,25 @@ int ar__center_rank(const ar_topo_t *t) {
     const int P = t->nranks;
     rgraph_t g;
     if (rgraph_init(&g, t) != AR_OK) return -2;
+    if (g.nd == t->ndevices && g.nd > 1) { /* every device holds ranks: the builders' geometry decides */
+        const int w = t->grid_w, h = t->grid_h;
+        switch (t->kind) {
+        case AR_TOPO_RING_1D: case AR_TOPO_TORUS_2D: case AR_TOPO_FULL: case AR_TOPO_SWITCH:
+            rgraph_free(&g);
+            return 0; /* every device alike: the lowest rank */
+        case AR_TOPO_MESH_2D: {
+            int root = 0, least = -1;
+            for (int v = 0; v < P; v++) {
+                const int d = ar_topo_rank_device(t, v), x = d % w, y = d / w;
+                const int e = (x > w - 1 - x ? x : w - 1 - x) + (y > h - 1 - y ? y : h - 1 - y);
+                if (least < 0 || e < least) least = e, root = v;
+            }
+            rgraph_free(&g);
+            return root;
+        }
+        default: break;
+        }
+    }
     int *dd = malloc((size_t)g.nd * sizeof *dd), *q = malloc((size_t)g.nd * sizeof *q),
         *ecc = malloc((size_t)g.nd * sizeof *ecc);
     int root = -2;
@@ -720,6 +765,13 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
     c /= es;
     c = (c + 7) & ~(uint64_t)7; /* whole 16-byte vectors in the 2-byte types */
     return c ? c : 1;
+}
+
+int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int nchannels, uint64_t count,
+                 ar_dtype_t dtype, ar_plan_t **out) {
+    AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
+    if (o && o->sizing) ar_plan_sizing(*out, o->sizing);
+    return AR_OK;
 }
 
 int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {

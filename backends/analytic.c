@@ -412,7 +412,13 @@ out:
     return rc;
 }
 
+/* Beside the plan: each channel's clock and state, each flag's, each link direction's backlog. */
+static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
+    return 256.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks;
+}
+
 const ar_backend_ops_t ar_analytic_backend = {
     .name = "analytic", .caps = AR_BACKEND_MODEL, .fits = ar__backend_model_fits, .execute = analytic_execute,
+    .run_bytes = analytic_run_bytes,
     .summary = "critical path from the model's per-op costs, channels sharing what they use; sim's fast estimate",
 };

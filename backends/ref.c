@@ -283,7 +283,16 @@ static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer
     return AR_OK;
 }
 
+/* Beside the plan: every rank's input, and IN, OUT and SCRATCH of every rank with the host
+ * staging, in this process. */
+static double ref_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
+    (void)t;
+    return (double)s->elem_bytes * ((double)s->nranks * (3.0 * (double)s->count + (double)s->scratch_elems) +
+                                    (double)s->host_elems) +
+           8.0 * s->nranks * s->nflags;
+}
+
 const ar_backend_ops_t ar_ref_backend = {
-    .name = "ref", .caps = AR_BACKEND_DATA, .fits = ref_fits, .execute = ref_execute,
+    .name = "ref", .caps = AR_BACKEND_DATA, .fits = ref_fits, .execute = ref_execute, .run_bytes = ref_run_bytes,
     .summary = "executes the plan on host memory with real data; float64 check",
 };

@@ -162,6 +162,7 @@ static const struct option base_longopts[] = {
     {"ranks", required_argument, NULL, O_RANKS},
     {"root", required_argument, NULL, O_ROOT},
     {"quiet", no_argument, NULL, O_QUIET},
+    {"max-mem", required_argument, NULL, O_MAX_MEM},
     {"help", no_argument, NULL, 'h'},
 };
 #define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
@@ -196,6 +197,8 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(DUMP_PLAN), "  --dump-plan            print each plan before running it\n"},
     {AR_CLI_O(CSV), "  --csv FILE             write the rows as CSV (- for standard output)\n"},
     {AR_CLI_O(JSON), "  --json FILE            write the rows as JSON (- for standard output)\n"},
+    {AR_CLI_O(MAX_MEM), "  --max-mem B            refuse a case whose estimated memory is larger, before building\n"
+                        "                         it (K/M/G/T; default 80% of this machine's memory)\n"},
     {AR_CLI_O(QUIET), "  -q, --quiet            no progress notes\n"},
 };
 
@@ -444,6 +447,7 @@ static void defaults(ar_cli_opts_t *o, const char *cmd, unsigned flags) {
     o->seed = 1;
     o->timeout_s = 5.0;
     o->verify = -1;
+    o->max_mem = ar_case_default_max_mem();
     if (!(flags & AR_CLI_NO_SIZE)) {
         int n = 0;
         ar_size_range_parse("8K:1G", o->sizes, AR_CLI_MAX_SIZES, &n, NULL);
@@ -572,6 +576,21 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             }
             o->seed = (unsigned long)u;
             break;
+        case O_MAX_MEM: {
+            uint64_t b;
+            ar_error_t e;
+            ar_error_clear(&e);
+            if (ar_size_parse(optarg, &b, &e) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': %s", flag, optarg, e.message);
+                goto out;
+            }
+            if (b < ((uint64_t)1 << 20)) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected at least 1M", flag, optarg);
+                goto out;
+            }
+            o->max_mem = (double)b;
+            break;
+        }
         case O_TIMEOUT:
             if (ar_cli_parse_double(optarg, 1e-3, 86400, &d) != AR_OK) {
                 rc = ar_cli_fail(cmd, "%s '%s': expected seconds from 0.001 to 86400", flag, optarg);

@@ -82,6 +82,8 @@ typedef struct ar_cli_opts_s {
     const char *csv;                 /* --csv FILE */
     const char *json;                /* --json FILE */
     int quiet;                       /* -q: no progress notes */
+    double max_mem;                  /* --max-mem B: a case estimated to need more is refused
+                                        (default ar_case_default_max_mem(); ar_case_t.max_mem) */
 
     char **owned;                    /* copies of list arguments (freed by ar_cli_opts_free) */
     int nowned;
@@ -92,7 +94,7 @@ typedef struct ar_cli_opts_s {
 #define AR_CLI_SHARED_OPTS(X)                                                                      \
     X(BACKEND) X(TOPOLOGY) X(MODEL) X(SET) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
     X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
-    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET)
+    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM)
 enum {
 #define AR_CLI_BIT_ENUM(name) AR_CLI_BIT_##name,
     AR_CLI_SHARED_OPTS(AR_CLI_BIT_ENUM)

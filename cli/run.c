@@ -193,7 +193,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 ar_case_t c = {
                     .backend = backend, .topo = t, .topology = t->name[0] ? t->name : spec, .algo = aname,
                     .count = count, .dtype = dt, .algo_opts = AR_ALGO_OPTS_DEFAULT,
-                    .run = ar_cli_run_opts(o, buffer), .verify = o->verify,
+                    .run = ar_cli_run_opts(o, buffer), .verify = o->verify, .max_mem = o->max_mem,
                 };
                 c.algo_opts.channels = o->channels[ic];
                 c.algo_opts.chunk_bytes = o->chunks[ik];

@@ -285,7 +285,7 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     ar_case_t c = {
         .backend = backend, .topo = t, .topology = t->name[0] ? t->name : spec, .algo = aname,
         .count = count, .dtype = dt, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = ar_cli_run_opts(o, buffer),
-        .verify = o->verify,
+        .verify = o->verify, .max_mem = o->max_mem,
     };
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];

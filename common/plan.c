@@ -71,10 +71,53 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     return AR_OK;
 }
 
+void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
+    const uint64_t max_ops = s->max_ops;
+    memset(s, 0, sizeof *s);
+    s->max_ops = max_ops;
+    s->nranks = p->nranks;
+    s->nchannels = p->nchannels;
+    s->count = p->count;
+    s->elem_bytes = ar_dtype_size(p->dtype);
+    p->sizing = s;
+}
+
+/* What grow() leaves allocated for need elements. */
+static uint64_t grown(uint64_t need) {
+    uint64_t c = 16;
+    while (c < need) c *= 2;
+    return need ? c : 0;
+}
+
+static void size_finish(ar_plan_t *p) {
+    ar_plan_size_t *s = p->sizing;
+    const chan_build_t *cb = p->build;
+    const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
+    uint64_t building = 0;
+    for (uint64_t i = 0; i < nch; i++) building += grown(cb[i].n) * sizeof(ar_op_t);
+    s->nflags = p->nflags ? p->nflags : 1;
+    s->scratch_elems = p->scratch_elems;
+    s->host_elems = p->host_elems;
+    const uint64_t fixed = nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) +
+                           (uint64_t)p->nranks * s->nflags * sizeof(uint64_t);
+    s->bytes = s->ops * sizeof(ar_op_t) + grown(s->srcs) * sizeof(ar_addr_t) + fixed;
+    s->build_bytes = s->bytes + building; /* laid out while the channels' arrays still stand */
+}
+
 static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
     if (!p->build) return AR_EINVAL; /* already finished */
     if (rank < 0 || rank >= p->nranks || chan < 0 || chan >= p->nchannels) return AR_EINVAL;
     chan_build_t *cb = &((chan_build_t *)p->build)[rank * p->nchannels + chan];
+    if (p->sizing) {
+        ar_plan_size_t *s = p->sizing;
+        s->signals += op->code == AR_OP_SIGNAL;
+        if (++s->ops > s->max_ops && s->max_ops) {
+            s->over = 1;
+            return AR_ELIMIT;
+        }
+        cb->n++; /* counted, not stored */
+        return AR_OK;
+    }
     AR_TRY(grow((void **)&cb->ops, &cb->cap, cb->n + 1, sizeof(ar_op_t)));
     cb->ops[cb->n++] = *op;
     return AR_OK;
@@ -82,6 +125,12 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
 
 static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *first) {
     if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) return AR_ELIMIT;
+    if (p->sizing) {
+        *first = p->nsrcs;
+        p->nsrcs += k;
+        p->sizing->srcs = p->nsrcs;
+        return AR_OK;
+    }
     AR_TRY(grow((void **)&p->srcs, &p->cap_srcs, p->nsrcs + k, sizeof(ar_addr_t)));
     *first = p->nsrcs;
     memcpy(p->srcs + p->nsrcs, srcs, k * sizeof *srcs);
@@ -149,6 +198,10 @@ int ar_plan_finish(ar_plan_t *p) {
     for (int i = 0; i < nch; i++) total += cb[i].n;
     if (total > UINT32_MAX) return AR_ELIMIT;
     if ((uint64_t)p->nranks * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
+    if (p->sizing) {
+        size_finish(p);
+        return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
+    }
     free(p->ops);
     p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
     if (p->nflags == 0) p->nflags = 1;

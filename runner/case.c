@@ -1,7 +1,9 @@
 /* One case from its plan to its row (arsim/case.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "arsim/arsim.h"
 #include "arsim/bound.h"
 #include "arsim/case.h"
@@ -128,24 +130,125 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     return AR_OK;
 }
 
+/* ---- memory: what a case holds at its peak, from its plan's size ---- */
+
+double ar_case_default_max_mem(void) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? AR_CASE_MAX_MEM_SHARE * (double)pages * (double)page : 0;
+}
+
+/* This process's resident bytes: the program, the topology and whatever it holds already. */
+static double resident_bytes(void) {
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    const long page = sysconf(_SC_PAGESIZE);
+    return resident > 0 && page > 0 ? (double)resident * (double)page : 0;
+}
+
+static double backend_run_bytes(const char *name, const ar_topo_t *t, const ar_plan_size_t *s) {
+    const ar_backend_ops_t *b = name ? ar_backend_find(name) : NULL;
+    return b && b->run_bytes ? b->run_bytes(t, s) : 0;
+}
+
+int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, uint64_t max_ops,
+                   ar_case_memory_t *m, ar_error_t *err) {
+    memset(m, 0, sizeof *m);
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    size.max_ops = max_ops;
+    ar_algo_opts_t k = *o;
+    k.sizing = &size;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const int rc = ar_algo_build(algo, c->topo, c->count, c->dtype, &k, &p, &e);
+    if (p && !p->sizing) { /* an algorithm that builds regardless (a probe): its real size */
+        size.ops = p->nops, size.srcs = p->nsrcs, size.nflags = p->nflags;
+        size.nranks = p->nranks, size.nchannels = p->nchannels;
+        size.count = p->count, size.scratch_elems = p->scratch_elems, size.host_elems = p->host_elems;
+        size.elem_bytes = ar_dtype_size(p->dtype);
+        size.bytes = size.build_bytes = (uint64_t)p->nops * sizeof(ar_op_t) + (uint64_t)p->nsrcs * sizeof(ar_addr_t);
+    }
+    ar_plan_free(p);
+    m->ops = size.ops;
+    m->over = size.over;
+    if (rc != AR_OK && !size.over)
+        return ar_error_set(err, rc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
+    if (size.over) { /* counted as far as max_ops: its ops alone, as built */
+        m->bytes = resident_bytes() + (double)size.ops * sizeof(ar_op_t);
+        return AR_OK;
+    }
+    /* Defaults are found by timing plans on the analytic backend in this process first. */
+    double run = backend_run_bytes(c->backend, c->topo, &size);
+    const double tuning = backend_run_bytes("analytic", c->topo, &size);
+    if (tuning > run) run = tuning;
+    const double held = (double)size.bytes + run;
+    m->bytes = resident_bytes() + ((double)size.build_bytes > held ? (double)size.build_bytes : held);
+    return AR_OK;
+}
+
+/* AR_OK when the case with these options fits c->max_mem (or there is none), else AR_ELIMIT
+ * with the estimate and what lowers it. */
+static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
+    if (c->max_mem <= 0) return AR_OK;
+    /* every op holds at least its own record: past this many, the plan alone is too large */
+    const double room = c->max_mem - resident_bytes();
+    char need[32], have[32], ops[32];
+    ar_bytes_human(c->max_mem, have, sizeof have);
+    if (room <= 0) {
+        ar_bytes_human(resident_bytes(), need, sizeof need);
+        return AR_ERR(err, AR_ELIMIT, "arsim holds %s already, over --max-mem %s: a larger --max-mem", need, have);
+    }
+    const uint64_t max_ops = (uint64_t)(room / sizeof(ar_op_t)) + 1;
+    ar_case_memory_t m;
+    AR_TRY(ar_case_memory(c, algo, o, max_ops, &m, err));
+    if (!m.over && m.bytes <= c->max_mem) return AR_OK;
+    ar_bytes_human(m.bytes, need, sizeof need);
+    ar_count_format((double)m.ops, ops, sizeof ops);
+    return AR_ERR(err, AR_ELIMIT,
+                  "needs %s %s of memory (%s%s plan ops on %d ranks, %s), over --max-mem %s: a smaller --size, "
+                  "fewer --channels or --ranks, a larger --chunk, or a larger --max-mem",
+                  m.over ? "more than" : "about", need, m.over ? "over " : "", ops, c->topo->nranks,
+                  c->backend ? c->backend : "analytic", have);
+}
+
 /* auto: every registered algorithm that fits, each at the options ar_case_defaults gives it,
  * by predicted time; the least (the first in the registry among equals). */
 static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
     double best = INFINITY;
+    ar_error_t too_large;
+    ar_error_clear(&too_large);
     for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
         if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
         ar_algo_opts_t o;
         double s;
         ar_error_t e;
         ar_error_clear(&e);
+        /* the first plan its defaults time: over the memory allowed, it is left out */
+        ar_algo_opts_t first = c->algo_opts;
+        if (first.channels <= 0) first.channels = 1;
+        if (check_memory(c, (*a)->name, &first, &e) != AR_OK) {
+            if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
+            continue;
+        }
+        ar_error_clear(&e);
         if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, &o,
                              &s, &e) != AR_OK)
             continue; /* it does not fit */
         if (s < best) best = s, *algo = (*a)->name, *opts = o;
     }
-    if (!isfinite(best))
+    if (!isfinite(best)) {
+        if (too_large.code == AR_ELIMIT) { /* the memory of the last one left out */
+            if (err) *err = too_large;
+            return AR_ELIMIT;
+        }
         return AR_ERR(err, AR_EUNFIT, "auto: no algorithm fits %s (arsim list algos; each says why with --algo all)",
                       c->topo->name);
+    }
     return AR_OK;
 }
 
@@ -159,10 +262,15 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         AR_TRY(choose(c, &algo, &opts, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
-    } else if (!c->own_defaults) {
+    } else if (!c->own_defaults && a && !a->probe) {
+        /* the defaults build and time the fewest channels first: that plan must fit */
+        ar_algo_opts_t first = c->algo_opts;
+        if (first.channels <= 0) first.channels = 1;
+        AR_TRY(check_memory(c, c->algo, &first, err));
         AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,
                                 &opts, NULL, err));
     }
+    if (a && !a->probe) AR_TRY(check_memory(c, algo, &opts, err));
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;

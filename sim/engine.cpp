@@ -514,7 +514,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
          * whole op's worth. */
         e.set_config("surf/precision:1e-13");
         e.set_config("maxmin/precision:1e-5");
-        e.set_config("contexts/stack-size:128");
+        e.set_config("contexts/stack-size:" + std::to_string(AR__SIM_STACK_KIB));
+        {
+            long actors = 0;
+            for (int gi = 0; gi < s.nch; gi++) actors += p->chans[gi].nops > 0;
+            if (!ar__sim_guard_pages(actors)) e.set_config("contexts/guard-size:0");
+        }
 
         auto *z = new ArZone("arsim");
         s.zone = z;

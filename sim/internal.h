@@ -15,6 +15,13 @@ extern "C" {
  * frees it, so this runs once per process: sim.c calls it in a child. */
 extern const ar_backend_ops_t ar_sim_backend;
 
+/* Whether the actors of `actors` channels may keep their stacks' guard pages: each guard
+ * costs a memory mapping, and past the kernel's per-process limit (vm.max_map_count,
+ * 65530 by default) SimGrid aborts; without guards a stack is plain memory, all of it held. */
+int ar__sim_guard_pages(long actors);
+/* The stack SimGrid gives each channel's actor (contexts/stack-size), in KiB. */
+#define AR__SIM_STACK_KIB 128
+
 int ar__sim_engine_run(const ar_topo_t *topo, const ar_plan_t *plan, const ar_run_opts_t *opts,
                        ar_result_t *res, ar_error_t *err);
 

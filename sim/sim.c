@@ -167,7 +167,27 @@ static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     return rc;
 }
 
+int ar__sim_guard_pages(long actors) {
+    long max_maps = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max_maps) != 1) max_maps = 65530;
+        fclose(f);
+    }
+    return 2 * actors + 8192 <= max_maps; /* two mappings an actor, and room for the rest */
+}
+
+/* Beside the plan, which the child shares with its parent: SimGrid itself, and per channel
+ * a host, a link, a mailbox and an actor (about 16 KB measured, plus its whole stack where it
+ * has no guard page), per flag its state, per SIGNAL its arrival. */
+static double sim_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
+    const double chans = (double)s->nranks * s->nchannels;
+    const double per_chan = 16384.0 + (ar__sim_guard_pages((long)chans) ? 0 : AR__SIM_STACK_KIB * 1024.0);
+    return 8e6 + 2048.0 * t->nlinks + chans * per_chan + 24.0 * s->nranks * s->nflags + 16.0 * (double)s->signals;
+}
+
 const ar_backend_ops_t ar_sim_backend = {
     .name = "sim", .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION, .fits = ar__backend_model_fits, .execute = sim_execute,
+    .run_bytes = sim_run_bytes,
     .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
 };

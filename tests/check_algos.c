@@ -394,6 +394,63 @@ START_TEST(test_algo_refuse) {
 }
 END_TEST
 
+/* A sizing build (plan.h) counts exactly what the real build holds: ops, sources, SIGNALs,
+ * flags and scratch for every algorithm, topology, size and channel count, and its bytes are
+ * the finished plan's own; asked to stop short, it stops and says so. */
+START_TEST(test_algo_sizing) {
+    const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:8", "switch:5", "mesh_2d:3x4"};
+    const uint64_t counts[] = {1000, 300001, 5000000};
+    int compared = 0;
+    for (size_t ti = 0; ti < sizeof specs / sizeof *specs; ti++) {
+        ar_topo_t *t = topo(specs[ti]);
+        t->model->switch_reduce = 1; /* innet too, where a switch joins every device */
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++)
+            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+                for (int ch = 1; ch <= 3; ch += 2) {
+                    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                    o.channels = ch;
+                    ar_plan_t *p = NULL, *q = NULL;
+                    ar_error_t e;
+                    ar_error_clear(&e);
+                    if (ar_algo_build((*a)->name, t, counts[ci], AR_FP32, &o, &p, &e) != AR_OK) continue;
+                    ar_plan_size_t s;
+                    memset(&s, 0, sizeof s);
+                    o.sizing = &s;
+                    ck_assert_int_eq(ar_algo_build((*a)->name, t, counts[ci], AR_FP32, &o, &q, &e), AR_OK);
+                    ck_assert_ptr_eq(q->sizing, &s);
+                    uint64_t signals = 0;
+                    for (uint32_t i = 0; i < p->nops; i++) signals += p->ops[i].code == AR_OP_SIGNAL;
+                    const uint64_t held = (uint64_t)p->nops * sizeof(ar_op_t) + (uint64_t)p->cap_srcs * sizeof(ar_addr_t) +
+                                          (uint64_t)p->nranks * p->nchannels * (sizeof(ar_chan_t) + 2 * sizeof(void *)) +
+                                          (uint64_t)p->nranks * p->nflags * sizeof(uint64_t);
+                    ck_assert_msg(s.ops == p->nops && s.srcs == p->nsrcs && s.signals == signals &&
+                                      s.nflags == p->nflags && s.scratch_elems == p->scratch_elems &&
+                                      s.host_elems == p->host_elems && s.bytes == held && s.build_bytes > s.bytes &&
+                                      !s.over,
+                                  "%s on %s, %llu x %d: sized %llu ops %llu srcs %llu signals %u flags %llu bytes, "
+                                  "built %u ops %u srcs %llu signals %u flags %llu bytes",
+                                  (*a)->name, specs[ti], (unsigned long long)counts[ci], ch,
+                                  (unsigned long long)s.ops, (unsigned long long)s.srcs, (unsigned long long)s.signals,
+                                  s.nflags, (unsigned long long)s.bytes, p->nops, p->nsrcs,
+                                  (unsigned long long)signals, p->nflags, (unsigned long long)held);
+                    ar_plan_free(q);
+                    /* stopped at half its ops */
+                    memset(&s, 0, sizeof s);
+                    s.max_ops = p->nops / 2;
+                    q = NULL;
+                    ck_assert_int_eq(ar_algo_build((*a)->name, t, counts[ci], AR_FP32, &o, &q, &e), AR_ELIMIT);
+                    ck_assert_ptr_null(q);
+                    ck_assert_msg(s.over && s.ops == s.max_ops + 1, "%s: over %d at %llu", (*a)->name, s.over,
+                                  (unsigned long long)s.ops);
+                    ar_plan_free(p);
+                    compared++;
+                }
+        ar_topo_free(t);
+    }
+    ck_assert_int_ge(compared, 120);
+}
+END_TEST
+
 START_TEST(test_algo_find) {
     ck_assert_ptr_eq(ar_algo_find("oneshot"), ar_algo_find("1stage"));
     ck_assert_ptr_eq(ar_algo_find("twoshot"), ar_algo_find("2stage"));
@@ -527,6 +584,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_operands_aligned);
     tcase_add_test(tc, test_algo_refuse);
+    tcase_add_test(tc, test_algo_sizing);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_auto");
     tcase_add_test(tc, test_algo_auto);

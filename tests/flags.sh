@@ -105,6 +105,8 @@ S | must be greater than 0    | --size 0
 S | not a whole number of bf16 elements | --size 1001
 S | not a whole number of fp32 elements | --size 1002 --dtype bf16,fp32
 S | seconds from 0.001        | --size 8K --timeout 0
+S | expected at least 1M      | --size 8K --max-mem 1000
+S | --max-mem 'x'             | --size 8K --max-mem x
 S | unknown 'nosuch'          | --size 8K --topology nosuch
 S | '--verify' takes no value | --size 8K --verify=1
 S | from 0 to 1000000         | --size 8K --warmup -1
@@ -131,6 +133,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | ranks                     | bench --ranks 0
 2 | unknown model             | bench --topology full:2 --model nosuch
 2 | seconds from 0.001        | bench --timeout 0
+2 | over --max-mem 1 MiB      | run --backend analytic --size 8K --algo ring --max-mem 1M
 2 | '--check' takes no value  | bench --check=1
 2 | '--quiet' takes no value  | bench --quiet=1
 2 | bench measures real GPUs  | bench --backend analytic

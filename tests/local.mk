@@ -38,7 +38,7 @@ AM_TESTS_FD_REDIRECT = 9>&2
 #                   well-formed output on exit 0 (60 s; `make fuzz-cli`: FUZZ_CLI_SECONDS)
 test_scripts = tests/predictions.sh tests/rooms.sh tests/docs.sh tests/outputs.sh tests/flags.sh \
 	tests/plot.sh tests/reproduce.sh tests/tutorial.sh tests/bound_property.py tests/analytic_vs_sim.py \
-	tests/cli_fuzz.py tests/validate_rows.sh tests/shards.sh tests/progress.sh
+	tests/cli_fuzz.py tests/validate_rows.sh tests/shards.sh tests/progress.sh tests/max_mem.sh
 TESTS += $(test_scripts)
 EXTRA_DIST += $(test_scripts) tests/lib.sh examples
 FUZZ_CLI_SECONDS = 600

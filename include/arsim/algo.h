@@ -12,9 +12,11 @@ typedef struct ar_algo_opts_s {
     int root;              /* center_root: force this root rank; -1: least eccentricity */
     int grid_w, grid_h;    /* torus2d/mesh2d on topologies without a grid: 0 = choose */
     int slots;             /* 1stage: SCRATCH slots used by execution parity, 1 or 2; 0 = choose */
+    ar_plan_size_t *sizing; /* non-NULL: count the plan into it instead of building it (plan.h);
+                            * the plan that comes back is a sizing plan, to be freed only */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL}
 
 typedef struct ar_algo_s {
     const char *name;

@@ -94,6 +94,11 @@ typedef struct ar_backend_ops_s {
      * its ranks as executor blocks resident at once). AR_OK, or AR_ELIMIT with the reason
      * in err. NULL: any plan that builds. */
     int (*admits)(const ar_topo_t *topo, const ar_plan_t *plan, ar_error_t *err);
+    /* Optional: the bytes a run of a plan of this size holds beyond the plan and the
+     * caller's process (its own state and buffers, a process of its own), estimated before
+     * the plan is built (the runner's memory check, arsim/case.h). NULL: nothing that
+     * grows with the plan. */
+    double (*run_bytes)(const ar_topo_t *topo, const ar_plan_size_t *size);
     /* topo outlives the backend. Optional: without open (and close) the backend is a
      * plain ar_backend_t of the topology, allocated and freed by the registry. */
     int (*open)(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err);

@@ -38,6 +38,8 @@ typedef struct ar_case_s {
     int verify;                /* 1: verify the plan, 0: never, -1: when cheap (probes never) */
     int own_defaults;          /* 1: channels 0 is the algorithm's own rule (ar_algo_build's), not
                                   ar_case_defaults' count: validate rebuilding a measured plan */
+    double max_mem;            /* bytes: a case whose memory estimate (ar_case_memory) is larger is
+                                  refused with AR_ELIMIT before its plan is built; 0: no limit */
 } ar_case_t;
 
 /* Where a case stopped: AR_CASE_DONE when it has a row. */
@@ -61,6 +63,24 @@ int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 /* Both. */
 int ar_case_run(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 void ar_case_out_free(ar_case_out_t *out);
+
+/* The memory a case needs at its peak, estimated before anything is allocated for its plan:
+ * the plan is counted, not built (plan.h's sizing), and the backend says what its run holds
+ * beside it (ar_backend_ops_t.run_bytes); this process's resident memory (the topology, the
+ * program) comes on top. */
+typedef struct ar_case_memory_s {
+    double bytes;      /* the estimate */
+    uint64_t ops;      /* the plan's ops (when over: where counting stopped) */
+    int over;          /* counting stopped past max_ops: the plan, and bytes, are larger still */
+} ar_case_memory_t;
+/* For algorithm algo (a registered name) with these options, as c would run it; counting
+ * stops past max_ops ops (0: never). AR_OK, or the error of building the plan at all. */
+int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, uint64_t max_ops,
+                   ar_case_memory_t *m, ar_error_t *err);
+/* The default of --max-mem: this share of the machine's memory. */
+#define AR_CASE_MAX_MEM_SHARE 0.8
+/* AR_CASE_MAX_MEM_SHARE of this machine's physical memory, in bytes (0 when unknown). */
+double ar_case_default_max_mem(void);
 
 /* What channels 0 and chunk 0 mean to every command, from the analytic backend's
  * predictions on the topology's model and this buffer level. The channels: powers of two up

@@ -98,6 +98,24 @@ typedef struct ar_chan_s {
     uint32_t nops;
 } ar_chan_t;
 
+/* Sizing a plan without building it: what its ops would hold, before anything is
+ * allocated for them (the runner's memory estimate). A plan given one (ar_plan_sizing,
+ * before its first op) stores no op: its emitters count into it, and stop with AR_ELIMIT
+ * once the ops pass max_ops (over is then 1: the plan is at least that large). Such a
+ * plan is only counted and freed, never run. */
+typedef struct ar_plan_size_s {
+    uint64_t max_ops;               /* in: 0 for no limit */
+    uint64_t ops, srcs, signals;    /* out: every op, source address and SIGNAL */
+    uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
+    int nranks, nchannels;          /* out */
+    uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
+    /* out, from ar_plan_finish: the bytes the plan holds once built (ops, sources,
+     * channels, flag counts), and the most it holds while being built (each channel's ops
+     * in arrays grown by doubling, then laid out in one) */
+    uint64_t bytes, build_bytes;
+    int over;                       /* out: stopped past max_ops */
+} ar_plan_size_t;
+
 typedef struct ar_plan_s {
     char algo[32];
     ar_dtype_t dtype;
@@ -116,6 +134,7 @@ typedef struct ar_plan_s {
     void *build;             /* builder internals, NULL once finished */
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
     int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
+    ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -137,7 +156,10 @@ int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag);
  * waits for every SIGNAL to flag of the executions before the previous one.
  * AR_EINVAL for back > 1. */
 int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count);
-/* Lays the ops out channel by channel, counts per_epoch, sizes nflags. */
+/* Make p, fresh from ar_plan_new, a sizing plan counting into s (above). */
+void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s);
+/* Lays the ops out channel by channel, counts per_epoch, sizes nflags (a sizing plan:
+ * only the last, into its ar_plan_size_t). */
 int ar_plan_finish(ar_plan_t *p);
 void ar_plan_free(ar_plan_t *p);
 /* The largest piece one COPY or REDUCE moves, in bytes: the pipelining chunk where the

@@ -1,0 +1,47 @@
+#!/bin/sh
+# --max-mem: a case whose estimated memory passes it is refused before its plan is built,
+# at once, with the estimate and what lowers it; the estimate is near what a run holds;
+# sweep skips such a case and goes on. Run by `make check`.
+set -u
+. "${srcdir:-.}/tests/lib.sh"
+arsim_test max_mem
+mult=${CK_TIMEOUT_MULTIPLIER:-1}
+
+# 16384 ranks, 64 MB each: a plan of tens of millions of ops, refused after counting
+# a fraction of them (building it whole took 13 s and 5.5 GB)
+t0=$(date +%s%N)
+"$bin" run -q --backend sim --topology torus_2d:128x128 --algo torus2d --size 64M --max-mem 512M \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $rc -eq 2 ] || fail "torus_2d:128x128 at --max-mem 512M: exit $rc (want 2): $(cat "$tmp/err")"
+grep -q 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim), over --max-mem 512 MiB: .*a larger --max-mem' \
+    "$tmp/err" || fail "message: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than one line: $(cat "$tmp/err")"
+[ $ms -le $((1000 * mult)) ] || fail "refused after $ms ms (want at most $((1000 * mult)))"
+
+# the estimate of a plan of 1.5 M ops against the peak a run of it holds: counted whole
+# (150M passes its ops' records), then refused with the estimate, which the run confirms
+args="--backend analytic --topology torus_2d:32x32 --algo torus2d --size 1M --channels 1"
+# shellcheck disable=SC2086
+"$bin" run -q $args --max-mem 150M >"$tmp/out" 2>"$tmp/err" && fail "150M: ran"
+est=$(sed -n 's/.*needs about \([0-9.]*\) MB of memory.*/\1/p' "$tmp/err")
+[ -n "$est" ] || fail "no estimate in MB: $(cat "$tmp/err")"
+if [ -z "${ASAN_OPTIONS:-}" ]; then # ASan's shadow memory is no part of arsim's needs
+    peak=$(python3 - "$bin" $args <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:2] + ["run", "-q"] + sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1000)
+PY
+) || fail "the run itself failed"
+    python3 -c "import sys; e, p = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not 0.8 <= e / p <= 1.5)" \
+        "$est" "$peak" || fail "estimate $est MB against a peak of $peak MB (want 0.8 to 1.5 times)"
+fi
+
+# a sweep skips what does not fit, says why, and writes the rest
+"$bin" sweep -q --backend analytic --topology torus_2d:32x32 --algo torus2d,center_root --size 1M --channels 1 \
+    --max-mem 150M --out "$tmp/s.csv" 2>"$tmp/err"
+rows=$(($(wc -l <"$tmp/s.csv") - 1))
+[ $rows -eq 1 ] || fail "sweep wrote $rows rows (want 1, center_root's): $(cat "$tmp/err")"
+grep -q 'torus2d.*needs about .* over --max-mem 150 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
+echo "max_mem: ok (refused in $ms ms; estimate ${est:-} MB${peak:+, peak $peak MB})"
