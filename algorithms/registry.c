@@ -71,5 +71,24 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
     if (opts && opts->channels > a->max_channels)
         return AR_ERR(err, AR_EUNFIT, "%s takes at most %d channels (asked %d)", a->name, a->max_channels,
                       opts->channels);
-    return a->build(topo, count, dtype, opts ? opts : &def, out, err);
+    if (!opts) opts = &def;
+    if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);
+    /* counted first, then written where it lies: no per-channel arrays grown by doubling and
+     * copied, which held about two and a half times the plan at once */
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    size.keep_layout = 1;
+    ar_algo_opts_t k = *opts;
+    k.sizing = &size;
+    int rc = a->build(topo, count, dtype, &k, out, err);
+    ar_plan_free(*out);
+    *out = NULL;
+    if (rc == AR_OK && !size.chan_ops) rc = AR_ERR(err, AR_ENOMEM, "%s: out of memory", a->name);
+    if (rc == AR_OK) {
+        k.sizing = NULL;
+        k.layout = &size;
+        rc = a->build(topo, count, dtype, &k, out, err);
+    }
+    ar_plan_size_free(&size);
+    return rc;
 }

@@ -771,6 +771,14 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
                  ar_dtype_t dtype, ar_plan_t **out) {
     AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
     if (o && o->sizing) ar_plan_sizing(*out, o->sizing);
+    else if (o && o->layout) {
+        const int rc = ar_plan_layout(*out, o->layout);
+        if (rc != AR_OK) {
+            ar_plan_free(*out);
+            *out = NULL;
+            return rc;
+        }
+    }
     return AR_OK;
 }
 

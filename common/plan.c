@@ -1,5 +1,6 @@
 /* Plan building: ops are appended per (rank, channel) in any order and laid out
- * channel by channel by ar_plan_finish. */
+ * channel by channel by ar_plan_finish; or, given the layout a sizing build found
+ * (ar_plan_layout), written in place as they come. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,10 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
 
 void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
     const uint64_t max_ops = s->max_ops;
+    const int keep_layout = s->keep_layout;
     memset(s, 0, sizeof *s);
     s->max_ops = max_ops;
+    s->keep_layout = keep_layout;
     s->nranks = p->nranks;
     s->nchannels = p->nchannels;
     s->count = p->count;
@@ -82,26 +85,43 @@ void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
     p->sizing = s;
 }
 
-/* What grow() leaves allocated for need elements. */
-static uint64_t grown(uint64_t need) {
-    uint64_t c = 16;
-    while (c < need) c *= 2;
-    return need ? c : 0;
+void ar_plan_size_free(ar_plan_size_t *s) {
+    free(s->chan_ops);
+    s->chan_ops = NULL;
+}
+
+int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s) {
+    const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
+    if (!s->chan_ops || s->nranks != p->nranks || s->nchannels != p->nchannels || s->ops > UINT32_MAX ||
+        s->srcs > AR_PLAN_MAX_SRCS)
+        return AR_EINVAL;
+    p->ops = malloc((s->ops ? s->ops : 1) * sizeof(ar_op_t));
+    p->srcs = malloc((s->srcs ? s->srcs : 1) * sizeof(ar_addr_t));
+    if (!p->ops || !p->srcs) return AR_ENOMEM;
+    p->cap_ops = (uint32_t)s->ops;
+    p->cap_srcs = (uint32_t)s->srcs;
+    uint32_t at = 0;
+    for (uint64_t i = 0; i < nch; i++) {
+        p->chans[i].first = at;
+        p->chans[i].nops = 0;
+        ((chan_build_t *)p->build)[i].cap = s->chan_ops[i]; /* each channel's room */
+        at += s->chan_ops[i];
+    }
+    p->laid_out = 1;
+    return at == s->ops ? AR_OK : AR_EINVAL;
 }
 
 static void size_finish(ar_plan_t *p) {
     ar_plan_size_t *s = p->sizing;
     const chan_build_t *cb = p->build;
     const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
-    uint64_t building = 0;
-    for (uint64_t i = 0; i < nch; i++) building += grown(cb[i].n) * sizeof(ar_op_t);
+    if (s->keep_layout && (s->chan_ops = malloc((nch ? nch : 1) * sizeof *s->chan_ops)))
+        for (uint64_t i = 0; i < nch; i++) s->chan_ops[i] = cb[i].n;
     s->nflags = p->nflags ? p->nflags : 1;
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
-    const uint64_t fixed = nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) +
-                           (uint64_t)p->nranks * s->nflags * sizeof(uint64_t);
-    s->bytes = s->ops * sizeof(ar_op_t) + grown(s->srcs) * sizeof(ar_addr_t) + fixed;
-    s->build_bytes = s->bytes + building; /* laid out while the channels' arrays still stand */
+    s->bytes = s->ops * sizeof(ar_op_t) + s->srcs * sizeof(ar_addr_t) +
+               nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + (uint64_t)p->nranks * s->nflags * sizeof(uint64_t);
 }
 
 static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
@@ -118,6 +138,12 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
         cb->n++; /* counted, not stored */
         return AR_OK;
     }
+    if (p->laid_out) {
+        ar_chan_t *c = &p->chans[rank * p->nchannels + chan];
+        if (c->nops == cb->cap) return AR_EINVAL; /* more than the sizing counted */
+        p->ops[c->first + c->nops++] = *op;
+        return AR_OK;
+    }
     AR_TRY(grow((void **)&cb->ops, &cb->cap, cb->n + 1, sizeof(ar_op_t)));
     cb->ops[cb->n++] = *op;
     return AR_OK;
@@ -131,6 +157,7 @@ static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *f
         p->sizing->srcs = p->nsrcs;
         return AR_OK;
     }
+    if (p->laid_out && p->nsrcs + k > p->cap_srcs) return AR_EINVAL; /* more than the sizing counted */
     AR_TRY(grow((void **)&p->srcs, &p->cap_srcs, p->nsrcs + k, sizeof(ar_addr_t)));
     *first = p->nsrcs;
     memcpy(p->srcs + p->nsrcs, srcs, k * sizeof *srcs);
@@ -202,20 +229,29 @@ int ar_plan_finish(ar_plan_t *p) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
     }
-    free(p->ops);
-    p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
+    if (p->laid_out) { /* in place already: every channel as full as the sizing said */
+        for (int i = 0; i < nch; i++)
+            if (p->chans[i].nops != cb[i].cap) return AR_EINVAL;
+        if (p->nsrcs != p->cap_srcs) return AR_EINVAL;
+        total = p->cap_ops;
+    }
+    if (!p->laid_out) {
+        free(p->ops);
+        p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
+        if (!p->ops) return AR_ENOMEM;
+    }
     if (p->nflags == 0) p->nflags = 1;
     p->per_epoch = calloc((size_t)p->nranks * p->nflags, sizeof(uint64_t));
-    if (!p->ops || !p->per_epoch) return AR_ENOMEM;
+    if (!p->per_epoch) return AR_ENOMEM;
     uint32_t at = 0;
-    for (int i = 0; i < nch; i++) {
+    for (int i = 0; i < nch && !p->laid_out; i++) {
         p->chans[i].first = at;
         p->chans[i].nops = cb[i].n;
         if (cb[i].n) memcpy(p->ops + at, cb[i].ops, cb[i].n * sizeof(ar_op_t));
         at += cb[i].n;
         free(cb[i].ops);
     }
-    p->nops = p->cap_ops = at;
+    p->nops = p->cap_ops = p->laid_out ? (uint32_t)total : at;
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].code == AR_OP_SIGNAL)
             p->per_epoch[(size_t)p->ops[i].dst.rank * p->nflags + p->ops[i].flag]++;

@@ -171,7 +171,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
         size.nranks = p->nranks, size.nchannels = p->nchannels;
         size.count = p->count, size.scratch_elems = p->scratch_elems, size.host_elems = p->host_elems;
         size.elem_bytes = ar_dtype_size(p->dtype);
-        size.bytes = size.build_bytes = (uint64_t)p->nops * sizeof(ar_op_t) + (uint64_t)p->nsrcs * sizeof(ar_addr_t);
+        size.bytes = (uint64_t)p->nops * sizeof(ar_op_t) + (uint64_t)p->nsrcs * sizeof(ar_addr_t);
     }
     ar_plan_free(p);
     m->ops = size.ops;
@@ -186,8 +186,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
     double run = backend_run_bytes(c->backend, c->topo, &size);
     const double tuning = backend_run_bytes("analytic", c->topo, &size);
     if (tuning > run) run = tuning;
-    const double held = (double)size.bytes + run;
-    m->bytes = resident_bytes() + ((double)size.build_bytes > held ? (double)size.build_bytes : held);
+    m->bytes = resident_bytes() + (double)size.bytes + run;
     return AR_OK;
 }
 

@@ -183,7 +183,7 @@ int ar__sim_guard_pages(long actors) {
 static double sim_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
     const double chans = (double)s->nranks * s->nchannels;
     const double per_chan = 16384.0 + (ar__sim_guard_pages((long)chans) ? 0 : AR__SIM_STACK_KIB * 1024.0);
-    return 8e6 + 2048.0 * t->nlinks + chans * per_chan + 24.0 * s->nranks * s->nflags + 16.0 * (double)s->signals;
+    return 8e6 + 2048.0 * t->nlinks + chans * per_chan + 64.0 * s->nranks * s->nflags + 16.0 * (double)s->signals;
 }
 
 const ar_backend_ops_t ar_sim_backend = {

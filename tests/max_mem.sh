@@ -20,11 +20,12 @@ grep -q 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim), ov
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than one line: $(cat "$tmp/err")"
 [ $ms -le $((1000 * mult)) ] || fail "refused after $ms ms (want at most $((1000 * mult)))"
 
-# the estimate of a plan of 1.5 M ops against the peak a run of it holds: counted whole
-# (150M passes its ops' records), then refused with the estimate, which the run confirms
-args="--backend analytic --topology torus_2d:32x32 --algo torus2d --size 1M --channels 1"
+# the estimate of a plan of 1.5 M ops on 4096 channels against the peak a run of it holds:
+# counted whole (160M passes its ops' records), then refused with the estimate, which the
+# run confirms (the sim backend: the plan, and the simulator's state beside it)
+args="--backend sim --topology torus_2d:32x32 --algo torus2d --size 1M --channels 4"
 # shellcheck disable=SC2086
-"$bin" run -q $args --max-mem 150M >"$tmp/out" 2>"$tmp/err" && fail "150M: ran"
+"$bin" run -q $args --max-mem 160M >"$tmp/out" 2>"$tmp/err" && fail "160M: ran"
 est=$(sed -n 's/.*needs about \([0-9.]*\) MB of memory.*/\1/p' "$tmp/err")
 [ -n "$est" ] || fail "no estimate in MB: $(cat "$tmp/err")"
 if [ -z "${ASAN_OPTIONS:-}" ]; then # ASan's shadow memory is no part of arsim's needs
@@ -40,8 +41,8 @@ fi
 
 # a sweep skips what does not fit, says why, and writes the rest
 "$bin" sweep -q --backend analytic --topology torus_2d:32x32 --algo torus2d,center_root --size 1M --channels 1 \
-    --max-mem 150M --out "$tmp/s.csv" 2>"$tmp/err"
+    --max-mem 100M --out "$tmp/s.csv" 2>"$tmp/err"
 rows=$(($(wc -l <"$tmp/s.csv") - 1))
 [ $rows -eq 1 ] || fail "sweep wrote $rows rows (want 1, center_root's): $(cat "$tmp/err")"
-grep -q 'torus2d.*needs about .* over --max-mem 150 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
+grep -q 'torus2d.*needs .* over --max-mem 100 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
 echo "max_mem: ok (refused in $ms ms; estimate ${est:-} MB${peak:+, peak $peak MB})"

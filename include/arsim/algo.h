@@ -14,9 +14,11 @@ typedef struct ar_algo_opts_s {
     int slots;             /* 1stage: SCRATCH slots used by execution parity, 1 or 2; 0 = choose */
     ar_plan_size_t *sizing; /* non-NULL: count the plan into it instead of building it (plan.h);
                             * the plan that comes back is a sizing plan, to be freed only */
+    const ar_plan_size_t *layout; /* set by ar_algo_build: the sizing of this very build, whose
+                                   * room the plan is written into (ar_plan_layout) */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL}
 
 typedef struct ar_algo_s {
     const char *name;
@@ -46,7 +48,9 @@ const ar_algo_t *const *ar_algo_all(void);
 int ar_algo_probe_count(void);
 const ar_algo_t *ar_algo_probe(int i);
 
-/* Find + build + verify-free convenience: AR_EINVAL for an unknown name. */
+/* Find + build + verify-free convenience: AR_EINVAL for an unknown name. The plan is
+ * built twice, counted and then written in the exact room the count found (plan.h's
+ * sizing and ar_plan_layout): building holds no more memory than the plan. */
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                   const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
 

@@ -109,12 +109,15 @@ typedef struct ar_plan_size_s {
     uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
-    /* out, from ar_plan_finish: the bytes the plan holds once built (ops, sources,
-     * channels, flag counts), and the most it holds while being built (each channel's ops
-     * in arrays grown by doubling, then laid out in one) */
-    uint64_t bytes, build_bytes;
+    /* out, from ar_plan_finish: the bytes the plan holds built in place (ar_plan_layout):
+     * ops, sources, channels, flag counts */
+    uint64_t bytes;
     int over;                       /* out: stopped past max_ops */
+    int keep_layout;                /* in: keep each channel's op count (chan_ops), for
+                                     * ar_plan_layout: the plan built again, in place */
+    uint32_t *chan_ops;             /* out: nranks x nchannels counts; ar_plan_size_free */
 } ar_plan_size_t;
+void ar_plan_size_free(ar_plan_size_t *s);
 
 typedef struct ar_plan_s {
     char algo[32];
@@ -135,6 +138,7 @@ typedef struct ar_plan_s {
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
     int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
+    int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -158,6 +162,12 @@ int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag);
 int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count);
 /* Make p, fresh from ar_plan_new, a sizing plan counting into s (above). */
 void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s);
+/* Give p, fresh from ar_plan_new, the exact room a sizing of the same build found (s, with
+ * keep_layout): its ops are then written where they finally lie, with no arrays grown
+ * per channel and no copy at ar_plan_finish, so building holds only the plan itself.
+ * AR_ENOMEM; or AR_EINVAL from an emitter or ar_plan_finish when the build strays from
+ * the sizing (a build must emit the same ops each time). */
+int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s);
 /* Lays the ops out channel by channel, counts per_epoch, sizes nflags (a sizing plan:
  * only the last, into its ar_plan_size_t). */
 int ar_plan_finish(ar_plan_t *p);
