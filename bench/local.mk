@@ -1,10 +1,12 @@
-# bench: `make bench` builds and runs the sim backend's speed benchmark (ring and
-# torus2d allreduce at 64 .. 4096 devices: wall time, ops per second, peak memory), then
+# bench: `make bench` builds and runs the model backends' speed benchmark (ring and
+# torus2d allreduce at 16 .. 16384 devices on sim and analytic, beside a bare SimGrid
+# program: wall time, ops per second, peak memory; bench/scaling.csv and, with matplotlib,
+# the scaling figure bench/scaling.png), then
 # the what-if efficiency table (scripts/efficiency.sh: each algorithm on its topology at
 # its defaults, its share of the physical bound). Not part of `make check`. BENCH_ARGS
 # passes options (see bench/simbench.c).
 .PHONY: bench
-EXTRA_DIST += scripts/efficiency.sh
+EXTRA_DIST += scripts/efficiency.sh plots/scaling.py
 if HAVE_SIMGRID
 noinst_PROGRAMS += bench/simbench bench/bare_torus
 bench_simbench_SOURCES = bench/simbench.c
@@ -14,7 +16,8 @@ bench_bare_torus_CPPFLAGS = $(AM_CPPFLAGS) $(SIMGRID_CFLAGS)
 bench_bare_torus_LDADD = $(SIMGRID_LIBS)
 
 bench: bench/simbench$(EXEEXT) bench/bare_torus$(EXEEXT) arsim$(EXEEXT)
-	./bench/simbench$(EXEEXT) --bare ./bench/bare_torus$(EXEEXT) $(BENCH_ARGS)
+	./bench/simbench$(EXEEXT) --bare ./bench/bare_torus$(EXEEXT) --csv bench/scaling.csv $(BENCH_ARGS)
+	-$(PYTHON_PLOT) $(srcdir)/plots/scaling.py bench/scaling.csv -o bench/scaling.png
 	ARSIM=./arsim$(EXEEXT) $(SHELL) $(srcdir)/scripts/efficiency.sh
 else
 bench: arsim$(EXEEXT)

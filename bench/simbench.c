@@ -1,15 +1,18 @@
-/* The sim backend's own speed: ring and torus2d allreduce at 64, 256, 1024 and 4096
- * devices (one channel, one chunk), each run in a fresh process: its wall time, the
- * plan ops it simulated per wall second, and its peak memory (getrusage: the largest
- * of the run's process and the simulator's child). `make bench` runs it; the table
- * is markdown, for docs/PERFORMANCE.md.
+/* The model backends' own speed at scale: ring and torus2d allreduce at 16 .. 16384 devices
+ * (one channel, one chunk) on the sim and analytic backends, each run in a fresh process:
+ * its wall time, the plan ops it simulated per wall second, and its peak memory (getrusage:
+ * the largest of the run's process and the simulator's child). `make bench` runs it; the
+ * table is markdown, for docs/PERFORMANCE.md, and --csv writes the rows for
+ * plots/scaling.py (the scaling figure).
  *
- *   simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,...] [--bare PATH]
+ *   simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic] [--sizes 16,64,...]
+ *            [--bare PATH] [--csv FILE]
  *
  * A row whose plan would exceed --max-ops (default 40M; a ring's op count grows as
  * p^2) is skipped with the count it would have had. With --bare (bench/bare_torus, a bare
- * SimGrid program of torus2d's pattern), a second table sets each torus2d row beside it:
- * wall time and peak memory per simulated communication, and their ratios. */
+ * SimGrid program of torus2d's pattern), a second table sets each sim torus2d row beside it:
+ * wall time and peak memory per simulated communication, and their ratios (the CSV gets the
+ * bare program's rows as backend "bare-simgrid"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +42,7 @@ static void spec_for(const char *algo, int n, char *buf, size_t len) {
 }
 
 /* In a child process: open, build, simulate; the row goes back through fd. */
-static void measure(const char *algo, const char *spec, uint64_t bytes, int fd) {
+static void measure(const char *backend, const char *algo, const char *spec, uint64_t bytes, int fd) {
     row_t r;
     memset(&r, 0, sizeof r);
     ar_error_t err;
@@ -59,7 +62,7 @@ static void measure(const char *algo, const char *spec, uint64_t bytes, int fd) 
         r.data_ops += p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE;
     ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
     ar_result_t res;
-    if (ar_backend_run("sim", t, p, &ro, &res, &err) != AR_OK) goto fail;
+    if (ar_backend_run(backend, t, p, &ro, &res, &err) != AR_OK) goto fail;
     r.ok = 1;
     r.ops = (double)res.ops_executed;
     r.sim_wall_s = res.sim_wall_s;
@@ -91,12 +94,19 @@ static int run_bare(const char *bare, const char *spec, uint64_t bytes, double *
     return pclose(f) == 0 && ok;
 }
 
+static void csv_row(FILE *f, const char *backend, const char *algo, int n, const char *spec, double ops, double wall_s,
+                    double peak_kb, double sim_us) {
+    if (f) fprintf(f, "%s,%s,%d,%s,%.0f,%.4f,%.1f,%.4f\n", backend, algo, n, spec, ops, wall_s, peak_kb / 1024.0, sim_us);
+}
+
 int main(int argc, char **argv) {
     double max_ops = 40e6;
-    const char *only = NULL, *bare = NULL;
+    const char *only = NULL, *bare = NULL, *csv = NULL;
     struct { int n; char spec[64]; row_t r; } tor[16];
     int ntor = 0;
-    int sizes[16] = {64, 256, 1024, 4096}, nsizes = 4;
+    int sizes[16] = {16, 64, 256, 1024, 4096, 16384}, nsizes = 6;
+    const char *backends[4] = {"sim", "analytic"};
+    int nbackends = 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
             max_ops = atof(argv[++i]);
@@ -104,78 +114,94 @@ int main(int argc, char **argv) {
             only = argv[++i];
         } else if (strcmp(argv[i], "--bare") == 0 && i + 1 < argc) {
             bare = argv[++i];
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            csv = argv[++i];
+        } else if (strcmp(argv[i], "--backends") == 0 && i + 1 < argc) {
+            nbackends = 0;
+            for (char *s = strtok(argv[++i], ","); s && nbackends < 4; s = strtok(NULL, ","))
+                backends[nbackends++] = s;
         } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             nsizes = 0;
             for (char *s = strtok(argv[++i], ","); s && nsizes < 16; s = strtok(NULL, ","))
                 sizes[nsizes++] = atoi(s);
         } else {
-            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--sizes 64,256,..] [--bare PATH]\n");
+            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic] "
+                            "[--sizes 16,64,..] [--bare PATH] [--csv FILE]\n");
             return 2;
         }
+    }
+    FILE *cf = NULL;
+    if (csv) {
+        if (!(cf = fopen(csv, "w"))) {
+            fprintf(stderr, "simbench: cannot write %s\n", csv);
+            return 2;
+        }
+        fprintf(cf, "backend,algo,devices,topology,ops,wall_s,peak_mb,simulated_us\n");
     }
     const char *algos[] = {"ring", "torus2d"};
     const uint64_t bytes = 1 << 20;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("Sim backend speed: allreduce of 1 MiB bf16 per rank, 1 channel, 1 chunk, model accel_tcm,\n"
-           "one process per row on %ld CPU%s (wall = the simulator's own, peak = largest RSS).\n\n",
+    printf("Model backends' speed: allreduce of 1 MiB bf16 per rank, 1 channel, 1 chunk, model accel_tcm,\n"
+           "one process per row on %ld CPU%s (wall = the backend's own, peak = largest RSS).\n\n",
            ncpu, ncpu == 1 ? "" : "s");
-    printf("| algo | devices | topology | plan ops | COPY/REDUCE ops | sim wall (s) | ops / wall s "
+    printf("| backend | algo | devices | topology | plan ops | COPY/REDUCE ops | wall (s) | ops / wall s "
            "| peak memory (MB) | simulated time (us) |\n");
-    printf("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    printf("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     fflush(stdout);
     int failed = 0;
-    for (int a = 0; a < 2; a++) {
-        if (only && strcmp(only, algos[a]) != 0) continue;
-        double prev_ops = 0;
-        int prev_n = 0;
-        for (int k = 0; k < nsizes; k++) {
-            int n = sizes[k];
-            char spec[64];
-            spec_for(algos[a], n, spec, sizeof spec);
-            /* A ring's ops grow as n^2, a torus's as n^1.5: extrapolate from the last row. */
-            if (prev_ops > 0) {
-                double expo = strcmp(algos[a], "ring") == 0 ? 2.0 : 1.5;
-                double est = prev_ops * pow((double)n / prev_n, expo);
-                if (est > max_ops) {
-                    printf("| %s | %d | %s | ~%.3g | | not run: over --max-ops %.3g | | | |\n",
-                           algos[a], n, spec, est, max_ops);
-                    fflush(stdout);
+    for (int b = 0; b < nbackends; b++)
+        for (int a = 0; a < 2; a++) {
+            if (only && strcmp(only, algos[a]) != 0) continue;
+            double prev_ops = 0;
+            int prev_n = 0;
+            for (int k = 0; k < nsizes; k++) {
+                int n = sizes[k];
+                char spec[64];
+                spec_for(algos[a], n, spec, sizeof spec);
+                /* A ring's ops grow as n^2, a torus's as n^1.5: extrapolate from the last row. */
+                if (prev_ops > 0) {
+                    double expo = strcmp(algos[a], "ring") == 0 ? 2.0 : 1.5;
+                    double est = prev_ops * pow((double)n / prev_n, expo);
+                    if (est > max_ops) {
+                        printf("| %s | %s | %d | %s | ~%.3g | | not run: over --max-ops %.3g | | | |\n", backends[b],
+                               algos[a], n, spec, est, max_ops);
+                        fflush(stdout);
+                        continue;
+                    }
+                }
+                int fds[2];
+                if (pipe(fds) != 0) return 1;
+                fflush(NULL); /* nothing buffered for the child to write again */
+                pid_t pid = fork();
+                if (pid == 0) {
+                    close(fds[0]);
+                    measure(backends[b], algos[a], spec, bytes, fds[1]);
+                }
+                close(fds[1]);
+                row_t r;
+                memset(&r, 0, sizeof r);
+                ssize_t got = read(fds[0], &r, sizeof r);
+                close(fds[0]);
+                int st = 0;
+                waitpid(pid, &st, 0);
+                if (got != (ssize_t)sizeof r || !r.ok) {
+                    printf("| %s | %s | %d | %s | | | failed: %s | | | |\n", backends[b], algos[a], n, spec,
+                           got == (ssize_t)sizeof r ? r.err : "the run died");
+                    failed = 1;
                     continue;
                 }
-            }
-            int fds[2];
-            if (pipe(fds) != 0) return 1;
-            fflush(stdout);
-            pid_t pid = fork();
-            if (pid == 0) {
-                close(fds[0]);
-                measure(algos[a], spec, bytes, fds[1]);
-            }
-            close(fds[1]);
-            row_t r;
-            memset(&r, 0, sizeof r);
-            ssize_t got = read(fds[0], &r, sizeof r);
-            close(fds[0]);
-            int st = 0;
-            waitpid(pid, &st, 0);
-            if (got != (ssize_t)sizeof r || !r.ok) {
-                printf("| %s | %d | %s | | | failed: %s | | | |\n", algos[a], n, spec,
-                       got == (ssize_t)sizeof r ? r.err : "the run died");
-                failed = 1;
-                continue;
-            }
-            printf("| %s | %d | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |\n", algos[a], n, spec,
-                   r.ops, r.data_ops, r.sim_wall_s, r.ops / r.sim_wall_s, r.peak_kb / 1024.0,
-                   r.time_us);
-            fflush(stdout);
-            prev_ops = r.ops;
-            prev_n = n;
-            if (a == 1 && ntor < 16) {
-                tor[ntor].n = n, tor[ntor].r = r;
-                snprintf(tor[ntor++].spec, sizeof tor[0].spec, "%s", spec);
+                printf("| %s | %s | %d | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |\n", backends[b], algos[a], n,
+                       spec, r.ops, r.data_ops, r.sim_wall_s, r.ops / r.sim_wall_s, r.peak_kb / 1024.0, r.time_us);
+                csv_row(cf, backends[b], algos[a], n, spec, r.data_ops, r.sim_wall_s, r.peak_kb, r.time_us);
+                fflush(stdout);
+                prev_ops = r.ops;
+                prev_n = n;
+                if (a == 1 && strcmp(backends[b], "sim") == 0 && ntor < 16) {
+                    tor[ntor].n = n, tor[ntor].r = r;
+                    snprintf(tor[ntor++].spec, sizeof tor[0].spec, "%s", spec);
+                }
             }
         }
-    }
     if (bare && ntor) {
         printf("\nBeside a bare SimGrid program of the same pattern (bench/bare_torus: one actor per device,\n"
                "one communication per ring step along X then Y on a torus zone, nothing else), per simulated\n"
@@ -190,12 +216,17 @@ int main(int argc, char **argv) {
                 printf("| %d | %.0f | the bare program did not run | | | | | | | |\n", tor[k].n, r->data_ops);
                 continue;
             }
+            csv_row(cf, "bare-simgrid", "torus2d", tor[k].n, tor[k].spec, comms, wall, peak, sim_us);
             const double at = 1e6 * r->sim_wall_s / r->data_ops, bt = 1e6 * wall / comms;
             const double am = r->peak_kb / r->data_ops, bm = peak / comms;
             printf("| %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f / %.2f |\n", tor[k].n,
                    r->data_ops, comms, at, bt, at / bt, am, bm, am / bm, r->time_us, sim_us);
             fflush(stdout);
         }
+    }
+    if (cf && fclose(cf) != 0) {
+        fprintf(stderr, "simbench: writing %s failed\n", csv);
+        failed = 1;
     }
     return failed;
 }
