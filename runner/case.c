@@ -79,7 +79,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
 
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
-                            const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target,
+                            const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
                             ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
@@ -90,12 +90,32 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
     key.channels = o->channels, key.hardware = hardware;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
+    const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
+    if (!want_time) {
+        /* a first plan of more than half the ops the search may time is all it would time:
+         * the choice is made, and timing it (a whole run of a large plan) would only say how
+         * long it takes */
+        ar_plan_size_t size;
+        memset(&size, 0, sizeof size);
+        size.max_ops = AR_CASE_TUNE_MAX_OPS / 2;
+        ar_algo_opts_t k0 = *o;
+        k0.channels = lo;
+        k0.sizing = &size;
+        ar_plan_t *sp = NULL;
+        ar_error_t e0;
+        ar_error_clear(&e0);
+        ar_algo_build(algo, t, key.count, dt, &k0, &sp, &e0);
+        ar_plan_free(sp);
+        if (size.over) {
+            out->channels = lo;
+            return AR_OK; /* not kept: a caller that wants the time must find it */
+        }
+    }
     ar_algo_opts_t k = *o;
     double time[32];
     int chans[32], n = 0, brc;
     ar_error_t e;
     /* every count, at the chunk asked or the algorithm's own (or the one asked) */
-    const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
     uint64_t spent = 0; /* ops of the plans timed so far */
     for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
         k.channels = ch;
@@ -369,11 +389,12 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     *out = *o;
     if (o->channels > 0 && o->chunk_bytes > 0 && !predicted_s) return AR_OK; /* nothing to choose, nothing asked */
     double unused;
+    const int want_time = predicted_s != NULL;
     if (!predicted_s) predicted_s = &unused;
     *predicted_s = INFINITY;
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
-    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, out, predicted_s, err));
+    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
     /* the chunk is chosen with the channels: channels asked keep the algorithm's own chunk,
      * the plan the user names */
     if (o->chunk_bytes > 0 || o->channels > 0 || !isfinite(*predicted_s)) return AR_OK;

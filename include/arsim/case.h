@@ -92,8 +92,10 @@ double ar_case_default_max_mem(void);
  * chunk, at those channels and the case's count: the algorithm's own and
  * powers of four from 16 MiB down; for a model backend the least time (the fewest ops among
  * equals), for hardware the own unless another is AR_CASE_TUNE_FLAT faster. No plan over
- * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed. Found once per topology and case
- * shape, then kept with the topology. backend names where the case runs (NULL: a model): a
+ * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed; a first plan of more than half
+ * AR_CASE_TUNE_MAX_OPS, which leaves the search nothing else to time, is chosen without
+ * timing it (counted, not built) unless predicted_s asks for its time. Found once per
+ * topology and case shape, then kept with the topology. backend names where the case runs (NULL: a model): a
  * hardware backend's rules apply, and no plan it would not admit (ar_backend_ops_t.admits) is
  * chosen. out is o with the channels and chunk filled (as given
  * when given); AR_OK, or the error of building the algorithm's plan at all. predicted_s (may
