@@ -234,8 +234,7 @@ int ar_plan_finish(ar_plan_t *p) {
             if (p->chans[i].nops != cb[i].cap) return AR_EINVAL;
         if (p->nsrcs != p->cap_srcs) return AR_EINVAL;
         total = p->cap_ops;
-    }
-    if (!p->laid_out) {
+    } else {
         free(p->ops);
         p->ops = malloc((total ? total : 1) * sizeof(ar_op_t));
         if (!p->ops) return AR_ENOMEM;
