@@ -281,11 +281,9 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         AR_TRY(choose(c, &algo, &opts, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
-    } else if (!c->own_defaults && a && !a->probe) {
-        /* the defaults build and time the fewest channels first: that plan must fit */
-        ar_algo_opts_t first = c->algo_opts;
-        if (first.channels <= 0) first.channels = 1;
-        AR_TRY(check_memory(c, c->algo, &first, err));
+    } else if (!c->own_defaults) {
+        /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
+         * chosen is the one to check) */
         AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,
                                 &opts, NULL, err));
     }
