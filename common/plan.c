@@ -212,7 +212,7 @@ int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag) {
 int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count) {
     if (back > 1) return AR_EINVAL;
     if (back == 0 && count == 0) return ar_plan_wait_prev(p, rank, chan, flag);
-    ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = count, .back = back};
+    ar_op_t op = {.code = AR_OP_WAIT, .back = (uint8_t)back, .dst = {rank, 0, 0}, .flag = flag, .count = count};
     if (flag >= p->nflags) p->nflags = flag + 1;
     return append(p, rank, chan, &op);
 }

@@ -82,15 +82,16 @@ typedef struct ar_addr_s {
     uint64_t off;   /* element offset */
 } ar_addr_t;
 
+/* 48 bytes, no padding: a large plan's memory is mostly its ops. */
 typedef struct ar_op_s {
-    uint32_t code;  /* ar_opcode_t */
+    uint8_t code;   /* ar_opcode_t */
+    uint8_t back;   /* WAIT: executions back (0 or 1), see above */
     uint32_t nsrc;  /* COPY, NETREDUCE: 1; REDUCE: k */
     uint64_t n;     /* elements (COPY, REDUCE, NETREDUCE) */
     ar_addr_t dst;  /* COPY/REDUCE/NETREDUCE destination; SIGNAL: dst.rank is the target rank */
     uint32_t src;   /* COPY/REDUCE/NETREDUCE: index of the first source in plan->srcs */
     uint32_t flag;  /* SIGNAL, WAIT */
     uint64_t count; /* WAIT */
-    uint32_t back;  /* WAIT: executions back (0 or 1), see above */
 } ar_op_t;
 
 typedef struct ar_chan_s {
