@@ -82,12 +82,9 @@ int ar__backend_model_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t
     const ar_mem_level_t *m = &t->model->mem[buffer];
     if (!m->present)
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name, ar_mem_name(buffer));
-    int maxper = 0, *on = calloc((size_t)t->ndevices, sizeof *on);
+    int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
-    for (int r = 0; r < t->nranks; r++) {
-        const int k = ++on[ar_topo_rank_device(t, r)];
-        if (k > maxper) maxper = k;
-    }
+    const int maxper = ar_topo_ranks_per_device(t, on);
     free(on);
     const double need = 2.0 * (double)bytes_per_rank * maxper;
     if (need > m->capacity_bytes) {

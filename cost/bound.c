@@ -207,10 +207,9 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
     }
     if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
     /* the most ranks on one device: the placement, counted in one pass */
-    int most = 0, *on = calloc((size_t)t->ndevices, sizeof *on);
+    int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
-    for (int r = 0; r < t->nranks; r++)
-        if (++on[t->placement[r]] > most) most = on[t->placement[r]];
+    const int most = ar_topo_ranks_per_device(t, on);
     free(on);
     b->memory_s = 2.0 * most * S / (b->memory_gbps * 1e9);
     const struct { const char *name; double s; } terms[] = {

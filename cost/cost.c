@@ -130,9 +130,9 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     const ar_model_t *m = t->model;
     const int hub = ar_topo_hub_switch(t);
     if (hub < 0) return AR_EINVAL; /* the backends' plan check refuses such a plan first */
-    int *ranks_on = calloc((size_t)t->ndevices, sizeof *ranks_on);
+    int *ranks_on = malloc((size_t)t->ndevices * sizeof *ranks_on);
     if (!ranks_on) return AR_ENOMEM;
-    for (int r = 0; r < p->nranks; r++) ranks_on[t->placement[r]]++;
+    ar_topo_ranks_per_device(t, ranks_on);
     acc_t a;
     acc_init(&a, traffic, max_traffic);
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
@@ -440,11 +440,16 @@ int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *
     /* a device's channels side by side, so a count walks only them */
     for (int r = 0; r < p->nranks; r++) x->dev_first[t->placement[r] + 1] += p->nchannels;
     for (int d = 0; d < t->ndevices; d++) x->dev_first[d + 1] += x->dev_first[d];
-    int *next = x->dev_chans;
-    for (int d = 0; d < t->ndevices; d++)
-        for (int r = 0; r < p->nranks; r++)
-            if (t->placement[r] == d)
-                for (int c = 0; c < p->nchannels; c++) *next++ = r * p->nchannels + c;
+    /* ranks ascending within each device: one pass, each rank's channels at its device's cursor */
+    int *at = malloc((size_t)t->ndevices * sizeof *at);
+    if (!at) {
+        ar_cost_cross_free(x);
+        return AR_ENOMEM;
+    }
+    for (int d = 0; d < t->ndevices; d++) at[d] = x->dev_first[d];
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) x->dev_chans[at[t->placement[r]]++] = r * p->nchannels + c;
+    free(at);
     return AR_OK;
 }
 
@@ -495,9 +500,9 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name,
                       ar_mem_name(buffer));
     double per_rank = (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
-    int *on = calloc((size_t)t->ndevices, sizeof *on);
+    int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
-    for (int r = 0; r < p->nranks; r++) on[t->placement[r]]++;
+    ar_topo_ranks_per_device(t, on);
     for (int d = 0; d < t->ndevices; d++) {
         int nr = on[d];
         double need = per_rank * nr;

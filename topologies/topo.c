@@ -264,6 +264,14 @@ int ar_topo_rank_device(const ar_topo_t *t, int rank) {
     return rank >= 0 && rank < t->nranks ? t->placement[rank] : -1;
 }
 
+int ar_topo_ranks_per_device(const ar_topo_t *t, int *on) {
+    int most = 0;
+    for (int d = 0; d < t->ndevices; d++) on[d] = 0;
+    for (int r = 0; r < t->nranks; r++)
+        if (++on[t->placement[r]] > most) most = on[t->placement[r]];
+    return most;
+}
+
 static int ring_dist(int a, int b, int n) {
     const int d = a > b ? a - b : b - a;
     return d < n - d ? d : n - d;

@@ -73,6 +73,9 @@ double ar_topo_link_gbps(const ar_topo_t *t, int link);
 
 /* Queries used by algorithms. */
 int ar_topo_rank_device(const ar_topo_t *t, int rank);
+/* Each device's rank count into on[0 .. ndevices), in one pass over the ranks; returns the
+ * most any device holds. */
+int ar_topo_ranks_per_device(const ar_topo_t *t, int *on);
 /* Device hops between the devices of two ranks (0 when they share a device; a path
  * through a switch counts the switch hops, so device-switch-device is 2). */
 int ar_topo_rank_hops(const ar_topo_t *t, int ra, int rb);
