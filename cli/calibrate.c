@@ -10,13 +10,14 @@
 #include <unistd.h>
 #include "cli/internal.h"
 #include "cli/opts.h"
+#include "validate/bench.h"
 #include "validate/internal.h"
 
-enum { C_OUT = 1000, C_GPUS, C_THREADS, C_UNROLL, C_REPS, C_LINK_FROM, C_NAME, C_LAUNCH_WIDE, C_RAW };
+enum { C_OUT = 1000, C_GPUS, C_THREADS, C_UNROLL, C_REPS, C_LINK_FROM, C_NAME, C_LAUNCH_WIDE, C_RAW, C_BASE };
 
 typedef struct cal_ctx_s {
-    const char *out, *name, *link_from, *raw;
-    int gpus[2], threads, unroll, reps, launch_wide;
+    const char *out, *name, *link_from, *raw, *base;
+    int gpus[2], ngpus, threads, unroll, reps, launch_wide; /* ngpus 0: as the machine has (two if it can) */
 } cal_ctx_t;
 
 static int cal_handle(int val, const char *arg, void *p) {
@@ -32,10 +33,13 @@ static int cal_handle(int val, const char *arg, void *p) {
         return 0;
     case C_GPUS: {
         int n;
-        if (ar_cli_parse_int_list(arg, c->gpus, 2, &n, 0, 63) || n != 2 || c->gpus[0] == c->gpus[1])
-            return ar_cli_fail("calibrate", "--gpus '%s': expected two distinct GPU indices, e.g. 0,1", arg);
+        if (ar_cli_parse_int_list(arg, c->gpus, 2, &n, 0, 63) || n < 1 || n > 2 || (n == 2 && c->gpus[0] == c->gpus[1]))
+            return ar_cli_fail("calibrate", "--gpus '%s': expected one GPU index or two distinct ones, e.g. 0 or 0,1",
+                               arg);
+        c->ngpus = n;
         return 0;
     }
+    case C_BASE: c->base = arg; return 0;
     case C_THREADS:
         if (ar_cli_parse_int(arg, 32, 1024, &v) || v % 32)
             return ar_cli_fail("calibrate", "--threads '%s': expected a multiple of 32 in 32..1024", arg);
@@ -76,16 +80,19 @@ int ar_cli_calibrate(int argc, char **argv) {
         {"threads", required_argument, NULL, C_THREADS}, {"unroll", required_argument, NULL, C_UNROLL},
         {"reps", required_argument, NULL, C_REPS}, {"link-from", required_argument, NULL, C_LINK_FROM},
         {"name", required_argument, NULL, C_NAME}, {"launch-wide", no_argument, NULL, C_LAUNCH_WIDE},
-        {"raw", required_argument, NULL, C_RAW},
+        {"raw", required_argument, NULL, C_RAW}, {"base", required_argument, NULL, C_BASE},
         {0, 0, 0, 0},
     };
-    cal_ctx_t cx = {NULL, NULL, NULL, NULL, {0, 1}, 512, 6, 5, 0};
+    cal_ctx_t cx = {NULL, NULL, NULL, NULL, NULL, {0, 1}, 0, 512, 6, 5, 0};
     ar_cli_extra_t extra = {
         lo, "o:", cal_handle, &cx,
         "calibrate options:\n"
         "  -o, --out FILE         write the model here (required)\n"
         "  --name NAME            the model's name (default: the file's base name)\n"
-        "  --gpus A,B             the two GPUs to measure between (default 0,1)\n"
+        "  --gpus A[,B]           the GPUs to measure: two for every term, one for all but\n"
+        "                         the link terms (default 0,1, or 0 on a machine of one GPU)\n"
+        "  --base MODEL           one GPU: the model the link terms are taken from, marked\n"
+        "                         assumed (default: h100_sxm or h200_sxm, by the GPU's name)\n"
         "  --threads N            threads per block, as the executor uses (default 512)\n"
         "  --unroll N             16-byte loads in flight per thread (default 6, the executor's)\n"
         "  --reps N               repeats per point, median kept (default 5)\n"
@@ -98,8 +105,10 @@ int ar_cli_calibrate(int argc, char **argv) {
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"
         "against block count, local memory bandwidth and latency, reduction throughput,\n"
         "host staging (all SMs and one block), and the executor's own cost per op (probe\n"
-        "plans x-chainN, x-sigsN, x-waitsN). No allreduce is timed. Needs two GPUs with\n"
-        "peer access.\n",
+        "plans x-chainN, x-sigsN, x-waitsN). No allreduce is timed. Two GPUs with peer\n"
+        "access measure every term; one GPU (its ranks on it) every term but the link's.\n"
+        "The file's `calibration:` block names the device, driver, runtime and date, and\n"
+        "the keys no benchmark measured (arsim model show lists them).\n",
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(QUIET),
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(QUIET),
     };
@@ -127,28 +136,58 @@ int ar_cli_calibrate(int argc, char **argv) {
         char *dot = strrchr(name, '.');
         if (dot && dot != name) *dot = 0;
     }
-    rc = ar_cli_topo_open(&o, o.ntopos && strcmp(o.topos[0], AR_CLI_DEFAULT_TOPOLOGY) ? o.topos[0]
-                                                                                      : "h200_pair", &t);
+    if (!cx.ngpus) cx.ngpus = ar_hw_gpu_count() == 1 ? 1 : 2;
+    ar_model_t *base = NULL;
+    ar_error_t err;
+    ar_error_clear(&err);
+    if (cx.base && cx.ngpus == 2) {
+        rc = ar_cli_fail("calibrate", "--base %s: two GPUs measure the link terms themselves; --base is for one "
+                                      "(--gpus A)", cx.base);
+        goto out;
+    }
+    if (cx.base && ar_model_load(cx.base, &base, &err) != AR_OK) {
+        rc = ar_cli_fail_err("calibrate", &err);
+        goto out;
+    }
+    /* Two GPUs: the pair's topology (its link count); one: every rank on that GPU. */
+    rc = cx.ngpus == 1 ? ar_cli_topo_open(&o, "full:1", &t)
+                       : ar_cli_topo_open(&o, o.ntopos && strcmp(o.topos[0], AR_CLI_DEFAULT_TOPOLOGY) ? o.topos[0]
+                                                                                                    : "h200_pair", &t);
     if (rc) goto out;
+    if (cx.ngpus == 1 && ar_topo_place_blocks(t, 2, &err) != AR_OK) {
+        rc = ar_cli_fail_err("calibrate", &err);
+        goto out;
+    }
     ar_calib_opts_t copts = AR_CALIB_OPTS_DEFAULT;
     copts.dev0 = cx.gpus[0];
-    copts.dev1 = cx.gpus[1];
+    copts.dev1 = cx.ngpus == 2 ? cx.gpus[1] : -1;
     copts.threads = cx.threads;
     copts.unroll = cx.unroll;
     copts.reps = cx.reps;
     copts.quiet = o.quiet;
     ar_calib_t cal;
-    ar_error_t err;
-    ar_error_clear(&err);
     if (ar_calib_run(&copts, &cal, &err) != AR_OK) {
         rc = ar_cli_fail_err("calibrate", &err);
         goto out;
     }
-    /* The executor's own cost per op: probe plans on the pair, one rank per GPU. */
-    if (t->nranks == 2 && t->placement[0] != t->placement[1] &&
+    /* The executor's own cost per op: probe plans on the pair, one rank per GPU (on one
+     * GPU, both ranks on it). */
+    if (t->nranks == 2 && (cx.ngpus == 1 || t->placement[0] != t->placement[1]) &&
         ar_calib_exec(t, &cal, o.quiet, &err) != AR_OK) {
         rc = ar_cli_fail_err("calibrate", &err);
         goto out;
+    }
+    if (cx.ngpus == 1 && !base) {
+        const char *kind = strstr(cal.device, "H100") ? "h100_sxm" : strstr(cal.device, "H200") ? "h200_sxm" : NULL;
+        if (!kind) {
+            rc = ar_cli_fail("calibrate", "one GPU (%s) measures no link terms and no shipped model is of its kind: "
+                                          "give --base MODEL to take them from", cal.device);
+            goto out;
+        }
+        if (ar_model_load(kind, &base, &err) != AR_OK) {
+            rc = ar_cli_fail_err("calibrate", &err);
+            goto out;
+        }
     }
     /* Through a temporary renamed into place (arsim/out.h): a half-written model never exists. */
     if (cx.raw && ar_out_same(cx.out, cx.raw)) {
@@ -157,7 +196,7 @@ int ar_cli_calibrate(int argc, char **argv) {
     }
     ar_out_t mo = {0};
     if ((rc = ar_cli_out_open("calibrate", "-o", cx.out, &mo))) goto out;
-    ar_calib_fit_t fit = {name, cx.link_from, pair_links(t), cx.launch_wide};
+    ar_calib_fit_t fit = {name, cx.link_from, cx.ngpus == 2 ? pair_links(t) : 0, cx.launch_wide, base};
     if (ar_validate_calib_write(mo.f, &cal, &fit, &err) != AR_OK || ar_out_flush(&mo, &err) != AR_OK) {
         ar_out_abort(&mo);
         rc = ar_cli_fail_err("calibrate", &err);
@@ -188,6 +227,7 @@ int ar_cli_calibrate(int argc, char **argv) {
     if (!o.quiet) fprintf(stderr, "calibrate: wrote %s (%.1f s of benchmarks)\n", cx.out, cal.wall_s);
     rc = 0;
 out:
+    ar_model_free(base);
     ar_topo_free(t);
     ar_cli_opts_free(&o);
     return rc;

@@ -45,25 +45,32 @@ static int show(const char *name) {
         char buf[512];
         return ar_cli_fail("model show", "%s", ar_error_format(&err, buf, sizeof buf));
     }
+    const ar_model_calib_t *c = &m->calib;
     printf("# model %s (%s)\n", m->name, m->path);
-    int n;
+    if (c->gpus)
+        printf("# calibrated by arsim calibrate on %s (%d GPU%s), driver %s, CUDA runtime %s, %s:\n"
+               "# every key measured there except those marked assumed%s\n",
+               c->device, c->gpus, c->gpus == 1 ? "" : "s", c->driver, c->runtime, c->date,
+               c->gpus == 1 ? " (one GPU: the link terms among them)" : "");
+    else
+        printf("# not calibrated: no benchmark run stands behind these values (the file's comments say where\n"
+               "# each came from); arsim calibrate measures them on your GPUs\n");
+    int n, nassumed = 0;
     const ar_model_key_t *k = ar_model_keys(&n);
     for (int i = 0; i < n; i++) {
         const int count = k[i].section == AR_MK_ROOT ? 1 : k[i].section == AR_MK_LEVEL ? AR_NMEM : m->nlinks;
         for (int l = 0; l < count; l++) {
-            char key[96];
-            if (k[i].section == AR_MK_LEVEL) {
-                if (!m->mem[l].present) continue;
-                snprintf(key, sizeof key, "memory.%s.%s", ar_mem_name((ar_mem_t)l), k[i].name);
-            } else if (k[i].section == AR_MK_LINK) {
-                snprintf(key, sizeof key, "links.%s.%s", m->links[l].name, k[i].name);
-            } else {
-                snprintf(key, sizeof key, "%s", k[i].name);
-            }
+            if (k[i].section == AR_MK_LEVEL && !m->mem[l].present) continue;
+            char key[160];
+            ar_model_key_path(m, &k[i], l, key, sizeof key);
             const double v = ar_model_get(m, &k[i], l);
-            printf("%-34s %14.10g %-5s%s\n", key, v, k[i].unit, !k[i].required && v == 0 ? "  (none: left out)" : "");
+            const int assumed = c->gpus && (c->assumed[i] >> l & 1);
+            nassumed += assumed;
+            printf("%-34s %14.10g %-5s%s%s\n", key, v, k[i].unit, !c->gpus ? "" : assumed ? " assumed " : " measured",
+                   !k[i].required && v == 0 ? "  (none: left out)" : "");
         }
     }
+    if (c->gpus) printf("# %d key%s assumed\n", nassumed, nassumed == 1 ? "" : "s");
     ar_model_free(m);
     return 0;
 }

@@ -33,6 +33,9 @@
 static const ar_model_key_t model_keys[] = {AR_MODEL_KEYS(AR__MK_ENTRY)};
 #define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
 
+_Static_assert(NKEYS <= AR_MODEL_MAX_KEYS, "ar_model_calib_t.assumed holds a word per key");
+_Static_assert(MAX_LINK_KINDS <= 64, "ar_model_calib_t.assumed holds a bit per link kind");
+
 const ar_model_key_t *ar_model_keys(int *n) {
     *n = NKEYS;
     return model_keys;
@@ -69,6 +72,54 @@ static void fmt_value(double v, char *buf, size_t len) {
     }
     /* integers in full, not as 1.5e+11 */
     if (v == floor(v) && fabs(v) < 1e17 && strchr(buf, 'e')) snprintf(buf, len, "%.0f", v);
+}
+
+const char *ar_model_key_path(const ar_model_t *m, const ar_model_key_t *k, int l, char *buf, size_t len) {
+    if (!k)
+        snprintf(buf, len, "memory.%s", ar_mem_name((ar_mem_t)l));
+    else if (k->section == AR_MK_LEVEL)
+        snprintf(buf, len, "memory.%s.%s", ar_mem_name((ar_mem_t)l), k->name);
+    else if (k->section == AR_MK_LINK)
+        snprintf(buf, len, "links.%s.%s", m->links[l].name, k->name);
+    else
+        snprintf(buf, len, "%s", k->name);
+    return buf;
+}
+
+/* Every (key, level or link kind) of m, present levels only: fn(k, l) for each. */
+static int each_key(const ar_model_t *m, int (*fn)(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx),
+                    void *ctx) {
+    for (int i = 0; i < NKEYS; i++) {
+        const ar_model_key_t *k = &model_keys[i];
+        const int count = k->section == AR_MK_ROOT ? 1 : k->section == AR_MK_LEVEL ? AR_NMEM : m->nlinks;
+        for (int l = 0; l < count; l++) {
+            if (k->section == AR_MK_LEVEL && !m->mem[l].present) continue;
+            int rc = fn(m, k, l, ctx);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+static int write_assumed(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx) {
+    FILE *f = ctx;
+    if (!(m->calib.assumed[k - model_keys] >> l & 1)) return 0;
+    char path[160];
+    fprintf(f, "    - %s\n", ar_model_key_path(m, k, l, path, sizeof path));
+    return 0;
+}
+
+int ar_model_write_calibration(FILE *f, const ar_model_t *m) {
+    const ar_model_calib_t *c = &m->calib;
+    if (!c->gpus) return AR_OK;
+    fputs("calibration:                   # where the values above came from (arsim model show lists them)\n", f);
+#define KNOWN(s) ((s)[0] ? (s) : "unknown")
+    fprintf(f, "  device: \"%s\"\n  driver: \"%s\"\n  runtime: \"%s\"\n  date: \"%s\"\n  gpus: %d\n", KNOWN(c->device),
+            KNOWN(c->driver), KNOWN(c->runtime), KNOWN(c->date), c->gpus);
+#undef KNOWN
+    fputs("  assumed:                     # the keys no benchmark measured; every other key was measured\n", f);
+    each_key(m, write_assumed, f);
+    return ferror(f) ? AR_EIO : AR_OK;
 }
 
 /* `indent key: value`, then the note as a comment at column 32, a line of its own for
@@ -250,9 +301,62 @@ static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl
     return parse_keys(d, n, ctx, AR_MK_LEVEL, m, (int)lvl, err);
 }
 
+/* The key a calibration block's `assumed` entry names: *out and its level or link kind. */
+typedef struct key_lookup_s {
+    const char *path;
+    const ar_model_key_t *k;
+    int l;
+} key_lookup_t;
+
+static int match_path(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx) {
+    key_lookup_t *x = ctx;
+    char path[160];
+    if (strcmp(ar_model_key_path(m, k, l, path, sizeof path), x->path)) return 0;
+    x->k = k;
+    x->l = l;
+    return 1;
+}
+
+static int parse_calibration(const ar__ydoc_t *d, const ar__ynode_t *n, ar_model_t *m, ar_error_t *err) {
+    static const char *const keys[] = {"device", "driver", "runtime", "date", "gpus", "assumed", NULL};
+    AR_TRY(ar__y_check_keys(d, n, keys, "calibration", err));
+    ar_model_calib_t *c = &m->calib;
+    struct { const char *key; char *dst; size_t len; } strs[] = {
+        {"device", c->device, sizeof c->device}, {"driver", c->driver, sizeof c->driver},
+        {"runtime", c->runtime, sizeof c->runtime}, {"date", c->date, sizeof c->date},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "calibration.%s", strs[i].key);
+        ar__ynode_t *v;
+        const char *s;
+        AR_TRY(req(d, n, "calibration", strs[i].key, &v, err));
+        AR_TRY(ar__y_string(d, v, field, strs[i].len - 1, &s, err));
+        snprintf(strs[i].dst, strs[i].len, "%s", s);
+    }
+    ar__ynode_t *v;
+    long gpus;
+    AR_TRY(req(d, n, "calibration", "gpus", &v, err));
+    AR_TRY(ar__y_int(d, v, "calibration.gpus", 1, 64, AR_EPARSE, &gpus, err));
+    c->gpus = (int)gpus;
+    if (!(v = ar__y_get(n, "assumed"))) return AR_OK;
+    if (v->kind == AR__Y_SCALAR && v->plain && !v->str[0]) return AR_OK; /* `assumed:` with nothing under it */
+    AR_TRY(ar__y_expect(d, v, AR__Y_SEQ, "calibration.assumed", err));
+    for (int i = 0; i < v->n; i++) {
+        const char *s;
+        AR_TRY(ar__y_string(d, v->items[i], "calibration.assumed", 160, &s, err));
+        key_lookup_t x = {s, NULL, 0};
+        if (!each_key(m, match_path, &x))
+            return ar__y_error(err, d, v->items[i], AR_EPARSE, "calibration.assumed",
+                               "'%s' is not a key of this model (arsim model show lists them)", s);
+        c->assumed[x.k - model_keys] |= 1ull << x.l;
+    }
+    return AR_OK;
+}
+
 static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t **out,
                        ar_error_t *err) {
-    static const char *const extra[] = {"name", "description", "memory", "links", NULL};
+    static const char *const extra[] = {"name", "description", "memory", "links", "calibration", NULL};
     static const char *const link_extra[] = {"name", NULL};
     const char *keys[NKEYS + 5], *link_keys[NKEYS + 2];
     section_names(AR_MK_ROOT, extra, keys);
@@ -322,6 +426,7 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     }
 
     AR_TRY_GOTO(parse_keys(d, root, "", AR_MK_ROOT, m, 0, err), rc, fail);
+    if ((n = ar__y_get(root, "calibration"))) AR_TRY_GOTO(parse_calibration(d, n, m, err), rc, fail);
     *out = m;
     return AR_OK;
 fail:

@@ -309,7 +309,7 @@ START_TEST(calib_write_loads_as_model) {
     FILE *f = fdopen(fd, "w");
     ar_error_t err;
     ar_error_clear(&err);
-    ar_calib_fit_t fit = {"h200_test", NULL, 18, 0};
+    ar_calib_fit_t fit = {"h200_test", NULL, 18, 0, NULL};
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
     fclose(f);
     ar_model_t *m = NULL;
@@ -350,6 +350,7 @@ START_TEST(calib_write_loads_as_model) {
     int values = 0, sourced = 0;
     while (fgets(line, sizeof line, f)) {
         const char *p = line + strspn(line, " ");
+        if (!strncmp(line, "calibration:", 12)) break; /* where, when and what was assumed: below */
         if (*p == '#' || !strchr(line, ':') || strstr(line, "name:") || strstr(line, "description:") ||
             line[strlen(line) - 2] == ':')
             continue;
@@ -359,6 +360,20 @@ START_TEST(calib_write_loads_as_model) {
     fclose(f);
     ck_assert_int_gt(values, 15);
     ck_assert_int_eq(values, sourced);
+    /* The calibration block reads back: where, and the keys no benchmark measured. */
+    ck_assert_int_eq(ar_model_load(path, &m, &err), AR_OK);
+    ck_assert_int_eq(m->calib.gpus, 2);
+    ck_assert_str_eq(m->calib.device, "TestGPU (GPU 0) + TestGPU (GPU 1)");
+    ck_assert_str_eq(m->calib.date, "2026-01-01T00:00:00Z");
+    int nk;
+    const ar_model_key_t *keys = ar_model_keys(&nk);
+    const int ki_write = (int)(ar_model_key_find("write_gbps") - keys);
+    const int ki_read = (int)(ar_model_key_find("read_gbps") - keys);
+    const int ki_clock = (int)(ar_model_key_find("clock_ghz") - keys);
+    ck_assert(m->calib.assumed[ki_write] >> AR_MEM_SRAM & 1);  /* "assumed: same as the measured L2 read" */
+    ck_assert(!(m->calib.assumed[ki_read] >> AR_MEM_HBM & 1)); /* measured */
+    ck_assert(!(m->calib.assumed[ki_clock] & 1));
+    ar_model_free(m);
     unlink(path);
 
     /* A benchmark that produced nothing writes no model. */
@@ -436,6 +451,88 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);
     ar_model_free(m);
     unlink(mp);
+}
+END_TEST
+
+/* One GPU: every term but the link's measured there; the link's taken from a base model
+ * and marked assumed, so the model is complete and says what it assumed. */
+START_TEST(calib_write_one_gpu) {
+    ar_calib_t c = fake_calib();
+    c.gpus_used = 1;
+    snprintf(c.device, sizeof c.device, "TestGPU (GPU 0)");
+    c.npoints = 0;
+    c.peer_read_block_gbps = c.peer_write_block_gbps = c.peer_read_bidir_gbps = c.peer_write_bidir_gbps = 0;
+    c.peer_read_lat_ns = c.flag_rtt_ns = c.flag_oneway_ns = 0;
+    c.land_done = 0;
+    c.rings_done = 1; /* both ranks on the GPU: every hop inside it */
+    c.ring_hop_ns[0] = c.ring_hop_ns[1] = 1400;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_calib_fit_t fit = {"one_gpu", NULL, 0, 0, NULL};
+    FILE *f = fopen("/dev/null", "w");
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_EMODEL); /* no base: no link terms */
+    fclose(f);
+    ar_model_t *base = NULL;
+    ck_assert_int_eq(ar_model_load("h100_sxm", &base, &err), AR_OK);
+    fit.base = base;
+    char mp[] = "/tmp/arsim-check-calib1-XXXXXX.yaml";
+    int fd = mkstemps(mp, 5);
+    close(fd);
+    ar_model_t *m = calib_reload(mp, &c, &fit);
+    const int kb = ar_model_link_kind(m, "nvlink4"), bb = ar_model_link_kind(base, "nvlink4");
+    ck_assert_double_eq(m->links[kb].bw_gbps, base->links[bb].bw_gbps);
+    ck_assert_double_eq(m->links[kb].lanes, base->links[bb].lanes);
+    ck_assert_double_eq(m->chan_read_lat_ns, base->chan_read_lat_ns);
+    ck_assert_double_eq(m->signal_lat_ns, base->signal_lat_ns);
+    ck_assert_double_eq_tol(m->signal_lat_local_ns, 1400 - (40.0 - 7.0) * 1e3 / 33, 0.5); /* measured: hop - wait */
+    ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);
+    ck_assert_int_eq(m->calib.gpus, 1);
+    int n;
+    const ar_model_key_t *keys = ar_model_keys(&n);
+    for (int i = 0; i < n; i++) {
+        const int assumed = (int)(m->calib.assumed[i] & 1);
+        if (!strcmp(keys[i].name, "signal_lat_ns") || !strcmp(keys[i].name, "chan_read_lat_ns") ||
+            !strcmp(keys[i].name, "bw_gbps") || !strcmp(keys[i].name, "link_issue_gbps"))
+            ck_assert_msg(assumed, "%s should be marked assumed", keys[i].name);
+        if (!strcmp(keys[i].name, "signal_lat_local_ns") || !strcmp(keys[i].name, "launch_ns") ||
+            !strcmp(keys[i].name, "op_overhead_ns"))
+            ck_assert_msg(!assumed, "%s was measured", keys[i].name);
+    }
+    ar_model_free(m);
+    ar_model_free(base);
+    unlink(mp);
+}
+END_TEST
+
+/* A calibration block naming a key the model does not have is refused, naming it. */
+START_TEST(calib_block_unknown_key) {
+    const char *yaml = "name: t\nclock_ghz: 1\nmemory:\n  tcm: {present: false}\n  sram: {present: false}\n"
+                       "  hbm: {capacity_bytes: 1000, read_gbps: 10, write_gbps: 10, lat_ns: 100}\n"
+                       "links:\n  - {name: l, bw_gbps: 1, lat_ns: 1}\n"
+                       "reduce_gbps: 1\nchan_inflight_bytes: 1\nchan_read_lat_ns: 1\nchan_write_gbps: 1\n"
+                       "signal_lat_ns: 1\nlaunch_ns: 1\nhost_link_gbps: 1\nhost_link_lat_ns: 1\n"
+                       "calibration:\n  device: d\n  driver: v\n  runtime: '13.0'\n  date: x\n  gpus: 2\n"
+                       "  assumed: [memory.hbm.lat_ns, links.l.nope]\n";
+    ar_model_t *m = NULL;
+    ar_error_t err;
+    ar_error_clear(&err);
+    char buf[600];
+    int rc = ar_model_load_string(yaml, "t.yaml", &m, &err);
+    ck_assert_msg(rc == AR_EPARSE, "rc %d: %s", rc, ar_error_format(&err, buf, sizeof buf));
+    ck_assert_msg(strstr(err.message, "links.l.nope"), "%s", err.message);
+    /* without the stray key it loads, and the mark is there */
+    char good[2048];
+    snprintf(good, sizeof good, "%.*s]\n", (int)(strstr(yaml, ", links.l.nope") - yaml), yaml);
+    rc = ar_model_load_string(good, "t.yaml", &m, &err);
+    ck_assert_msg(rc == AR_OK, "%s", ar_error_format(&err, buf, sizeof buf));
+    const ar_model_key_t *k = NULL;
+    int n;
+    const ar_model_key_t *keys = ar_model_keys(&n);
+    for (int i = 0; i < n; i++)
+        if (keys[i].section == AR_MK_LEVEL && !strcmp(keys[i].name, "lat_ns")) k = &keys[i];
+    ck_assert(m->calib.assumed[k - keys] >> AR_MEM_HBM & 1);
+    ck_assert_int_eq(m->calib.gpus, 2);
+    ar_model_free(m);
 }
 END_TEST
 
@@ -554,6 +651,8 @@ Suite *suite_validate(void) {
         {"ar_validate_rows_load", rows_sweep_csv},
         {"ar_validate_median", median_values},
         {"ar_validate_calib_write", calib_write_loads_as_model},
+        {"ar_validate_calib_write one GPU", calib_write_one_gpu},
+        {"model calibration block", calib_block_unknown_key},
         {"ar_calib_run", calib_run_without_gpu},
         {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},
         {"arsim validate --refs", cli_validate_refs},

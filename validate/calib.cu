@@ -516,6 +516,18 @@ extern "C" int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *er
     return AR_OK;
 }
 
+extern "C" int ar_calib_nvlinks(const int *gpus, int n) {
+    int least = -1;
+    for (int i = 0; i < n; i++) {
+        char bus[32];
+        if (cudaDeviceGetPCIBusId(bus, sizeof bus, gpus[i]) != cudaSuccess) return -1;
+        const int up = ar_nvml_nvlinks_up(bus);
+        if (up < 0) return -1;
+        if (least < 0 || up < least) least = up;
+    }
+    return least;
+}
+
 extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error_t *err) {
     const ar_calib_opts_t defaults = AR_CALIB_OPTS_DEFAULT;
     ar_calib_opts_t o = opts ? *opts : defaults;
@@ -541,15 +553,17 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     {
         cudaError_t e = cudaGetDeviceCount(&n);
         if (e != cudaSuccess || n == 0)
-            return AR_ERR(err, AR_EDEVICE, "no CUDA GPU found (%s); calibration needs 2 GPUs "
-                                           "with peer access", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+            return AR_ERR(err, AR_EDEVICE, "no CUDA GPU found (%s); calibration needs one GPU, "
+                                           "or two with peer access for the link terms", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     }
     c->ngpus = n;
-    if (n < 2 || d0 < 0 || d1 < 0 || d0 >= n || d1 >= n || d0 == d1)
-        return AR_ERR(err, AR_EDEVICE, "needs two distinct GPUs (asked for %d and %d, %d visible)",
-                      d0, d1, n);
+    const int pair = d1 >= 0;
+    if (d0 < 0 || d0 >= n || (pair && (d1 >= n || d0 == d1)))
+        return pair ? AR_ERR(err, AR_EDEVICE, "needs two distinct GPUs (asked for %d and %d, %d visible)", d0, d1, n)
+                    : AR_ERR(err, AR_EDEVICE, "no GPU %d (%d visible)", d0, n);
+    c->gpus_used = pair ? 2 : 1;
     CK(cudaGetDeviceProperties(&p0, d0));
-    CK(cudaGetDeviceProperties(&p1, d1));
+    if (pair) CK(cudaGetDeviceProperties(&p1, d1));
     {
         int khz = 0;
         CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d0));
@@ -558,21 +572,38 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     c->nsm = p0.multiProcessorCount;
     c->hbm_capacity_bytes = (double)p0.totalGlobalMem;
     c->l2_bytes = (double)p0.l2CacheSize;
-    snprintf(c->device, sizeof c->device, "%.100s (GPU %d) + %.100s (GPU %d)", p0.name, d0, p1.name, d1);
+    if (pair)
+        snprintf(c->device, sizeof c->device, "%.100s (GPU %d) + %.100s (GPU %d)", p0.name, d0, p1.name, d1);
+    else
+        snprintf(c->device, sizeof c->device, "%.100s (GPU %d)", p0.name, d0);
     ar_utc_date(c->date, sizeof c->date);
-    TRY(enable_peer(d0, d1, err));
-    TRY(enable_peer(d1, d0, err));
-    note(&o, "%s, %d SMs, %.2f GHz, %d threads x %d loads in flight per block", c->device, c->nsm,
-         c->clock_ghz, T, o.unroll);
+    ar_nvml_driver_version(c->driver, sizeof c->driver);
+    {
+        int rt = 0;
+        cudaRuntimeGetVersion(&rt);
+        snprintf(c->runtime, sizeof c->runtime, "%d.%d", rt / 1000, (rt % 1000) / 10);
+        const int used[2] = {d0, d1};
+        c->nvlinks_up = ar_calib_nvlinks(used, pair ? 2 : 1);
+    }
+    if (pair) {
+        TRY(enable_peer(d0, d1, err));
+        TRY(enable_peer(d1, d0, err));
+    }
+    note(&o, "%s, %d SMs, %.2f GHz, %d threads x %d loads in flight per block%s", c->device, c->nsm,
+         c->clock_ghz, T, o.unroll, pair ? "" : "; one GPU: nothing across a link is measured");
 
-    CK(cudaSetDevice(d1));
-    CK(cudaMalloc(&peer1, BIG));
-    CK(cudaMemset(peer1, 1, BIG));
-    CK(cudaMalloc(&flags1, 4096));
-    CK(cudaMalloc(&sink1, 64));
+    if (pair) {
+        CK(cudaSetDevice(d1));
+        CK(cudaMalloc(&peer1, BIG));
+        CK(cudaMemset(peer1, 1, BIG));
+        CK(cudaMalloc(&flags1, 4096));
+        CK(cudaMalloc(&sink1, 64));
+    }
     CK(cudaSetDevice(d0));
-    CK(cudaMalloc(&peer0, BIG));
-    CK(cudaMemset(peer0, 1, BIG));
+    if (pair) {
+        CK(cudaMalloc(&peer0, BIG));
+        CK(cudaMemset(peer0, 1, BIG));
+    }
     CK(cudaMalloc(&loc0, BIG));
     CK(cudaMalloc(&loc0b, BIG));
     CK(cudaMemset(loc0b, 3, BIG));
@@ -586,13 +617,15 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         const int runs = 7, iters = 20000;
         double rtt = 0;
         std::vector<double> rtts, local;
-        TRY(pingpong_rtt(d0, d1, flags0, flags1, 200, &rtt, err)); /* warm-up */
-        for (int r = 0; r < runs; r++) {
-            TRY(pingpong_rtt(d0, d1, flags0, flags1, iters, &rtt, err));
-            rtts.push_back(rtt);
+        if (pair) {
+            TRY(pingpong_rtt(d0, d1, flags0, flags1, 200, &rtt, err)); /* warm-up */
+            for (int r = 0; r < runs; r++) {
+                TRY(pingpong_rtt(d0, d1, flags0, flags1, iters, &rtt, err));
+                rtts.push_back(rtt);
+            }
+            c->flag_rtt_ns = median(rtts);
+            c->flag_oneway_ns = c->flag_rtt_ns / 2;
         }
-        c->flag_rtt_ns = median(rtts);
-        c->flag_oneway_ns = c->flag_rtt_ns / 2;
         int *fail = NULL;
         u64 *out = NULL, hout[2] = {0, 0};
         CK(cudaSetDevice(d0));
@@ -613,10 +646,13 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         cudaFreeHost(fail);
         if (f) { rc = AR_ERR(err, AR_ETIMEOUT, "local flag ping-pong did not complete"); goto out; }
         c->flag_local_oneway_ns = median(local);
-        note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns "
-                 "(medians of %d runs; link round trips %.0f to %.0f ns)",
-             c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns, runs,
-             *std::min_element(rtts.begin(), rtts.end()), *std::max_element(rtts.begin(), rtts.end()));
+        if (pair)
+            note(&o, "flag: round trip %.0f ns over the link (one way %.0f ns), one way inside a GPU %.0f ns "
+                     "(medians of %d runs; link round trips %.0f to %.0f ns)",
+                 c->flag_rtt_ns, c->flag_oneway_ns, c->flag_local_oneway_ns, runs,
+                 *std::min_element(rtts.begin(), rtts.end()), *std::max_element(rtts.begin(), rtts.end()));
+        else
+            note(&o, "flag: one way inside a GPU %.0f ns (median of %d runs)", c->flag_local_oneway_ns, runs);
     }
 
     /* 2. launch overhead */
@@ -632,7 +668,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
          c->nsm, c->launch_graph_pdl_wide_ns);
 
     /* 3. peer bandwidth vs blocks (dev0's blocks on dev1's memory) */
-    {
+    if (pair) {
         int pts[] = {1, 2, 4, 8, 16, 32, 64, c->nsm / 2, c->nsm, 2 * c->nsm};
         int np = (int)(sizeof pts / sizeof pts[0]);
         for (int i = 0; i < np && c->npoints < AR_CALIB_MAX_POINTS; i++) {
@@ -677,13 +713,15 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
     {
         std::vector<u64> ch = make_chain((size_t)256 << 20, 64 << 10); /* 4096 slots, 64 KB apart */
         size_t chb = ch.size() * sizeof(u64);
-        CK(cudaSetDevice(d1));
-        CK(cudaMalloc(&chain_p, chb));
-        CK(cudaMemcpy(chain_p, ch.data(), chb, cudaMemcpyHostToDevice));
+        if (pair) {
+            CK(cudaSetDevice(d1));
+            CK(cudaMalloc(&chain_p, chb));
+            CK(cudaMemcpy(chain_p, ch.data(), chb, cudaMemcpyHostToDevice));
+        }
         CK(cudaSetDevice(d0));
         CK(cudaMalloc(&chain_d, chb));
         CK(cudaMemcpy(chain_d, ch.data(), chb, cudaMemcpyHostToDevice));
-        TRY(chase(d0, chain_p, 2000, &c->peer_read_lat_ns, err));
+        if (pair) TRY(chase(d0, chain_p, 2000, &c->peer_read_lat_ns, err));
         TRY(chase(d0, chain_d, 2000, &c->local_read_lat_ns, err));
         std::vector<u64> cl = make_chain((size_t)4 << 20, 4096); /* 4 MB: stays in L2 */
         CK(cudaMalloc(&chain_l2, cl.size() * sizeof(u64)));
@@ -807,7 +845,7 @@ out:
     if (rd) cudaFree(rd);
     if (chain_h) cudaFreeHost(chain_h);
     if (host) cudaFreeHost(host);
-    cudaSetDevice(d1);
+    if (d1 >= 0) cudaSetDevice(d1);
     if (peer1) cudaFree(peer1);
     if (flags1) cudaFree(flags1);
     if (sink1) cudaFree(sink1);

@@ -16,7 +16,8 @@ extern "C" {
 #define AR_CALIB_MAX_POINTS 16
 
 typedef struct ar_calib_opts_s {
-    int dev0, dev1;        /* the two GPUs (default 0 and 1) */
+    int dev0, dev1;        /* the two GPUs (default 0 and 1); dev1 < 0: dev0 alone, every
+                            * benchmark but those across a link */
     int threads;           /* threads per block, as the executor uses (default 512) */
     int unroll;            /* 16-byte loads in flight per thread (1, 2, 3, 4, 6 or 8; default 6,
                             * the executor's: hw/exec.cu keeps 2 x UNROLL vectors in flight) */
@@ -29,13 +30,16 @@ typedef struct ar_calib_opts_s {
 typedef struct ar_calib_s {
     char device[256];          /* "NVIDIA H200 x2 (NV18?)" as the driver names them */
     char date[64];             /* UTC, ISO 8601 */
+    char driver[96];           /* the NVIDIA driver's version (NVML), "" when unknown */
+    char runtime[16];          /* the CUDA runtime's version, "13.0" */
     int ngpus;                 /* GPUs visible */
+    int gpus_used;             /* 2, or 1 when only dev0 was measured (no link terms) */
     int threads, unroll;       /* the load shape used for the per-block benchmarks */
     int nsm;                   /* multiprocessors of dev0 */
     double clock_ghz;          /* dev0 max SM clock */
     double hbm_capacity_bytes;
     double l2_bytes;
-    int nvlink_links;          /* NVLink links dev0 <-> dev1 as NVML/attributes report; 0 unknown */
+    int nvlinks_up;            /* NVLink links of dev0 that are up (NVML); -1 unknown */
 
     /* flag ping-pong, st.release.sys / ld.acquire.sys, one thread each side */
     double flag_rtt_ns;        /* dev0 -> dev1 -> dev0 */
@@ -150,8 +154,9 @@ typedef struct ar_calib_s {
  * when there is none, AR_ENOTSUP in a build without CUDA. */
 int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err);
 
-/* Run every benchmark. AR_EDEVICE when fewer than two GPUs or no peer access;
- * AR_ENOTSUP in a build without CUDA. */
+/* Run every benchmark: those across the link only when opts->dev1 >= 0. AR_EDEVICE when
+ * a GPU asked for is not there or two have no peer access; AR_ENOTSUP in a build
+ * without CUDA. */
 int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err);
 
 /* The executor's own costs per op: probe plans (x-chainN, x-sigsN, x-waitsN) through
@@ -159,6 +164,16 @@ int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err);
  * fields of c. Never an allreduce. AR_ENOTSUP in a build without CUDA. */
 struct ar_topo_s;
 int ar_calib_exec(const struct ar_topo_s *t, ar_calib_t *c, int quiet, ar_error_t *err);
+
+/* NVML, opened at run time (validate/nvml.c): the driver's version (0, or -1 when NVML
+ * is not there), and the NVLink links of the GPU at a PCI bus id that are up (-1
+ * unknown). */
+int ar_nvml_driver_version(char *buf, unsigned long len);
+int ar_nvml_nvlinks_up(const char *pci_bus_id);
+
+/* NVLink links up on every GPU of gpus[0..n) (the least of them; -1 when NVML cannot
+ * say), as rows and models record what they ran on: "NV18". AR_ENOTSUP without CUDA. */
+int ar_calib_nvlinks(const int *gpus, int n);
 
 #ifdef __cplusplus
 }

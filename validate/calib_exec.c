@@ -241,7 +241,7 @@ static int pair_times(const ar_topo_t *t, const char *prefix, int channels, doub
 /* x-ringsN on 2 ranks (t, one per GPU) and on 4 (t's topology and model again, two
  * ranks per GPU), and x-rchainN on the 4: fills c->ring* and c->group*. A failure leaves
  * rings_done 0 (the ping-pong's latencies are written instead), or group_done 0. */
-static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int pair, int quiet) {
     ar_topo_t *t4 = NULL;
     ar_error_t e;
     memset(&e, 0, sizeof e);
@@ -288,11 +288,11 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     double slope[2];
     for (int k = 0; k < 2; k++) slope[k] = (c->rings_us[k][1] - c->rings_us[k][0]) * 1e3 / (N_HI - N_LO);
     c->ring_hop_ns[0] = slope[0];
-    c->ring_hop_ns[1] = 2 * slope[1] - slope[0];
+    c->ring_hop_ns[1] = pair ? 2 * slope[1] - slope[0] : slope[0];
     c->rings_done = c->ring_hop_ns[1] > 0;
     /* The same 2-rank hops with RING_CHANNELS channels per rank: what the releases of a
      * rank's channels cost each other (signal_release_chan_ns). */
-    if (c->rings_done && pair_times(t, "x-rings", RING_CHANNELS, c->rings_chan_us, quiet)) {
+    if (pair && c->rings_done && pair_times(t, "x-rings", RING_CHANNELS, c->rings_chan_us, quiet)) {
         c->rings_channels = RING_CHANNELS;
         c->ring_chan_hop_ns = (c->rings_chan_us[1] - c->rings_chan_us[0]) * 1e3 / (N_HI - N_LO);
         if (!quiet)
@@ -388,12 +388,15 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     c->exec_op_ns = (us[1] - us[0]) * 1e3 / (N_HI - N_LO);
     c->exec_wait_ns = (us[5] - us[3]) * 1e3 / (N_HI - 1);
     c->exec_done = 1;
-    calib_land(t, c, quiet);
+    /* On one GPU (every rank on it) nothing crosses a link: the probes that measure a
+     * link's terms are left out, and x-ringsN's hops are all inside the GPU. */
+    const int pair = c->gpus_used != 1;
+    if (pair) calib_land(t, c, quiet);
     calib_local(t, c, quiet);
-    calib_rings(t, c, quiet);
-    calib_issue(t, c, quiet);
+    calib_rings(t, c, pair, quiet);
+    if (pair) calib_issue(t, c, quiet);
     calib_hostpair(t, c, quiet);
-    calib_push(t, c, quiet);
+    if (pair) calib_push(t, c, quiet);
     calib_misalign(t, c, quiet);
     if (!quiet)
         fprintf(stderr,

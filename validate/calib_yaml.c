@@ -91,7 +91,7 @@ static double link_ceiling(const ar_calib_t *c, const char *rule, const char **w
 
 /* The model being written: its values and, per key and level (or link kind), the note
  * saying which benchmark gave it. */
-#define MAX_KEYS 96
+#define MAX_KEYS AR_MODEL_MAX_KEYS
 typedef struct fit_s {
     ar_model_t m;
     ar_link_kind_t links[2];
@@ -134,10 +134,53 @@ static const char *fit_note(const ar_model_key_t *k, int l, void *ctx) {
     return F->note[i][l];
 }
 
+/* The terms of a link (the pair's, or a GPU's own traffic over one), which one GPU
+ * cannot measure: on one GPU they are base's, marked assumed. */
+static const char *const link_terms[] = {
+    "chan_read_lat_ns", "chan_inflight_bytes", "chan_write_gbps", "signal_lat_ns", "signal_release_remote_ns",
+    "signal_release_chan_ns", "link_issue_gbps", "chan_write_land_gbps", "chan_local_read_push_gbps", NULL,
+};
+
+static void take_link_terms(fit_t *F, const ar_model_t *base) {
+    int n;
+    const ar_model_key_t *keys = ar_model_keys(&n);
+    const char *why = "assumed: from %s (a link term; one GPU measures none)";
+    for (const char *const *t = link_terms; *t; t++) {
+        const ar_model_key_t *k = ar_model_key_find(*t);
+        put(F, AR_MK_ROOT, *t, 0, ar_model_get(base, k, 0), 6, why, base->name);
+    }
+    /* the first link kind is the GPUs' own (NVLink); the host link was measured */
+    for (int i = 0; i < n; i++)
+        if (keys[i].section == AR_MK_LINK) put(F, AR_MK_LINK, keys[i].name, 0, ar_model_get(base, &keys[i], 0), 6, why, base->name);
+}
+
+/* m->calib from the run: where, when, with what; every key whose note says "assumed" is
+ * marked so (the loader reads the marks back; `arsim model show` lists them). */
+static void record_calibration(fit_t *F, const ar_calib_t *c) {
+    ar_model_calib_t *cal = &F->m.calib;
+    cal->gpus = c->gpus_used ? c->gpus_used : 2;
+    snprintf(cal->device, sizeof cal->device, "%s", c->device);
+    snprintf(cal->driver, sizeof cal->driver, "%s", c->driver);
+    snprintf(cal->runtime, sizeof cal->runtime, "%s", c->runtime);
+    snprintf(cal->date, sizeof cal->date, "%s", c->date);
+    int n;
+    const ar_model_key_t *keys = ar_model_keys(&n);
+    for (int i = 0; i < n && i < MAX_KEYS; i++) {
+        const int count = keys[i].section == AR_MK_ROOT ? 1 : keys[i].section == AR_MK_LEVEL ? AR_NMEM : F->m.nlinks;
+        for (int l = 0; l < count; l++) {
+            if (keys[i].section == AR_MK_LEVEL && !F->m.mem[l].present) continue;
+            const char *note = fit_note(&keys[i], l, F);
+            if (!note || !note[0] || !strncmp(note, "assumed", 7)) cal->assumed[i] |= 1ull << l;
+        }
+    }
+}
+
 int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,
                             ar_error_t *err) {
     const char *what;
-    int nl = fit->nvlink_count > 0 ? fit->nvlink_count : 18;
+    /* The links the pair's traffic crosses: what NVML says is up (through NVSwitch every
+     * one of a GPU's links reaches the other GPU), else the topology's count. */
+    int nl = c->nvlinks_up > 0 ? c->nvlinks_up : fit->nvlink_count > 0 ? fit->nvlink_count : 18;
     double ceil = link_ceiling(c, fit->link_from, &what);
     double link_bw = ceil / nl;
     double link_lat = c->peer_read_lat_ns - c->local_read_lat_ns;
@@ -154,11 +197,18 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         launch_what = "one block, plain graph";
     }
 
+    const int pair = c->gpus_used != 1;
+    if (!pair && !fit->base)
+        return AR_ERR(err, AR_EMODEL, "calibrate: one GPU measures no link terms, and no model was given to take "
+                                      "them from; no model written");
+    /* On one GPU the benchmarks across a link did not run: their values are not checked
+     * here, they come from fit->base below. */
     double vals[] = {c->clock_ghz, c->l2_bytes, c->l2_read_gbps, c->l2_read_lat_ns,
                      c->hbm_capacity_bytes, c->hbm_read_gbps, c->hbm_write_gbps,
-                     c->local_read_lat_ns, link_bw, c->peer_read_lat_ns, inflight,
-                     c->peer_write_block_gbps, c->flag_oneway_ns, launch, host_bw};
-    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+                     c->local_read_lat_ns, launch, host_bw, link_bw, c->peer_read_lat_ns, inflight,
+                     c->peer_write_block_gbps, c->flag_oneway_ns};
+    const size_t nlocal = 10;
+    for (size_t i = 0; i < (pair ? sizeof vals / sizeof vals[0] : nlocal); i++)
         if (!(vals[i] > 0) || !isfinite(vals[i]))
             return AR_ERR(err, AR_EMODEL,
                           "calibrate: benchmark %zu gave %g, not a positive number; "
@@ -338,6 +388,13 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->hostpair_us[1], c->hostpair_us[0]);
     }
 
+    if (!pair) take_link_terms(F, fit->base);
+    else if (c->nvlinks_up > 0)
+        put(F, K, "lanes", 0, nl, 0, "measured: NVML, %d NVLink links up on each GPU", c->nvlinks_up);
+    else
+        put(F, K, "lanes", 0, nl, 0, "assumed: the topology's links between the pair");
+    record_calibration(F, c);
+
     fprintf(f, "# %s: calibrated from micro-benchmarks by `arsim calibrate --backend cuda`.\n",
             fit->name);
     fprintf(f, "# device: %s\n# date: %s\n", c->device, c->date);
@@ -349,6 +406,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     char desc[400];
     snprintf(desc, sizeof desc, "calibrated on %s, %s", c->device, c->date);
     ar_model_write(f, m, desc, fit_note, F);
+    ar_model_write_calibration(f, m);
     free(F);
 
     /* The raw curves, for the record and for plots. */

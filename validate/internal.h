@@ -142,6 +142,7 @@ typedef struct ar_calib_fit_s {
     const char *link_from;  /* link ceiling from "read", "write" or "mean" (NULL: mean) */
     int nvlink_count;       /* links between the two GPUs (0: 18, NV18) */
     int launch_wide;        /* launch_ns from a full-width grid instead of one block */
+    const ar_model_t *base; /* one GPU: the link terms come from this model, marked assumed */
 } ar_calib_fit_t;
 
 /* Write the model YAML. AR_EMODEL (nothing written) when a benchmark gave no

@@ -1,7 +1,8 @@
 # validate/: calibration (micro-benchmarks -> model file), `arsim bench` beside NCCL,
 # measured-vs-predicted comparison, reference data.
 libarsim_la_SOURCES += validate/internal.h validate/refs.c validate/calib_yaml.c \
-	validate/calib.h validate/bench.h validate/bench_rows.c validate/measure.c validate/compare.c
+	validate/calib.h validate/bench.h validate/bench_rows.c validate/measure.c validate/compare.c \
+	validate/nvml.c
 EXTRA_DIST += validate/calib.cu validate/calib_exec.c validate/bench.c validate/none.c
 if HAVE_CUDA
 # validate/calib.cu, the calibration micro-benchmarks: compiled by nvcc into a libtool

@@ -29,6 +29,12 @@ int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err) {
     return AR_ERR(err, AR_ENOTSUP, NO_CUDA);
 }
 
+int ar_calib_nvlinks(const int *gpus, int n) {
+    (void)gpus;
+    (void)n;
+    return -1;
+}
+
 int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *out, ar_error_t *err) {
     (void)opts;
     (void)out;

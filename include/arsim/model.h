@@ -37,6 +37,17 @@ typedef struct ar_link_kind_s {
     AR_MODEL_KEYS(AR__MK_LINK_FIELD)
 } ar_link_kind_t;
 
+/* Where a calibrated model's values came from: the `calibration:` block `arsim
+ * calibrate` writes (a hand-written file has none: gpus 0). Every key was measured on
+ * `device` with that driver and runtime at `date`, except the keys marked assumed. */
+#define AR_MODEL_MAX_KEYS 96
+typedef struct ar_model_calib_s {
+    int gpus;                  /* GPUs the benchmarks ran on (1: no link terms measured); 0: none */
+    char device[256], driver[96], runtime[16], date[64];
+    unsigned long long assumed[AR_MODEL_MAX_KEYS]; /* bit l of [i]: key i of level or link kind l
+                                                    * (bit 0 for a ROOT key) was assumed */
+} ar_model_calib_t;
+
 /* A hardware model: the terms from which every op's time is built. What each key
  * means, its unit and range: arsim/model_keys.h (or `arsim model keys`). */
 typedef struct ar_model_s {
@@ -46,6 +57,7 @@ typedef struct ar_model_s {
     ar_link_kind_t *links;       /* link kinds this model defines */
     int nlinks;
     AR_MODEL_KEYS(AR__MK_ROOT_FIELD)
+    ar_model_calib_t calib;
 } ar_model_t;
 
 /* The key table as data. */
@@ -74,6 +86,13 @@ double *ar_model_slot(ar_model_t *m, const ar_model_key_t *k, int l);
  * split at '\n'; NULL or "": none. AR_OK or AR_EIO. */
 int ar_model_write(FILE *f, const ar_model_t *m, const char *description,
                    const char *(*note)(const ar_model_key_t *k, int l, void *ctx), void *ctx);
+
+/* The key's name as `arsim model show` and the calibration block spell it:
+ * "clock_ghz", "memory.hbm.read_gbps", "links.nvlink4.bw_gbps" (k NULL: "memory.LEVEL"
+ * for level l's `present`). */
+const char *ar_model_key_path(const ar_model_t *m, const ar_model_key_t *k, int l, char *buf, size_t len);
+/* Write m->calib as the `calibration:` block (nothing when m->calib.gpus is 0). */
+int ar_model_write_calibration(FILE *f, const ar_model_t *m);
 
 /* name: a shipped model ("h100_sxm", "h200_sxm", "accel_tcm") or a path to a YAML file. */
 int ar_model_load(const char *name_or_path, ar_model_t **out, ar_error_t *err);
