@@ -94,6 +94,10 @@ void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     fputs(", \"cycles\": ", f); json_num(f, res->cycles);
     fputs(", \"check\": ", f); json_str(f, r->check ? r->check : "");
     fputs(", \"sim_wall_s\": ", f); json_num(f, res->sim_wall_s);
+    if (r->links_detected && r->links_detected[0]) {
+        fputs(", \"links_detected\": ", f);
+        json_str(f, r->links_detected);
+    }
     if (res->links && res->nlinks > 0) {
         fputs(", \"links\": [", f);
         for (int i = 0; i < res->nlinks; i++) {

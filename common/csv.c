@@ -300,7 +300,7 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
 const char *const ar_row_csv_columns =
     "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
     "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
-    "sim_wall_s";
+    "links_detected,sim_wall_s";
 
 void ar_row_csv_header(FILE *f) { fprintf(f, "%s\n", ar_row_csv_columns); }
 
@@ -326,5 +326,6 @@ void ar_row_csv(FILE *f, const ar_row_t *r) {
     for (int k = 0; k < AR_NTERM; k++) fprintf(f, "%.6f,", res->terms_s[k] * 1e6);
     fprintf(f, "%.0f,", res->cycles);
     ar_csv_put(f, r->check); fputc(',', f);
+    ar_csv_put(f, r->links_detected); fputc(',', f);
     fprintf(f, "%.6f\n", res->sim_wall_s);
 }

@@ -380,12 +380,12 @@ START_TEST(test_csv_json) {
     ck_assert_str_eq(line,
         "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
         "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,"
-        "cycles,check,sim_wall_s\n");
+        "cycles,check,links_detected,sim_wall_s\n");
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         int commas = 0;
         for (char *p = line; *p; p++) commas += *p == ',';
-        ck_assert_int_eq(commas, 26);
+        ck_assert_int_eq(commas, 27);
         ck_assert_ptr_nonnull(strstr(line, "analytic,"));
         ck_assert_ptr_nonnull(strstr(line, ",4,ring,bf16,sum,-1,hbm,"));
         rows++;

@@ -31,7 +31,7 @@ START_TEST(bench_rows_format) {
     FILE *f = open_memstream(&buf, &len);
     const ar_bench_row_t r = {.bytes = 8192, .count = 4096, .dtype = AR_BF16, .algo = "auto:1stage/2", .channels = 2,
                               .chunk_bytes = 4096, .root = -1, .nranks = 2, .ngpus = 2, .time_s = 5e-6, .wrong = -1,
-                              .nccl_s = NAN, .device = "GPU"};
+                              .nccl_s = NAN, .device = "GPU", .links_detected = "NV18"};
     ar_bench_csv_header(f);
     ar_bench_csv_row(f, &r);
     ar_bench_row_t r2 = r;
@@ -42,8 +42,8 @@ START_TEST(bench_rows_format) {
     ar_bench_table_row(f, &r);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU,NV18\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU,NV18\n"));
     ck_assert_ptr_nonnull(strstr(buf, "redop"));
     ck_assert_ptr_nonnull(strstr(buf, "#wrong"));
     ck_assert_ptr_nonnull(strstr(buf, "  N/A"));

@@ -32,4 +32,19 @@ grep -q "1 of 2 measured rows could not be compared (line $line;" "$tmp/stderr" 
 "$bin" validate --measured "$tmp/bad.csv" --model "$model" --predict-with analytic -o "$tmp/part.csv" \
     --allow-partial >"$tmp/stdout" 2>/dev/null || fail "--allow-partial did not accept the others"
 grep -q "rows compared: 1 of 2" "$tmp/stdout" || fail "--allow-partial: $(cat "$tmp/stdout")"
-echo "validate_rows: bench's labels matched; an unmatched row exits 2 naming line $line; --allow-partial compares the rest"
+# rows that recorded their GPUs' links (links_detected) are predicted only on a topology of as many:
+# h200_pair gives its pair 18 NVLink lanes, so NV18 rows compare and NV4 rows are refused, naming why
+awk -F, -v OFS=, '/^#/ { print; next } /^backend,/ { print $0 ",links_detected"; next } { print $0 ",NV" n }' n=18 \
+    "$tmp/labels.csv" >"$tmp/nv18.csv"
+"$bin" validate --measured "$tmp/nv18.csv" --model "$model" --predict-with analytic -o "$tmp/nv18_out.csv" \
+    >"$tmp/stdout" 2>"$tmp/stderr" || fail "rows measured on NV18 were not compared on h200_pair: $(tail -1 "$tmp/stderr")"
+grep -q "rows compared: 2 of 2" "$tmp/stdout" || fail "NV18 rows: $(cat "$tmp/stdout")"
+sed 's/,NV18$/,NV4/' "$tmp/nv18.csv" >"$tmp/nv4.csv"
+"$bin" validate --measured "$tmp/nv4.csv" --model "$model" --predict-with analytic -o "$tmp/nv4_out.csv" \
+    >/dev/null 2>"$tmp/stderr"
+rc=$?
+[ $rc = 2 ] || fail "rows measured on NV4 predicted on 18 lanes: exit $rc, want 2"
+grep -q "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
+    "$tmp/stderr" || fail "the NV4 refusal does not say why: $(head -2 "$tmp/stderr")"
+echo "validate_rows: bench's labels matched; an unmatched row exits 2 naming line $line; --allow-partial compares the rest;"
+echo "validate_rows: rows that recorded NV18 compare on h200_pair, NV4 ones are refused"

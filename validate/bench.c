@@ -17,6 +17,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include "validate/bench.h"
+#include "validate/calib.h"
 #include "hw/cuda.h"
 #include "arsim/algo.h"
 #include "arsim/case.h"
@@ -307,8 +308,12 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
     }
     struct cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, be->used[0]);
-    note(sink, "arsim bench: backend cuda, %d ranks on %d GPU%s (%s), peer access %s%s", be->nranks, be->nused,
-         be->nused == 1 ? "" : "s", prop.name, p2p ? "on" : "off",
+    /* What the rows ran on, recorded in each: the NVLink links up on every GPU used. */
+    char links[16] = "unknown";
+    const int up = ar_calib_nvlinks(be->used, be->nused);
+    if (up >= 0) snprintf(links, sizeof links, "NV%d", up);
+    note(sink, "arsim bench: backend cuda, %d ranks on %d GPU%s (%s, %s), peer access %s%s", be->nranks, be->nused,
+         be->nused == 1 ? "" : "s", prop.name, links, p2p ? "on" : "off",
          !be->p2p ? " (unavailable)" : o->force_host ? " (host staging forced)" : "");
     if (o->nccl) {
         if (have_nccl)
@@ -460,7 +465,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 .bytes = count * es, .count = count, .dtype = o->dtype, .algo = rows[i].algo,
                 .channels = rows[i].channels, .chunk_bytes = rows[i].chunk_bytes,
                 .root = rows[i].root, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
-                .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name,
+                .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name, .links_detected = links,
             };
             sink->row(&r, sink->ctx);
         }

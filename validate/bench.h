@@ -34,6 +34,7 @@ typedef struct ar_bench_row_s {
     int wrong;               /* -1 not checked, 0 right, 1 wrong */
     double nccl_s;           /* NCCL at this size, NAN when it did not run */
     const char *device;      /* the GPU's name */
+    const char *links_detected; /* NVLink links up on each GPU used: "NV18" (NVML), or "unknown" */
 } ar_bench_row_t;
 
 /* Where the bench's results go, as they come: rows, and notes (what ran beside what,

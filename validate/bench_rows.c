@@ -32,7 +32,7 @@ void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
 void ar_bench_csv_header(FILE *f) {
     fprintf(f, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,nranks,ngpus,time_us,algbw_gbps,"
                "busbw_gbps,wrong,"
-               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device\n");
+               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device,links_detected\n");
 }
 
 /* Empty fields where nothing was measured (no check, no NCCL), as in the result rows. */
@@ -50,6 +50,8 @@ void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
             r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), wrong,
             nt, nb, sp);
     ar_csv_put(f, r->device);
+    fputc(',', f);
+    ar_csv_put(f, r->links_detected);
     fputc('\n', f);
 }
 

@@ -124,6 +124,23 @@ static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt,
     return AR_OK;
 }
 
+/* A measured row that recorded its GPUs' NVLink links (links_detected) is predicted only
+ * on a topology that gives its devices as many: otherwise every link term would be of
+ * links the measurement did not have (full:2 of one lane against NV18: 18x too slow). */
+static int links_match(const ar_topo_t *t, const ar_vrow_t *m, ar_error_t *err) {
+    if (m->nvlinks < 0 || t->ndevices < 2) return AR_OK;
+    int lanes = 0;
+    for (int i = 0; i < t->nlinks; i++)
+        if (t->links[i].kind == 0 && (t->links[i].a == 0 || t->links[i].b == 0)) lanes += t->links[i].count;
+    if (lanes == m->nvlinks) return AR_OK;
+    return AR_ERR(err, AR_EINVAL,
+                  "measured on GPUs with %d NVLink links up each (links_detected NV%d), but topology %s gives "
+                  "device 0 %d lane%s of %s: predict on a topology of the measured links (full:N and switch:N take "
+                  "the model's lanes)",
+                  m->nvlinks, m->nvlinks, m->topology, lanes, lanes == 1 ? "" : "s",
+                  t->model && t->model->nlinks ? t->model->links[0].name : "its first link kind");
+}
+
 int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error_t *err_out) {
     const char *backend = cx->backend, *model = cx->model, *meas_name = cx->measured_name;
     if (!ar_backend_find(backend)) return AR_ERR(err_out, AR_ENOTSUP, "--predict-with %s: not in this build", backend);
@@ -171,7 +188,8 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
         int pch = 0;
         /* the options that rebuild the measured plan (plan_options_for) */
         uint64_t pchunk = 0;
-        int prc = plan_options_for(t, m, &pch, &pchunk, &err);
+        int prc = links_match(t, m, &err);
+        if (prc == AR_OK) prc = plan_options_for(t, m, &pch, &pchunk, &err);
         if (prc == AR_OK)
             prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, pchunk, &res, &pch, &err);
         else

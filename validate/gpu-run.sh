@@ -1,79 +1,96 @@
-#!/bin/sh
-# The GPU half of the validation, on a machine with 2 GPUs (no SimGrid there):
-# calibrate from micro-benchmarks, then measure every algorithm x size x placement.
+#!/bin/bash
+# The GPU half of the validation (no SimGrid there): calibrate from micro-benchmarks, on
+# two GPUs and on one, then measure every algorithm at its defaults at the placements,
+# dtypes, odd counts and channel counts docs/VALIDATION.md judges a model on.
 #
-#   validate/gpu-run.sh build     here: a GPU-only arsim in out/vrun (libyaml, libcudart beside it)
-#   validate/gpu-run.sh run       there: writes $OUT (or out/validate): h200_calibrated.yaml,
-#                                 calib_raw.csv, measured.csv, machine.txt, gpu-run.log
-#   validate/gpu-run.sh calibrate there: only the micro-benchmarks (about 10 s, limit 60 s):
-#                                 h200_calibrated.yaml, calib_raw.csv, machine.txt, gpu-run.log
+#   scripts/gpu-check.sh build    here: a GPU-only arsim in .devcarry/
+#   validate/gpu-run.sh run       there: writes $OUT (or out/gpu):
+#       KIND_calibrated.yaml      the model from two GPUs (KIND: h100, h200, by the GPU's name)
+#       KIND_1gpu.yaml            the model from GPU 0 alone (link terms assumed)
+#       measured.csv              2 GPUs: 1, 2, 4 ranks per GPU, bf16, 8 KB .. 1 GB
+#       measured_1gpu.csv         GPU 0 alone: 2, 4, 8 ranks, bf16, 8 KB .. 256 MB
+#       measured_odd.csv          2 GPUs, 1 rank each: fp32 and bf16 at 1001, 65537, 1000003, 16777259
+#       measured_channels.csv     2 GPUs, 1 rank each: 8 and 16 channels, 64 KB .. 256 MB
+#       machine.txt, gpu-run.log
+#   validate/gpu-run.sh calibrate there: the two calibrations alone (about 20 s)
 #
-# Each placement (1, 2, 4 ranks per GPU) runs as its own process with its own time limit,
-# so one that overruns costs only its own rows. Then, here:
-#   arsim validate --measured out/validate/measured.csv --model out/validate/h200_calibrated.yaml
+# Each measurement runs as its own process with its own time limit, so one that overruns
+# costs only its own rows. Then, here, e.g.:
+#   arsim validate --measured out/gpu/measured.csv --model out/gpu/h100_calibrated.yaml
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0); the cuda backend never uses it.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-run_dir=$top/out/vrun
+. "$(dirname "$0")/../scripts/gpu-env.sh"
+log=$out/gpu-run.log
 
-build() {
-    b=$top/out/vbuild
-    mkdir -p "$b" "$run_dir" && cd "$b" || exit 2
-    [ -f Makefile ] || "$top/configure" -q --without-simgrid || exit 2
-    make -j"$(nproc)" arsim >build.log 2>&1 || { tail -30 build.log; exit 2; }
-    cp arsim "$run_dir/"
-    cp -L /usr/lib/x86_64-linux-gnu/libyaml-0.so.2 "$run_dir/"
-    cp -L /usr/local/cuda/lib64/libcudart.so.13 "$run_dir/" 2>/dev/null || true
-    echo "built $run_dir/arsim"
+kind() {
+    case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+    *H100*) echo h100 ;;
+    *H200*) echo h200 ;;
+    *) echo gpu ;;
+    esac
 }
 
 calibrate() {
-    out=${OUT:-$top/out/validate}
-    mkdir -p "$out"
-    export LD_LIBRARY_PATH="$run_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ARSIM_DATADIR="$top" NCCL_NVLS_ENABLE=0
-    { date -u; nvidia-smi -L; nvidia-smi topo -m; } >"$out/machine.txt" 2>&1
+    k=$(kind)
+    { date -u; nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; } \
+        >"$out/machine.txt" 2>&1
+    n=$(nvidia-smi -L 2>/dev/null | wc -l)
     t0=$(date +%s)
-    timeout "${CALIB_S:-60}" "$run_dir/arsim" calibrate --backend cuda -o "$out/h200_calibrated.yaml" \
-        --raw "$out/calib_raw.csv" >>"$out/gpu-run.log" 2>&1
-    echo "calibrate: exit $? after $(($(date +%s) - t0)) s"
-    grep -E "^calibrate" "$out/gpu-run.log" | tail -16
+    if [ "$n" -ge 2 ]; then
+        timeout "${CALIB_S:-60}" "$a" calibrate --backend cuda --topology full:2 --name "${k}_calibrated" \
+            -o "$out/${k}_calibrated.yaml" --raw "$out/calib_raw.csv" >>"$log" 2>&1
+        echo "calibrate, 2 GPUs: exit $? after $(($(date +%s) - t0)) s"
+    fi
+    t0=$(date +%s)
+    timeout "${CALIB_S:-60}" "$a" calibrate --backend cuda --gpus 0 --name "${k}_1gpu" -o "$out/${k}_1gpu.yaml" \
+        >>"$log" 2>&1
+    echo "calibrate, 1 GPU: exit $? after $(($(date +%s) - t0)) s"
+    grep -E "^calibrate" "$log" | tail -30
+}
+
+# measure FILE LIMIT_S ARGS...: one validate --measure-only into $out/FILE.
+measure() {
+    f=$1 lim=$2
+    shift 2
+    t1=$(date +%s)
+    timeout "$lim" "$a" validate --measure-only -q -o "$out/$f" "$@" >>"$log" 2>&1
+    echo "$f ($*): exit $? after $(($(date +%s) - t1)) s, $(($(grep -vc '^#' "$out/$f" 2>/dev/null || echo 1) - 1)) rows"
+}
+
+# join OUT FILES...: one file, the first's comments and header, every file's rows.
+join() {
+    o=$1
+    shift
+    { grep '^#' "$1" 2>/dev/null; grep -hv '^#' "$@" 2>/dev/null | awk 'NR == 1 || !/^backend,/'; } >"$out/$o.tmp"
+    rm -f "$@"
+    mv "$out/$o.tmp" "$out/$o"
 }
 
 run() {
-    out=${OUT:-$top/out/validate}
-    mkdir -p "$out"
-    export LD_LIBRARY_PATH="$run_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ARSIM_DATADIR="$top" NCCL_NVLS_ENABLE=0
-    a=$run_dir/arsim
-    log=$out/gpu-run.log
-    { date -u; nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; } \
-        >"$out/machine.txt" 2>&1
-    cat "$out/machine.txt"
-    t0=$(date +%s)
-    timeout "${CALIB_S:-30}" "$a" calibrate --backend cuda -o "$out/h200_calibrated.yaml" --raw "$out/calib_raw.csv" \
-        >>"$log" 2>&1
-    echo "calibrate: exit $? after $(($(date +%s) - t0)) s"
-    grep -E "^calibrate" "$log" | tail -14
-    # Time limits per placement: about twice what each took on 2 x H200 (14, 19, 39 s),
-    # so the whole run stays within about 150 s.
+    calibrate
+    cd "$out" || exit 2
     for p in 1 2 4; do
-        t1=$(date +%s)
-        case $p in 1) lim=30 ;; 2) lim=35 ;; *) lim=60 ;; esac
-        timeout "${MEASURE_S:-$lim}" "$a" validate --measure-only --placements "$p" -o "$out/measured_p$p.csv" \
-            >>"$log" 2>&1
-        echo "placement $p rank(s) per GPU: exit $? after $(($(date +%s) - t1)) s, $(grep -vc '^#' "$out/measured_p$p.csv" 2>/dev/null) lines"
+        measure "m_p$p.csv" "${MEASURE_S:-90}" --topology full:2 --placements "$p"
     done
-    # One file: the first's comments and header, every file's rows.
-    {
-        grep '^#' "$out/measured_p1.csv" 2>/dev/null
-        grep -hv '^#' "$out"/measured_p*.csv 2>/dev/null | awk 'NR == 1 || !/^backend,/'
-    } >"$out/measured.csv"
-    rm -f "$out"/measured_p*.csv
-    echo "measured.csv: $(($(grep -vc '^#' "$out/measured.csv") - 1)) rows; total $(($(date +%s) - t0)) s"
+    join measured.csv m_p1.csv m_p2.csv m_p4.csv
+    for p in 2 4 8; do
+        CUDA_VISIBLE_DEVICES=0 measure "m1_p$p.csv" "${MEASURE_S:-90}" --topology full:1 --placements "$p" --size 8K:256M
+    done
+    join measured_1gpu.csv m1_p2.csv m1_p4.csv m1_p8.csv
+    for d in fp32 bf16; do
+        measure "mo_$d.csv" 60 --topology full:2 --placements 1 --dtype "$d" --count 1001,65537,1000003,16777259
+    done
+    join measured_odd.csv mo_fp32.csv mo_bf16.csv
+    for c in 8 16; do
+        measure "mc_$c.csv" 60 --topology full:2 --placements 1 --channels "$c" --size 64K:256M
+    done
+    join measured_channels.csv mc_8.csv mc_16.csv
+    head -3 measured.csv | grep device
+    grep -h -o ',NV[0-9]*$\|,unknown$' measured*.csv | sort | uniq -c
 }
 
 case ${1:-} in
-build) build ;;
 run) run ;;
 calibrate) calibrate ;;
-*) echo "usage: $0 build|run|calibrate" >&2; exit 2 ;;
+*) echo "usage: $0 run|calibrate (after scripts/gpu-check.sh build here)" >&2; exit 2 ;;
 esac

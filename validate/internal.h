@@ -64,6 +64,8 @@ typedef struct ar_vrow_s {
     uint64_t chunk_bytes;
     double time_us;
     char check[16];
+    int nvlinks;            /* links_detected "NVn": n, the NVLink links up on each GPU; -1 unknown or
+                             * not recorded (a model's row, or a file from before the column) */
     int line;
 } ar_vrow_t;
 

@@ -70,7 +70,7 @@ static void measured_row(const ar_bench_row_t *b, void *ctx) {
         .algo = b->algo, .nranks = t->nranks, .dtype = b->dtype, .buffer = AR_MEM_HBM, .bytes = b->bytes,
         .count = b->count, .root = b->root,
         .channels = b->channels, .chunk_bytes = b->chunk_bytes, .res = &res,
-        .check = b->wrong < 0 ? "" : b->wrong ? "FAIL" : "ok",
+        .check = b->wrong < 0 ? "" : b->wrong ? "FAIL" : "ok", .links_detected = b->links_detected,
     };
     ar_bound_t bound;
     ar_error_t berr;

@@ -199,6 +199,7 @@ int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err) {
             goto out;
         }
     }
+    const int links_col = ar_csv_col(c, "links_detected"); /* optional: files before it lack it */
     for (int r = 0; r < c->nrows; r++) {
         if (rows->n == rows->cap) {
             int cap = rows->cap ? 2 * rows->cap : 64;
@@ -253,6 +254,14 @@ int ar_validate_rows_load(const char *path, ar_vrows_t *rows, ar_error_t *err) {
         }
         x->time_us = d;
         AR_TRY_GOTO(copy_field(x->check, sizeof x->check, c, r, idx[12], "check", err), rc, out);
+        x->nvlinks = -1;
+        const char *nv = links_col >= 0 ? f[links_col] : "";
+        if (!strncmp(nv, "NV", 2) && !parse_u64(nv + 2, &u) && u <= 64) x->nvlinks = (int)u;
+        else if (nv[0] && strcmp(nv, "unknown")) {
+            rc = field_err(c, r, links_col, err, "%s: '%s' is not NVn (the NVLink links up on each GPU) or unknown",
+                           "links_detected", nv);
+            goto out;
+        }
         rows->n++;
     }
     grab_comment(c, rows);

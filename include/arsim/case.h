@@ -21,6 +21,8 @@ typedef struct ar_row_s {
     const ar_result_t *res;
     const char *check;     /* "ok", "FAIL", or "" when no check ran */
     double bound_s;        /* arsim/bound.h's bound for the case; 0 when it has none */
+    const char *links_detected; /* measured rows: the NVLink links up on each GPU, "NV18" (NVML), or
+                                 * "unknown"; NULL or "" for a model's rows */
 } ar_row_t;
 
 /* bound / time: how close a row came to the physical bound (NAN when either is 0). */
