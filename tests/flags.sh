@@ -140,7 +140,10 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | --json does not apply to arsim bench | bench --json x.json
 2 | needs a value           | bench --algo
 2 | needs a value           | bench --topology
-2 | two distinct GPU indices  | calibrate -o m.yaml --gpus 0
+2 | one GPU index or two distinct ones | calibrate -o m.yaml --gpus 0,0
+2 | one GPU index or two distinct ones | calibrate -o m.yaml --gpus 0,1,2
+2 | unknown model 'nosuch'    | calibrate -o m.yaml --gpus 0 --base nosuch
+2 | --base is for one         | calibrate -o m.yaml --gpus 0,1 --base h100_sxm
 2 | a multiple of 32          | calibrate -o m.yaml --threads 7
 2 | expected 1, 2, 3, 4, 6 or 8 | calibrate -o m.yaml --unroll 0
 2 | expected 1..1000          | calibrate -o m.yaml --reps 0

@@ -701,12 +701,23 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
             c->peer_read_max_gbps = std::max(c->peer_read_max_gbps, c->peer_read_gbps[i]);
             c->peer_write_max_gbps = std::max(c->peer_write_max_gbps, c->peer_write_gbps[i]);
         }
-        TRY(bidir(d0, d1, peer0, peer1, BIG, 2 * c->nsm, T, o.unroll, 0, sink0, sink1, o.reps,
-                  &c->peer_read_bidir_gbps, err));
-        TRY(bidir(d0, d1, peer0, peer1, BIG, 2 * c->nsm, T, o.unroll, 1, sink0, sink1, o.reps,
-                  &c->peer_write_bidir_gbps, err));
-        note(&o, "peer: per block read %.2f GB/s, write %.2f GB/s; both ways at once: read %.1f, write %.1f GB/s each way",
-             c->peer_read_block_gbps, c->peer_write_block_gbps, c->peer_read_bidir_gbps, c->peer_write_bidir_gbps);
+        /* Both ways at once, at the block counts an allreduce runs (its channels) and up
+         * to two per SM: the link's ceiling is the most any of them moved (more blocks
+         * than the link needs contend for it and move less). */
+        const int bidir_blocks[] = {32, 64, c->nsm, 2 * c->nsm};
+        for (int i = 0; i < 4; i++) {
+            if (i && bidir_blocks[i] <= bidir_blocks[i - 1]) continue;
+            double r, w;
+            TRY(bidir(d0, d1, peer0, peer1, BIG, bidir_blocks[i], T, o.unroll, 0, sink0, sink1, o.reps, &r, err));
+            TRY(bidir(d0, d1, peer0, peer1, BIG, bidir_blocks[i], T, o.unroll, 1, sink0, sink1, o.reps, &w, err));
+            note(&o, "peer: both ways at once, %d blocks each: read %.1f, write %.1f GB/s each way", bidir_blocks[i], r, w);
+            if (r > c->peer_read_bidir_gbps) c->peer_read_bidir_gbps = r, c->bidir_blocks[0] = bidir_blocks[i];
+            if (w > c->peer_write_bidir_gbps) c->peer_write_bidir_gbps = w, c->bidir_blocks[1] = bidir_blocks[i];
+        }
+        note(&o, "peer: per block read %.2f GB/s, write %.2f GB/s; both ways at once: read %.1f (%d blocks), write %.1f "
+                 "(%d blocks) GB/s each way",
+             c->peer_read_block_gbps, c->peer_write_block_gbps, c->peer_read_bidir_gbps, c->bidir_blocks[0],
+             c->peer_write_bidir_gbps, c->bidir_blocks[1]);
     }
 
     /* 4. latencies: pointer chase */

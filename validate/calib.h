@@ -60,7 +60,9 @@ typedef struct ar_calib_s {
     double peer_read_block_gbps;  /* slope of the read curve at few blocks (per block) */
     double peer_write_block_gbps; /* same for writes */
     double peer_read_max_gbps, peer_write_max_gbps; /* one direction, most blocks */
-    double peer_read_bidir_gbps, peer_write_bidir_gbps; /* both GPUs at once, each way */
+    double peer_read_bidir_gbps, peer_write_bidir_gbps; /* both GPUs at once, each way: the most of
+                                                         * 32, 64, nsm and 2 nsm blocks per GPU */
+    int bidir_blocks[2];       /* the block counts that gave them (read, write) */
     /* dependent-load latencies (pointer chase, one thread) */
     double peer_read_lat_ns;
     double local_read_lat_ns;  /* 4096 lines 64 KB apart: after the first pass they live in L2 */

@@ -239,8 +239,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     put(F, L, "lat_ns", H, c->local_read_lat_ns, 0,
         "measured: pointer chase, 4096 lines 64 KB apart in 256 MB of local\n"
         "memory (they stay in L2 after a pass: data an op touched lately)");
-    put(F, K, "bw_gbps", 0, link_bw, 3, "measured: %.1f GB/s per direction (%s, %d blocks each),\nover the %d links of the pair",
-        ceil, what, 2 * c->nsm, nl);
+    put(F, K, "bw_gbps", 0, link_bw, 3, "measured: %.1f GB/s per direction (%s, the most of\n32 .. %d blocks each: read %d, write %d), over the %d links of the pair",
+        ceil, what, 2 * c->nsm, c->bidir_blocks[0], c->bidir_blocks[1], nl);
     put(F, K, "lat_ns", 0, link_lat, 0, "measured: peer pointer chase %.0f ns - local %.0f ns", c->peer_read_lat_ns,
         c->local_read_lat_ns);
     put(F, K, "bw_gbps", 1, host_bw, 1, "measured: kernel loads/stores on mapped pinned host memory (min of read %.1f, write %.1f)",
