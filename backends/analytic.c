@@ -7,12 +7,16 @@
  * bottleneck (ar_cost_op), and no faster than the resources it uses (link directions,
  * device memories, host links, link issue) can carry it after what they already carry:
  * each keeps a backlog, when the bytes given to it so far will have crossed at its full
- * rate. The ops that channels issue at one moment are held until every channel has
- * issued at that moment; then the ops of that batch that use one resource share it
- * fairly (processor sharing: an op of b bytes among ops of b_j ends sum_j min(b_j, b) / rate
- * after the backlog), and the backlog grows by all their bytes. Channels in step stay in
- * step, as in the sim backend, where SimGrid shares every resource among what runs at
- * once.
+ * rate. An op issued is held until its first byte moves (its latency after its issue),
+ * and every op other channels issue before that moment joins its batch; then the ops of
+ * the batch that use one resource share it fairly (processor sharing: an op of b bytes
+ * among ops of b_j ends sum_j min(b_j, b) / rate after the backlog), and the backlog grows
+ * by all their bytes. Channels in step stay in step, as in the sim backend, where SimGrid
+ * shares every resource among what runs at once, even when their starts differ by less
+ * than an op's latency (blocks of a launch start launch_block_ns apart): resolved at the
+ * moment of issue instead, the first of them would take the resource first and the rest
+ * queue behind it, which pipelines channels that in fact move together. No op of a batch
+ * ends before the batch is resolved, so no channel goes on in the past.
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -201,8 +205,9 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
             return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         w->use[w->nuse++] = (use_t){slot, (int)w->npend, cap, w->traffic[i].bytes, 0};
     }
-    if (w->npend++ == 0) { /* the first of its batch: resolve once the moment's channels have run */
-        event_t e = {.t = pd->start, .kind = EV_RESOLVE};
+    if (w->npend++ == 0) { /* the first of its batch: resolve once the moment its first byte moves has
+                            * come, so every op issued before then shares the resources with it */
+        event_t e = {.t = pd->start + pd->cost.lat_s, .kind = EV_RESOLVE};
         if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     }
     return AR_OK;
@@ -216,7 +221,7 @@ static int use_cmp(const void *x, const void *y) {
 
 /* The batch: per resource, its ops share it fairly after its backlog; each op has streamed
  * once every resource has carried its bytes (and not before its own bottleneck allows). */
-static int resolve(walk_t *w, ar_error_t *err) {
+static int resolve(walk_t *w, double now, ar_error_t *err) {
     qsort(w->use, w->nuse, sizeof *w->use, use_cmp);
     for (size_t g = 0; g < w->nuse;) {
         size_t e = g;
@@ -242,6 +247,8 @@ static int resolve(walk_t *w, ar_error_t *err) {
         pending_t *pd = &w->pend[w->use[i].pend];
         if (w->use[i].end > pd->streamed) pd->streamed = w->use[i].end;
     }
+    for (size_t k = 0; k < w->npend; k++)
+        if (w->pend[k].streamed < now) w->pend[k].streamed = now;
     /* breakdowns: each link direction's bytes and the spans it carried them (link slots
      * come first, numbered as w->links) */
     for (size_t i = 0; w->breakdown && i < w->nuse; i++) {
@@ -358,7 +365,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
         event_t e = heap_pop(&w.heap);
         ar_progress_tick(&pg, e.t, w.ops);
         if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
-        else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, err), rc, out);
+        else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, e.t, err), rc, out);
         else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
     }
 
