@@ -313,7 +313,7 @@ static const agree_case_t agree_cases[] = {
     {"naive", "h200_pair", "tests/data/model_land.yaml", 0},
     /* in-network reduction (the switch adds): every rank's NETREDUCE crosses every link,
      * each direction shared alike by all ranks in step; one and two ranks per device */
-    {"innet", "switch:4", NULL, 0},         {"innet", "switch:4", NULL, 8},
+    {"innet", "switch:4", "tests/data/h200_est.yaml", 0}, {"innet", "switch:4", "tests/data/h200_est.yaml", 8},
 };
 
 START_TEST(test_agrees_with_analytic) {
@@ -518,12 +518,12 @@ END_TEST
 
 /* ---- channels: few cannot fill a link ---- */
 
-/* h200_pair: rank 0 pulls B from rank 1 split over k channels. A channel keeps
+/* h200_pair on h200_est: rank 0 pulls B from rank 1 split over k channels. A channel keeps
  * chan_inflight_bytes in flight over chan_read_lat_ns (8192 B / 1.1 us = 7.45 GB/s),
  * so 8 channels reach ~60 GB/s (DESIGN.md measured 60) and 132 channels are bound
  * by the NV18 bundle (18 x 26.562 GB/s). */
 START_TEST(test_channel_bound) {
-    ar_topo_t *t = tu_topo_open("h200_pair", NULL);
+    ar_topo_t *t = tu_topo_open("h200_pair", test_path("tests/data/h200_est.yaml"));
     const ar_model_t *m = t->model;
     const double chan = ar_model_chan_read_gbps(m) * 1e9;
     const double link = 18 * m->links[t->links[0].kind].bw_gbps * 1e9;
