@@ -34,13 +34,14 @@ static ar_topo_t *cached_topo(topo_cache_t *c, int *n, int max, const char *spec
 }
 
 /* Predict one configuration. */
+/* own_defaults: channels 0 is the algorithm's own rule (rebuilding a measured plan:
+ * plan_options_for), else the model's choice, as `arsim run` makes it (a reference's case). */
 static int predict(const char *backend, ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
-                   ar_mem_t buffer, int channels, uint64_t chunk, ar_result_t *res, int *plan_channels,
-                   ar_error_t *err) {
+                   ar_mem_t buffer, int channels, uint64_t chunk, int own_defaults, ar_result_t *res,
+                   int *plan_channels, ar_error_t *err) {
     ar_case_t c = {
         .backend = backend, .topo = t, .topology = t->name, .algo = algo, .count = count, .dtype = dt,
-        .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0,
-        .own_defaults = 1, /* channels 0: the algorithm's own rule, which plan_channels_for found rebuilds the measured plan */
+        .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0, .own_defaults = own_defaults,
     };
     c.algo_opts.channels = channels;
     c.algo_opts.chunk_bytes = chunk;
@@ -191,7 +192,7 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
         int prc = links_match(t, m, &err);
         if (prc == AR_OK) prc = plan_options_for(t, m, &pch, &pchunk, &err);
         if (prc == AR_OK)
-            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, pchunk, &res, &pch, &err);
+            prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, pchunk, 1, &res, &pch, &err);
         else
             memset(&res, 0, sizeof res);
         if (prc != AR_OK) {
@@ -339,7 +340,7 @@ int ar_validate_refs_compare(const ar_refs_compare_t *cx, int *bad, ar_error_t *
             ar_result_t res;
             ar_error_t e2;
             ar_error_clear(&e2);
-            if (predict(backend, t, algos[a], count, dt, buf, 0, 0, &res, NULL, &e2) == AR_OK &&
+            if (predict(backend, t, algos[a], count, dt, buf, 0, 0, 0, &res, NULL, &e2) == AR_OK &&
                 res.time_s * 1e6 < best) {
                 best = res.time_s * 1e6;
                 best_algo = ar_algo_find(algos[a])->name;
