@@ -37,6 +37,19 @@ static int keys(int markdown) {
     return 0;
 }
 
+/* One key's line: its path, value, unit and, in a calibrated model, measured or assumed. */
+static int show_key(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx) {
+    int n, *nassumed = ctx;
+    char key[160];
+    ar_model_key_path(m, k, l, key, sizeof key);
+    const double v = ar_model_get(m, k, l);
+    const int assumed = m->calib.gpus && (m->calib.assumed[k - ar_model_keys(&n)] >> l & 1);
+    *nassumed += assumed;
+    printf("%-34s %14.10g %-5s%s%s\n", key, v, k->unit, !m->calib.gpus ? "" : assumed ? " assumed " : " measured",
+           !k->required && v == 0 ? "  (none: left out)" : "");
+    return 0;
+}
+
 static int show(const char *name) {
     ar_model_t *m = NULL;
     ar_error_t err;
@@ -55,21 +68,8 @@ static int show(const char *name) {
     else
         printf("# not calibrated: no benchmark run stands behind these values (the file's comments say where\n"
                "# each came from); arsim calibrate measures them on your GPUs\n");
-    int n, nassumed = 0;
-    const ar_model_key_t *k = ar_model_keys(&n);
-    for (int i = 0; i < n; i++) {
-        const int count = k[i].section == AR_MK_ROOT ? 1 : k[i].section == AR_MK_LEVEL ? AR_NMEM : m->nlinks;
-        for (int l = 0; l < count; l++) {
-            if (k[i].section == AR_MK_LEVEL && !m->mem[l].present) continue;
-            char key[160];
-            ar_model_key_path(m, &k[i], l, key, sizeof key);
-            const double v = ar_model_get(m, &k[i], l);
-            const int assumed = c->gpus && (c->assumed[i] >> l & 1);
-            nassumed += assumed;
-            printf("%-34s %14.10g %-5s%s%s\n", key, v, k[i].unit, !c->gpus ? "" : assumed ? " assumed " : " measured",
-                   !k[i].required && v == 0 ? "  (none: left out)" : "");
-        }
-    }
+    int nassumed = 0;
+    ar_model_each_key(m, show_key, &nassumed);
     if (c->gpus) printf("# %d key%s assumed\n", nassumed, nassumed == 1 ? "" : "s");
     ar_model_free(m);
     return 0;

@@ -75,9 +75,7 @@ static void fmt_value(double v, char *buf, size_t len) {
 }
 
 const char *ar_model_key_path(const ar_model_t *m, const ar_model_key_t *k, int l, char *buf, size_t len) {
-    if (!k)
-        snprintf(buf, len, "memory.%s", ar_mem_name((ar_mem_t)l));
-    else if (k->section == AR_MK_LEVEL)
+    if (k->section == AR_MK_LEVEL)
         snprintf(buf, len, "memory.%s.%s", ar_mem_name((ar_mem_t)l), k->name);
     else if (k->section == AR_MK_LINK)
         snprintf(buf, len, "links.%s.%s", m->links[l].name, k->name);
@@ -86,9 +84,8 @@ const char *ar_model_key_path(const ar_model_t *m, const ar_model_key_t *k, int 
     return buf;
 }
 
-/* Every (key, level or link kind) of m, present levels only: fn(k, l) for each. */
-static int each_key(const ar_model_t *m, int (*fn)(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx),
-                    void *ctx) {
+int ar_model_each_key(const ar_model_t *m, int (*fn)(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx),
+                      void *ctx) {
     for (int i = 0; i < NKEYS; i++) {
         const ar_model_key_t *k = &model_keys[i];
         const int count = k->section == AR_MK_ROOT ? 1 : k->section == AR_MK_LEVEL ? AR_NMEM : m->nlinks;
@@ -118,7 +115,7 @@ int ar_model_write_calibration(FILE *f, const ar_model_t *m) {
             KNOWN(c->driver), KNOWN(c->runtime), KNOWN(c->date), c->gpus);
 #undef KNOWN
     fputs("  assumed:                     # the keys no benchmark measured; every other key was measured\n", f);
-    each_key(m, write_assumed, f);
+    ar_model_each_key(m, write_assumed, f);
     return ferror(f) ? AR_EIO : AR_OK;
 }
 
@@ -346,7 +343,7 @@ static int parse_calibration(const ar__ydoc_t *d, const ar__ynode_t *n, ar_model
         const char *s;
         AR_TRY(ar__y_string(d, v->items[i], "calibration.assumed", 160, &s, err));
         key_lookup_t x = {s, NULL, 0};
-        if (!each_key(m, match_path, &x))
+        if (!ar_model_each_key(m, match_path, &x))
             return ar__y_error(err, d, v->items[i], AR_EPARSE, "calibration.assumed",
                                "'%s' is not a key of this model (arsim model show lists them)", s);
         c->assumed[x.k - model_keys] |= 1ull << x.l;

@@ -517,15 +517,15 @@ extern "C" int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *er
 }
 
 extern "C" int ar_calib_nvlinks(const int *gpus, int n) {
-    int least = -1;
+    enum { MAX = 64 };
+    char bus[MAX][32];
+    const char *ids[MAX];
+    if (n > MAX) return -1;
     for (int i = 0; i < n; i++) {
-        char bus[32];
-        if (cudaDeviceGetPCIBusId(bus, sizeof bus, gpus[i]) != cudaSuccess) return -1;
-        const int up = ar_nvml_nvlinks_up(bus);
-        if (up < 0) return -1;
-        if (least < 0 || up < least) least = up;
+        if (cudaDeviceGetPCIBusId(bus[i], sizeof bus[i], gpus[i]) != cudaSuccess) return -1;
+        ids[i] = bus[i];
     }
-    return least;
+    return ar_nvml_nvlinks_up(ids, n);
 }
 
 extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error_t *err) {

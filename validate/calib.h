@@ -168,10 +168,10 @@ struct ar_topo_s;
 int ar_calib_exec(const struct ar_topo_s *t, ar_calib_t *c, int quiet, ar_error_t *err);
 
 /* NVML, opened at run time (validate/nvml.c): the driver's version (0, or -1 when NVML
- * is not there), and the NVLink links of the GPU at a PCI bus id that are up (-1
- * unknown). */
+ * is not there), and the NVLink links up on the GPUs at these PCI bus ids, the least of
+ * them (-1 unknown). */
 int ar_nvml_driver_version(char *buf, unsigned long len);
-int ar_nvml_nvlinks_up(const char *pci_bus_id);
+int ar_nvml_nvlinks_up(const char *const *pci_bus_ids, int ngpus);
 
 /* NVLink links up on every GPU of gpus[0..n) (the least of them; -1 when NVML cannot
  * say), as rows and models record what they ran on: "NV18". AR_ENOTSUP without CUDA. */

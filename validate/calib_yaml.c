@@ -154,6 +154,15 @@ static void take_link_terms(fit_t *F, const ar_model_t *base) {
         if (keys[i].section == AR_MK_LINK) put(F, AR_MK_LINK, keys[i].name, 0, ar_model_get(base, &keys[i], 0), 6, why, base->name);
 }
 
+static int mark_assumed(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx) {
+    (void)m; /* F->m, which ctx holds writable */
+    fit_t *F = ctx;
+    int n;
+    const char *note = fit_note(k, l, F);
+    if (!note || !note[0] || !strncmp(note, "assumed", 7)) F->m.calib.assumed[k - ar_model_keys(&n)] |= 1ull << l;
+    return 0;
+}
+
 /* m->calib from the run: where, when, with what; every key whose note says "assumed" is
  * marked so (the loader reads the marks back; `arsim model show` lists them). */
 static void record_calibration(fit_t *F, const ar_calib_t *c) {
@@ -163,16 +172,7 @@ static void record_calibration(fit_t *F, const ar_calib_t *c) {
     snprintf(cal->driver, sizeof cal->driver, "%s", c->driver);
     snprintf(cal->runtime, sizeof cal->runtime, "%s", c->runtime);
     snprintf(cal->date, sizeof cal->date, "%s", c->date);
-    int n;
-    const ar_model_key_t *keys = ar_model_keys(&n);
-    for (int i = 0; i < n && i < MAX_KEYS; i++) {
-        const int count = keys[i].section == AR_MK_ROOT ? 1 : keys[i].section == AR_MK_LEVEL ? AR_NMEM : F->m.nlinks;
-        for (int l = 0; l < count; l++) {
-            if (keys[i].section == AR_MK_LEVEL && !F->m.mem[l].present) continue;
-            const char *note = fit_note(&keys[i], l, F);
-            if (!note || !note[0] || !strncmp(note, "assumed", 7)) cal->assumed[i] |= 1ull << l;
-        }
-    }
+    ar_model_each_key(&F->m, mark_assumed, F);
 }
 
 int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,

@@ -33,8 +33,7 @@ static ar_topo_t *cached_topo(topo_cache_t *c, int *n, int max, const char *spec
     return t;
 }
 
-/* Predict one configuration. */
-/* own_defaults: channels 0 is the algorithm's own rule (rebuilding a measured plan:
+/* Predict one configuration. own_defaults: channels 0 is the algorithm's own rule (rebuilding a measured plan:
  * plan_options_for), else the model's choice, as `arsim run` makes it (a reference's case). */
 static int predict(const char *backend, ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
                    ar_mem_t buffer, int channels, uint64_t chunk, int own_defaults, ar_result_t *res,

@@ -61,19 +61,24 @@ int ar_nvml_driver_version(char *buf, unsigned long len) {
     return 0;
 }
 
-int ar_nvml_nvlinks_up(const char *pci_bus_id) {
+int ar_nvml_nvlinks_up(const char *const *pci_bus_ids, int ngpus) {
     nvml_t n;
     if (nvml_open(&n)) return -1;
-    void *dev = NULL;
-    int up = -1;
-    if (n.by_pci && n.link_state && n.by_pci(pci_bus_id, &dev) == 0) {
-        up = 0;
+    int least = -1;
+    for (int g = 0; g < ngpus; g++) {
+        void *dev = NULL;
+        if (!n.by_pci || !n.link_state || n.by_pci(pci_bus_ids[g], &dev) != 0) {
+            least = -1;
+            break;
+        }
+        int up = 0;
         for (unsigned l = 0; l < NVML_MAX_LINKS; l++) {
             int active = 0;
             if (n.link_state(dev, l, &active) != 0) continue; /* no such link */
             up += active == 1;
         }
+        if (least < 0 || up < least) least = up;
     }
     nvml_close(&n);
-    return up;
+    return least;
 }

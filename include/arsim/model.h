@@ -87,9 +87,12 @@ double *ar_model_slot(ar_model_t *m, const ar_model_key_t *k, int l);
 int ar_model_write(FILE *f, const ar_model_t *m, const char *description,
                    const char *(*note)(const ar_model_key_t *k, int l, void *ctx), void *ctx);
 
+/* Every key of m, once per level it has (present levels only) or link kind it defines:
+ * fn(m, k, l, ctx) for each, in the table's order, until one returns non-zero (returned). */
+int ar_model_each_key(const ar_model_t *m, int (*fn)(const ar_model_t *m, const ar_model_key_t *k, int l, void *ctx),
+                      void *ctx);
 /* The key's name as `arsim model show` and the calibration block spell it:
- * "clock_ghz", "memory.hbm.read_gbps", "links.nvlink4.bw_gbps" (k NULL: "memory.LEVEL"
- * for level l's `present`). */
+ * "clock_ghz", "memory.hbm.read_gbps", "links.nvlink4.bw_gbps". */
 const char *ar_model_key_path(const ar_model_t *m, const ar_model_key_t *k, int l, char *buf, size_t len);
 /* Write m->calib as the `calibration:` block (nothing when m->calib.gpus is 0). */
 int ar_model_write_calibration(FILE *f, const ar_model_t *m);
