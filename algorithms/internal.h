@@ -149,22 +149,24 @@ int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent);
  * not connected, -2 out of memory. */
 int ar__center_rank(const ar_topo_t *t);
 
-/* A cycle through all ranks with consecutive ranks adjacent: identity, snake on grids,
- * else a bounded search. Returns 1 found, 0 none (bad_a/bad_b: a non-adjacent pair
- * of the identity order), AR_ENOMEM. */
-int ar__find_ring(const ar_topo_t *t, int *order, int *bad_a, int *bad_b);
-/* Snake cycle on a W x H grid (W*H even, both >= 2, or W*H <= 2): order[] of node
- * indices y*W + x. Returns 0 when none exists. */
+/* A cycle through all ranks, consecutive ranks adjacent where one can be found:
+ * identity, the devices' snake on grids, else a bounded search. Returns 1 when it is a
+ * ring of neighbours, 0 when it is not (order then holds the devices' cycle, a grid's
+ * snake with one jump, whose steps between non-neighbours the backends route), or
+ * AR_ENOMEM. */
+int ar__find_ring(const ar_topo_t *t, int *order);
+/* Snake cycle on a W x H grid: order[] of node indices y*W + x. Returns 1 when it is a
+ * cycle of neighbours (W*H even, both >= 2, or W*H <= 2), else 0: order then holds the
+ * snake whose one jump is the shorter (odd grids, lines). */
 int ar__snake_cycle(int W, int H, int *order);
 
-/* Grid of the topology for torus2d/mesh2d: the topology's own, or for full/switch
- * topologies opts grid_w x grid_h or the most square factorisation. rank_at[y*W+x]
- * receives the rank on each grid point. Returns AR_OK or AR_EUNFIT with err set. */
-int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int need_torus,
-             int *W, int *H, int *rank_at, ar_error_t *err);
-
-/* AR_EUNFIT unless every pair of ranks is adjacent. */
-int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err);
+/* Grid for torus2d/mesh2d: the topology's own when it is a torus or mesh with a rank on
+ * every device, else opts grid_w x grid_h or the most square factorisation, ranks in
+ * order (steps between grid neighbours whose devices are not linked are routed).
+ * rank_at[y*W+x] receives the rank on each grid point. AR_OK, or AR_EUNFIT for a
+ * grid_w x grid_h that does not hold the ranks. */
+int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int *W, int *H, int *rank_at,
+             ar_error_t *err);
 
 /* Length of piece i when a lane of len elements is cut into pieces of chunk. */
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);

@@ -45,25 +45,16 @@ static int by_bcast(const void *x, const void *y) {
 static int toward(int a, int b) { return a < b ? a + 1 : a > b ? a - 1 : a; }
 
 /* Parents of the tree rooted at grid point (x0, y0), in ranks: along X first (x_first)
- * or Y first. AR_EUNFIT when a tree edge is no link of the topology. */
-static int grid_tree(const ar_topo_t *t, int W, int H, const int *rank_at, int x0, int y0, int x_first,
-                     int *par, ar_error_t *err) {
+ * or Y first. A tree edge between ranks whose devices are not linked is routed. */
+static void grid_tree(int W, int H, const int *rank_at, int x0, int y0, int x_first, int *par) {
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++) {
             int px = x, py = y;
             if (x_first ? x != x0 : y == y0) px = toward(x, x0);
             else py = toward(y, y0);
             const int v = rank_at[y * W + x];
-            if (px == x && py == y) {
-                par[v] = -1;
-                continue;
-            }
-            par[v] = rank_at[py * W + px];
-            if (!ar_topo_rank_adjacent(t, v, par[v]))
-                return AR_ERR(err, AR_EUNFIT, "mesh2d: ranks %d and %d, neighbours on the %dx%d grid, are not linked on %s",
-                              v, par[v], W, H, t->name);
+            par[v] = px == x && py == y ? -1 : rank_at[py * W + px];
         }
-    return AR_OK;
 }
 
 int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
@@ -72,7 +63,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     int W, H;
     int *rank_at = malloc((size_t)P * sizeof *rank_at);
     if (!rank_at) return AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
-    int rc = ar__grid("mesh2d", t, o, 0, &W, &H, rank_at, err);
+    int rc = ar__grid("mesh2d", t, o, &W, &H, rank_at, err);
     const int orders = W > 1 && H > 1 ? 2 : 1, ntrees = orders * P, lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_MESH2D);
     const uint32_t nf = ar__tree_nflags(MAXDEG);
     const int dmax = W - 1 + H - 1; /* the deepest any tree goes */
@@ -87,7 +78,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     ar_addr_t sv[MAXDEG + 1];
     if (rc == AR_OK && (!par || !tr || !slot_at || !used)) rc = AR_ERR(err, AR_ENOMEM, "mesh2d: out of memory");
     for (int k = 0; k < ntrees && rc == AR_OK; k++)
-        rc = grid_tree(t, W, H, rank_at, (k % P) % W, (k % P) / W, k < P, par + (size_t)k * P, err);
+        grid_tree(W, H, rank_at, (k % P) % W, (k % P) / W, k < P, par + (size_t)k * P);
     ar_plan_t *p = NULL;
     const int told = rc != AR_OK; /* err already says why */
     if (rc == AR_OK) rc = ar__plan_new(o, "mesh2d", P, 2 * lanes, count, dt, &p);

@@ -6,7 +6,7 @@
 
 int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                    ar_plan_t **out, ar_error_t *err) {
-    int P = t->nranks, a, b;
+    int P = t->nranks;
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_RING);
     /* each rank, per lane and chunk group: P-1 REDUCEs of two sources and P-1 COPYs at least */
     {
@@ -19,15 +19,8 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
     ar_plan_t *p = NULL;
     int rc = (ord && rev && nrecv) ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK) {
-        int f = ar__find_ring(t, ord, &a, &b);
+        const int f = ar__find_ring(t, ord); /* not a ring of neighbours: its other steps are routed */
         if (f < 0) rc = f;
-        else if (!f)
-            rc = AR_ERR(err, AR_EUNFIT,
-                        "ring: ranks %d and %d are not neighbours on %s and no ring through "
-                        "neighbours exists (%s)",
-                        a, b, t->name,
-                        t->kind == AR_TOPO_MESH_2D ? "odd mesh, no wrap-around links"
-                                                   : "no Hamiltonian cycle found");
     }
     if (rc == AR_OK) rc = ar__plan_new(o, "ring", P, lanes, count, dt, &p);
     if (rc == AR_OK) {

@@ -5,25 +5,6 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-static int check_rings(const ar_topo_t *t, const int *rank_at, int W, int H, ar_error_t *err) {
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++) {
-            int r = rank_at[y * W + x];
-            int rx = rank_at[y * W + (x + 1) % W], ry = rank_at[((y + 1) % H) * W + x];
-            if (W > 1 && !ar_topo_rank_adjacent(t, r, rx))
-                return AR_ERR(err, AR_EUNFIT,
-                              "torus2d: ranks %d and %d are not neighbours on %s (X ring of row %d "
-                              "of the %dx%d grid)",
-                              r, rx, t->name, y, W, H);
-            if (H > 1 && !ar_topo_rank_adjacent(t, r, ry))
-                return AR_ERR(err, AR_EUNFIT,
-                              "torus2d: ranks %d and %d are not neighbours on %s (Y ring of column "
-                              "%d of the %dx%d grid)",
-                              r, ry, t->name, x, W, H);
-        }
-    return AR_OK;
-}
-
 int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks, W, H;
@@ -35,8 +16,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         free(rank_at); free(rows); free(cols); free(nrecv);
         return AR_ERR(err, AR_ENOMEM, "torus2d: out of memory");
     }
-    int rc = ar__grid("torus2d", t, o, 1, &W, &H, rank_at, err);
-    if (rc == AR_OK) rc = check_rings(t, rank_at, W, H, err);
+    int rc = ar__grid("torus2d", t, o, &W, &H, rank_at, err);
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TORUS2D);
     /* each rank, per lane: a ring over its row (reduce-scatter, all-gather) and its column */
     if (rc == AR_OK)

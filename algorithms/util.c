@@ -523,23 +523,23 @@ int ar__snake_cycle(int W, int H, int *o) {
         for (int i = 0; i < W * H; i++) o[i] = i;
         return 1;
     }
-    if (W < 2 || H < 2) return 0;
-    if (H % 2 == 0) {
+    /* Rows with an even row count (or, transposed, columns), else whichever way makes
+     * the one jump (W - 1 or H - 1 hops, from the last row's end back to column 0)
+     * shorter: a line (W or H of 1) is its own order, with the jump back closing it. */
+    const int rows = H % 2 == 0 || (W % 2 && W <= H);
+    if (rows) {
         /* row 0 left to right, rows 1..H-1 snake over columns 1..W-1, back up column 0 */
         for (int x = 0; x < W; x++) o[n++] = x;
         for (int y = 1; y < H; y++)
             for (int k = 0; k < W - 1; k++) o[n++] = y * W + (y % 2 ? W - 1 - k : 1 + k);
         for (int y = H - 1; y >= 1; y--) o[n++] = y * W;
-        return 1;
-    }
-    if (W % 2 == 0) { /* the same, transposed */
+    } else { /* the same, transposed */
         for (int y = 0; y < H; y++) o[n++] = y * W;
         for (int x = 1; x < W; x++)
             for (int k = 0; k < H - 1; k++) o[n++] = (x % 2 ? H - 1 - k : 1 + k) * W + x;
         for (int x = W - 1; x >= 1; x--) o[n++] = x;
-        return 1;
     }
-    return 0;
+    return W >= 2 && H >= 2 && (rows ? H % 2 == 0 : W % 2 == 0);
 }
 
 static int ring_ok(const ar_topo_t *t, const int *o, int n) {
@@ -607,14 +607,15 @@ out:
 
 /* Ranks device by device along a cycle of the devices (the snake of a grid, else their
  * order), a device's ranks in rank order: a ring of neighbours whenever that device
- * cycle is one, whatever the ranks per device. 1 when it is a ring. */
+ * cycle is one, whatever the ranks per device. 1 when it is a ring, 0 when it is not
+ * (o holds it all the same: a grid's snake jumps once), AR_ENOMEM. */
 static int device_ring(const ar_topo_t *t, int *o) {
     const int P = t->nranks, D = t->ndevices;
     int *dev = malloc((size_t)D * sizeof *dev), *first = calloc((size_t)D + 1, sizeof *first);
-    int ok = 0;
+    int ok = AR_ENOMEM;
     if (!dev || !first) goto out;
     if (t->grid_w > 0 && t->grid_h > 0 && t->grid_w * t->grid_h == D) {
-        if (!ar__snake_cycle(t->grid_w, t->grid_h, dev)) goto out;
+        ar__snake_cycle(t->grid_w, t->grid_h, dev);
     } else {
         for (int d = 0; d < D; d++) dev[d] = d;
     }
@@ -632,7 +633,7 @@ static int device_ring(const ar_topo_t *t, int *o) {
     int k = 0;
     for (int i = 0; i < D; i++)
         for (int j = first[dev[i]]; j < first[dev[i] + 1]; j++) o[k++] = by_dev[j];
-    ok = k == P && ring_ok(t, o, P);
+    ok = ring_ok(t, o, P);
     free(by_dev);
     free(next);
 out:
@@ -644,62 +645,54 @@ out:
 /* The search over every pair keeps a P x P table: beyond this many ranks it is not tried. */
 #define HAM_MAX_RANKS 4096
 
-int ar__find_ring(const ar_topo_t *t, int *o, int *bad_a, int *bad_b) {
-    int P = t->nranks;
-    *bad_a = *bad_b = -1;
+int ar__find_ring(const ar_topo_t *t, int *o) {
+    int P = t->nranks, adjacent = 1;
     for (int i = 0; i < P; i++) o[i] = i;
-    for (int i = 0; i < P; i++)
-        if (!ar_topo_rank_adjacent(t, i, (i + 1) % P)) {
-            *bad_a = i;
-            *bad_b = (i + 1) % P;
-            break;
-        }
-    if (*bad_a < 0) return 1;
+    for (int i = 0; i < P && adjacent; i++) adjacent = ar_topo_rank_adjacent(t, i, (i + 1) % P);
+    if (adjacent) return 1;
     /* the devices' cycle (a grid's snake), their ranks side by side */
-    if (device_ring(t, o)) return 1;
-    if (t->kind == AR_TOPO_MESH_2D && t->grid_w * t->grid_h == P && (P % 2)) return 0; /* bipartite, odd: none */
-    if (P > HAM_MAX_RANKS) {
-        for (int i = 0; i < P; i++) o[i] = i;
-        return 0;
-    }
+    const int dr = device_ring(t, o);
+    if (dr != 0) return dr;
+    const int odd_mesh = t->kind == AR_TOPO_MESH_2D && t->grid_w * t->grid_h == P && (P % 2); /* bipartite, odd: none */
+    if (odd_mesh || P > HAM_MAX_RANKS) return 0;
     char *adj = malloc((size_t)P * P), *used = calloc((size_t)P, 1);
-    if (!adj || !used) {
-        free(adj);
-        free(used);
+    int *found_o = malloc((size_t)P * sizeof *found_o);
+    if (!adj || !used || !found_o) {
+        AR_FREE_EACH(adj, used, found_o);
         return AR_ENOMEM;
     }
     for (int a = 0; a < P; a++)
         for (int b = 0; b < P; b++) adj[(size_t)a * P + b] = a != b && ar_topo_rank_adjacent(t, a, b);
-    o[0] = 0;
+    found_o[0] = 0;
     used[0] = 1;
-    int found = ham(t, adj, o, used, 200000);
-    free(adj);
-    free(used);
-    if (!found)
-        for (int i = 0; i < P; i++) o[i] = i;
+    int found = ham(t, adj, found_o, used, 200000);
+    if (found) memcpy(o, found_o, (size_t)P * sizeof *o); /* else o keeps the devices' order */
+    AR_FREE_EACH(adj, used, found_o);
     return found;
 }
 
-int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int need_torus,
-             int *W, int *H, int *rank_at, ar_error_t *err) {
+/* The topology's own grid when it is one with a rank on every device: rank_at filled
+ * from the placement. 0 otherwise. */
+static int own_grid(const ar_topo_t *t, int *rank_at) {
+    const int P = t->nranks;
+    if ((t->kind != AR_TOPO_TORUS_2D && t->kind != AR_TOPO_MESH_2D) || P != t->grid_w * t->grid_h) return 0;
+    for (int r = 0; r < P; r++) rank_at[r] = -1;
+    for (int r = 0; r < P; r++) {
+        const int d = t->placement[r];
+        if (d < 0 || d >= P || rank_at[d] >= 0) return 0;
+        rank_at[d] = r;
+    }
+    return 1;
+}
+
+int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int *W, int *H, int *rank_at,
+             ar_error_t *err) {
     int P = t->nranks;
     int w = 0, h = 0;
-    int any = t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH;
-    if (t->kind == AR_TOPO_TORUS_2D || (!need_torus && t->kind == AR_TOPO_MESH_2D)) {
+    if (own_grid(t, rank_at)) {
         w = t->grid_w;
         h = t->grid_h;
-        if (P != w * h)
-            return AR_ERR(err, AR_EUNFIT, "%s: %s places %d ranks on a %dx%d grid; want one per device",
-                          algo, t->name, P, w, h);
-        for (int r = 0; r < P; r++) rank_at[r] = -1;
-        for (int r = 0; r < P; r++) {
-            int d = t->placement[r];
-            if (d < 0 || d >= P || rank_at[d] >= 0)
-                return AR_ERR(err, AR_EUNFIT, "%s: %s places two ranks on device %d; want one per device",
-                              algo, t->name, d);
-            rank_at[d] = r;
-        }
-    } else if (any || (o && o->grid_w > 0 && o->grid_h > 0)) {
+    } else {
         if (o && o->grid_w > 0 && o->grid_h > 0) {
             w = o->grid_w;
             h = o->grid_h;
@@ -713,37 +706,10 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
             w = P / h;
         }
         for (int r = 0; r < P; r++) rank_at[r] = r;
-    } else {
-        return AR_ERR(err, AR_EUNFIT, "%s: %s (%s) is not a %s grid%s", algo, t->name,
-                      ar_topo_kind_name(t->kind), need_torus ? "2D torus" : "2D mesh or torus",
-                      need_torus && t->kind == AR_TOPO_MESH_2D
-                          ? ": it has no wrap-around links; use mesh2d"
-                          : " (want torus_2d, mesh_2d, full or switch)");
     }
     *W = w;
     *H = h;
     return AR_OK;
-}
-
-int ar__check_all_pairs(const char *algo, const ar_topo_t *t, ar_error_t *err) {
-    /* Every pair of devices that hold ranks: the first pair of ranks (in rank order)
-     * whose devices are not neighbours is the one named. */
-    rgraph_t g;
-    if (rgraph_init(&g, t) != AR_OK) return AR_ERR(err, AR_ENOMEM, "%s: out of memory", algo);
-    int rc = AR_OK;
-    for (int a = 0; a < t->nranks && rc == AR_OK; a++) {
-        const int da = g.dev[a];
-        if (g.nfirst[da + 1] - g.nfirst[da] == g.nd - 1) continue; /* its device neighbours every other */
-        for (int b = a + 1; b < t->nranks; b++)
-            if (g.dev[b] != da && !ar_topo_rank_adjacent(t, a, b)) {
-                rc = AR_ERR(err, AR_EUNFIT,
-                            "%s: ranks %d and %d are not neighbours on %s (needs every pair linked: full or switch)",
-                            algo, a, b, t->name);
-                break;
-            }
-    }
-    rgraph_free(&g);
-    return rc;
 }
 
 uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt) {

@@ -129,7 +129,7 @@ static void header(run_state_t *s, const char *backend, const ar_topo_t *t, cons
                      ar_size_format(o->sizes[o->nsizes - 1], hi, sizeof hi));
         fprintf(f, "# default study: every algorithm that fits %s, %s per rank%s\n", spec, sizes,
                 strcmp(spec, AR_CLI_DEFAULT_TOPOLOGY) == 0
-                    ? " (a 4x4 torus: every ring, grid and tree algorithm fits it; 1stage and 2stage need every pair linked)" : "");
+                    ? " (a 4x4 torus: 1stage and 2stage reach non-neighbours through other devices; innet needs a switch that adds)" : "");
     }
     fprintf(f, "# topology %s (%s", t->name[0] ? t->name : spec, ar_topo_kind_name(t->kind));
     if (t->grid_w > 0) fprintf(f, " %dx%d", t->grid_w, t->grid_h);

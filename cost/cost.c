@@ -7,7 +7,6 @@
 #include "arsim/util.h"
 #include "cost/internal.h"
 
-#define MAX_DEV_TOUCH 64  /* devices whose memory one op touches, beyond which we merge */
 #define MAX_ROUTE 256
 
 const char *ar_term_name(ar_term_t t) {
@@ -20,9 +19,11 @@ int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a) {
 }
 
 typedef struct acc_s {
-    int dev[MAX_DEV_TOUCH];
-    double rd[MAX_DEV_TOUCH], wr[MAX_DEV_TOUCH];
-    int ndev;
+    /* Bytes each device's memory serves for this op: its own sources and destination,
+     * and what it forwards on a route through it. A short list, grown on the heap past
+     * the stack's. */
+    struct acc_mem_s { int dev; double rd, wr; } *mem;
+    int ndev, capmem;
     ar_op_traffic_t *traffic;
     int ntraffic, max_traffic;
     double link_s;      /* bottleneck over link directions seen so far */
@@ -32,10 +33,13 @@ typedef struct acc_s {
      * one link share it): a short list, since an op crosses few of a topology's links. */
     struct { int slot; double bytes; } lb_stack[64], *lb;
     int nlb, caplb;
+    struct acc_mem_s mem_stack[64]; /* the first of `mem` (past the zeroed part, as lb_stack) */
 } acc_t;
 
 static void acc_init(acc_t *a, ar_op_traffic_t *traffic, int max_traffic) {
     memset(a, 0, offsetof(acc_t, lb_stack));
+    a->mem = a->mem_stack;
+    a->capmem = (int)(sizeof a->mem_stack / sizeof a->mem_stack[0]);
     a->traffic = traffic;
     a->max_traffic = traffic ? max_traffic : 0;
     a->lb = a->lb_stack;
@@ -45,6 +49,7 @@ static void acc_init(acc_t *a, ar_op_traffic_t *traffic, int max_traffic) {
 
 static void acc_fini(acc_t *a) {
     if (a->lb != a->lb_stack) free(a->lb);
+    if (a->mem != a->mem_stack) free(a->mem);
 }
 
 /* The running byte count of link direction `slot` (link x 2 + reverse), NULL when the
@@ -67,22 +72,44 @@ static double *acc_link_bytes(acc_t *a, int slot) {
 
 static void acc_mem(acc_t *a, int dev, double rd, double wr) {
     for (int i = 0; i < a->ndev; i++)
-        if (a->dev[i] == dev) { a->rd[i] += rd; a->wr[i] += wr; return; }
-    if (a->ndev == MAX_DEV_TOUCH) { a->rd[0] += rd; a->wr[0] += wr; return; }
-    a->dev[a->ndev] = dev;
-    a->rd[a->ndev] = rd;
-    a->wr[a->ndev++] = wr;
+        if (a->mem[i].dev == dev) { a->mem[i].rd += rd; a->mem[i].wr += wr; return; }
+    if (a->ndev == a->capmem) {
+        const int cap = 2 * a->capmem;
+        void *g = a->mem == a->mem_stack ? malloc((size_t)cap * sizeof *a->mem)
+                                         : realloc(a->mem, (size_t)cap * sizeof *a->mem);
+        if (!g) { /* no room to tell it apart: the first device carries it (never less time) */
+            a->mem[0].rd += rd;
+            a->mem[0].wr += wr;
+            a->overflow = 1;
+            return;
+        }
+        if (a->mem == a->mem_stack) memcpy(g, a->mem_stack, sizeof a->mem_stack);
+        a->mem = g;
+        a->capmem = cap;
+    }
+    a->mem[a->ndev].dev = dev;
+    a->mem[a->ndev].rd = rd;
+    a->mem[a->ndev++].wr = wr;
 }
 
 /* Traffic on each hop of the route from device `from` to device `to`. Per-link
- * bytes are summed across the op's sources (two pulls over one link share it). */
-static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, double *hop_lat) {
+ * bytes are summed across the op's sources (two pulls over one link share it). A
+ * device the route passes through stores the bytes and loads them again to send them
+ * on (ar_topo_forwarder): its memory serves them twice, and they arrive a memory
+ * latency (fwd_lat) later; a switch forwards in the network. */
+static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, double fwd_lat,
+                      double *hop_lat) {
     int links[MAX_ROUTE], dirs[MAX_ROUTE];
     int n = ar_topo_route(t, from, to, links, dirs, MAX_ROUTE);
     double lat = 0;
     for (int h = 0; h < n; h++) {
         const ar_link_t *l = &t->links[links[h]];
         const ar_link_kind_t *k = &t->model->links[l->kind];
+        const int via = h + 1 < n ? ar_topo_forwarder(t, links[h], dirs[h]) : -1;
+        if (via >= 0) {
+            acc_mem(a, via, bytes, bytes);
+            lat += fwd_lat;
+        }
         double *on_link = acc_link_bytes(a, links[h] * 2 + (dirs[h] < 0));
         if (!on_link) {
             a->overflow = 1;
@@ -154,9 +181,9 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     }
     const double mem_bw = ar_cost_mem_gbps(&m->mem[buffer]) * 1e9;
     for (int i = 0; i < a.ndev; i++) {
-        const double s = (a.rd[i] + a.wr[i]) / mem_bw;
+        const double s = (a.mem[i].rd + a.mem[i].wr) / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
-        add_traffic(&a, AR_RES_MEMORY, a.dev[i], 0, a.rd[i] + a.wr[i]);
+        add_traffic(&a, AR_RES_MEMORY, a.mem[i].dev, 0, a.mem[i].rd + a.mem[i].wr);
     }
     ar_chan_bytes_t cb;
     ar_cost_chan_bytes(t, p, op, exec_rank, NULL, &cb);
@@ -209,8 +236,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
-        if (is_dst) acc_route(&a, t, edev, dev, B, &hop_lat);
-        else acc_route(&a, t, dev, edev, B, &hop_lat);
+        if (is_dst) acc_route(&a, t, edev, dev, B, mem_lat, &hop_lat);
+        else acc_route(&a, t, dev, edev, B, mem_lat, &hop_lat);
         if (is_dst) c->store_lat_s = hop_lat; /* posted: the stores land this much later */
         else if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;
@@ -230,12 +257,12 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     }
     const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
     for (int i = 0; i < a.ndev; i++) {
-        double s = (a.rd[i] + a.wr[i]) / mem_bw;
+        double s = (a.mem[i].rd + a.mem[i].wr) / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
     }
     /* the device-wide resources after the links */
     for (int i = 0; a.traffic && i < a.ndev && a.ntraffic < a.max_traffic; i++)
-        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_MEMORY, a.dev[i], 0, a.rd[i] + a.wr[i]};
+        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_MEMORY, a.mem[i].dev, 0, a.mem[i].rd + a.mem[i].wr};
     if (a.traffic && host_bytes > 0 && a.ntraffic < a.max_traffic)
         a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_HOST, edev, 0, host_bytes};
     if (a.traffic && m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0 && a.ntraffic < a.max_traffic)

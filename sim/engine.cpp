@@ -196,7 +196,12 @@ struct Sim {
             if (from == to) return true;
             int n = ar_topo_route(t, from, to, hop_links.data(), hop_dirs.data(), t->nnodes);
             if (n < 0) return false;
-            for (int h = 0; h < n; h++) out.push_back(hop_links[h] * 2 + (hop_dirs[h] < 0));
+            for (int h = 0; h < n; h++) {
+                out.push_back(hop_links[h] * 2 + (hop_dirs[h] < 0));
+                /* a device it passes through stores and loads it again (cost.c's acc_route) */
+                const int via = h + 1 < n ? ar_topo_forwarder(t, hop_links[h], hop_dirs[h]) : -1;
+                if (via >= 0) out.insert(out.end(), 2, base_mem + via);
+            }
             return true;
         };
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */

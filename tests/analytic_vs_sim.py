@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
 """The analytic backend stays the fast estimate of sim: over the shipped topologies x every
-algorithm that fits x channels 1, 2, 8, 32 x 1 MB and 64 MB per rank, its time is within
-10% of sim's at the median and 25% at the most. Skipped (77) without the sim backend.
-Run by `make check`."""
+algorithm x channels 1, 2, 8, 32 x 1 MB and 64 MB per rank, its time is within 10% of
+sim's at the median and 25% at the most where every rank talks to neighbours only.
+
+Rows whose traffic is routed through other devices (1stage and 2stage on rings, tori and
+meshes; torus2d and mesh2d on a ring; torus2d's wrap-around on a mesh) are judged apart,
+with a wider limit (40%): the analytic backend shares each resource among the ops that use
+it on its own, where SimGrid's max-min sharing holds a flow crossing several busy links at
+the slowest one's share, leaving the others partly idle; the analytic estimate of those rows
+is known to run ahead of sim's (docs/SIM.md). Skipped (77) without the sim backend. Run by
+`make check`."""
 import csv
 import io
 import os
@@ -12,6 +19,15 @@ import sys
 
 BIN = os.environ.get("ARSIM", "./arsim")
 TOPOS = "ring_1d_6,ring_1d_8,torus_2d_2x3,torus_2d_3x2,torus_2d_4x4,mesh_2d_2x3,hgx_h100_8,h200_pair"
+# The algorithms whose plans reach non-neighbours on each kind of shipped topology (every
+# pair of hgx_h100_8 and h200_pair is linked).
+ROUTED = {"ring_1d": {"1stage", "2stage", "torus2d", "mesh2d"}, "torus_2d": {"1stage", "2stage"},
+          "mesh_2d": {"1stage", "2stage", "torus2d"}}
+
+
+def routed(topology, algo):
+    kind = "_".join(topology.split("_")[:2])
+    return algo in ROUTED.get(kind, ())
 
 
 def rows(backend):
@@ -31,19 +47,23 @@ def main():
         return 77
     a, s = rows("analytic"), rows("sim")
     keys = sorted(set(a) & set(s))
-    if len(keys) < 300:
-        print("analytic_vs_sim: FAIL: %d rows in common, want the whole grid (312)" % len(keys))
+    if len(keys) < 440:
+        print("analytic_vs_sim: FAIL: %d rows in common, want the whole grid (448)" % len(keys))
         return 1
     err = {k: (a[k] - s[k]) / s[k] for k in keys}
-    med = statistics.median(abs(e) for e in err.values())
-    worst = max(keys, key=lambda k: abs(err[k]))
-    print("analytic_vs_sim: %d rows, |analytic - sim| / sim median %.2f%%, max %.2f%% (%s)" %
-          (len(keys), 100 * med, 100 * abs(err[worst]), " ".join(worst)))
-    ok = med <= 0.10 and abs(err[worst]) <= 0.25
-    if not ok:
-        for k in sorted(keys, key=lambda k: -abs(err[k]))[:8]:
-            print("analytic_vs_sim:   %+.1f%% %s" % (100 * err[k], " ".join(k)))
-        print("analytic_vs_sim: FAIL: want median <= 10%, max <= 25%")
+    ok = True
+    for label, part, med_limit, max_limit in (("direct", [k for k in keys if not routed(k[0], k[1])], 0.10, 0.25),
+                                              ("routed", [k for k in keys if routed(k[0], k[1])], 0.10, 0.40)):
+        med = statistics.median(abs(err[k]) for k in part)
+        worst = max(part, key=lambda k: abs(err[k]))
+        print("analytic_vs_sim: %s: %d rows, |analytic - sim| / sim median %.2f%%, max %.2f%% (%s)" %
+              (label, len(part), 100 * med, 100 * abs(err[worst]), " ".join(worst)))
+        if med > med_limit or abs(err[worst]) > max_limit:
+            for k in sorted(part, key=lambda k: -abs(err[k]))[:8]:
+                print("analytic_vs_sim:   %+.1f%% %s" % (100 * err[k], " ".join(k)))
+            print("analytic_vs_sim: FAIL: %s rows: want median <= %d%%, max <= %d%%" %
+                  (label, 100 * med_limit, 100 * max_limit))
+            ok = False
     return 0 if ok else 1
 
 

@@ -75,14 +75,15 @@ START_TEST(test_unknown_algo) {
 END_TEST
 
 START_TEST(test_algo_unfit) {
-    /* Per-dimension rings need a 2D torus; a ring of 5 is not one. */
+    /* In-network reduction needs a switch that adds; a ring of 5 has none. */
     cmd_result_t *r = arsim("run", "--backend", "analytic", "--topology", "ring_1d:5", "--algo",
-                            "torus2d", "--size", "8K", NULL);
-    assert_bad_input(r, "torus2d", "ring_1d:5");
-    /* A mesh without wrap-around is no torus either. */
+                            "innet", "--size", "8K", NULL);
+    assert_bad_input(r, "innet", "ring_1d:5");
+    /* Per-dimension rings on a mesh without wrap-around: routed, not refused. */
     r = arsim("run", "--backend", "analytic", "--topology", "mesh_2d:3x3", "--algo", "torus2d",
-              "--size", "8K", NULL);
-    assert_bad_input(r, "torus2d", "mesh_2d:3x3");
+              "--size", "8K", "-q", NULL);
+    ck_assert_msg(r->status == 0, "exit %d: %s", r->status, r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, " torus2d "));
 }
 END_TEST
 
@@ -444,8 +445,9 @@ START_TEST(test_study_fallback_skips_unfit) {
                             "-q", NULL);
     ck_assert_msg(r->status == 0, "exit %d: %s", r->status, r->err);
     ck_assert_ptr_nonnull(strstr(r->out, "# default study"));
-    ck_assert_ptr_nonnull(strstr(r->err, "torus2d does not fit"));
+    ck_assert_ptr_nonnull(strstr(r->err, "innet does not fit"));
     ck_assert_ptr_nonnull(strstr(r->out, " ring "));
+    ck_assert_ptr_nonnull(strstr(r->out, " 1stage ")); /* its peers reached through the ring */
 }
 END_TEST
 

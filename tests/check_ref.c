@@ -506,10 +506,13 @@ END_TEST
 
 /* Topologies of every shape the algorithms meet: one rank, two (a doubled link),
  * odd and prime rings, both orientations of a torus, meshes with a snake ring
- * (2x3) and without (3x3, a line), all-pairs and a switch. */
+ * (2x3) and without (3x3, a line), all-pairs and a switch. Every algorithm runs on
+ * every one (non-neighbours reached through other devices) but innet, which needs a
+ * switch that adds. */
 static const char *const ALGO_TOPOS[] = {
     "ring_1d:1", "ring_1d:2", "ring_1d:3", "ring_1d:5", "torus_2d:2x3", "torus_2d:3x2",
     "torus_2d:3x3", "mesh_2d:2x3", "mesh_2d:3x3", "mesh_2d:1x4", "full:4", "switch:5",
+    "ring_1d:13", "torus_2d:5x3",
 };
 #define N_ALGO_TOPOS (int)(sizeof ALGO_TOPOS / sizeof ALGO_TOPOS[0])
 
@@ -540,7 +543,7 @@ START_TEST(test_all_algorithms) {
                         }
                         ar_plan_t *p;
                         int rc = ar_algo_build((*a)->name, t, counts[ci], (ar_dtype_t)dt, &o, &p, &err);
-                        if (rc == AR_EUNFIT) break;
+                        if (rc == AR_EUNFIT && !strcmp((*a)->name, "innet") && t->kind != AR_TOPO_SWITCH) break;
                         ck_assert_msg(rc == AR_OK, "%s on %s: %s", (*a)->name, ALGO_TOPOS[ti],
                                       err.message);
                         ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;

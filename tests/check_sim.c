@@ -516,6 +516,46 @@ START_TEST(test_1stage_on_ring) {
 }
 END_TEST
 
+/* A push to a device two hops away on ring_1d:5 passes through device 1, which stores
+ * the bytes and loads them again to send them on: its memory serves 2B and they arrive a
+ * memory latency later. With the HBM at the link's 10 GB/s that memory is the bound, in
+ * sim and in analytic: launch + memory latency at the source and at the forwarder + two
+ * hops + 2B / HBM; the links carry B each. */
+START_TEST(test_forward_through_device) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, ROUND_MODEL_FMT, "1000000", "1000");
+    static const char fast[] = "read_gbps: 1000, write_gbps: 1000, lat_ns: 100",
+                      slow[] = "read_gbps:   10, write_gbps:   10, lat_ns: 100";
+    char *hbm = strstr(yaml, fast);
+    ck_assert_ptr_nonnull(hbm);
+    memcpy(hbm, slow, sizeof slow - 1);
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_slow_hbm", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:5", m, &t, &err) == AR_OK, "%s", err.message);
+    const uint64_t n = 1 << 20;
+    const double B = n * 4.0, SLOW = 10e9;
+    ar_plan_t *p = tu_plan_new(5, 1, n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(2, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    for (int b = 0; b < 2; b++) {
+        ar_result_t r;
+        run_on(b ? "analytic" : "sim", t, p, AR_MEM_HBM, 1, &r);
+        EQ(r.time_s, LAUNCH + 2 * MEMLAT + 2 * HOP + 2 * B / SLOW);
+        int carried = 0;
+        for (int i = 0; i < r.nlinks; i++)
+            if (r.links[i].bytes > 0) {
+                EQ(r.links[i].bytes, B);
+                carried++;
+            }
+        ck_assert_int_eq(carried, 2);
+        ar_result_free(&r);
+    }
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* ---- channels: few cannot fill a link ---- */
 
 /* h200_pair on h200_est: rank 0 pulls B from rank 1 split over k channels. A channel keeps
@@ -647,6 +687,24 @@ END_TEST
 
 /* ---- every shipped topology, every algorithm that fits ---- */
 
+/* Whether some op of p reads or writes a rank whose device is not a neighbour of its
+ * own: traffic the backends route through other devices. */
+static int plan_routed(const ar_topo_t *t, const ar_plan_t *p) {
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = &p->chans[r * p->nchannels + c];
+            for (uint32_t k = ch->first; k < ch->first + ch->nops; k++) {
+                const ar_op_t *op = &p->ops[k];
+                if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
+                for (uint32_t s = 0; s <= op->nsrc; s++) {
+                    const ar_addr_t *a = ar_op_operand(p, op, s);
+                    if (a->rank != AR_RANK_HOST && !ar_topo_rank_adjacent(t, r, a->rank)) return 1;
+                }
+            }
+        }
+    return 0;
+}
+
 START_TEST(test_shipped_topologies) {
     const char *const *names = ar_topo_shipped();
     int runs = 0;
@@ -660,8 +718,11 @@ START_TEST(test_shipped_topologies) {
             run_on("analytic", t, p, AR_MEM_HBM, 0, &an);
             /* Both share links; the analytic backend's batches of processor sharing may run
              * a little behind SimGrid's max-min sharing on a step, never far: sim is never
-             * more than 1% faster. */
-            ck_assert_msg(s.time_s >= an.time_s * (1 - 1e-2), "%s on %s: sim %g < analytic %g",
+             * more than 1% faster. Where ops reach non-neighbours through other devices the
+             * two part further (analytic shares each resource on its own, max-min holds a
+             * flow over several busy links at the slowest one's share): within 25%. */
+            const double slack = plan_routed(t, p) ? 0.25 : 1e-2;
+            ck_assert_msg(s.time_s >= an.time_s * (1 - slack), "%s on %s: sim %g < analytic %g",
                           (*a)->name, names[i], s.time_s, an.time_s);
             ck_assert_int_eq(s.nlinks, 2 * t->nlinks);
             ar_result_free(&s);
@@ -737,8 +798,8 @@ START_TEST(test_sweep_shards_resume) {
     ck_assert_ptr_nonnull(mkdtemp(dir));
     const char *bin = ARSIM_BUILDDIR "/arsim";
     ck_assert_int_eq(sh("cd %s && %s sweep " SWEEP_SEL " --out all.csv --json all.json", dir, bin), 0);
-    ck_assert_int_eq(sh("cd %s && test $(wc -l < all.csv) -eq 121", dir), 0); /* 120 runs fit */
-    ck_assert_int_eq(sh("cd %s && grep -c '\"sim_wall_s\"' all.json | grep -qx 120", dir), 0);
+    ck_assert_int_eq(sh("cd %s && test $(wc -l < all.csv) -eq 145", dir), 0); /* 144 runs */
+    ck_assert_int_eq(sh("cd %s && grep -c '\"sim_wall_s\"' all.json | grep -qx 144", dir), 0);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(sh("cd %s && %s sweep " SWEEP_SEL " --shard %d/3 --jobs 2 --out s%d.csv",
                             dir, bin, i, i), 0);
@@ -773,6 +834,7 @@ Suite *suite_sim(void) {
         {"two_flows_one_link", test_two_flows_one_link},
         {"shared_hbm", test_shared_hbm},
         {"1stage_on_ring", test_1stage_on_ring},
+        {"forward_through_device", test_forward_through_device},
         {"channel_bound", test_channel_bound},
         {"buffer_kind", test_buffer_kind},
         {"errors", test_errors},

@@ -403,6 +403,11 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
     return h;
 }
 
+int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
+    const int node = dir > 0 ? t->links[link].b : t->links[link].a;
+    return node < t->ndevices ? node : -1;
+}
+
 /* ---- builders ---- */
 
 static int parse_int(const char *s, const char **end, long *out) {

@@ -95,6 +95,11 @@ const char *ar_topo_netreduce_unfit(const ar_topo_t *t);
 /* The route between two devices as link indices (and direction: +1 a->b, -1 b->a);
  * returns the hop count, or -1 when unreachable. */
 int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max);
+/* The node a route's hop over `link` in direction `dir` reaches, when that node is a
+ * device: data routed on from there is stored and loaded again by that device's memory
+ * (the cost of forwarding through a device). -1 for a switch, which forwards in the
+ * network. */
+int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
 
 /* Names of the shipped topology files, NULL-terminated. */
 const char *const *ar_topo_shipped(void);
