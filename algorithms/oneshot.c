@@ -1,6 +1,6 @@
 /* 1stage (oneshot): every rank pushes its whole input into every peer's SCRATCH
  * slot and signals; once a peer's input has arrived each rank reduces locally.
- * Needs every pair of ranks to be neighbours.
+ * A peer that is not a neighbour is reached through other devices (the backends route).
  *
  * Epoch safety without a barrier at the end: a rank tells every peer when it has
  * read the slot that peer pushes into (SIGNAL after the last REDUCE), and the peer

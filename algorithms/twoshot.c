@@ -1,7 +1,8 @@
 /* 2stage (twoshot): reduce-scatter, rank r reducing slice r from all peers (each
  * peer pushes its slice r into r's SCRATCH), then all-gather, r pushing its
  * reduced slice into every peer's OUT. The all-gather signals also tell each
- * peer that its pushed slice has been read. Needs every pair of ranks linked.
+ * peer that its pushed slice has been read. Peers that are not neighbours are reached
+ * through other devices (the backends route).
  * A phase's SIGNALs follow all its COPYs when the slices are short (ar__signal_each_copy).
  *
  * Pipelined for large lanes: a lane's range is cut into chunks (each chunk into
