@@ -9,6 +9,33 @@
 
 #define MAX_ROUTE 256
 
+/* A route between two devices (ar_topo_route): on the stack up to MAX_ROUTE hops, on the
+ * heap beyond (half a ring of thousands), so that no hop of a long route goes uncharged.
+ * n: the hop count, -1 when unreachable (or out of memory). Free with route_free. */
+typedef struct route_s {
+    int links_s[MAX_ROUTE], dirs_s[MAX_ROUTE];
+    int *links, *dirs;
+    int n;
+} route_t;
+
+static int route_get(route_t *r, const ar_topo_t *t, int from, int to) {
+    r->links = r->links_s;
+    r->dirs = r->dirs_s;
+    r->n = ar_topo_route(t, from, to, r->links, r->dirs, MAX_ROUTE);
+    const int h = r->n < 0 ? ar_topo_hops(t, from, to) : -1;
+    if (h > MAX_ROUTE) {
+        r->links = malloc((size_t)h * sizeof *r->links);
+        r->dirs = malloc((size_t)h * sizeof *r->dirs);
+        r->n = r->links && r->dirs ? ar_topo_route(t, from, to, r->links, r->dirs, h) : -1;
+    }
+    return r->n;
+}
+
+static void route_free(route_t *r) {
+    if (r->links != r->links_s) free(r->links);
+    if (r->dirs != r->dirs_s) free(r->dirs);
+}
+
 const char *ar_term_name(ar_term_t t) {
     static const char *const names[AR_NTERM] = {"link", "memory", "reduce", "sync", "launch"};
     return (unsigned)t < AR_NTERM ? names[t] : "?";
@@ -99,8 +126,9 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
  * latency (fwd_lat) later; a switch forwards in the network. */
 static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, double fwd_lat,
                       double *hop_lat) {
-    int links[MAX_ROUTE], dirs[MAX_ROUTE];
-    int n = ar_topo_route(t, from, to, links, dirs, MAX_ROUTE);
+    route_t rt;
+    const int n = route_get(&rt, t, from, to);
+    const int *links = rt.links, *dirs = rt.dirs;
     double lat = 0;
     for (int h = 0; h < n; h++) {
         const ar_link_t *l = &t->links[links[h]];
@@ -135,6 +163,7 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
         }
     }
     *hop_lat = lat;
+    route_free(&rt);
 }
 
 static void add_traffic(acc_t *a, ar_res_t res, int link, int dir, double bytes) {
@@ -369,18 +398,21 @@ double ar_cost_signal_s(const ar_topo_t *t, int from_rank, int to_rank) {
     int a = t->placement[from_rank], b = t->placement[to_rank];
     double s = m->signal_lat_ns * 1e-9;
     if (a == b) return m->signal_lat_local_ns > 0 ? m->signal_lat_local_ns * 1e-9 : s;
-    int links[MAX_ROUTE], dirs[MAX_ROUTE];
-    int n = ar_topo_route(t, a, b, links, dirs, MAX_ROUTE);
-    for (int h = 1; h < n; h++) s += t->model->links[t->links[links[h]].kind].lat_ns * 1e-9;
+    route_t rt;
+    const int n = route_get(&rt, t, a, b);
+    for (int h = 1; h < n; h++) s += t->model->links[t->links[rt.links[h]].kind].lat_ns * 1e-9;
+    route_free(&rt);
     return s;
 }
 
 double ar_cost_route_lat_s(const ar_topo_t *t, int from_rank, int to_rank) {
     const int a = t->placement[from_rank], b = t->placement[to_rank];
-    int links[MAX_ROUTE], dirs[MAX_ROUTE];
-    const int n = a == b ? 0 : ar_topo_route(t, a, b, links, dirs, MAX_ROUTE);
+    if (a == b) return 0;
+    route_t rt;
+    const int n = route_get(&rt, t, a, b);
     double s = 0;
-    for (int h = 0; h < n; h++) s += t->model->links[t->links[links[h]].kind].lat_ns * 1e-9;
+    for (int h = 0; h < n; h++) s += t->model->links[t->links[rt.links[h]].kind].lat_ns * 1e-9;
+    route_free(&rt);
     return s;
 }
 

@@ -113,6 +113,33 @@ START_TEST(test_copy_one_link) {
 }
 END_TEST
 
+/* A push halfway round ring_1d:600 crosses 300 links (longer than the routes cost.c keeps
+ * on its stack): each carries the bytes, each of the 299 devices between stores and loads
+ * them again (a memory latency each; their memory, 2B at the HBM's shared rate, is no
+ * bound beside the link), and the time is launch + memory latency + 300 hops + 299 memory
+ * latencies + B / bw. */
+START_TEST(test_copy_long_route) {
+    ar_topo_t *t = round_topo("ring_1d:600");
+    const uint64_t n = 1 << 16;
+    const double B = n * 4.0;
+    ar_plan_t *p = tu_plan_new(600, 1, n);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(300, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    ar_result_t r;
+    run(t, p, 1, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + 300 * HOP + 299 * MEMLAT + B / LINK_BW);
+    int carried = 0;
+    for (int i = 0; i < r.nlinks; i++)
+        if (r.links[i].bytes > 0) {
+            EQ(r.links[i].bytes, B);
+            carried++;
+        }
+    ck_assert_int_eq(carried, 300);
+    ar_result_free(&r);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A pull: the channel keeps chan_inflight_bytes in flight over chan_read_lat_ns, so
  * once that is below the link's bandwidth it is the bound: B / (inflight / lat). */
 START_TEST(test_pull_channel_bound) {
@@ -1503,6 +1530,7 @@ Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
     tcase_add_test(tc, test_copy_one_link);
+    tcase_add_test(tc, test_copy_long_route);
     tcase_add_test(tc, test_pull_channel_bound);
     tcase_add_test(tc, test_two_sources);
     tcase_add_test(tc, test_local_memory);
