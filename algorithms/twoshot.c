@@ -12,6 +12,70 @@
  * (lane, peer): a WAIT counts one sender's chunks exactly. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
+#include "arsim/cost.h"
+
+/* Whether the reduce-scatter pulls (rank r's REDUCE reads slice r of every rank's IN
+ * where it lies) instead of pushing (every peer copies slice r into r's SCRATCH first).
+ * Per rank, as fractions of the vector S, pushing moves 4(P-1)/P + 1 + 1/P through its
+ * device's memory (its slices out, the peers' in and out of SCRATCH again, its own slice,
+ * the sum, the all-gather's loads and stores), pulling 2(P-1)/P + 1 + 1/P; the links carry
+ * 2(P-1)/P either way. Pushes move data at the links' pace where pulls wait a remote
+ * load's latency, so pulls are taken only where the memory bounds the pushes: where the
+ * push's memory time, on the device with the most ranks, passes its links' time on the
+ * device with the narrowest links. Never where every rank shares one device (no link). */
+static int rs_pulls(const ar_topo_t *t, int P, ar_mem_t level) {
+    const ar_mem_level_t *lv = &t->model->mem[level];
+    if (P < 2 || !lv->present) return 0;
+    int *on = calloc((size_t)t->ndevices, sizeof *on);
+    if (!on) return 0;
+    const int q = ar_topo_ranks_per_device(t, on);
+    double links = 0; /* GB/s out of the narrowest device that holds ranks */
+    for (int d = 0; d < t->ndevices; d++) {
+        if (!on[d]) continue;
+        double b = 0;
+        for (int e = t->adj_start[d]; e < t->adj_start[d + 1]; e++) b += ar_topo_link_gbps(t, t->adj_link[e]);
+        if (links == 0 || b < links) links = b;
+    }
+    free(on);
+    if (links <= 0 || q == P) return 0;
+    const double f = (double)(P - 1) / P;
+    const double memory_s = q * (4 * f + 1 + 1.0 / P) / ar_cost_mem_gbps(lv), link_s = q * 2 * f / links;
+    return memory_s > link_s;
+}
+
+/* The pulling reduce-scatter's lane c on rank r: tell every peer my IN is ready and wait
+ * for theirs (a peer reads it from now on), then per chunk reduce my slice from every
+ * rank's IN into my OUT and push it into every peer's OUT (the all-gather, flag P + r);
+ * done once every peer's slices of every chunk have arrived, which also says each has
+ * finished reading my IN. */
+static int pull_lane(ar_plan_t *p, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int r,
+                     int c, ar_addr_t *sv) {
+    const int P = p->nranks;
+    uint64_t lo, len, chunk, nck;
+    ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
+    const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
+    AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
+    for (int q = 0; q < P; q++)
+        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, 1));
+    for (uint64_t i = 0; i < nck; i++) {
+        uint64_t so, sl;
+        const uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
+        ar__split(off, off + n, P, r, &so, &sl);
+        sv[0] = ar_addr(r, AR_BUF_IN, so);
+        for (int k = 1; k < P; k++) sv[k] = ar_addr(ar__peer(r, c, k, P), AR_BUF_IN, so);
+        AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, so), sv, (uint32_t)P, sl));
+        const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
+        for (int k = 1; k < P; k++) {
+            const int q = ar__peer(r, c, k, P);
+            AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl));
+            if (each) AR_TRY(ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r)));
+        }
+        if (!each) AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)));
+    }
+    for (int q = 0; q < P; q++)
+        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)(P + q), nck));
+    return AR_OK;
+}
 
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
@@ -19,14 +83,17 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TWOSHOT);
     /* each rank, per lane: a COPY to each peer per phase and a REDUCE of every rank's slice */
     AR_TRY(ar__plan_fits("2stage", P, (uint64_t)lanes * (uint64_t)P * (3u * (uint64_t)P - 2), err));
+    const int pulls = rs_pulls(t, P, o ? o->buffer : AR_MEM_HBM);
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "2stage", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);
-    p->scratch_elems = (uint64_t)P * stride;
+    p->scratch_elems = pulls ? 0 : (uint64_t)P * stride;
     int rc = AR_OK;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
-    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+    for (int c = 0; c < lanes && rc == AR_OK && pulls; c++)
+        for (int r = 0; r < P && rc == AR_OK; r++) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
+    for (int c = 0; c < lanes && rc == AR_OK && !pulls; c++) {
         uint64_t lo, len, chunk, nck;
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
         /* flags of lane c: reduce-scatter data from peer q at 2Pc + q, all-gather

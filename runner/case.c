@@ -63,7 +63,9 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     ar_plan_t *p = NULL;
     ar_result_t res;
     *nops = 0;
-    *build_rc = ar_algo_build(algo, t, count, dt, o, &p, err);
+    ar_algo_opts_t at = *o;
+    at.buffer = buffer;
+    *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
     ar_error_t refused;
@@ -101,6 +103,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         ar_algo_opts_t k0 = *o;
         k0.channels = lo;
         k0.sizing = &size;
+        k0.buffer = buffer;
         ar_plan_t *sp = NULL;
         ar_error_t e0;
         ar_error_clear(&e0);
@@ -182,6 +185,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
     size.max_ops = max_ops;
     ar_algo_opts_t k = *o;
     k.sizing = &size;
+    k.buffer = c->run.buffer;
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
@@ -287,6 +291,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,
                                 &opts, NULL, err));
     }
+    opts.buffer = c->run.buffer;
     if (a && !a->probe) AR_TRY(check_memory(c, algo, &opts, err));
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;

@@ -16,9 +16,11 @@ typedef struct ar_algo_opts_s {
                             * the plan that comes back is a sizing plan, to be freed only */
     const ar_plan_size_t *layout; /* set by ar_algo_build: the sizing of this very build, whose
                                    * room the plan is written into (ar_plan_layout) */
+    ar_mem_t buffer;       /* the memory level the run's buffers sit in (the case runner sets it):
+                            * for rules read off the model, as 2stage's choice of pulls */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM}
 
 typedef struct ar_algo_s {
     const char *name;
