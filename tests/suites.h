@@ -45,4 +45,6 @@ ar_plan_t *tu_plan_new(int nranks, int nch, uint64_t count);
  * succeed, and its terms be non-negative and sum to time_s within sum_rel_tol. */
 void tu_run_checked(const char *backend, const ar_topo_t *t, ar_plan_t *p, const ar_run_opts_t *o,
                       ar_result_t *res, double sum_rel_tol);
+/* The link directions of a breakdown that carried data, each of them exactly `bytes`. */
+int tu_links_carrying(const ar_result_t *r, double bytes);
 #endif

@@ -119,3 +119,13 @@ void tu_run_checked(const char *backend, const ar_topo_t *t, ar_plan_t *p, const
     }
     ck_assert_double_eq_tol(sum, res->time_s, sum_rel_tol * res->time_s);
 }
+
+int tu_links_carrying(const ar_result_t *r, double bytes) {
+    int n = 0;
+    for (int i = 0; i < r->nlinks; i++)
+        if (r->links[i].bytes > 0) {
+            ck_assert_double_eq_tol(r->links[i].bytes, bytes, 1e-9 * bytes);
+            n++;
+        }
+    return n;
+}
