@@ -96,7 +96,8 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
     /* SimGrid's own messages (a deadlock it detects, an assertion) go to a file the
      * parent reads only when the child fails; a deadlock is reported here with its
      * rank, channel and op instead. */
-    FILE *log = tmpfile();
+    const char *trace = getenv("ARSIM_SIM_TRACE"); /* its lines are for the user's stderr */
+    FILE *log = trace && strcmp(trace, "1") == 0 ? NULL : tmpfile();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
