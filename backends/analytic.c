@@ -2,17 +2,21 @@
  *
  * A discrete-event walk over the channel clock of arsim/cost.h (cost/clock.c), which
  * holds every sequencing rule and the critical path by term; this file only decides
- * the order in which channels move and how fast their bytes stream: events in time
- * order, so a WAIT holds its channel until the count-th SIGNAL to *arrive* at that
- * flag. A COPY/REDUCE is a flow from its first byte (its latency after its issue) until
- * its bytes have crossed every resource it uses (ar_cost_op's traffic: link directions,
- * device memories, host links, link issue). Flows share resources max-min fairly, as
- * SimGrid shares them in the sim backend: whenever a flow begins or ends, the rates of
- * all that stream are filled again (every flow rises at one rate, in bytes/s of its op,
- * until a resource it uses is full or its own bottleneck, ar_cost_op's move_s, is
- * reached). So a flow that joins a busy link slows those already on it, and a flow held
- * at a busy link elsewhere leaves the rest of its other links to others; what only the
- * sim backend adds is SimGrid's own numerics.
+ * the order in which channels move: events in time order, so a WAIT holds its channel
+ * until the count-th SIGNAL to *arrive* at that flag. A COPY/REDUCE streams at its own
+ * bottleneck (ar_cost_op), and no faster than the resources it uses (link directions,
+ * device memories, host links, link issue) can carry it after what they already carry:
+ * each keeps a backlog, when the bytes given to it so far will have crossed at its full
+ * rate. An op issued is held until its first byte moves (its latency after its issue),
+ * and every op other channels issue before that moment joins its batch; then the ops of
+ * the batch that use one resource share it fairly (processor sharing: an op of b bytes
+ * among ops of b_j ends sum_j min(b_j, b) / rate after the backlog), and the backlog grows
+ * by all their bytes. Channels in step stay in step, as in the sim backend, where SimGrid
+ * shares every resource among what runs at once, even when their starts differ by less
+ * than an op's latency (blocks of a launch start launch_block_ns apart): resolved at the
+ * moment of issue instead, the first of them would take the resource first and the rest
+ * queue behind it, which pipelines channels that in fact move together. No op of a batch
+ * ends before the batch is resolved, so no channel goes on in the past.
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -26,7 +30,7 @@
 
 /* ---- a binary heap of events, ordered by (time, sequence) ---- */
 
-enum { EV_READY, EV_ARRIVE };
+enum { EV_READY, EV_ARRIVE, EV_RESOLVE };
 
 typedef struct event_s {
     double t;
@@ -123,26 +127,20 @@ typedef struct chan_state_s {
     int waiting;              /* blocked on the WAIT at pc */
 } chan_state_t;
 
-/* One resource a flow uses: its slot (resource_slot) and its bytes per byte of the op. */
-typedef struct use_s {
-    int slot;
-    double per;
-} use_t;
-
-/* The COPY/REDUCE a channel has in flight (a channel has one at most): from `from` (its
- * first byte) its `left` bytes stream at `rate`, bytes/s of the op, no faster than `cap`
- * (its own bottleneck: bytes / move_s). */
-typedef struct flow_s {
+/* A COPY/REDUCE issued, waiting for the rest of its batch (the ops issued at its moment). */
+typedef struct pending_s {
+    int gi;
     const ar_op_t *op;
     ar_op_cost_t cost;
-    double start, from, left, rate, cap;
-    double end; /* at its rate since the fill: when its last byte crosses */
-    int state;  /* FLOW_* */
-    use_t *use;
-    size_t nuse, cap_use;
-} flow_t;
+    double start, streamed;
+} pending_t;
 
-enum { FLOW_IDLE, FLOW_WAITING, FLOW_STREAMING };
+/* One resource one pending op uses: its backlog slot, rate and bytes; end: when the op's
+ * bytes have crossed it. */
+typedef struct use_s {
+    int slot, pend;
+    double cap, bytes, end;
+} use_t;
 
 typedef struct walk_s {
     const ar_topo_t *t;
@@ -154,15 +152,13 @@ typedef struct walk_s {
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
     heap_t heap;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
+    double *backlog;          /* per resource (backlog_slot): when the bytes given so far have crossed */
     ar_op_traffic_t *traffic;
     int max_traffic;
-    flow_t *flow;             /* per channel */
-    int *active;              /* the channels with a flow in flight */
-    size_t nactive;
-    double now;               /* the flows' rates were filled at now, their bytes left counted then */
-    int stale;                /* a flow began or ended since: fill again */
-    double next_end, next_from; /* after the fill: the first flow to end, the first to begin */
-    double *cap, *weight;     /* per resource slot: its rate, the weight of the flows across it */
+    pending_t *pend;          /* the batch being issued */
+    size_t npend, cap_pend;
+    use_t *use;               /* the batch's resources, every op's */
+    size_t nuse, cap_use;
     uint64_t ops;
 } walk_t;
 
@@ -173,9 +169,9 @@ static int requeue(walk_t *w, int gi, ar_error_t *err) {
     return AR_OK;
 }
 
-/* The slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
+/* The backlog slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
  * directions, then per device its memory, host link and link issue. */
-static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
+static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
     const int L = 2 * t->nlinks, D = t->ndevices;
@@ -188,134 +184,93 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     return -1;
 }
 
-/* Close to: a within a relative hair of b, the rounding of the sums below. */
-static int near_or_below(double a, double b) { return a <= b + 1e-12 * fabs(b); }
-
-/* The flows stream until t. */
-static void stream_until(walk_t *w, double t) {
-    if (t <= w->now) return;
-    for (size_t a = 0; a < w->nactive; a++) {
-        flow_t *f = &w->flow[w->active[a]];
-        if (f->state == FLOW_STREAMING && f->rate < INFINITY) f->left -= f->rate * (t - w->now);
-    }
-    w->now = t;
-}
-
-/* A COPY/REDUCE issued by channel gi: a flow from its first byte. */
+/* A COPY/REDUCE issued by channel gi: its cost, and the resources it uses, held for its
+ * batch (resolve, at the same moment once every channel has issued). */
 static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     int ntraffic = 0;
-    flow_t *f = &w->flow[gi];
-    f->op = op;
-    f->start = ar_clock_now(&w->clk, gi);
-    if (ar_clock_op_begin(&w->clk, gi, op, &f->cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
+    if (ar_grow(&w->pend, &w->cap_pend, w->npend, sizeof *w->pend) != AR_OK)
+        return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    pending_t *pd = &w->pend[w->npend];
+    pd->gi = gi;
+    pd->op = op;
+    pd->start = ar_clock_now(&w->clk, gi);
+    if (ar_clock_op_begin(&w->clk, gi, op, &pd->cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
         return AR_ERR(err, AR_ENOMEM, "analytic: cost of rank %d op %u", gi / w->p->nchannels, w->ch[gi].pc);
-    f->from = f->start + f->cost.lat_s;
-    f->left = f->cost.bytes > 0 ? f->cost.bytes : 0;
-    f->cap = f->cost.move_s > 0 ? f->cost.bytes / f->cost.move_s : INFINITY;
-    f->rate = 0;
-    f->state = FLOW_WAITING;
-    f->nuse = 0;
-    for (int i = 0; i < ntraffic && f->left > 0; i++) {
+    pd->streamed = pd->start + pd->cost.lat_s + pd->cost.move_s; /* its own bottleneck */
+    for (int i = 0; i < ntraffic; i++) {
         double cap;
-        const int slot = resource_slot(w, &w->traffic[i], &cap);
-        if (slot < 0 || !(cap > 0) || w->traffic[i].bytes <= 0) continue;
-        if (ar_grow(&f->use, &f->cap_use, f->nuse, sizeof *f->use) != AR_OK)
+        const int slot = backlog_slot(w, &w->traffic[i], &cap);
+        if (slot < 0 || w->traffic[i].bytes <= 0) continue;
+        if (ar_grow(&w->use, &w->cap_use, w->nuse, sizeof *w->use) != AR_OK)
             return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-        w->cap[slot] = cap;
-        f->use[f->nuse++] = (use_t){slot, w->traffic[i].bytes / f->cost.bytes};
+        w->use[w->nuse++] = (use_t){slot, (int)w->npend, cap, w->traffic[i].bytes, 0};
     }
-    w->active[w->nactive++] = gi;
-    /* It changes the rates once its first byte moves; until then it only waits. */
-    if (near_or_below(f->from, f->start) && f->left > 0) {
-        stream_until(w, f->start);
-        w->stale = 1;
-    } else if (f->from < w->next_from) {
-        w->next_from = f->from;
+    if (w->npend++ == 0) { /* the first of its batch: resolve once the moment its first byte moves has
+                            * come, so every op issued before then shares the resources with it */
+        event_t e = {.t = pd->start + pd->cost.lat_s, .kind = EV_RESOLVE};
+        if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     }
     return AR_OK;
 }
 
-/* The rates of the flows at w->now: each resource is shared among the flows that stream
- * across it in proportion to what each puts on it (their bytes per byte of their op), and a
- * flow streams at its tightest share, no faster than its own bottleneck. No resource ever
- * carries more than its rate; a share a flow held elsewhere leaves unused is not handed on
- * (SimGrid's max-min fill would), which the sim backend's rows show to cost little, and
- * keeps a change local to the resources of the flows that begin or end. A flow before its
- * first byte waits. */
-static void fill(walk_t *w) {
-    for (size_t a = 0; a < w->nactive; a++) {
-        const flow_t *f = &w->flow[w->active[a]];
-        for (size_t i = 0; i < f->nuse; i++) w->weight[f->use[i].slot] = 0;
-    }
-    for (size_t a = 0; a < w->nactive; a++) {
-        flow_t *f = &w->flow[w->active[a]];
-        f->state = near_or_below(f->from, w->now) ? FLOW_STREAMING : FLOW_WAITING;
-        if (f->state == FLOW_STREAMING)
-            for (size_t i = 0; i < f->nuse; i++) w->weight[f->use[i].slot] += f->use[i].per;
-    }
-    for (size_t a = 0; a < w->nactive; a++) {
-        flow_t *f = &w->flow[w->active[a]];
-        f->rate = 0;
-        if (f->state != FLOW_STREAMING) continue;
-        f->rate = f->cap;
-        for (size_t i = 0; i < f->nuse; i++) {
-            const int s = f->use[i].slot;
-            if (w->cap[s] / w->weight[s] < f->rate) f->rate = w->cap[s] / w->weight[s];
-        }
-    }
-    w->stale = 0;
+static int use_cmp(const void *x, const void *y) {
+    const use_t *a = x, *b = y;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
 }
 
-/* When the next flow begins or ends (INFINITY: none is in flight). */
-static double next_change(walk_t *w) {
-    if (w->stale) {
-        fill(w);
-        w->next_end = w->next_from = INFINITY;
-        for (size_t a = 0; a < w->nactive; a++) {
-            const flow_t *f = &w->flow[w->active[a]];
-            if (f->state == FLOW_WAITING) {
-                if (f->from < w->next_from) w->next_from = f->from;
-                continue;
-            }
-            flow_t *g = &w->flow[w->active[a]];
-            g->end = f->left <= 0 || f->rate == INFINITY ? w->now
-                     : f->rate > 0                         ? w->now + f->left / f->rate
-                                                           : INFINITY;
-            if (g->end < w->next_end) w->next_end = g->end;
+/* The batch: per resource, its ops share it fairly after its backlog; each op has streamed
+ * once every resource has carried its bytes (and not before its own bottleneck allows). */
+static int resolve(walk_t *w, double now, ar_error_t *err) {
+    qsort(w->use, w->nuse, sizeof *w->use, use_cmp);
+    for (size_t g = 0; g < w->nuse;) {
+        size_t e = g;
+        double first = INFINITY;
+        while (e < w->nuse && w->use[e].slot == w->use[g].slot) {
+            const pending_t *pd = &w->pend[w->use[e].pend];
+            const double a = pd->start + pd->cost.lat_s;
+            if (a < first) first = a;
+            e++;
         }
+        double *free_at = &w->backlog[w->use[g].slot];
+        const double base = *free_at > first ? *free_at : first, cap = w->use[g].cap;
+        double before = 0; /* the bytes of the smaller ops of the group, all crossed */
+        for (size_t i = g; i < e; i++) {
+            use_t *u = &w->use[i];
+            u->end = base + (before + (double)(e - i) * u->bytes) / cap;
+            before += u->bytes;
+        }
+        *free_at = base + before / cap;
+        g = e;
     }
-    return w->next_end < w->next_from ? w->next_end : w->next_from;
-}
-
-/* At `t` (next_change): the flows that begin change every rate; the flows whose bytes have
- * all crossed end, and their channels go on. */
-static int change(walk_t *w, double t, ar_error_t *err) {
-    stream_until(w, t);
-    w->stale = 1;
-    for (size_t a = 0; a < w->nactive;) {
-        const int gi = w->active[a];
-        flow_t *f = &w->flow[gi];
-        const int done = f->state != FLOW_WAITING && near_or_below(f->end, t);
-        if (!done) {
-            a++;
-            continue;
-        }
-        w->active[a] = w->active[--w->nactive];
-        f->state = FLOW_IDLE;
-        for (size_t i = 0; w->breakdown && i < f->nuse; i++) {
-            if (f->use[i].slot >= 2 * w->t->nlinks) continue;
-            linkacc_t *l = &w->links[f->use[i].slot];
-            l->bytes += f->use[i].per * f->cost.bytes;
-            if (t > f->from && span_add(l, f->from, t) != AR_OK)
-                return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-        }
-        const double own = f->from + f->cost.move_s;
+    for (size_t i = 0; i < w->nuse; i++) {
+        pending_t *pd = &w->pend[w->use[i].pend];
+        if (w->use[i].end > pd->streamed) pd->streamed = w->use[i].end;
+    }
+    for (size_t k = 0; k < w->npend; k++)
+        if (w->pend[k].streamed < now) w->pend[k].streamed = now;
+    /* breakdowns: each link direction's bytes and the spans it carried them (link slots
+     * come first, numbered as w->links) */
+    for (size_t i = 0; w->breakdown && i < w->nuse; i++) {
+        const use_t *u = &w->use[i];
+        if (u->slot >= 2 * w->t->nlinks) continue;
+        const pending_t *pd = &w->pend[u->pend];
+        const double a = pd->start + pd->cost.lat_s;
+        linkacc_t *l = &w->links[u->slot];
+        l->bytes += u->bytes;
+        if (pd->streamed > a && span_add(l, a, pd->streamed) != AR_OK)
+            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    }
+    for (size_t k = 0; k < w->npend; k++) {
+        pending_t *pd = &w->pend[k];
+        const double own = pd->start + pd->cost.lat_s + pd->cost.move_s;
         /* unhindered, the clock's own rule (and its exact sums) */
-        ar_clock_op_end(&w->clk, gi, f->op, &f->cost, f->start, near_or_below(t, own) ? -1 : t, -1);
-        w->ch[gi].pc++;
+        ar_clock_op_end(&w->clk, pd->gi, pd->op, &pd->cost, pd->start, pd->streamed > own ? pd->streamed : -1, -1);
+        w->ch[pd->gi].pc++;
         w->ops++;
-        AR_TRY(requeue(w, gi, err));
+        AR_TRY(requeue(w, pd->gi, err));
     }
+    w->npend = w->nuse = 0;
     return AR_OK;
 }
 
@@ -343,7 +298,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
-        default: /* a flow: change() moves the channel on once its bytes have crossed */
+        default: /* held for its batch: resolve() moves the channel on */
             return run_op(w, gi, op, err);
         }
         c->pc++;
@@ -394,17 +349,11 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.buffer = opts->buffer;
-    w.next_end = w.next_from = INFINITY;
     w.max_traffic = 2 * t->nlinks + t->ndevices + 3;
     w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
-    const size_t nslots = (size_t)2 * t->nlinks + 3 * (size_t)t->ndevices;
-    w.cap = calloc(nslots, sizeof *w.cap);
-    w.weight = calloc(nslots, sizeof *w.weight);
-    w.flow = calloc((size_t)nch, sizeof *w.flow);
-    w.active = calloc((size_t)nch, sizeof *w.active);
+    w.backlog = calloc((size_t)2 * t->nlinks + 3 * (size_t)t->ndevices, sizeof *w.backlog);
     if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
-    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.cap || !w.weight || !w.flow ||
-        !w.active || (w.breakdown && !w.links)) {
+    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.backlog || (w.breakdown && !w.links)) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
@@ -412,18 +361,12 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     ar_progress_t pg;
     ar_progress_start(&pg, opts, p->nops);
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
-    for (;;) {
-        const double next = next_change(&w);
-        if (w.heap.n && w.heap.ev[0].t < next) {
-            event_t e = heap_pop(&w.heap);
-            ar_progress_tick(&pg, e.t, w.ops);
-            if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
-            else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
-        } else if (next < INFINITY) {
-            AR_TRY_GOTO(change(&w, next, err), rc, out);
-        } else {
-            break;
-        }
+    while (w.heap.n) {
+        event_t e = heap_pop(&w.heap);
+        ar_progress_tick(&pg, e.t, w.ops);
+        if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
+        else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, e.t, err), rc, out);
+        else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
     }
 
     for (int gi = 0; gi < nch; gi++) {
@@ -465,11 +408,9 @@ out:
         for (int l = 0; l < 2 * t->nlinks + 1; l++) free(w.links[l].spans);
     free(w.links);
     free(w.traffic);
-    free(w.cap);
-    free(w.weight);
-    for (int gi = 0; w.flow && gi < nch; gi++) free(w.flow[gi].use);
-    free(w.flow);
-    free(w.active);
+    free(w.backlog);
+    free(w.pend);
+    free(w.use);
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);
@@ -478,10 +419,9 @@ out:
     return rc;
 }
 
-/* Beside the plan: each channel's clock, state and flow, each flag's, each resource's rate. */
+/* Beside the plan: each channel's clock and state, each flag's, each link direction's backlog. */
 static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
-    return 512.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks +
-           24.0 * (2.0 * t->nlinks + 3.0 * t->ndevices);
+    return 256.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks;
 }
 
 const ar_backend_ops_t ar_analytic_backend = {

@@ -797,8 +797,8 @@ START_TEST(test_arrival_order) {
 }
 END_TEST
 
-/* Two channels pushing over the same link direction share it: both end after 2B / bw, each
- * at half the link's rate; the link is busy 2B / bw. */
+/* Two channels pushing over the same link direction share it: the first ends after B / bw,
+ * the second after 2B / bw (the link's backlog); the link is busy 2B / bw. */
 START_TEST(test_link_shared) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 100000;

@@ -352,7 +352,7 @@ END_TEST
 /* ---- contention: slower by what the shared resource predicts ---- */
 
 /* Two channels push B each over the same link direction at once: they share it, so
- * both take 2B / bw; the analytic backend's halves end the pair at 2B / bw too. */
+ * both take 2B / bw; the analytic backend's backlog ends the pair at 2B / bw too. */
 START_TEST(test_two_flows_one_link) {
     ar_topo_t *t = round_topo("ring_1d:4");
     const uint64_t n = 1 << 20;
@@ -404,7 +404,7 @@ START_TEST(test_shared_hbm) {
     ar_result_t s, a;
     run(t, p, 0, &s);
     run_on("analytic", t, p, AR_MEM_HBM, 0, &a);
-    EQ(a.time_s, LAUNCH + MEMLAT + 4 * 2 * B / MEM_BW); /* the memory shared four ways: the same end */
+    EQ(a.time_s, LAUNCH + MEMLAT + 4 * 2 * B / MEM_BW); /* the memory's backlog: the same end */
     EQ(s.time_s, LAUNCH + MEMLAT + 4 * 2 * B / MEM_BW);
     EQ(s.terms_s[AR_TERM_MEMORY], MEMLAT + 8 * B / MEM_BW);
     ar_plan_free(p);
@@ -501,8 +501,8 @@ START_TEST(test_1stage_on_ring) {
     ck_assert_msg(s_ring.time_s >= predicted && s_ring.time_s <= predicted + extra,
                   "sim %.6g us, the shared links predict %.6g us (+ up to %.6g us)",
                   s_ring.time_s * 1e6, predicted * 1e6, extra * 1e6);
-    /* Analytic: each link direction shared among the pushes crossing it, the rounds end
-     * as the shared links predict: within 1% of sim. */
+    /* Analytic: each link direction's backlog serves the pushes in turn, and the rounds
+     * end as the shared links predict: within 1% of sim. */
     ck_assert_msg(a_ring.time_s >= predicted && fabs(a_ring.time_s - s_ring.time_s) < 0.01 * s_ring.time_s,
                   "analytic %.6g us, sim %.6g us, the shared links predict %.6g us", a_ring.time_s * 1e6,
                   s_ring.time_s * 1e6, predicted * 1e6);
@@ -710,10 +710,11 @@ START_TEST(test_shipped_topologies) {
             ar_result_t s, an;
             run_on("sim", t, p, AR_MEM_HBM, 1, &s);
             run_on("analytic", t, p, AR_MEM_HBM, 0, &an);
-            /* Both share links; the analytic backend hands on no share a flow leaves unused
-             * (SimGrid's max-min does), so it may run a little behind sim, never far: sim is
-             * never more than 1% faster. Where ops reach non-neighbours through other devices
-             * a flow held at one busy link leaves more of its others unused: within 25%. */
+            /* Both share links; the analytic backend's batches of processor sharing may run
+             * a little behind SimGrid's max-min sharing on a step, never far: sim is never
+             * more than 1% faster. Where ops reach non-neighbours through other devices the
+             * two part further (analytic shares each resource on its own, max-min holds a
+             * flow over several busy links at the slowest one's share): within 25%. */
             const double slack = plan_routed(t, p) ? 0.25 : 1e-2;
             ck_assert_msg(s.time_s >= an.time_s * (1 - slack), "%s on %s: sim %g < analytic %g",
                           (*a)->name, names[i], s.time_s, an.time_s);

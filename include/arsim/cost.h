@@ -96,9 +96,9 @@ typedef struct ar_op_cost_s {
 } ar_op_cost_t;
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
- * memory, host link or link issue (link = the device, dir 0). Both model backends share each
- * among the ops streaming across it at once (sim max-min, analytic by each op's bytes on
- * it); breakdowns count the links. */
+ * memory, host link or link issue (link = the device, dir 0). The sim backend shares each
+ * among what runs at once; the analytic one keeps a backlog per resource; breakdowns
+ * count the links. */
 typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE } ar_res_t;
 typedef struct ar_op_traffic_s {
     ar_res_t res;
