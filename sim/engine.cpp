@@ -492,8 +492,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.nch = p->nranks * p->nchannels;
         s.ep_host = s.ndev + s.nch;
         const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
-        const char *tr = getenv("ARSIM_SIM_TRACE");
-        s.trace = tr && strcmp(tr, "1") == 0;
+        s.trace = ar__sim_trace();
         const char *ex = getenv("ARSIM_SIM_EXEC");
         s.exec_reduce = ex && strcmp(ex, "1") == 0;
         const char *tl = getenv("ARSIM_SIM_TIMELINE");

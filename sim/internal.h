@@ -19,6 +19,9 @@ extern const ar_backend_ops_t ar_sim_backend;
  * costs a memory mapping, and past the kernel's per-process limit (vm.max_map_count,
  * 65530 by default) SimGrid aborts; without guards a stack is plain memory, all of it held. */
 int ar__sim_guard_pages(long actors);
+/* Whether ARSIM_SIM_TRACE=1 asks for every op on stderr (engine.cpp prints them; sim.c then
+ * leaves the child's stderr the user's instead of SimGrid's log file). */
+int ar__sim_trace(void);
 /* The stack SimGrid gives each channel's actor (contexts/stack-size), in KiB. */
 #define AR__SIM_STACK_KIB 128
 

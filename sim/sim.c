@@ -89,15 +89,19 @@ static void last_line(FILE *f, char *buf, size_t len) {
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
 }
 
+int ar__sim_trace(void) {
+    const char *v = getenv("ARSIM_SIM_TRACE");
+    return v && strcmp(v, "1") == 0;
+}
+
 static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_t *o,
                       ar_result_t *res, ar_error_t *err) {
     int fds[2];
     if (pipe(fds) != 0) return AR_ERR(err, AR_EIO, "sim: pipe: %s", strerror(errno));
     /* SimGrid's own messages (a deadlock it detects, an assertion) go to a file the
      * parent reads only when the child fails; a deadlock is reported here with its
-     * rank, channel and op instead. */
-    const char *trace = getenv("ARSIM_SIM_TRACE"); /* its lines are for the user's stderr */
-    FILE *log = trace && strcmp(trace, "1") == 0 ? NULL : tmpfile();
+     * rank, channel and op instead. A trace's lines go to the user's stderr. */
+    FILE *log = ar__sim_trace() ? NULL : tmpfile();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
