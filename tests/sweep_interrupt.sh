@@ -17,10 +17,13 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/arsim-sweep-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "sweep_interrupt: FAIL: $*" >&2; exit 1; }
 
-# A sweep of about 55 runs taking a few seconds: the sim backend when built
-# (larger sizes take longer), else the analytic one over more rows.
+# A sweep of about 60 runs taking a few seconds: the sim backend when built
+# (larger sizes take longer; two channels, as the defaults' searches and their
+# plans of thousands of ops would take minutes over the 13 sweeps here), else the
+# analytic one over more rows.
 if "$bin" run --backend sim --topology ring_1d:2 --algo ring --size 8K -q >/dev/null 2>&1; then
-    set -- --backend sim --topology torus_2d:4x4,ring_1d:8 --algo ring,torus2d,center_root --size 256K:128M
+    set -- --backend sim --topology torus_2d:4x4,ring_1d:8 --algo ring,torus2d,center_root --size 256K:128M \
+        --channels 2
 else
     set -- --backend analytic --topology torus_2d:4x4,ring_1d:8,torus_2d:8x8 --algo ring,torus2d,center_root \
         --size 8K:1G --channels 1,2,4
