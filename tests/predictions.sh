@@ -21,14 +21,19 @@ have_sim=1
 "$bin" run --backend sim --topology ring_1d:2 --algo ring --size 8K -q >/dev/null 2>&1 || have_sim=0
 
 calib=$srcdir/validate/results/h200_calibrated.yaml
+# Sizes a factor of 8 or 16 apart, from where latency rules to where the links do: every
+# row runs sim at the defaults' plans (thousands of ops at 16 ranks), and a change that
+# moves one size of a regime moves its neighbours too.
+calib_sizes=8K,64K,512K,4M,32M,256M,1G
+shipped_sizes=8K,128K,2M,16M,64M
 shipped="--topology torus_2d_4x4,hgx_h100_8,h200_pair,ring_1d:8,full:8,mesh_2d_2x3,switch:4 \
---algo all --size 8K:64M --buffer hbm,sram,tcm --dtype bf16,fp32"
+--algo all --size $shipped_sizes --buffer hbm,sram,tcm --dtype bf16,fp32"
 
 # name backend sweep-arguments
 cases() {
     for be in sim analytic; do
         for r in 2 4 8; do
-            echo "calibrated_${be}_r$r $be --topology h200_pair --model $calib --ranks $r --algo all --size 8K:1G"
+            echo "calibrated_${be}_r$r $be --topology h200_pair --model $calib --ranks $r --algo all --size $calib_sizes"
         done
         echo "shipped_$be $be $shipped"
     done
