@@ -201,9 +201,7 @@ typedef struct sweep_s {
     ar_topo_t **topos;     /* opened once, before the workers fork */
     keyset_t done;         /* --resume: keys already in the CSV */
     int lockfd;            /* the lock on --out: the parent's alone (-1: none) */
-    struct inflight_s *inflight; /* per worker (index 0 without workers), shared with them */
-    void (*draw)(void *);  /* without workers: redraws the bar as a long run goes (NULL: none) */
-    void *draw_ctx;
+    struct inflight_s *inflight; /* per worker (index 1 + j), shared with them */
 } sweep_t;
 
 /* How far the run a worker is on has gone (ar_run_opts_t.progress), in memory the
@@ -213,12 +211,10 @@ typedef struct inflight_s {
 } inflight_t;
 
 static void inflight_note(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s) {
-    sweep_t *w = ((void **)ctx)[0];
     inflight_t *f = ((void **)ctx)[1];
     (void)sim_s, (void)wall_s;
     f->total = total_ops;
     f->ops = ops;
-    if (w->draw) w->draw(w->draw_ctx);
 }
 
 typedef struct run_idx_s {
@@ -375,8 +371,6 @@ static void bar_draw(parent_t *p) {
     fflush(stderr);
 }
 
-static void bar_draw_any(void *p) { bar_draw(p); }
-
 static void note_once(parent_t *p, const char *text) {
     for (int i = 0; i < p->nnotes; i++)
         if (strcmp(p->notes[i], text) == 0) return;
@@ -508,6 +502,10 @@ static int run_workers(parent_t *p) {
             bar_draw(p);
             continue;
         }
+        if (ready < 0 && errno == EINTR) {
+            if (interrupted) break;
+            continue;
+        }
         ssize_t r = read(fds[0], buf + have, sizeof buf - have - 1);
         if (r < 0 && errno == EINTR) {
             if (interrupted) break;
@@ -572,21 +570,6 @@ static int run_workers(parent_t *p) {
     free(pids);
     munmap(next, shared);
     return rc;
-}
-
-static int run_inline(parent_t *p) {
-    sweep_t *w = p->w;
-    char msg[MSG_MAX + 2];
-    for (long i = 0; i < w->total && !interrupted; i++) {
-        if (!mine(w, i)) continue;
-        run_one(w, i, 0, msg, MSG_MAX);
-        if (msg[0] == MSG_ROW || msg[0] == MSG_CHECK_FAIL) {
-            size_t n = strlen(msg);
-            if (msg[n - 1] != '\n') strcat(msg, "\n");
-        }
-        handle(p, msg);
-    }
-    return 0;
 }
 
 static int add_done(const ar_csv_line_t *l, void *ctx) {
@@ -746,10 +729,11 @@ int ar_cli_sweep(int argc, char **argv) {
         void *m = mmap(NULL, (size_t)(w.jobs + 1) * sizeof *w.inflight, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (m != MAP_FAILED) w.inflight = m;
-        if (w.jobs <= 1) w.draw = bar_draw_any, w.draw_ctx = &p;
     }
     bar_draw(&p);
-    rc = w.jobs > 1 ? run_workers(&p) : run_inline(&p);
+    /* Even one job runs in a worker: the parent, which only writes rows, stops at once on
+     * SIGINT or SIGTERM and takes the case in flight with it, however long that case is. */
+    rc = run_workers(&p);
     if (w.inflight) munmap(w.inflight, (size_t)(w.jobs + 1) * sizeof *w.inflight);
     w.inflight = NULL;
     sigaction(SIGINT, &old_int, NULL);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -103,6 +104,7 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
      * rank, channel and op instead. A trace's lines go to the user's stderr. */
     FILE *log = ar__sim_trace() ? NULL : tmpfile();
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -111,6 +113,12 @@ static int run_forked(const ar_topo_t *t, const ar_plan_t *p, const ar_run_opts_
         return AR_ERR(err, AR_ENOMEM, "sim: fork: %s", strerror(errno));
     }
     if (pid == 0) {
+        /* A simulation goes with the process that waits for it (a sweep's worker stopped
+         * on SIGINT, a run killed): nobody would read what it finds. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         close(fds[0]);
         ar_run_opts_t co = *o;
         child_progress_t cp = {o, o->progress && log ? dup(2) : -1, log ? fileno(log) : -1};

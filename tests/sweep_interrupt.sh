@@ -95,4 +95,27 @@ for sig in INT TERM KILL; do
     echo "sweep_interrupt: SIG$sig, --jobs $jobs: $kept whole rows kept$([ $torn = 1 ] && echo ', a torn line cut'), --resume ran $((total - kept)), final CSV = uninterrupted"
 done
 done
+
+# In the middle of a long case (a simulation of 400k ops, half a minute), one job: SIGINT
+# and SIGTERM stop the sweep at once, and the simulation with it.
+if [ "$1 $2" = "--backend sim" ]; then
+    for sig_want in INT:130 TERM:143; do
+        sig=${sig_want%:*} want=${sig_want#*:}
+        long=$tmp/long-$sig.csv
+        "$bin" sweep --backend sim --topology torus_2d_4x4 --algo 2stage --size 1M --channels 128 \
+            --out "$long" -q 2>/dev/null &
+        pid=$!
+        sleep 1
+        t0=$(date +%s%N)
+        kill -s $sig $pid 2>/dev/null || fail "long case: the sweep ended within a second"
+        wait $pid
+        st=$?
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        [ $st -eq "$want" ] || fail "long case, SIG$sig: exit status $st, wanted $want"
+        [ $ms -lt 2000 ] || fail "long case, SIG$sig: the sweep took $ms ms to stop"
+        sleep 0.2
+        ! pgrep -f -- "$long" >/dev/null || fail "long case, SIG$sig: a process of the sweep runs on"
+        echo "sweep_interrupt: SIG$sig in a long case: stopped in $ms ms, nothing left running"
+    done
+fi
 echo "sweep_interrupt: ok in $(( $(date +%s) - start ))s"
