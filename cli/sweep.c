@@ -201,7 +201,7 @@ typedef struct sweep_s {
     ar_topo_t **topos;     /* opened once, before the workers fork */
     keyset_t done;         /* --resume: keys already in the CSV */
     int lockfd;            /* the lock on --out: the parent's alone (-1: none) */
-    struct inflight_s *inflight; /* per worker (index 1 + j), shared with them */
+    struct inflight_s *inflight; /* worker j's at 1 + j, the parent's (a lost case run again) at 0 */
 } sweep_t;
 
 /* How far the run a worker is on has gone (ar_run_opts_t.progress), in memory the
@@ -211,7 +211,7 @@ typedef struct inflight_s {
 } inflight_t;
 
 static void inflight_note(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s) {
-    inflight_t *f = ((void **)ctx)[1];
+    inflight_t *f = ctx;
     (void)sim_s, (void)wall_s;
     f->total = total_ops;
     f->ops = ops;
@@ -286,8 +286,8 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];
     c.algo_opts.root = roots[x.r];
-    void *note[2] = {w, w->inflight ? &w->inflight[slot] : NULL};
-    if (note[1]) c.run.progress = inflight_note, c.run.progress_ctx = note;
+    inflight_t *note = w->inflight ? &w->inflight[slot] : NULL;
+    if (note) c.run.progress = inflight_note, c.run.progress_ctx = note;
     ar_error_t err;
     ar_error_clear(&err);
     ar_case_out_t co;
@@ -312,7 +312,7 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
         }
     }
     rc = ar_case_execute(&c, &co, &err);
-    if (note[1]) ((inflight_t *)note[1])->total = 0;
+    if (note) note->total = 0;
     if (rc == AR_OK) {
         char *line = row_line(&co.row);
         snprintf(msg, len, "%c %s", co.res.checked && !co.res.check_ok ? MSG_CHECK_FAIL : MSG_ROW,
@@ -502,11 +502,8 @@ static int run_workers(parent_t *p) {
             bar_draw(p);
             continue;
         }
-        if (ready < 0 && errno == EINTR) {
-            if (interrupted) break;
-            continue;
-        }
-        ssize_t r = read(fds[0], buf + have, sizeof buf - have - 1);
+        /* a signal interrupts the poll or the read alike */
+        ssize_t r = ready < 0 && errno == EINTR ? -1 : read(fds[0], buf + have, sizeof buf - have - 1);
         if (r < 0 && errno == EINTR) {
             if (interrupted) break;
             continue;
