@@ -2,21 +2,20 @@
  *
  * A discrete-event walk over the channel clock of arsim/cost.h (cost/clock.c), which
  * holds every sequencing rule and the critical path by term; this file only decides
- * the order in which channels move: events in time order, so a WAIT holds its channel
- * until the count-th SIGNAL to *arrive* at that flag. A COPY/REDUCE streams at its own
- * bottleneck (ar_cost_op), and no faster than the resources it uses (link directions,
- * device memories, host links, link issue) can carry it after what they already carry:
- * each keeps a backlog, when the bytes given to it so far will have crossed at its full
- * rate. An op issued is held until its first byte moves (its latency after its issue),
- * and every op other channels issue before that moment joins its batch; then the ops of
- * the batch that use one resource share it fairly (processor sharing: an op of b bytes
- * among ops of b_j ends sum_j min(b_j, b) / rate after the backlog), and the backlog grows
- * by all their bytes. Channels in step stay in step, as in the sim backend, where SimGrid
- * shares every resource among what runs at once, even when their starts differ by less
- * than an op's latency (blocks of a launch start launch_block_ns apart): resolved at the
- * moment of issue instead, the first of them would take the resource first and the rest
- * queue behind it, which pipelines channels that in fact move together. No op of a batch
- * ends before the batch is resolved, so no channel goes on in the past.
+ * the order in which channels move and how fast their bytes stream: events in time
+ * order, so a WAIT holds its channel until the count-th SIGNAL to *arrive* at that
+ * flag. A COPY/REDUCE is a flow from its first byte (its latency after its issue) until
+ * its bytes have crossed every resource it uses (ar_cost_op's traffic: link directions,
+ * device memories, host links, link issue). Channels that share a resource share its
+ * rate: each resource gives every flow across it the same share, its rate over the summed
+ * bytes per op byte of those flows, and a flow streams at the tightest share among its
+ * resources, no faster than its own bottleneck (ar_cost_op's move_s). A share a flow held
+ * at a tighter resource leaves unused is not handed on, as SimGrid's max-min fill in the
+ * sim backend would: this keeps every change local to the resources of the flow that
+ * begins or ends, and costs little against sim (tests/analytic_vs_sim.py). Each resource
+ * keeps a virtual clock of the bytes a flow at its share has moved, so a flow it binds
+ * ends at a fixed tag on that clock however often the share changes: a flow beginning or
+ * ending moves one event per resource, not one per flow.
  *
  * Flags count up across executions, and without contention every execution is the
  * same, so one execution (epoch 0) is walked whatever opts->iters says. */
@@ -30,7 +29,7 @@
 
 /* ---- a binary heap of events, ordered by (time, sequence) ---- */
 
-enum { EV_READY, EV_ARRIVE, EV_RESOLVE };
+enum { EV_READY, EV_ARRIVE };
 
 typedef struct event_s {
     double t;
@@ -77,6 +76,64 @@ static event_t heap_pop(heap_t *h) {
     }
     if (h->n) h->ev[i] = last;
     return top;
+}
+
+/* ---- an indexed binary heap: ids ordered by key[id] (ties by id), each id's place in
+ * pos[id] (-1: absent), so that an id's key can move without leaving a stale entry ---- */
+
+typedef struct iheap_s {
+    int *id;
+    size_t n, cap;
+} iheap_t;
+
+static int ih_before(const double *key, int a, int b) { return key[a] < key[b] || (key[a] == key[b] && a < b); }
+
+static void ih_place(iheap_t *h, int *pos, size_t i, int id) {
+    h->id[i] = id;
+    pos[id] = (int)i;
+}
+
+static void ih_up(iheap_t *h, const double *key, int *pos, size_t i) {
+    const int id = h->id[i];
+    while (i > 0 && ih_before(key, id, h->id[(i - 1) / 2])) {
+        ih_place(h, pos, i, h->id[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    ih_place(h, pos, i, id);
+}
+
+static void ih_down(iheap_t *h, const double *key, int *pos, size_t i) {
+    const int id = h->id[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && ih_before(key, h->id[c + 1], h->id[c])) c++;
+        if (!ih_before(key, h->id[c], id)) break;
+        ih_place(h, pos, i, h->id[c]);
+        i = c;
+    }
+    ih_place(h, pos, i, id);
+}
+
+/* id enters at key[id], or moves there. */
+static int ih_set(iheap_t *h, const double *key, int *pos, int id) {
+    if (pos[id] < 0) {
+        if (ar_grow(&h->id, &h->cap, h->n, sizeof *h->id) != AR_OK) return AR_ENOMEM;
+        ih_place(h, pos, h->n++, id);
+    }
+    ih_up(h, key, pos, (size_t)pos[id]);
+    ih_down(h, key, pos, (size_t)pos[id]);
+    return AR_OK;
+}
+
+static void ih_remove(iheap_t *h, const double *key, int *pos, int id) {
+    const size_t i = (size_t)pos[id];
+    pos[id] = -1;
+    const int last = h->id[--h->n];
+    if (i == h->n) return;
+    ih_place(h, pos, i, last);
+    ih_up(h, key, pos, i);
+    ih_down(h, key, pos, (size_t)pos[last]);
 }
 
 /* ---- per link direction: bytes and the intervals it carried data ---- */
@@ -127,20 +184,51 @@ typedef struct chan_state_s {
     int waiting;              /* blocked on the WAIT at pc */
 } chan_state_t;
 
-/* A COPY/REDUCE issued, waiting for the rest of its batch (the ops issued at its moment). */
-typedef struct pending_s {
-    int gi;
+/* One resource a flow uses: its slot (resource_slot), its bytes per byte of the op, and
+ * where the flow stands in the slot's list while it streams. */
+typedef struct use_s {
+    int slot;
+    double per;
+    size_t pos;
+} use_t;
+
+/* The COPY/REDUCE a channel has in flight (a channel has one at most): from `from` (its
+ * first byte) it streams at the share of the resource that binds it (`bind`, the tightest
+ * of those it uses), or at `cap`, its own bottleneck (bytes / move_s), where none is
+ * tighter (bind -1). Bound by a resource, its last byte crosses when that resource's
+ * virtual clock reaches the flow's tag; bound by itself, `left` bytes were left at `since`. */
+typedef struct flow_s {
     const ar_op_t *op;
     ar_op_cost_t cost;
-    double start, streamed;
-} pending_t;
+    double start, from, left, since, cap;
+    int streaming;
+    int bind;
+    uint64_t mark;
+    use_t *use;
+    size_t nuse, cap_use;
+} flow_t;
 
-/* One resource one pending op uses: its backlog slot, rate and bytes; end: when the op's
- * bytes have crossed it. */
-typedef struct use_s {
-    int slot, pend;
-    double cap, bytes, end;
-} use_t;
+/* A flow on a resource: its channel and which of its uses. */
+typedef struct member_s {
+    int gi;
+    int ui;
+} member_t;
+
+/* A resource: its rate, the summed weight of the flows streaming across it (their bytes on
+ * it per byte of their op) and those flows. Each streams at no more than its share, cap /
+ * weight bytes of op per second. vclock counts the bytes a flow held to that share has
+ * moved (as of vtime), so a flow it binds ends when vclock reaches the flow's tag whatever
+ * the share does meanwhile: a change of share moves one event, the resource's next end,
+ * not one per flow. */
+typedef struct slot_s {
+    double cap, weight, share, before, vclock, vtime;
+    double most;    /* no flow on it that it does not bind streams faster (an upper bound) */
+    member_t *m;
+    size_t n, capm;
+    iheap_t bound;  /* the flows it binds, by tag */
+    uint64_t mark;  /* touched at this moment */
+    uint64_t dirty; /* its next end to be placed again at this moment */
+} slot_t;
 
 typedef struct walk_s {
     const ar_topo_t *t;
@@ -150,15 +238,26 @@ typedef struct walk_s {
     ar_clock_t clk;           /* the channel clock (cost.h): every channel's time and path */
     chan_state_t *ch;
     uint64_t *flags;          /* nranks * nflags: arrivals so far */
-    heap_t heap;
+    heap_t heap;              /* the channels' events */
+    /* The flows' events, one per id at most: a resource's next end (id: its slot), a
+     * channel's flow's first byte, or its end where no resource binds it (nslots + channel). */
+    iheap_t events;
+    double *ekey;
+    int *epos;
+    int nslots;
+    double *tag;              /* per channel: its flow's tag in the heap of the resource binding it */
+    int *tpos;
     linkacc_t *links;         /* 2 * nlinks: index link * 2 + (dir < 0) */
-    double *backlog;          /* per resource (backlog_slot): when the bytes given so far have crossed */
     ar_op_traffic_t *traffic;
     int max_traffic;
-    pending_t *pend;          /* the batch being issued */
-    size_t npend, cap_pend;
-    use_t *use;               /* the batch's resources, every op's */
-    size_t nuse, cap_use;
+    flow_t *flow;             /* per channel */
+    slot_t *slot;             /* per resource slot (resource_slot) */
+    int *touched, *dirty;     /* slots whose weight changed, whose next end moved, at this moment */
+    size_t ntouched, ndirty;
+    int *begun;               /* channels whose flow began at this moment */
+    int *scratch;             /* per channel: a copy of a resource's bound flows */
+    size_t nbegun;
+    uint64_t epoch;           /* marks slots and flows seen at this moment */
     uint64_t ops;
 } walk_t;
 
@@ -169,9 +268,9 @@ static int requeue(walk_t *w, int gi, ar_error_t *err) {
     return AR_OK;
 }
 
-/* The backlog slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
+/* The slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
  * directions, then per device its memory, host link and link issue. */
-static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
+static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
     const int L = 2 * t->nlinks, D = t->ndevices;
@@ -184,93 +283,257 @@ static int backlog_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) 
     return -1;
 }
 
-/* A COPY/REDUCE issued by channel gi: its cost, and the resources it uses, held for its
- * batch (resolve, at the same moment once every channel has issued). */
+/* Close to: a within a relative hair of b, the rounding of the sums below. */
+static int near_or_below(double a, double b) { return a <= b + 1e-12 * fabs(b); }
+
+static int oom(ar_error_t *err) { return AR_ERR(err, AR_ENOMEM, "analytic: out of memory"); }
+
+/* Resource s's virtual clock brought to t at its share since vtime. */
+static void slot_sync(slot_t *s, double t) {
+    if (!(t > s->vtime)) return;
+    if (s->share < INFINITY) s->vclock += s->share * (t - s->vtime);
+    s->vtime = t;
+}
+
+/* Resource s's next end is to be placed again once this moment's changes are made. */
+static void slot_dirty(walk_t *w, int s) {
+    if (w->slot[s].dirty == w->epoch) return;
+    w->slot[s].dirty = w->epoch;
+    w->dirty[w->ndirty++] = s;
+}
+
+/* Resource s's weight is about to change at t: its clock is brought there first. */
+static void touch(walk_t *w, int s, double t) {
+    slot_t *sl = &w->slot[s];
+    if (sl->mark == w->epoch) return;
+    sl->mark = w->epoch;
+    slot_sync(sl, t);
+    sl->before = sl->share;
+    w->touched[w->ntouched++] = s;
+    slot_dirty(w, s);
+}
+
+static int place_event(walk_t *w, int id, double t) {
+    w->ekey[id] = t;
+    return ih_set(&w->events, w->ekey, w->epos, id) == AR_OK ? AR_OK : AR_ENOMEM;
+}
+
+static void drop_event(walk_t *w, int id) {
+    if (w->epos[id] >= 0) ih_remove(&w->events, w->ekey, w->epos, id);
+}
+
+/* Resource s's next end: its first tag at its share, or none. */
+static int place_slot(walk_t *w, int s) {
+    const slot_t *sl = &w->slot[s];
+    if (!sl->bound.n) {
+        drop_event(w, s);
+        return AR_OK;
+    }
+    return place_event(w, s, sl->vtime + (w->tag[sl->bound.id[0]] - sl->vclock) / sl->share);
+}
+
+/* Bytes/s of the op that flow gi streams at now. */
+static double flow_rate(const walk_t *w, const flow_t *f) { return f->bind >= 0 ? w->slot[f->bind].share : f->cap; }
+
+/* Bytes of its op that flow gi has still to move at t. */
+static double flow_left(walk_t *w, int gi, double t) {
+    const flow_t *f = &w->flow[gi];
+    if (f->bind >= 0) {
+        slot_t *s = &w->slot[f->bind];
+        slot_sync(s, t);
+        return w->tag[gi] - s->vclock;
+    }
+    return f->cap < INFINITY ? f->left - f->cap * (t - f->since) : 0;
+}
+
+/* Flow f streams at `rate` now: the resources it uses that do not bind it learn so. */
+static void raise_most(walk_t *w, const flow_t *f, double rate) {
+    for (size_t i = 0; i < f->nuse; i++) {
+        slot_t *s = &w->slot[f->use[i].slot];
+        if (f->use[i].slot != f->bind && s->most < rate) s->most = rate;
+    }
+}
+
+/* Flow gi, `left` bytes to go at t, bound by the tightest share of its resources, or by its
+ * own bottleneck where none is tighter. */
+static int bind_flow(walk_t *w, int gi, double t, double left) {
+    flow_t *f = &w->flow[gi];
+    double rate = f->cap;
+    f->bind = -1;
+    for (size_t i = 0; i < f->nuse; i++) {
+        const slot_t *s = &w->slot[f->use[i].slot];
+        if (s->share < rate) rate = s->share, f->bind = f->use[i].slot;
+    }
+    raise_most(w, f, rate);
+    if (f->bind < 0) {
+        f->left = left;
+        f->since = t;
+        return place_event(w, w->nslots + gi, left <= 0 || f->cap == INFINITY ? t : t + left / f->cap);
+    }
+    slot_t *s = &w->slot[f->bind];
+    slot_sync(s, t);
+    w->tag[gi] = s->vclock + left;
+    slot_dirty(w, f->bind);
+    return ih_set(&s->bound, w->tag, w->tpos, gi) == AR_OK ? AR_OK : AR_ENOMEM;
+}
+
+static void unbind_flow(walk_t *w, int gi) {
+    const flow_t *f = &w->flow[gi];
+    if (f->bind < 0) {
+        drop_event(w, w->nslots + gi);
+        return;
+    }
+    ih_remove(&w->slot[f->bind].bound, w->tag, w->tpos, gi);
+    slot_dirty(w, f->bind);
+}
+
+/* Flow gi at t: its rate, and its binding where another resource is now tighter. */
+static int rebind(walk_t *w, int gi, double t) {
+    flow_t *f = &w->flow[gi];
+    double rate = f->cap;
+    for (size_t i = 0; i < f->nuse; i++) {
+        const double share = w->slot[f->use[i].slot].share;
+        if (share < rate) rate = share;
+    }
+    if (!(rate < flow_rate(w, f))) { /* its binding holds */
+        raise_most(w, f, rate);
+        return AR_OK;
+    }
+    const double left = flow_left(w, gi, t);
+    unbind_flow(w, gi);
+    return bind_flow(w, gi, t, left);
+}
+
+/* A COPY/REDUCE issued by channel gi: a flow from its first byte. */
 static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
     int ntraffic = 0;
-    if (ar_grow(&w->pend, &w->cap_pend, w->npend, sizeof *w->pend) != AR_OK)
-        return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-    pending_t *pd = &w->pend[w->npend];
-    pd->gi = gi;
-    pd->op = op;
-    pd->start = ar_clock_now(&w->clk, gi);
-    if (ar_clock_op_begin(&w->clk, gi, op, &pd->cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
+    flow_t *f = &w->flow[gi];
+    f->op = op;
+    f->start = ar_clock_now(&w->clk, gi);
+    if (ar_clock_op_begin(&w->clk, gi, op, &f->cost, w->traffic, w->max_traffic, &ntraffic) != AR_OK)
         return AR_ERR(err, AR_ENOMEM, "analytic: cost of rank %d op %u", gi / w->p->nchannels, w->ch[gi].pc);
-    pd->streamed = pd->start + pd->cost.lat_s + pd->cost.move_s; /* its own bottleneck */
-    for (int i = 0; i < ntraffic; i++) {
+    f->from = f->start + f->cost.lat_s;
+    f->cap = f->cost.move_s > 0 ? f->cost.bytes / f->cost.move_s : INFINITY;
+    f->nuse = 0;
+    for (int i = 0; i < ntraffic && f->cost.bytes > 0; i++) {
         double cap;
-        const int slot = backlog_slot(w, &w->traffic[i], &cap);
-        if (slot < 0 || w->traffic[i].bytes <= 0) continue;
-        if (ar_grow(&w->use, &w->cap_use, w->nuse, sizeof *w->use) != AR_OK)
-            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-        w->use[w->nuse++] = (use_t){slot, (int)w->npend, cap, w->traffic[i].bytes, 0};
+        const int slot = resource_slot(w, &w->traffic[i], &cap);
+        if (slot < 0 || !(cap > 0) || w->traffic[i].bytes <= 0) continue;
+        if (ar_grow(&f->use, &f->cap_use, f->nuse, sizeof *f->use) != AR_OK) return oom(err);
+        w->slot[slot].cap = cap;
+        f->use[f->nuse++] = (use_t){slot, w->traffic[i].bytes / f->cost.bytes, 0};
     }
-    if (w->npend++ == 0) { /* the first of its batch: resolve once the moment its first byte moves has
-                            * come, so every op issued before then shares the resources with it */
-        event_t e = {.t = pd->start + pd->cost.lat_s, .kind = EV_RESOLVE};
-        if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
-    }
+    if (place_event(w, w->nslots + gi, f->from) != AR_OK) return oom(err);
     return AR_OK;
 }
 
-static int use_cmp(const void *x, const void *y) {
-    const use_t *a = x, *b = y;
-    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
-    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+/* Flow gi streams from t: its weight joins its resources'. It is bound once every weight of
+ * this moment is in. */
+static int begin_flow(walk_t *w, int gi, double t, ar_error_t *err) {
+    flow_t *f = &w->flow[gi];
+    f->streaming = 1;
+    f->mark = w->epoch;
+    for (size_t i = 0; i < f->nuse; i++) {
+        slot_t *s = &w->slot[f->use[i].slot];
+        touch(w, f->use[i].slot, t);
+        if (ar_grow(&s->m, &s->capm, s->n, sizeof *s->m) != AR_OK) return oom(err);
+        f->use[i].pos = s->n;
+        s->m[s->n++] = (member_t){gi, (int)i};
+        s->weight += f->use[i].per;
+        s->share = s->cap / s->weight;
+    }
+    w->begun[w->nbegun++] = gi;
+    return AR_OK;
 }
 
-/* The batch: per resource, its ops share it fairly after its backlog; each op has streamed
- * once every resource has carried its bytes (and not before its own bottleneck allows). */
-static int resolve(walk_t *w, double now, ar_error_t *err) {
-    qsort(w->use, w->nuse, sizeof *w->use, use_cmp);
-    for (size_t g = 0; g < w->nuse;) {
-        size_t e = g;
-        double first = INFINITY;
-        while (e < w->nuse && w->use[e].slot == w->use[g].slot) {
-            const pending_t *pd = &w->pend[w->use[e].pend];
-            const double a = pd->start + pd->cost.lat_s;
-            if (a < first) first = a;
-            e++;
+/* Flow gi's last byte crossed at t: its weight leaves its resources, its channel goes on. */
+static int end_flow(walk_t *w, int gi, double t, ar_error_t *err) {
+    flow_t *f = &w->flow[gi];
+    unbind_flow(w, gi);
+    f->streaming = 0;
+    for (size_t i = 0; i < f->nuse; i++) {
+        slot_t *s = &w->slot[f->use[i].slot];
+        touch(w, f->use[i].slot, t);
+        const member_t last = s->m[--s->n];
+        if (f->use[i].pos < s->n) {
+            s->m[f->use[i].pos] = last;
+            w->flow[last.gi].use[last.ui].pos = f->use[i].pos;
         }
-        double *free_at = &w->backlog[w->use[g].slot];
-        const double base = *free_at > first ? *free_at : first, cap = w->use[g].cap;
-        double before = 0; /* the bytes of the smaller ops of the group, all crossed */
-        for (size_t i = g; i < e; i++) {
-            use_t *u = &w->use[i];
-            u->end = base + (before + (double)(e - i) * u->bytes) / cap;
-            before += u->bytes;
+        s->weight = s->n ? s->weight - f->use[i].per : 0;
+        s->share = s->n ? s->cap / s->weight : INFINITY;
+        if (w->breakdown && f->use[i].slot < 2 * w->t->nlinks) {
+            linkacc_t *l = &w->links[f->use[i].slot];
+            l->bytes += f->use[i].per * f->cost.bytes;
+            if (t > f->from && span_add(l, f->from, t) != AR_OK) return oom(err);
         }
-        *free_at = base + before / cap;
-        g = e;
     }
-    for (size_t i = 0; i < w->nuse; i++) {
-        pending_t *pd = &w->pend[w->use[i].pend];
-        if (w->use[i].end > pd->streamed) pd->streamed = w->use[i].end;
+    const double own = f->from + f->cost.move_s;
+    /* unhindered, the clock's own rule (and its exact sums) */
+    ar_clock_op_end(&w->clk, gi, f->op, &f->cost, f->start, near_or_below(t, own) ? -1 : t, -1);
+    w->ch[gi].pc++;
+    w->ops++;
+    return requeue(w, gi, err);
+}
+
+/* Every flow that begins or ends at t; then, the weights all in, the binding of every flow
+ * whose tightest resource may have changed: a resource whose share rose may no longer bind
+ * its flows, one whose share fell below a flow's rate now binds it. */
+static int flows_at(walk_t *w, double t, ar_error_t *err) {
+    w->epoch++;
+    w->ntouched = w->ndirty = w->nbegun = 0;
+    while (w->events.n && near_or_below(w->ekey[w->events.id[0]], t)) {
+        const int id = w->events.id[0];
+        ih_remove(&w->events, w->ekey, w->epos, id);
+        if (id >= w->nslots) {
+            const int gi = id - w->nslots;
+            AR_TRY(w->flow[gi].streaming ? end_flow(w, gi, t, err) : begin_flow(w, gi, t, err));
+            continue;
+        }
+        slot_t *s = &w->slot[id];
+        slot_dirty(w, id);
+        slot_sync(s, t);
+        while (s->bound.n) {
+            const int gi = s->bound.id[0];
+            if (!near_or_below(s->vtime + (w->tag[gi] - s->vclock) / s->share, t)) break;
+            AR_TRY(end_flow(w, gi, t, err));
+        }
     }
-    for (size_t k = 0; k < w->npend; k++)
-        if (w->pend[k].streamed < now) w->pend[k].streamed = now;
-    /* breakdowns: each link direction's bytes and the spans it carried them (link slots
-     * come first, numbered as w->links) */
-    for (size_t i = 0; w->breakdown && i < w->nuse; i++) {
-        const use_t *u = &w->use[i];
-        if (u->slot >= 2 * w->t->nlinks) continue;
-        const pending_t *pd = &w->pend[u->pend];
-        const double a = pd->start + pd->cost.lat_s;
-        linkacc_t *l = &w->links[u->slot];
-        l->bytes += u->bytes;
-        if (pd->streamed > a && span_add(l, a, pd->streamed) != AR_OK)
-            return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    for (size_t k = 0; k < w->ntouched; k++) {
+        const int id = w->touched[k];
+        slot_t *s = &w->slot[id];
+        if (s->share > s->before) {
+            /* Its flows are faster here: each may now be bound elsewhere (and leave the
+             * heap, so it is read from a copy). */
+            size_t n = 0;
+            for (size_t j = 0; j < s->bound.n; j++)
+                if (w->flow[s->bound.id[j]].mark != w->epoch) w->scratch[n++] = s->bound.id[j];
+            for (size_t j = 0; j < n; j++) {
+                w->flow[w->scratch[j]].mark = w->epoch;
+                if (rebind(w, w->scratch[j], t) != AR_OK) return oom(err);
+            }
+        } else if (s->share < s->most) {
+            /* Slower here: the flows it does not bind that were faster now are bound by
+             * it, or by something tighter still. */
+            double most = 0;
+            for (size_t j = 0; j < s->n; j++) {
+                const int gi = s->m[j].gi;
+                flow_t *f = &w->flow[gi];
+                if (f->bind == id) continue;
+                if (f->mark != w->epoch && s->share < flow_rate(w, f)) {
+                    f->mark = w->epoch;
+                    if (rebind(w, gi, t) != AR_OK) return oom(err);
+                }
+                if (f->bind != id && flow_rate(w, f) > most) most = flow_rate(w, f);
+            }
+            s->most = most;
+        }
     }
-    for (size_t k = 0; k < w->npend; k++) {
-        pending_t *pd = &w->pend[k];
-        const double own = pd->start + pd->cost.lat_s + pd->cost.move_s;
-        /* unhindered, the clock's own rule (and its exact sums) */
-        ar_clock_op_end(&w->clk, pd->gi, pd->op, &pd->cost, pd->start, pd->streamed > own ? pd->streamed : -1, -1);
-        w->ch[pd->gi].pc++;
-        w->ops++;
-        AR_TRY(requeue(w, pd->gi, err));
+    for (size_t k = 0; k < w->nbegun; k++) {
+        const int gi = w->begun[k];
+        if (bind_flow(w, gi, t, w->flow[gi].cost.bytes > 0 ? w->flow[gi].cost.bytes : 0) != AR_OK) return oom(err);
     }
-    w->npend = w->nuse = 0;
+    for (size_t k = 0; k < w->ndirty; k++)
+        if (place_slot(w, w->dirty[k]) != AR_OK) return oom(err);
     return AR_OK;
 }
 
@@ -298,7 +561,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
-        default: /* held for its batch: resolve() moves the channel on */
+        default: /* a flow: end_flow() moves the channel on once its bytes have crossed */
             return run_op(w, gi, op, err);
         }
         c->pc++;
@@ -351,22 +614,43 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.buffer = opts->buffer;
     w.max_traffic = 2 * t->nlinks + t->ndevices + 3;
     w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
-    w.backlog = calloc((size_t)2 * t->nlinks + 3 * (size_t)t->ndevices, sizeof *w.backlog);
+    const size_t nslots = (size_t)2 * t->nlinks + 3 * (size_t)t->ndevices;
+    w.slot = calloc(nslots, sizeof *w.slot);
+    w.touched = calloc(nslots, sizeof *w.touched);
+    w.dirty = calloc(nslots, sizeof *w.dirty);
+    w.flow = calloc((size_t)nch, sizeof *w.flow);
+    w.begun = calloc((size_t)nch, sizeof *w.begun);
+    w.scratch = calloc((size_t)nch, sizeof *w.scratch);
+    w.nslots = (int)nslots;
+    w.ekey = calloc(nslots + (size_t)nch, sizeof *w.ekey);
+    w.epos = malloc((nslots + (size_t)nch) * sizeof *w.epos);
+    w.tag = calloc((size_t)nch, sizeof *w.tag);
+    w.tpos = malloc((size_t)nch * sizeof *w.tpos);
     if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
-    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.backlog || (w.breakdown && !w.links)) {
+    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.slot || !w.touched || !w.dirty || !w.flow ||
+        !w.begun || !w.scratch || !w.ekey || !w.epos || !w.tag || !w.tpos || (w.breakdown && !w.links)) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
+    for (size_t k = 0; k < nslots + (size_t)nch; k++) w.epos[k] = -1;
+    for (int gi = 0; gi < nch; gi++) w.tpos[gi] = -1;
+    for (size_t k = 0; k < nslots; k++) w.slot[k].share = INFINITY;
 
     ar_progress_t pg;
     ar_progress_start(&pg, opts, p->nops);
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
-    while (w.heap.n) {
-        event_t e = heap_pop(&w.heap);
-        ar_progress_tick(&pg, e.t, w.ops);
-        if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
-        else if (e.kind == EV_RESOLVE) AR_TRY_GOTO(resolve(&w, e.t, err), rc, out);
-        else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
+    for (;;) {
+        const double next_flow = w.events.n ? w.ekey[w.events.id[0]] : INFINITY;
+        if (w.heap.n && w.heap.ev[0].t < next_flow) {
+            event_t e = heap_pop(&w.heap);
+            ar_progress_tick(&pg, e.t, w.ops);
+            if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
+            else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
+        } else if (w.events.n) {
+            AR_TRY_GOTO(flows_at(&w, next_flow, err), rc, out);
+        } else {
+            break;
+        }
     }
 
     for (int gi = 0; gi < nch; gi++) {
@@ -408,9 +692,22 @@ out:
         for (int l = 0; l < 2 * t->nlinks + 1; l++) free(w.links[l].spans);
     free(w.links);
     free(w.traffic);
-    free(w.backlog);
-    free(w.pend);
-    free(w.use);
+    for (size_t k = 0; w.slot && k < nslots; k++) {
+        free(w.slot[k].m);
+        free(w.slot[k].bound.id);
+    }
+    free(w.slot);
+    free(w.touched);
+    free(w.dirty);
+    free(w.begun);
+    free(w.scratch);
+    free(w.ekey);
+    free(w.epos);
+    free(w.tag);
+    free(w.tpos);
+    free(w.events.id);
+    for (int gi = 0; w.flow && gi < nch; gi++) free(w.flow[gi].use);
+    free(w.flow);
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);
@@ -419,9 +716,10 @@ out:
     return rc;
 }
 
-/* Beside the plan: each channel's clock and state, each flag's, each link direction's backlog. */
+/* Beside the plan: each channel's clock, state and flow, each flag's, each resource's rate. */
 static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
-    return 256.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks;
+    return 512.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks +
+           24.0 * (2.0 * t->nlinks + 3.0 * t->ndevices);
 }
 
 const ar_backend_ops_t ar_analytic_backend = {

@@ -97,7 +97,7 @@ typedef struct ar_op_cost_s {
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
  * memory, host link or link issue (link = the device, dir 0). The sim backend shares each
- * among what runs at once; the analytic one keeps a backlog per resource; breakdowns
+ * among what runs at once (max-min), the analytic one in equal shares; breakdowns
  * count the links. */
 typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE } ar_res_t;
 typedef struct ar_op_traffic_s {
