@@ -79,6 +79,22 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     return rc == AR_OK ? res.time_s : INFINITY;
 }
 
+/* The ops of a plan, counted without building it (0 where it cannot be built). */
+static uint64_t count_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                          ar_mem_t buffer) {
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    ar_algo_opts_t k = *o;
+    k.sizing = &size;
+    k.buffer = buffer;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const int rc = ar_algo_build(algo, t, count, dt, &k, &p, &e);
+    ar_plan_free(p);
+    return rc == AR_OK ? size.ops : 0;
+}
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -139,15 +155,17 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     double least = INFINITY;
     for (int i = 0; i < n; i++) least = fmin(least, time[i]);
     if (!isfinite(least)) return AR_OK; /* none ran (a buffer too small): the algorithm's own, whose run says why */
-    /* For a model backend the model is what runs: the least time, the fewest channels among
-     * equals (fewer cost less to simulate; and the least of times that each grow with size
-     * grows with size). For hardware, the most channels within AR_CASE_TUNE_FLAT of the
-     * least: where the model's time is flat in channels its links are full, and a real
-     * device, whose channels each run slower beside many others than alone (where their
-     * rates were measured), still gains from more (2 x H200, 2stage at 16 MB: 62.6 us at
-     * the model's least, 32 channels; 54.9 at 128, 0.3% above it in the model). */
+    /* Within AR_CASE_TUNE_FLAT of the least time the model's time is flat in channels: its
+     * links are full, and what more channels still buy is the model's rounding (torus_2d_4x4,
+     * 1stage at 8 KB: 4.86 us at 16 channels, 4.83 at 128). For a model backend the fewest
+     * channels of that flat: each doubling doubles the ops a simulation runs (the 128 took
+     * 17 s in sim, for 0.6%), and every channel a real device runs costs it something the
+     * model leaves out. For hardware the most: a real device, whose channels each run slower
+     * beside many others than alone (where their rates were measured), still gains from more
+     * (2 x H200, 2stage at 16 MB: 62.6 us at the model's least, 32 channels; 54.9 at 128, 0.3%
+     * above it in the model). */
     for (int i = 0; i < n; i++)
-        if (hardware ? time[i] <= least * (1 + AR_CASE_TUNE_FLAT) : time[i] == least && !isfinite(*predicted_s))
+        if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT) && (hardware || !isfinite(*predicted_s)))
             out->channels = chans[i], *predicted_s = time[i];
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
@@ -349,9 +367,9 @@ void ar_case_out_free(ar_case_out_t *out) {
  * Pipelining trades each op's fixed costs, which fewer larger chunks pay less often,
  * against the pipeline's filling, which smaller chunks shorten; where the balance lies
  * depends on the model's latencies and rates, the topology's steps and the size. For a
- * model backend the least time, the plan of fewest ops among equals (the own chunk first);
- * for hardware the own chunk, which is what was measured, unless another predicts
- * AR_CASE_TUNE_FLAT less. */
+ * model backend the plan of fewest ops within AR_CASE_TUNE_FLAT of the least time (the own
+ * chunk first among equals), as with the channels; for hardware the own chunk, which is what
+ * was measured, unless another predicts AR_CASE_TUNE_FLAT less. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, ar_algo_opts_t *out, double *predicted_s) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
@@ -362,11 +380,16 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     uint64_t chunk[NCAND], nops[NCAND];
     double time[NCAND], least = INFINITY;
     const uint64_t bytes = count * ar_dtype_size(dt);
-    for (uint64_t c = (uint64_t)16 << 22; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4) {
-        /* every chunk of the whole vector or more makes one piece a lane: one of them is timed */
-        if (n > 1 && c >= bytes && chunk[n - 1] >= bytes) continue;
-        /* the own chunk first (c past 16 MiB) */
-        k.chunk_bytes = c > (uint64_t)16 << 20 ? 0 : c;
+    /* The ladder: the own chunk first, then the vector's bytes (to a power of two) over
+     * powers of four: the same pipeline shapes (pieces a lane) at every size, so a shape
+     * that wins at one size is there to win at twice it, and time grows smoothly with size
+     * where fixed chunks would change the shape under it. A rung whose plan counts the ops
+     * of the one before it is the same plan (one piece a lane): not timed again. */
+    uint64_t top = (uint64_t)16 << 10;
+    while (top < bytes) top *= 2;
+    for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
+        k.chunk_bytes = rung ? c : 0;
+        if (n > 0 && count_ops(t, algo, count, dt, &k, buffer) == nops[n - 1]) continue;
         ar_error_clear(&e);
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], &e);
         chunk[n] = k.chunk_bytes;
@@ -376,10 +399,27 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         if (n++ > 0 && 4 * nops[n - 1] > AR_CASE_TUNE_PLAN_OPS) break;
     }
     if (!n) return;
+    /* Where the op cap stops the ladder, the smallest power of two it admits, found from the
+     * last plan's ops (ops go as 1/chunk): doubling with the size, so the pipeline keeps its
+     * depth as sizes grow, where the ladder's next rung, four times the ops, would leave a
+     * quarter of it, a step in time. */
+    const uint64_t last = chunk[n - 1];
+    if (n < NCAND && last > (uint64_t)16 << 10 && 4 * nops[n - 1] > AR_CASE_TUNE_PLAN_OPS) {
+        uint64_t c = (uint64_t)16 << 10;
+        while (c < last && (double)c * AR_CASE_TUNE_PLAN_OPS < (double)last * nops[n - 1]) c *= 2;
+        if (c < last) {
+            k.chunk_bytes = c;
+            ar_error_clear(&e);
+            time[n] = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops[n], &e);
+            chunk[n] = c;
+            if (isfinite(time[n])) least = fmin(least, time[n]), n++;
+        }
+    }
     int pick = 0;
     for (int i = 1; i < n; i++)
         if (hardware ? time[i] == least && time[i] < time[0] * (1 - AR_CASE_TUNE_FLAT)
-                     : time[i] == least && (time[pick] > least || nops[i] < nops[pick]))
+                     : time[i] <= least * (1 + AR_CASE_TUNE_FLAT) &&
+                           (time[pick] > least * (1 + AR_CASE_TUNE_FLAT) || nops[i] < nops[pick]))
             pick = i;
     out->chunk_bytes = chunk[pick];
     *predicted_s = time[pick];

@@ -42,12 +42,13 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-5}
 # Every test runs, but the long ones on a sample of what the plain `make check` runs in
 # full: the sanitizers look for memory and undefined behaviour, which a sixteenth of the
 # golden grid, a fifth of the property cases and half the fuzzing time reach as well as
-# the whole, at 2-5x the cost. Left out: analytic_vs_sim.py and tutorial.sh, which compare
-# and run what the other tests run already (sim against analytic, the commands of docs/).
+# the whole, at 2-5x the cost. Left out: analytic_vs_sim.py, smoothness.py and tutorial.sh,
+# which compare and run what the other tests run already (sim against analytic, the
+# defaults over sizes, the commands of docs/).
 export ARSIM_PREDICTIONS_SHARD=${ARSIM_PREDICTIONS_SHARD:-0/16}
 export ARSIM_PROPERTY_CASES=${ARSIM_PROPERTY_CASES:-24}
 export ARSIM_FUZZ_SECONDS=${ARSIM_FUZZ_SECONDS:-30}
-skip=" tests/analytic_vs_sim.py tests/tutorial.sh "
+skip=" tests/analytic_vs_sim.py tests/smoothness.py tests/tutorial.sh "
 tests=
 for t in $(make -s print-tests); do
     case $skip in *" $t "*) ;; *) tests="$tests $t" ;; esac

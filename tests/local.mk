@@ -34,11 +34,12 @@ AM_TESTS_FD_REDIRECT = 9>&2
 #   progress.sh     a long run on a terminal says how it goes; silent under -q and into a file
 #   bound_property.py  no backend beats the physical bound, over random cases
 #   analytic_vs_sim.py the analytic backend within 10% (median) and 25% (max) of sim
+#   smoothness.py   at the defaults time grows with size, algbw never drops past 2%
 #   cli_fuzz.py     random command lines: exit 0, 1 or 2, never a signal or a hang, and
 #                   well-formed output on exit 0 (60 s; `make fuzz-cli`: FUZZ_CLI_SECONDS)
 test_scripts = tests/predictions.sh tests/rooms.sh tests/docs.sh tests/outputs.sh tests/flags.sh \
 	tests/plot.sh tests/reproduce.sh tests/tutorial.sh tests/bound_property.py tests/analytic_vs_sim.py \
-	tests/cli_fuzz.py tests/validate_rows.sh tests/shards.sh tests/progress.sh tests/max_mem.sh
+	tests/smoothness.py tests/cli_fuzz.py tests/validate_rows.sh tests/shards.sh tests/progress.sh tests/max_mem.sh
 TESTS += $(test_scripts)
 EXTRA_DIST += $(test_scripts) tests/lib.sh examples
 FUZZ_CLI_SECONDS = 600

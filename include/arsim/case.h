@@ -87,13 +87,14 @@ double ar_case_default_max_mem(void);
 /* What channels 0 and chunk 0 mean to every command, from the analytic backend's
  * predictions on the topology's model and this buffer level. The channels: powers of two up
  * to the algorithm's most, at the chunk asked or the algorithm's own, sized at the case's
- * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); for a model backend
- * the least time (the fewest among equals), for hardware (bench, cuda) the most within
- * AR_CASE_TUNE_FLAT of it, since real channels run slower beside many others than the model
- * has them. Then, where the channels were chosen (not asked) and no chunk was asked, the
- * chunk, at those channels and the case's count: the algorithm's own and
- * powers of four from 16 MiB down; for a model backend the least time (the fewest ops among
- * equals), for hardware the own unless another is AR_CASE_TUNE_FLAT faster. No plan over
+ * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); of those within
+ * AR_CASE_TUNE_FLAT of the least time, for a model backend the fewest (the fewest ops to
+ * simulate for what the model cannot tell apart), for hardware (bench, cuda) the most, since
+ * real channels run slower beside many others than the model has them. Then, where the
+ * channels were chosen (not asked) and no chunk was asked, the chunk, at those channels and
+ * the case's count: the algorithm's own and powers of four from 16 MiB down; for a model
+ * backend the fewest ops within AR_CASE_TUNE_FLAT of the least time, for hardware the own
+ * unless another is AR_CASE_TUNE_FLAT faster. No plan over
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed; a first plan of more than half
  * AR_CASE_TUNE_MAX_OPS, which leaves the search nothing else to time, is chosen without
  * timing it (counted, not built) unless predicted_s asks for its time. Found once per
