@@ -26,7 +26,7 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
  * lanes than elements. */
 /* The most lanes each algorithm builds (its plans' channel count grows with them);
  * --channels beyond it does not fit (ar_algo_build says so). */
-#define AR__MAX_LANES_RING 64
+#define AR__MAX_LANES_RING 128
 #define AR__MAX_LANES_TORUS2D 64
 #define AR__MAX_LANES_MESH2D 64
 #define AR__MAX_LANES_ONESHOT 128
