@@ -21,7 +21,12 @@
  * they were, the differences being within run-to-run noise: 8 MB 1stage:2slot/128
  * 31.60 against 2stage/128 31.78-31.81 (and two slots there would double SCRATCH
  * past its limit); 16 MB 2stage/96 54.68, /128 54.39, /112 58.51 (keep 128);
- * 1 MB 1stage/64 8.41 against /128 8.59 (keep 64). */
+ * 1 MB 1stage/64 8.41 against /128 8.59 (keep 64).
+ * Four GPUs (one rank each; docs/PERFORMANCE.md, 4 x H100 and 4 x H200, 2026-11-26 and
+ * -27): 1stage to 1 MB (at 512 KB 1stage/64-128 took 14.0-16.7 us where 2stage/64 took
+ * 17.5-23.9), 2stage to 32 MB, then ring at the model's defaults (128 channels): from
+ * 64 MB it ran 1-9% faster than 2stage/96-128 (4 x H200: 591.7 us at 128 MB against
+ * 653.1, 4597 at 1 GB against 4767). Where ranks share GPUs, 2stage throughout. */
 void ar_algo_auto(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
     if (!p2p) {
         *algo = "naive";
@@ -33,9 +38,13 @@ void ar_algo_auto(int nranks, int ngpus, uint64_t bytes, int p2p, const char **a
         *algo = "1stage";
         ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 64 * 1024 ? 8 : bytes <= 128 * 1024 ? 16
            : bytes <= 512 * 1024 ? 32 : bytes <= (1u << 20) ? 64 : 128;
-    } else if (nranks > 2 && bytes <= 256 * 1024) {
+    } else if (nranks > 2 && bytes <= (1u << 20)) {
         *algo = "1stage";
-        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : 16;
+        ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 128 * 1024 ? 8 : bytes <= 256 * 1024 ? 16 : 64;
+    } else if (nranks > 2 && nranks == ngpus && bytes >= (64u << 20)) {
+        *algo = "ring";
+        *channels = 0; /* the model's: 128 at these sizes on 4 GPUs */
+        return;
     } else {
         *algo = "2stage";
         if (nranks == 2) ch = bytes <= (16u << 20) ? 128 : bytes <= (128u << 20) ? 96 : 128;

@@ -635,7 +635,9 @@ START_TEST(test_center_root_beats_corner) {
 END_TEST
 
 /* --algo auto: 1stage up to 4 MB a rank with 2 ranks, 2stage past it, the host-staging
- * naive without P2P; channels shrink so several ranks per GPU stay resident (128 blocks). */
+ * naive without P2P; channels shrink so several ranks per GPU stay resident (128 blocks).
+ * On 4 GPUs 1stage to 1 MB, 2stage, then from 64 MB ring at the model's defaults
+ * (channels 0), but 2stage where ranks share GPUs. */
 START_TEST(test_algo_auto) {
     const char *a;
     int ch;
@@ -650,6 +652,19 @@ START_TEST(test_algo_auto) {
     ar_algo_auto(8, 2, 1u << 30, 1, &a, &ch);
     ck_assert_str_eq(a, "2stage");
     ck_assert_int_le(ch * 4, 128);
+    ar_algo_auto(4, 4, 1u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "1stage");
+    ck_assert_int_eq(ch, 64);
+    ar_algo_auto(4, 4, 2u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "2stage");
+    ar_algo_auto(4, 4, 32u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "2stage");
+    ar_algo_auto(4, 4, 64u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "ring");
+    ck_assert_int_eq(ch, 0);
+    ar_algo_auto(8, 4, 64u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "2stage");
+    ck_assert_int_gt(ch, 0);
     ar_algo_auto(2, 2, 8192, 0, &a, &ch);
     ck_assert_str_eq(a, "naive");
     ck_assert_ptr_nonnull(ar_algo_find(a));

@@ -238,6 +238,18 @@ out:
 
 /* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
  * sweeps that choose between them). */
+/* An algorithm at its defaults: the channels and chunk the model predicts fastest, as run
+ * and sweep give them (a NAME:Nslot variant keeps the algorithm's own); *chunk asked stays. */
+static void model_defaults(const ar_topo_t *topo, const char *name, uint64_t count, ar_dtype_t dt, int *channels,
+                           uint64_t *chunk) {
+    ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
+    def.chunk_bytes = *chunk;
+    ar_error_t e;
+    ar_error_clear(&e);
+    if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, NULL, &e) == AR_OK)
+        *channels = got.channels, *chunk = got.chunk_bytes;
+}
+
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
                       uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
@@ -355,19 +367,13 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             if (!strcmp(name, "auto")) {
                 int ach = 0;
                 ar_algo_auto(be->nranks, be->nused, bytes, p2p, &algo, &ach);
-                if (!channels) channels = ach;
+                if (!channels && ach) channels = ach;
+                else if (!channels) model_defaults(topo, algo, count, o->dtype, &channels, &chunk);
                 snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
             } else if (channels) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
-                /* at its defaults: the channels and chunk the model predicts fastest, as run
-                 * and sweep give them (a NAME:Nslot variant keeps the algorithm's own) */
-                ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
-                def.chunk_bytes = chunk;
-                ar_error_t te;
-                ar_error_clear(&te);
-                if (ar_case_defaults(topo, name, count, o->dtype, &def, AR_MEM_HBM, "cuda", &got, NULL, &te) == AR_OK)
-                    channels = got.channels, chunk = got.chunk_bytes;
+                model_defaults(topo, name, count, o->dtype, &channels, &chunk);
                 snprintf(label, sizeof label, "%s", name);
             }
             ar_plan_t *plan = NULL;

@@ -56,9 +56,10 @@ const ar_algo_t *ar_algo_probe(int i);
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                   const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
 
-/* `--algo auto`: the algorithm (a registered name) and channel count for nranks
- * ranks on ndevices devices at this size per rank; p2p 0 when devices cannot
- * address each other's memory (then the host-staging `naive`). */
+/* `--algo auto` on the GPUs (`bench`): the algorithm (a registered name) and channel
+ * count for nranks ranks on ndevices devices at this size per rank; p2p 0 when devices
+ * cannot address each other's memory (then the host-staging `naive`). Channels 0: the
+ * algorithm's defaults from the model (ar_case_defaults), channels and chunk. */
 void ar_algo_auto(int nranks, int ndevices, uint64_t bytes, int p2p, const char **algo, int *channels);
 
 #endif
