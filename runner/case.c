@@ -369,7 +369,7 @@ void ar_case_out_free(ar_case_out_t *out) {
  * depends on the model's latencies and rates, the topology's steps and the size. For a
  * model backend the plan of fewest ops within AR_CASE_TUNE_FLAT of the least time (the own
  * chunk first among equals), as with the channels; for hardware the own chunk, which is what
- * was measured, unless another predicts AR_CASE_TUNE_FLAT less. */
+ * was measured, unless another predicts AR_CASE_TUNE_HW_GAIN less. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, ar_algo_opts_t *out, double *predicted_s) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
@@ -417,7 +417,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     }
     int pick = 0;
     for (int i = 1; i < n; i++)
-        if (hardware ? time[i] == least && time[i] < time[0] * (1 - AR_CASE_TUNE_FLAT)
+        if (hardware ? time[i] == least && time[i] < time[0] * (1 - AR_CASE_TUNE_HW_GAIN)
                      : time[i] <= least * (1 + AR_CASE_TUNE_FLAT) &&
                            (time[pick] > least * (1 + AR_CASE_TUNE_FLAT) || nops[i] < nops[pick]))
             pick = i;

@@ -75,7 +75,7 @@ S | unknown backend           | --backend nope --size 8K
 S | '--breakdown' takes no value | --size 8K --breakdown=1
 S | unknown memory level      | --size 8K --buffer l3
 S | from 1 to 1024            | --size 8K --channels 0
-S | takes at most 64 channels | --size 8K --algo ring --channels 1000
+S | takes at most 128 channels | --size 8K --algo ring --channels 1000
 S | moves real data           | --size 8K --check
 S | a chunk is 16 bytes to 1G | --size 8K --chunk 3
 S | at least 1 element        | --count 0
