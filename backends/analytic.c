@@ -354,16 +354,22 @@ static void raise_most(walk_t *w, const flow_t *f, double rate) {
     }
 }
 
-/* Flow gi, `left` bytes to go at t, bound by the tightest share of its resources, or by its
- * own bottleneck where none is tighter. */
-static int bind_flow(walk_t *w, int gi, double t, double left) {
-    flow_t *f = &w->flow[gi];
-    double rate = f->cap;
-    f->bind = -1;
+/* The resource of the tightest share among flow f's (the first of equals), or -1 where its
+ * own bottleneck is tighter; *rate, that share. */
+static int tightest(const walk_t *w, const flow_t *f, double *rate) {
+    int bind = -1;
+    *rate = f->cap;
     for (size_t i = 0; i < f->nuse; i++) {
-        const slot_t *s = &w->slot[f->use[i].slot];
-        if (s->share < rate) rate = s->share, f->bind = f->use[i].slot;
+        const double share = w->slot[f->use[i].slot].share;
+        if (share < *rate) *rate = share, bind = f->use[i].slot;
     }
+    return bind;
+}
+
+/* Flow gi, `left` bytes to go at t, bound by `bind` (tightest) at `rate`. */
+static int bind_flow(walk_t *w, int gi, double t, double left, int bind, double rate) {
+    flow_t *f = &w->flow[gi];
+    f->bind = bind;
     raise_most(w, f, rate);
     if (f->bind < 0) {
         f->left = left;
@@ -390,18 +396,15 @@ static void unbind_flow(walk_t *w, int gi) {
 /* Flow gi at t: its rate, and its binding where another resource is now tighter. */
 static int rebind(walk_t *w, int gi, double t) {
     flow_t *f = &w->flow[gi];
-    double rate = f->cap;
-    for (size_t i = 0; i < f->nuse; i++) {
-        const double share = w->slot[f->use[i].slot].share;
-        if (share < rate) rate = share;
-    }
+    double rate;
+    const int bind = tightest(w, f, &rate);
     if (!(rate < flow_rate(w, f))) { /* its binding holds */
         raise_most(w, f, rate);
         return AR_OK;
     }
     const double left = flow_left(w, gi, t);
     unbind_flow(w, gi);
-    return bind_flow(w, gi, t, left);
+    return bind_flow(w, gi, t, left, bind, rate);
 }
 
 /* A COPY/REDUCE issued by channel gi: a flow from its first byte. */
@@ -530,7 +533,10 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
     }
     for (size_t k = 0; k < w->nbegun; k++) {
         const int gi = w->begun[k];
-        if (bind_flow(w, gi, t, w->flow[gi].cost.bytes > 0 ? w->flow[gi].cost.bytes : 0) != AR_OK) return oom(err);
+        double rate;
+        const int bind = tightest(w, &w->flow[gi], &rate);
+        if (bind_flow(w, gi, t, w->flow[gi].cost.bytes > 0 ? w->flow[gi].cost.bytes : 0, bind, rate) != AR_OK)
+            return oom(err);
     }
     for (size_t k = 0; k < w->ndirty; k++)
         if (place_slot(w, w->dirty[k]) != AR_OK) return oom(err);

@@ -236,8 +236,6 @@ out:
     return rc;
 }
 
-/* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
- * sweeps that choose between them). */
 /* An algorithm at its defaults: the channels and chunk the model predicts fastest, as run
  * and sweep give them (a NAME:Nslot variant keeps the algorithm's own); *chunk asked stays. */
 static void model_defaults(const ar_topo_t *topo, const char *name, uint64_t count, ar_dtype_t dt, int *channels,
@@ -250,6 +248,8 @@ static void model_defaults(const ar_topo_t *topo, const char *name, uint64_t cou
         *channels = got.channels, *chunk = got.chunk_bytes;
 }
 
+/* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
+ * sweeps that choose between them). */
 static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
                       uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;

@@ -92,7 +92,9 @@ double ar_case_default_max_mem(void);
  * simulate for what the model cannot tell apart), for hardware (bench, cuda) the most, since
  * real channels run slower beside many others than the model has them. Then, where the
  * channels were chosen (not asked) and no chunk was asked, the chunk, at those channels and
- * the case's count: the algorithm's own and powers of four from 16 MiB down; for a model
+ * the case's count: the algorithm's own, then the vector's bytes (to a power of two) over
+ * powers of four down to 16 KiB, and where AR_CASE_TUNE_PLAN_OPS stops that ladder the
+ * smallest power of two it admits; for a model
  * backend the fewest ops within AR_CASE_TUNE_FLAT of the least time, for hardware the own
  * unless another is AR_CASE_TUNE_HW_GAIN faster. No plan over
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed; a first plan of more than half
