@@ -8,12 +8,13 @@
 #
 # The G-GPU part (the first G GPUs): bench of auto and the named algorithms at defaults
 # beside NCCL over 8 KB .. 1 GB, then each named algorithm at 1..128 channels at 1 MB,
-# 16 MB and 256 MB without NCCL; a table of default against best per size last.
+# 16 MB and 256 MB (DEFAULTS_SIZES) without NCCL; a table of default against best per size last.
 set -u
 . "$(dirname "$0")/gpu-env.sh"
 what=${1:-tests}
 G=${2:-2}
 algos=${DEFAULTS_ALGOS:-ring,1stage,2stage}
+sizes=${DEFAULTS_SIZES:-1M,16M,256M}
 vis=$(seq -s, 0 $((G - 1)))
 # the shipped model of this GPU kind: its choice of channels is the one to judge
 model=h200_sxm
@@ -37,7 +38,7 @@ tail -3 "$out/bench_$G.txt"
 echo "== $G GPUs: channel sweep"
 for c in 1 2 4 8 16 32 64 128; do
     CUDA_VISIBLE_DEVICES=$vis timeout 60 "$a" bench --backend cuda --model "$model" --no-nccl --algo "$algos" --channels "$c" \
-        --dtype bf16 --size 1M,16M,256M 2>&1
+        --dtype bf16 --size "$sizes" 2>&1
 done >"$out/sweep_$G.txt" || status=1
 # per size and algorithm: the default's time, the best channel count and its time
 # (table columns: 1 size, 6 algo, 7 channels, 9 time)

@@ -120,10 +120,11 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
 #define AR_CASE_TUNE_PLAN_OPS ((uint64_t)1 << 18)
 /* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
-/* On hardware a chunk other than the algorithm's own, the one measured, is taken only for a
- * predicted gain larger than the shipped GPU models' own error (docs/VALIDATION.md: about 5%
- * median): a smaller one is as likely the model's as the GPU's (4 x H100, 2stage at 16 MB:
- * 16 KB chunks predicted 1.9% faster than its own, measured 17% slower). */
+/* The shipped GPU models' own error (docs/VALIDATION.md: about 5% median): on hardware,
+ * predictions closer than this are not ranked. A chunk other than the algorithm's own, the
+ * one measured, is taken only for a larger predicted gain (4 x H100, 2stage at 16 MB: 16 KB
+ * chunks predicted 1.9% faster than its own, measured 17% slower); of the channel counts
+ * within it of the least time, the middle one. */
 #define AR_CASE_TUNE_HW_GAIN 0.05
 
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
