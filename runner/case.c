@@ -168,8 +168,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         /* A real device: the model cannot rank counts within its own error
          * (AR_CASE_TUNE_HW_GAIN), and what it leaves out pulls both ways: more channels
          * gain where each runs slower beside many others than alone, where its rates were
-         * measured (2 x H100, 1stage at 16 MB: 64.9 us at 128 channels, 69.9 at 64, which
-         * the model has 2.7% apart), and cost where every block's flags and launch weigh
+         * measured (2 x H100, 1stage at 16 MB: 64.9 us at 128 channels, 70.5 at 64, which
+         * the model has 0.2% apart), and cost where every block's flags and launch weigh
          * more than its bytes (4 x H100, 2stage at 1 MB: 26.7 us at 128, 22.6 at 32, which
          * the model has 2% apart the other way). The middle of the counts it cannot rank
          * (the lower one of two) is at most half their span from the best of them. */
