@@ -1475,6 +1475,35 @@ START_TEST(test_default_channels) {
 }
 END_TEST
 
+/* A first plan too large to time (over AR_CASE_TUNE_MAX_OPS / 2 ops: ring on 256 ranks at its
+ * own chunk, 784640 ops) is not timed: one channel and one piece a lane (16 KiB a rank), the
+ * plan of fewest ops, whose time is what the run reports. */
+START_TEST(test_default_untimed) {
+    ar_topo_t *t = round_topo("ring_1d:256");
+    const uint64_t count = (uint64_t)2 << 20; /* 4 MiB of bf16: 16 KiB a rank */
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "ring", .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_case_plan(&c, &co, &err), AR_OK);
+    ck_assert_int_eq(co.row.channels, 1);
+    ck_assert_uint_eq(co.row.chunk_bytes, 16384);
+    const uint32_t nops = co.plan->nops;
+    ar_case_out_free(&co);
+    ar_case_t own = c;
+    own.own_defaults = 1;
+    own.algo_opts.channels = 1;
+    ck_assert_int_eq(ar_case_plan(&own, &co, &err), AR_OK);
+    ck_assert_uint_gt(co.plan->nops, (uint64_t)AR_CASE_TUNE_MAX_OPS / 2);
+    ck_assert_uint_lt(nops, co.plan->nops);
+    ar_case_out_free(&co);
+    const double def = case_run_at(t, "ring", count, 0, 0, NULL, NULL, NULL, 0);
+    ck_assert_double_eq(def, case_run_at(t, "ring", count, 1, count * 2, NULL, NULL, NULL, 0));
+    ar_topo_free(t);
+}
+END_TEST
+
 /* --algo auto: the least time of every algorithm at its defaults, and the row says which. */
 START_TEST(test_auto_picks_least) {
     const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:4"};
@@ -1557,6 +1586,7 @@ Suite *suite_analytic(void) {
     tc = tcase_create("defaults");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_default_channels);
+    tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
