@@ -95,6 +95,14 @@ static uint64_t count_ops(const ar_topo_t *t, const char *algo, uint64_t count, 
     return rc == AR_OK ? size.ops : 0;
 }
 
+/* The vector's bytes rounded up to a power of two, 16 KiB at least: a chunk that leaves
+ * every lane one piece, the top of the chunk ladder. */
+static uint64_t vector_chunk(uint64_t count, ar_dtype_t dt) {
+    uint64_t c = (uint64_t)16 << 10;
+    while (c < count * ar_dtype_size(dt)) c *= 2;
+    return c;
+}
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -133,11 +141,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
              * (analytic, 64 MB: torus2d on torus_2d:64x64 2431 us against 2909 at its own
              * 128 KB chunk, ring on ring_1d:1024 2912 against 3342); where a flag costs what a
              * piece's crossing does, pieces would hide it, and --chunk asks for them. */
-            if (o->chunk_bytes == 0 && o->channels == 0) {
-                uint64_t whole = (uint64_t)16 << 10;
-                while (whole < count * ar_dtype_size(dt)) whole *= 2;
-                out->chunk_bytes = whole;
-            }
+            if (o->chunk_bytes == 0 && o->channels == 0) out->chunk_bytes = vector_chunk(count, dt);
             return AR_OK; /* not kept: a caller that wants the time must find it */
         }
     }
@@ -402,14 +406,12 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     int brc, n = 0;
     uint64_t chunk[NCAND], nops[NCAND];
     double time[NCAND], least = INFINITY;
-    const uint64_t bytes = count * ar_dtype_size(dt);
     /* The ladder: the own chunk first, then the vector's bytes (to a power of two) over
      * powers of four: the same pipeline shapes (pieces a lane) at every size, so a shape
      * that wins at one size is there to win at twice it, and time grows smoothly with size
      * where fixed chunks would change the shape under it. A rung whose plan counts the ops
      * of the one before it is the same plan (one piece a lane): not timed again. */
-    uint64_t top = (uint64_t)16 << 10;
-    while (top < bytes) top *= 2;
+    const uint64_t top = vector_chunk(count, dt);
     for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
         k.chunk_bytes = rung ? c : 0;
         if (n > 0 && count_ops(t, algo, count, dt, &k, buffer) == nops[n - 1]) continue;

@@ -87,10 +87,10 @@ double ar_case_default_max_mem(void);
 /* What channels 0 and chunk 0 mean to every command, from the analytic backend's
  * predictions on the topology's model and this buffer level. The channels: powers of two up
  * to the algorithm's most, at the chunk asked or the algorithm's own, sized at the case's
- * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); of those within
- * AR_CASE_TUNE_FLAT of the least time, for a model backend the fewest (the fewest ops to
- * simulate for what the model cannot tell apart), for hardware (bench, cuda) the most, since
- * real channels run slower beside many others than the model has them. Then, where the
+ * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there); for a model backend
+ * the fewest within AR_CASE_TUNE_FLAT of the least time (the fewest ops to simulate for what
+ * the model cannot tell apart), for hardware (bench, cuda) the middle one of those within
+ * AR_CASE_TUNE_HW_GAIN, the model's own error. Then, where the
  * channels were chosen (not asked) and no chunk was asked, the chunk, at those channels and
  * the case's count: the algorithm's own, then the vector's bytes (to a power of two) over
  * powers of four down to 16 KiB, and where AR_CASE_TUNE_PLAN_OPS stops that ladder the
@@ -98,8 +98,9 @@ double ar_case_default_max_mem(void);
  * backend the fewest ops within AR_CASE_TUNE_FLAT of the least time, for hardware the own
  * unless another is AR_CASE_TUNE_HW_GAIN faster. No plan over
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed; a first plan of more than half
- * AR_CASE_TUNE_MAX_OPS, which leaves the search nothing else to time, is chosen without
- * timing it (counted, not built) unless predicted_s asks for its time. Found once per
+ * AR_CASE_TUNE_MAX_OPS, which leaves the search nothing else to time, is not timed (counted,
+ * not built) unless predicted_s asks for its time: one channel, and unless either was asked
+ * the chunk of fewest ops (one piece a lane). Found once per
  * topology and case shape, then kept with the topology. backend names where the case runs (NULL: a model): a
  * hardware backend's rules apply, and no plan it would not admit (ar_backend_ops_t.admits) is
  * chosen. out is o with the channels and chunk filled (as given
