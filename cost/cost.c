@@ -326,7 +326,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         return;
     }
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
-    b->local_cold = ar_cost_warm_cold_bytes(warm, t, p, op, exec_rank);
+    b->cold_share = ar_cost_warm_cold_share(warm, t, p, op, exec_rank);
     b->src_groups = (int)((op->nsrc + 1) / 2);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
@@ -384,7 +384,7 @@ double ar_cost_mem_gbps(const ar_mem_level_t *lvl) {
 }
 
 double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
-    return b->local_cold > 0 ? m->cold_lat_ns * 1e-9 : 0;
+    return m->cold_lat_ns * 1e-9 * b->cold_share;
 }
 
 double ar_cost_host_rounds_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
@@ -615,7 +615,10 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             if (!w->stamp[i]) goto nomem;
             for (uint64_t j = 0; j < w->npage[i]; j++) w->stamp[i][j] = -traffic[t->placement[r]];
         }
-    w->cap = m->mem[AR_MEM_SRAM].capacity_bytes;
+    const double cap = m->mem[AR_MEM_SRAM].capacity_bytes;
+    w->hit = m->l2_hit_bytes > 0 ? m->l2_hit_bytes : cap;
+    w->miss = m->l2_miss_bytes > 0 ? m->l2_miss_bytes : cap;
+    if (w->hit > w->miss) w->hit = w->miss;
     free(traffic);
     return AR_OK;
 nomem:
@@ -641,26 +644,35 @@ static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr
     if (*j0 > *j1) *j0 = *j1;
 }
 
-double ar_cost_warm_cold_bytes(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
+/* The share of cold_lat_ns a line last touched d bytes ago costs. */
+static double warm_miss(const ar_cost_warm_t *w, double d) {
+    if (d > w->miss) return 1;
+    if (d <= w->hit) return 0;
+    return (d - w->hit) / (w->miss - w->hit);
+}
+
+double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
                                int exec_rank) {
-    if (w == NULL || w->cap <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return 0;
+    if (w == NULL || w->miss <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return 0;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     const int edev = t->placement[exec_rank];
-    double cold = 0;
+    double coldest = 0;
     for (uint32_t s = 0; s < op->nsrc; s++) {
         const ar_addr_t *a = &p->srcs[op->src + s];
         if (ar_cost_addr_device(t, a) != edev) continue;
         int bi;
-        uint64_t j0, j1, n = 0;
+        uint64_t j0, j1;
+        double miss = 0;
         warm_span(w, p, a, B, &bi, &j0, &j1);
-        for (uint64_t j = j0; j <= j1; j++) n += w->clock[edev] - w->stamp[bi][j] > w->cap;
-        cold += B * (double)n / (double)(j1 - j0 + 1);
+        for (uint64_t j = j0; j <= j1; j++) miss += warm_miss(w, w->clock[edev] - w->stamp[bi][j]);
+        miss /= (double)(j1 - j0 + 1);
+        if (miss > coldest) coldest = miss;
     }
-    return cold;
+    return coldest;
 }
 
 void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {
-    if (w->cap <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
+    if (w->miss <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         const ar_addr_t *a = ar_op_operand(p, op, s);

@@ -16,14 +16,16 @@ typedef struct ar_chan_bytes_s {
     double host_wr;  /* stored to the host staging buffer */
     int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
     int host_groups; /* those after the first with a host source: each a round of host loads */
-    double local_cold; /* the part of local_rd its device has not touched lately (ar_cost_warm_t) */
+    double cold_share; /* of the local source that misses the L2 most, the expected share of
+                        * its lines that miss (ar_cost_warm_t): 0 all warm .. 1 all cold */
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)
- * sets local_cold. */
+ * sets cold_share. */
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                         const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
-/* Seconds an op with cold local loads waits for its first ones (cold_lat_ns; 0 when none). */
+/* Seconds an op with cold local loads waits for its first ones: cold_lat_ns x cold_share (the
+ * op's sources load together, so the coldest one sets the wait). */
 double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b);
 /* Seconds one channel alone needs to move b (the chan term above); 0 when the model
  * bounds none of them per channel. *mem_term (may be NULL) is set when the local
@@ -74,13 +76,16 @@ int ar_cost_cross_count(const ar_cost_cross_t *x, int device, double at);
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
                                double at);
 /* Which bytes of each device's memory were touched lately: a device's clock counts the bytes
- * its memory has served (loads and stores of every op touching it), and a page of a rank's
- * buffer is warm while fewer than the L2's capacity (the sram level's capacity_bytes) have
- * passed since an op last touched it. One execution is taken to follow another: at the start
- * every page was touched one execution's traffic ago, so a plan whose traffic per device fits
- * the L2 starts warm. Off (nothing allocated) without cold_lat_ns. */
+ * its memory has served (loads and stores of every op touching it). A line last touched d
+ * bytes ago comes back at the L2's latency up to d = l2_hit_bytes and from memory from
+ * l2_miss_bytes on (both measured: a pointer chase over footprints around the L2's capacity;
+ * on the H100/H200 the far L2 partition's hits fall between), and an op waits that share of
+ * cold_lat_ns, growing linearly between the two; without them, all of it past the L2's
+ * capacity. One execution is taken to follow another: at the start every page was touched
+ * one execution's traffic ago, so a plan whose traffic per device fits the L2 starts warm.
+ * Off (nothing allocated) without cold_lat_ns. */
 struct ar_cost_warm_s {
-    double cap;       /* bytes; 0 = off */
+    double hit, miss; /* bytes: l2_hit_bytes, l2_miss_bytes (hit == miss: a step); miss 0 = off */
     double *clock;    /* per device */
     double **stamp;   /* per (rank, buffer): per page, the device's clock when last touched */
     double *page;     /* per (rank, buffer): page bytes */
@@ -89,8 +94,9 @@ struct ar_cost_warm_s {
 };
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_warm_free(ar_cost_warm_t *w);
-/* Bytes of op's sources on exec_rank's own device that are cold now (0 when w is off). */
-double ar_cost_warm_cold_bytes(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
+/* Of op's sources on exec_rank's own device, the largest expected share of a source's
+ * bytes that misses the L2 now (0 when w is off or none is local). */
+double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
                                int exec_rank);
 /* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
  * as the op starts, after costing it. */

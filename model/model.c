@@ -423,6 +423,11 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     }
 
     AR_TRY_GOTO(parse_keys(d, root, "", AR_MK_ROOT, m, 0, err), rc, fail);
+    if (m->l2_hit_bytes > 0 && m->l2_miss_bytes > 0 && m->l2_hit_bytes > m->l2_miss_bytes) {
+        rc = ar__y_error(err, d, ar__y_get(root, "l2_hit_bytes"), AR_EMODEL, "l2_hit_bytes",
+                         "must not exceed l2_miss_bytes (%g > %g)", m->l2_hit_bytes, m->l2_miss_bytes);
+        goto fail;
+    }
     if ((n = ar__y_get(root, "calibration"))) AR_TRY_GOTO(parse_calibration(d, n, m, err), rc, fail);
     *out = m;
     return AR_OK;

@@ -552,6 +552,25 @@ START_TEST(test_cold_lat) {
             ar_result_free(&r0);
             ar_plan_free(p);
         }
+    ar_topo_free(t);
+    /* Between l2_hit_bytes and l2_miss_bytes the wait grows linearly: IN last touched one
+     * execution ago, 1.6 MB, with the L2 returning lines up to 1 MB and none from 3 MB: 0.3 of
+     * it. Both backends. */
+    t = round_topo_with("cold_lat_ns: 700\nl2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", "ring_1d:2", 2);
+    for (int b = 0; b < 2; b++) {
+        if (b == 1 && !ar_backend_find("sim")) continue;
+        ar_plan_t *p = tu_plan_new(2, 1, 200000);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 200000), AR_OK);
+        ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+        ar_result_t r, r0;
+        tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
+        tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
+        ck_assert_msg(fabs(r.time_s - r0.time_s - 0.3 * 700 * NS) < 1e-12 + 1e-9 * r.time_s, "%s: %.6g us against %.6g",
+                      backends[b], r.time_s * 1e6, r0.time_s * 1e6);
+        ar_result_free(&r);
+        ar_result_free(&r0);
+        ar_plan_free(p);
+    }
     ar_topo_free(t0);
     ar_topo_free(t);
 }

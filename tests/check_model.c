@@ -257,6 +257,8 @@ START_TEST(test_load_errors) {
     expect_err(8, "  []", AR_EMODEL, 8, "links", "between 1 and");
     expect_err(8, NULL, AR_EPARSE, 7, "links", "expected a sequence, found a scalar");
     expect_err(10, "clock_ghz: 2", AR_EPARSE, 10, "clock_ghz", "duplicate key");
+    expect_err(9, "reduce_gbps: 100\nl2_hit_bytes: 5e7\nl2_miss_bytes: 4e7", AR_EMODEL, 10, "l2_hit_bytes",
+               "must not exceed l2_miss_bytes");
     /* an absent level is fine; no level at all is not */
     ck_assert_int_eq(load_with(6, "  hbm: {present: false}", &m, &e), AR_OK);
     ck_assert(!m->mem[AR_MEM_HBM].present);

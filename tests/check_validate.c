@@ -444,10 +444,21 @@ START_TEST(calib_write_loads_as_model) {
     c.red3_done = 1; c.red3_us[0] = 3; c.red3_us[1] = 3 + 32 * (1.4 + 0.2 + 0.45);
     c.reduce_op_ns = 200;
     c.cold_read_lat_ns = 1000; /* beyond L2, against 600 within it */
+    /* The L2-reach curve (footprint / L2 0.1 .. 2.0): 100 ns to 0.3, 300 from 1.15 on, between
+     * rising with a plateau at 250 (the far partition's hits). 5% of the 200 ns span: the
+     * last point at or under 110 ns is 0.30, the first from which all are at least 290 is 1.15. */
+    c.l2_reach_n = AR_CALIB_L2_REACH_POINTS;
+    for (int i = 0; i < c.l2_reach_n; i++) {
+        const double x = 0.1 + 0.05 * i;
+        c.l2_reach_frac[i] = x;
+        c.l2_reach_ns[i] = x <= 0.301 ? 100 + 20 * x : x < 0.5 ? 200 : x < 0.95 ? 250 : x < 1.149 ? 280 : 300;
+    }
     m = calib_reload(mp, &c, &fit);
     ck_assert_double_eq_tol(m->reduce_group_ns, 450, 0.5);
     ck_assert_double_eq_tol(m->reduce_op_ns, 200, 0.5);
     ck_assert_double_eq_tol(m->cold_lat_ns, 400, 0.5);
+    ck_assert_double_eq_tol(m->l2_hit_bytes, round(0.30 * c.l2_bytes), 0.5);
+    ck_assert_double_eq_tol(m->l2_miss_bytes, round(1.15 * c.l2_bytes), 0.5);
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].lat_ns, 600, 1e-9);
     ar_model_free(m);
     unlink(mp);

@@ -16,14 +16,6 @@ BIN = os.environ.get("ARSIM", "./arsim")
 BACKEND = os.environ.get("ARSIM_SMOOTH_BACKEND", "analytic")
 TOPOS = "torus_2d_4x4,ring_1d:8,full:8,mesh_2d:4x4"
 DROP = 0.02
-# Steps of the GPU model's L2 (h200_sxm: a local source touched less than the L2's 60 MB ago
-# is read without the cold latency). A plan of one shape at twice the size touches twice the
-# bytes between reuses, so past some size its reuses leave the L2 and each op pays the cold
-# latency: 1stage at 64 MB runs 8 pieces a lane at 64 KB, warm; at 128 MB the same shape
-# (128 KB) is 2.1x the time, and the 64 KB chunks that stay warm make a plan of 375k ops, over
-# the search's cap (AR_CASE_TUNE_PLAN_OPS). On accel_tcm (no cold latency) every topology is
-# smooth. Each named by model and the size it steps from; any other step fails.
-KNOWN = {("full:8", "h200_sxm", "1stage", 67108864), ("full:8", "h200_sxm", "torus2d", 536870912)}
 
 
 def sweep(args):
@@ -52,12 +44,7 @@ def main():
             bad += 1
         for a, b in zip(rows, rows[1:]):
             if b[1] < a[1] or b[2] < a[2] * (1 - DROP):
-                known = (topo, model, algo, a[0]) in KNOWN
-                print("smoothness:%s" % (" (known, the L2)" if known else ""), end="")
-                if known:
-                    print(" %s %s %s: %d B %.2f GB/s -> %d B %.2f GB/s" % (topo, model, algo, a[0], a[2], b[0], b[2]))
-                    continue
-                print(" %s %s %s: %d B %.2f us %.2f GB/s (%s ch, chunk %s) -> %d B %.2f us %.2f GB/s (%s ch, chunk %s)"
+                print("smoothness: %s %s %s: %d B %.2f us %.2f GB/s (%s ch, chunk %s) -> %d B %.2f us %.2f GB/s (%s ch, chunk %s)"
                       % (topo, model, algo, a[0], a[1], a[2], a[3], a[4], b[0], b[1], b[2], b[3], b[4]))
                 bad += 1
     print("smoothness: %s: %d series, %d steps%s" % (BACKEND, len(series), bad, "" if bad else " (time grows, algbw drops <= 2%)"))

@@ -348,6 +348,36 @@ out:
     return rc;
 }
 
+/* The L2's reach: for footprints around its capacity, every 128-byte line once per pass in
+ * random order (one load each), ns per load on the second pass, when a line was last touched
+ * one footprint ago. chain has room for the largest footprint. */
+static int l2_reach(int dev, u64 *chain, ar_calib_t *c, ar_error_t *err) {
+    int rc = AR_OK;
+    u64 *dout = NULL, hout[2] = {0, 0};
+    CK(cudaSetDevice(dev));
+    CK(cudaMalloc(&dout, 2 * sizeof(u64)));
+    c->l2_reach_n = 0;
+    for (int i = 0; i < AR_CALIB_L2_REACH_POINTS; i++) {
+        const double frac = 0.1 + 0.05 * i;
+        const size_t bytes = (size_t)(frac * c->l2_bytes) / 128 * 128;
+        std::vector<u64> ch = make_chain(bytes, 128);
+        const int slots = (int)(bytes / 128);
+        CK(cudaMemcpy(chain, ch.data(), bytes, cudaMemcpyHostToDevice));
+        k_chase<<<1, 1>>>(chain, 0, slots, dout); /* the first pass brings the lines it can keep */
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
+        k_chase<<<1, 1>>>(chain, hout[1], slots, dout);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
+        c->l2_reach_frac[i] = frac;
+        c->l2_reach_ns[i] = (double)hout[0] / slots;
+        c->l2_reach_n = i + 1;
+    }
+out:
+    if (dout) cudaFree(dout);
+    return rc;
+}
+
 static int enable_peer(int a, int b, ar_error_t *err) {
     int can = 0, rc = AR_OK;
     CK(cudaDeviceCanAccessPeer(&can, a, b));
@@ -745,6 +775,7 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         CK(cudaMalloc(&chain_c, cc.size() * sizeof(u64)));
         CK(cudaMemcpy(chain_c, cc.data(), cc.size() * sizeof(u64), cudaMemcpyHostToDevice));
         TRY(chase(d0, chain_c, 2000, &c->cold_read_lat_ns, err));
+        if (cc.size() * sizeof(u64) >= (size_t)(2.0 * c->l2_bytes)) TRY(l2_reach(d0, chain_c, c, err));
         std::vector<u64> chh = make_chain((size_t)64 << 20, 16 << 10);
         CK(cudaHostAlloc(&chain_h, chh.size() * sizeof(u64), cudaHostAllocMapped | cudaHostAllocPortable));
         memcpy(chain_h, chh.data(), chh.size() * sizeof(u64));

@@ -27,6 +27,9 @@ typedef struct ar_calib_opts_s {
 
 #define AR_CALIB_OPTS_DEFAULT {0, 1, 512, 6, 5, 0}
 
+/* Footprints of the L2-reach chase: 0.1 .. 2.0 x the L2, in steps of 0.05. */
+#define AR_CALIB_L2_REACH_POINTS 39
+
 typedef struct ar_calib_s {
     char device[256];          /* "NVIDIA H200 x2 (NV18?)" as the driver names them */
     char date[64];             /* UTC, ISO 8601 */
@@ -68,6 +71,11 @@ typedef struct ar_calib_s {
     double local_read_lat_ns;  /* 4096 lines 64 KB apart: after the first pass they live in L2 */
     double l2_read_lat_ns;
     double cold_read_lat_ns;   /* a million lines 256 B apart (128 MB of lines): beyond L2 */
+    /* the L2's reach: a chase over every 128-byte line of a footprint in random order, ns per
+     * load on the second pass, footprints l2_reach_frac x l2_bytes (0 points: not measured) */
+    int l2_reach_n;
+    double l2_reach_frac[AR_CALIB_L2_REACH_POINTS];
+    double l2_reach_ns[AR_CALIB_L2_REACH_POINTS];
     double host_read_lat_ns;
     /* local memory */
     double hbm_read_gbps, hbm_write_gbps, hbm_copy_gbps; /* copy: read + write bytes */

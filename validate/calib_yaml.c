@@ -65,7 +65,12 @@
  *                       of the executor's, loaded together), 1 and 8 MB
  *   cold_lat_ns         a pointer chase over a million lines (beyond L2) less one over 4096
  *                       lines (in L2 after a pass): what an op waits more for data its
- *                       device has not touched within the L2's capacity (cost.h) */
+ *                       device has not touched within the L2's reach (cost.h)
+ *   l2_hit_bytes, l2_miss_bytes  the L2-reach chase (every line of a footprint, second
+ *                       pass) over 0.1 .. 2 x the L2: the largest footprint up to which every
+ *                       one reads within 5% of the way from the smallest footprint's latency
+ *                       to the largest's, and the smallest from which every one reads within
+ *                       5% of the largest's */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,6 +92,23 @@ static double link_ceiling(const ar_calib_t *c, const char *rule, const char **w
     }
     *what = "mean of peer reads and peer writes, both GPUs at once";
     return 0.5 * (c->peer_read_bidir_gbps + c->peer_write_bidir_gbps);
+}
+
+/* A curve with less than this between its ends shows no L2 (ns). */
+#define L2_REACH_MIN_SPAN_NS 20.0
+#define L2_REACH_SHARE 0.05
+void ar_calib_l2_reach(const ar_calib_t *c, double *hit, double *miss) {
+    *hit = *miss = 0;
+    const int n = c->l2_reach_n;
+    if (n < 3) return;
+    const double lo = c->l2_reach_ns[0], hi = c->l2_reach_ns[n - 1], span = hi - lo;
+    if (span < L2_REACH_MIN_SPAN_NS) return;
+    int h = -1, k = n - 1;
+    while (h + 1 < n && c->l2_reach_ns[h + 1] <= lo + L2_REACH_SHARE * span) h++;
+    while (k - 1 >= 0 && c->l2_reach_ns[k - 1] >= hi - L2_REACH_SHARE * span) k--;
+    if (h < 0 || k <= h) return;
+    *hit = c->l2_reach_frac[h] * c->l2_bytes;
+    *miss = c->l2_reach_frac[k] * c->l2_bytes;
 }
 
 /* The model being written: its values and, per key and level (or link kind), the note
@@ -360,6 +382,17 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             "measured: pointer chase over a million lines 256 B apart (beyond L2), %.0f ns,\n"
             "less the chase that stays in L2 (hbm lat_ns), %.0f ns",
             c->cold_read_lat_ns, c->local_read_lat_ns);
+    double l2_hit, l2_miss;
+    ar_calib_l2_reach(c, &l2_hit, &l2_miss);
+    if (l2_miss > 0) {
+        put(F, R, "l2_hit_bytes", 0, round(l2_hit), 0,
+            "measured: pointer chase over every 128-byte line of a footprint in random order,\n"
+            "second pass: up to %.2f x the L2 within 5%% of the L2's %.0f ns (raw curve below)",
+            l2_hit / c->l2_bytes, c->l2_reach_ns[0]);
+        put(F, R, "l2_miss_bytes", 0, round(l2_miss), 0,
+            "measured: the same chase: from %.2f x the L2 on within 5%% of memory's %.0f ns",
+            l2_miss / c->l2_bytes, c->l2_reach_ns[c->l2_reach_n - 1]);
+    }
     if (c->local_done)
         put(F, R, "chan_local_read_gbps", 0, c->local_read_gbps, 1,
             "measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
@@ -423,6 +456,12 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->launch_graph_ns, c->nsm, c->launch_graph_wide_ns, c->launch_graph_pdl_1_ns, c->launch_graph_pdl_ns,
             c->nsm, c->launch_graph_pdl_wide_ns);
     fprintf(f, "#   HBM copy (read + write bytes): %.0f GB/s\n", c->hbm_copy_gbps);
+    if (c->l2_reach_n > 0) {
+        fprintf(f, "#   L2 reach (chase over every line of a footprint, second pass): footprint / L2, ns per load\n#  ");
+        for (int i = 0; i < c->l2_reach_n; i++)
+            fprintf(f, " %.2f:%.0f%s", c->l2_reach_frac[i], c->l2_reach_ns[i], i % 8 == 7 ? "\n#  " : "");
+        fprintf(f, "\n");
+    }
     fprintf(f, "#   reduce, one block: bf16 %.1f GB/s, fp32 %.1f GB/s, no arithmetic %.1f GB/s; additions alone bf16 %s, fp32 %s\n",
             c->reduce_block_gbps_bf16, c->reduce_block_gbps_fp32, c->xor_block_gbps_bf16,
             c->reduce_extra_gbps_bf16 > 0 ? "measurable" : "hidden",

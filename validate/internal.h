@@ -151,5 +151,8 @@ typedef struct ar_calib_fit_s {
  * positive value. */
 int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *fit,
                             ar_error_t *err);
+/* Where c's L2-reach curve leaves the L2's latency (*hit) and reaches memory's (*miss), in
+ * bytes (l2_hit_bytes, l2_miss_bytes); both 0 when it was not measured or shows no L2. */
+void ar_calib_l2_reach(const ar_calib_t *c, double *hit, double *miss);
 
 #endif

@@ -15,10 +15,11 @@
  *            + host groups x (host_link_lat_ns - hbm lat_ns): each later group of a
  *            REDUCE's sources with a host source waits the host's latency before its
  *            bytes stream (ar_cost_host_rounds_s; probe x-hchainN)
- *            + cold_lat_ns when a local source has left the L2 (ar_cost_warm_t below: its
- *            device has moved more than the L2's capacity since an op touched those bytes;
- *            a REDUCE of 8 KB in one ring plan took 1.32 us on the GPUs with 12 MB of buffers
- *            per GPU and 1.68 with 48 MB)
+ *            + cold_lat_ns x the share of the coldest local source that has left the L2
+ *            (ar_cost_warm_t in cost/internal.h: none while its device has moved at most
+ *            l2_hit_bytes since an op touched those bytes, all from l2_miss_bytes, linear
+ *            between; a REDUCE of 8 KB in one ring plan took 1.32 us on the GPUs with 12 MB
+ *            of buffers per GPU and 1.68 with 48 MB)
  *   link   = max over link directions (and the host link) of bytes / (count * bw),
  *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
  *            sim shares that among every op the device's channels issue)

@@ -85,7 +85,14 @@
     X(ROOT, reduce_op_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                        \
       "a REDUCE costs the executor this more than a COPY of the same bytes (0: none)")                        \
     X(ROOT, cold_lat_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                         \
-      "an op loading bytes its device has not touched within the L2's capacity waits this more (0: none)")    \
+      "an op loading bytes its device has touched l2_miss_bytes ago or longer waits this more (0: none)")   \
+    X(ROOT, l2_hit_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                      \
+      "bytes a device may move between two touches of a line that the L2 still returns at its own "         \
+      "latency; from there to l2_miss_bytes an op waits a growing share of cold_lat_ns (0: the L2's "         \
+      "capacity, sram capacity_bytes)")                                                                        \
+    X(ROOT, l2_miss_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                     \
+      "bytes moved between two touches of a line after which it comes from memory (all of cold_lat_ns; "     \
+      "0: the L2's capacity, a step)")                                                                         \
     X(ROOT, link_ordered, "flag", 0, 1, 1,                                                                    \
       "1: links deliver a channel's stores and its next flag in order, so a SIGNAL after stores needs no "    \
       "fence and arrives as they land, one link latency per message (0: the release waits for the stores "   \
