@@ -56,8 +56,8 @@ static int cal_handle(int val, const char *arg, void *p) {
         c->reps = (int)v;
         return 0;
     case C_LINK_FROM:
-        if (strcmp(arg, "read") && strcmp(arg, "write") && strcmp(arg, "mean"))
-            return ar_cli_fail("calibrate", "--link-from '%s': expected read, write or mean", arg);
+        if (strcmp(arg, "split") && strcmp(arg, "read") && strcmp(arg, "write") && strcmp(arg, "mean"))
+            return ar_cli_fail("calibrate", "--link-from '%s': expected split, read, write or mean", arg);
         c->link_from = arg;
         return 0;
     case C_LAUNCH_WIDE: c->launch_wide = 1; return 0;
@@ -96,7 +96,9 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  --threads N            threads per block, as the executor uses (default 512)\n"
         "  --unroll N             16-byte loads in flight per thread (default 6, the executor's)\n"
         "  --reps N               repeats per point, median kept (default 5)\n"
-        "  --link-from read|write|mean  which two-way streaming ceiling sets the link bandwidth\n"
+        "  --link-from split|read|write|mean  which two-way streaming ceilings set the link bandwidth:\n"
+        "                         split (default) pushes bw_gbps and pulls pull_gbps, the\n"
+        "                         others one ceiling for both\n"
         "  --launch-wide          launch_ns from kernels of one block per SM (default 16 blocks)\n"
         "  --raw FILE             also write the peer bandwidth curves (CSV: blocks, read, write)\n"
         "  --topology T           where the link count of the pair comes from (default h200_pair)\n"

@@ -119,12 +119,37 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
     a->mem[a->ndev++].wr = wr;
 }
 
+/* bytes on link l in direction dir: its busy time and the op's traffic there. */
+static void acc_link(acc_t *a, const ar_topo_t *t, int l, int dir, double bytes) {
+    double *on_link = acc_link_bytes(a, l * 2 + (dir < 0));
+    if (!on_link) {
+        a->overflow = 1;
+        return;
+    }
+    *on_link += bytes;
+    const double s = *on_link / (ar_topo_link_gbps(t, l) * 1e9);
+    if (s > a->link_s) a->link_s = s;
+    for (int i = 0; i < a->ntraffic; i++)
+        if (a->traffic && a->traffic[i].link == l && a->traffic[i].dir == dir) {
+            a->traffic[i].bytes += bytes;
+            return;
+        }
+    if (a->traffic && a->ntraffic < a->max_traffic) {
+        a->traffic[a->ntraffic].res = AR_RES_LINK;
+        a->traffic[a->ntraffic].link = l;
+        a->traffic[a->ntraffic].dir = dir;
+        a->traffic[a->ntraffic++].bytes = bytes;
+    } else {
+        a->overflow = 1;
+    }
+}
+
 /* Traffic on each hop of the route from device `from` to device `to`. Per-link
  * bytes are summed across the op's sources (two pulls over one link share it). A
  * device the route passes through stores the bytes and loads them again to send them
  * on (ar_topo_forwarder): its memory serves them twice, and they arrive a memory
- * latency (fwd_lat) later; a switch forwards in the network. */
-static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, double fwd_lat,
+ * latency (fwd_lat) later; a switch forwards in the network. pull: `to` loads them. */
+static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double bytes, int pull, double fwd_lat,
                       double *hop_lat) {
     route_t rt;
     const int n = route_get(&rt, t, from, to);
@@ -138,29 +163,12 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
             acc_mem(a, via, bytes, bytes);
             lat += fwd_lat;
         }
-        double *on_link = acc_link_bytes(a, links[h] * 2 + (dirs[h] < 0));
-        if (!on_link) {
-            a->overflow = 1;
-            continue;
-        }
-        *on_link += bytes;
-        double s = *on_link / (ar_topo_link_gbps(t, links[h]) * 1e9);
-        if (s > a->link_s) a->link_s = s;
+        acc_link(a, t, links[h], dirs[h], bytes);
+        /* a pull's read requests cross the other way: pull_gbps is what the data keeps of a
+         * direction that carries the other side's requests too */
+        if (pull && k->pull_gbps > 0 && k->pull_gbps < k->bw_gbps)
+            acc_link(a, t, links[h], -dirs[h], bytes * (k->bw_gbps / k->pull_gbps - 1));
         lat += k->lat_ns * 1e-9;
-        int found = 0;
-        for (int i = 0; i < a->ntraffic; i++)
-            if (a->traffic && a->traffic[i].link == links[h] && a->traffic[i].dir == dirs[h]) {
-                a->traffic[i].bytes += bytes;
-                found = 1;
-            }
-        if (!found && a->traffic && a->ntraffic < a->max_traffic) {
-            a->traffic[a->ntraffic].res = AR_RES_LINK;
-            a->traffic[a->ntraffic].link = links[h];
-            a->traffic[a->ntraffic].dir = dirs[h];
-            a->traffic[a->ntraffic++].bytes = bytes;
-        } else if (!found) {
-            a->overflow = 1;
-        }
     }
     *hop_lat = lat;
     route_free(&rt);
@@ -265,8 +273,8 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
-        if (is_dst) acc_route(&a, t, edev, dev, B, mem_lat, &hop_lat);
-        else acc_route(&a, t, dev, edev, B, mem_lat, &hop_lat);
+        if (is_dst) acc_route(&a, t, edev, dev, B, 0, mem_lat, &hop_lat);
+        else acc_route(&a, t, dev, edev, B, 1, mem_lat, &hop_lat);
         if (is_dst) c->store_lat_s = hop_lat; /* posted: the stores land this much later */
         else if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;

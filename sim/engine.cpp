@@ -108,12 +108,40 @@ struct ChanState {
 /* Per-channel scratch, reused op after op. */
 struct OpScratch {
     std::vector<int> route;                     /* resources of every flow, in order */
+    std::vector<int> req;                       /* link directions a pull's requests cross */
     std::vector<std::pair<int, int>> load;      /* resource -> traversals, this op */
     std::vector<simgrid::kernel::resource::StandardLinkImpl *> links;
     std::vector<ar_op_traffic_t> traffic;       /* a NETREDUCE's resources (ar_cost_op) */
 };
 
 struct Sim;
+
+/* The smallest link weight w (up to 64) that gives every link kind's request share
+ * (bw_gbps / pull_gbps - 1) as a whole count of crossings within 1% (else the closest
+ * found); req[kind] the counts, 0 for a kind whose pulls take its full rate. */
+static void net_weights(const ar_model_t *m, int *w, std::vector<int> &req) {
+    req.assign((size_t)m->nlinks, 0);
+    *w = 1;
+    double best = 1e300;
+    for (int cand = 1; cand <= 64 && best > 0.01; cand++) {
+        double worst = 0;
+        for (int k = 0; k < m->nlinks; k++) {
+            const ar_link_kind_t *lk = &m->links[k];
+            if (!(lk->pull_gbps > 0 && lk->pull_gbps < lk->bw_gbps)) continue;
+            const double share = lk->bw_gbps / lk->pull_gbps - 1, got = std::round(cand * share) / cand;
+            worst = std::max(worst, std::fabs(got - share) / share);
+        }
+        if (worst < best) {
+            best = worst;
+            *w = cand;
+        }
+    }
+    for (int k = 0; k < m->nlinks; k++) {
+        const ar_link_kind_t *lk = &m->links[k];
+        if (lk->pull_gbps > 0 && lk->pull_gbps < lk->bw_gbps)
+            req[(size_t)k] = (int)std::lround(*w * (lk->bw_gbps / lk->pull_gbps - 1));
+    }
+}
 
 /* The one NetZone. Every op is one SimGrid communication from its channel's host
  * to itself; its route is the op's resources, which the channel posts here just
@@ -178,6 +206,13 @@ struct Sim {
     std::vector<ChanState> ch;
     std::vector<FlagState> flags;
     std::vector<int> hop_links, hop_dirs;
+    /* Weights on the links: SimGrid charges a flow once per time a link is on its route, so
+     * a link's capacity is net_weight x its bandwidth and a flow crosses it net_weight
+     * times; a pull's requests cross the reverse direction req_weight[kind] times
+     * (pull_gbps: about net_weight x (bw_gbps / pull_gbps - 1)). 1 and none without pulls
+     * of their own rate. */
+    int net_weight = 1;
+    std::vector<int> req_weight;
     uint64_t ops = 0;
     ar_progress_t progress{};  /* opts->progress, about twice a second */
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
@@ -190,14 +225,16 @@ struct Sim {
 
     /* Resources of a flow from endpoint a to endpoint b, appended to out; returns the
      * count, or -1 when there is no route. */
-    int route(int a, int b, std::vector<int> &out) {
+    int route(int a, int b, std::vector<int> &out, std::vector<int> &req) {
         size_t start = out.size();
-        auto net = [&](int from, int to) -> bool {
+        auto net = [&](int from, int to, bool pull) -> bool {
             if (from == to) return true;
             int n = ar_topo_route(t, from, to, hop_links.data(), hop_dirs.data(), t->nnodes);
             if (n < 0) return false;
             for (int h = 0; h < n; h++) {
                 out.push_back(hop_links[h] * 2 + (hop_dirs[h] < 0));
+                if (pull && req_weight[(size_t)t->links[hop_links[h]].kind] > 0)
+                    req.push_back(hop_links[h] * 2 + (hop_dirs[h] >= 0));
                 /* a device it passes through stores and loads it again (cost.c's acc_route) */
                 const int via = h + 1 < n ? ar_topo_forwarder(t, hop_links[h], hop_dirs[h]) : -1;
                 if (via >= 0) out.insert(out.end(), 2, base_mem + via);
@@ -208,13 +245,13 @@ struct Sim {
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
             out.push_back(base_mem + a);
             if (a != e) {
-                if (!net(a, e)) return -1;
+                if (!net(a, e, true)) return -1;
                 if (res[base_issue + e].link) out.push_back(base_issue + e);
             }
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
             if (b != e) {
-                if (!net(e, b)) return -1;
+                if (!net(e, b, false)) return -1;
                 if (res[base_issue + e].link) out.push_back(base_issue + e);
             }
             out.push_back(base_mem + b);
@@ -251,6 +288,7 @@ int payload_dummy;
 void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     ChanState &cs = ch[gi];
     s.route.clear();
+    s.req.clear();
     s.load.clear();
     int rank = gi / p->nchannels;
     int self = ndev + gi;
@@ -276,7 +314,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE; i++) {
         const bool dst = i == op->nsrc;
         const int ep = addr_ep(*ar_op_operand(p, op, i));
-        if (route(dst ? self : ep, dst ? ep : self, s.route) < 0) {
+        if (route(dst ? self : ep, dst ? ep : self, s.route, s.req) < 0) {
             set_fail(dst ? "rank %d channel %d op %u: no route to the destination"
                          : "rank %d channel %d op %u: no route from a source",
                      rank, gi % p->nchannels, cs.pc);
@@ -301,17 +339,17 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         R.kind = cost.chan_mem ? RES_CLOC : RES_CHAN;
         s.load.emplace_back(base_chan + gi, 1);
     }
-    for (int r : s.route) {
-        bool found = false;
+    auto load = [&](int r, int w) {
         for (auto &pr : s.load)
             if (pr.first == r) {
-                pr.second++;
-                found = true;
-                break;
+                pr.second += w;
+                return;
             }
-        if (!found) s.load.emplace_back(r, 1);
-    }
-    for (const auto &pr : s.load) res_bytes[pr.first] += pr.second * B;
+        s.load.emplace_back(r, w);
+    };
+    for (int r : s.route) load(r, res[r].kind == RES_NET ? net_weight : 1);
+    for (int r : s.req) load(r, req_weight[(size_t)t->links[r / 2].kind]);
+    for (const auto &pr : s.load) res_bytes[pr.first] += pr.second * B / (res[pr.first].kind == RES_NET ? net_weight : 1);
 
     double t1;
     if (B > 0) {
@@ -533,11 +571,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_chan = s.base_host + s.ndev;
         s.base_issue = s.base_chan + s.nch;
         s.res.resize((size_t)s.base_issue + s.ndev);
+        net_weights(s.m, &s.net_weight, s.req_weight);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
             double bw = ar_topo_link_gbps(t, l) * 1e9, lat = k->lat_ns * 1e-9;
-            auto *sd = z->get_iface()->create_split_duplex_link("l" + std::to_string(l), bw);
+            auto *sd = z->get_iface()->create_split_duplex_link("l" + std::to_string(l), bw * s.net_weight);
             sd->set_latency(lat)->seal();
             sg4::Link *dirs[2] = {sd->get_link_up(), sd->get_link_down()};
             for (int d = 0; d < 2; d++) {

@@ -576,6 +576,55 @@ START_TEST(test_cold_lat) {
 }
 END_TEST
 
+/* pull_gbps (5 GB/s here against bw_gbps 10): each byte pulled sends bw / pull - 1 = 1 byte
+ * of read requests the other way. Ranks 0 and 1 each COPY 1 MB from the other's IN over
+ * ring_1d:2 (20 GB/s each way): pulling both ways, each direction carries the data and the
+ * other side's requests, 2 MB, B / 20 GB/s more than without the key; one pull alone, or
+ * pushes both ways, take no longer. Both backends. */
+START_TEST(test_pull_gbps) {
+    static char yaml[2048];
+    const char *lk = "  - {name: l, bw_gbps: 10, lat_ns: 200}\n";
+    const char *at = strstr(ROUND_MODEL, lk);
+    ck_assert_ptr_nonnull(at);
+    snprintf(yaml, sizeof yaml, "%.*s  - {name: l, bw_gbps: 10, lat_ns: 200, pull_gbps: 5}\n%s", (int)(at - ROUND_MODEL),
+             ROUND_MODEL, at + strlen(lk));
+    ar_model_t *m;
+    ar_topo_t *t, *t0 = round_topo("ring_1d:2");
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_pull", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    const uint64_t n = 250000; /* 1 MB of fp32 */
+    static const struct { int pull, both; double more; } cases[] = {
+        {1, 1, 4.0 * 250000 / (2 * LINK_BW)}, /* pulls both ways */
+        {1, 0, 0},                            /* one pull */
+        {0, 1, 0},                            /* pushes both ways */
+    };
+    const char *backends[] = {"analytic", "sim"};
+    for (int b = 0; b < 2; b++) {
+        if (b == 1 && !ar_backend_find("sim")) continue;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            ar_plan_t *p = tu_plan_new(2, 1, n);
+            for (int me = 0; me < (cases[i].both ? 2 : 1); me++) {
+                const int other = 1 - me; /* me's OUT gets other's IN, run by me (pull) or by other (push) */
+                ck_assert_int_eq(ar_plan_copy(p, cases[i].pull ? me : other, 0, ar_addr(me, AR_BUF_OUT, 0),
+                                              ar_addr(other, AR_BUF_IN, 0), n), AR_OK);
+            }
+            ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+            ar_result_t r, r0;
+            tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
+            tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
+            ck_assert_msg(fabs(r.time_s - r0.time_s - cases[i].more) < 1e-12 + 1e-6 * r.time_s,
+                          "%s case %zu: %.6g us against %.6g", backends[b], i, r.time_s * 1e6, r0.time_s * 1e6);
+            ar_result_free(&r);
+            ar_result_free(&r0);
+            ar_plan_free(p);
+        }
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_fence_ns (300 here): a SIGNAL's fence takes that long at least. After a local
  * COPY (c) it adds 300 ns to the channel, all sync; after a push (p, its stores posted)
  * the fence waits for them to land a hop (200 ns) after the op ends, overlapping the
@@ -1590,6 +1639,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
     tcase_add_test(tc, test_cold_lat);
+    tcase_add_test(tc, test_pull_gbps);
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);
     tcase_add_test(tc, test_arrival_order);

@@ -319,7 +319,8 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_str_eq(m->name, "h200_test");
     int k = ar_model_link_kind(m, "nvlink4");
     ck_assert_int_ge(k, 0);
-    ck_assert_double_eq_tol(m->links[k].bw_gbps, (330 + 366) / 2.0 / 18, 1e-3);
+    ck_assert_double_eq_tol(m->links[k].bw_gbps, 366.0 / 18, 1e-3); /* pushes */
+    ck_assert_double_eq_tol(m->links[k].pull_gbps, 330.0 / 18, 1e-3); /* pulls */
     ck_assert_double_eq_tol(m->links[k].lat_ns, 500, 1e-9);         /* 1100 - 600 */
     ck_assert_double_eq_tol(m->chan_inflight_bytes, 7.5 * 1100, 1); /* Little's law */
     ck_assert_double_eq_tol(m->chan_read_lat_ns, 1100, 1e-9);
@@ -392,6 +393,7 @@ START_TEST(calib_write_loads_as_model) {
     fclose(f);
     ck_assert_int_eq(ar_model_load(mp, &m, &err), AR_OK);
     ck_assert_double_eq_tol(m->links[ar_model_link_kind(m, "nvlink4")].bw_gbps, 366.0 / 18, 1e-3);
+    ck_assert_double_eq_tol(m->links[ar_model_link_kind(m, "nvlink4")].pull_gbps, 0, 1e-9); /* one ceiling */
     ar_model_free(m);
     /* With x-rings (the executor's own hops), the signal latencies are its hops less
      * wait_overhead_ns (1000 ns here), not the ping-pong's. */

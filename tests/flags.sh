@@ -147,7 +147,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | a multiple of 32          | calibrate -o m.yaml --threads 7
 2 | expected 1, 2, 3, 4, 6 or 8 | calibrate -o m.yaml --unroll 0
 2 | expected 1..1000          | calibrate -o m.yaml --reps 0
-2 | expected read, write or mean | calibrate -o m.yaml --link-from both
+2 | expected split, read, write or mean | calibrate -o m.yaml --link-from both
 2 | a model name is           | calibrate -o m.yaml --name ''
 2 | a model name is           | calibrate -o m.yaml --name 'a,b'
 2 | '--launch-wide' takes no value | calibrate -o m.yaml --launch-wide=1

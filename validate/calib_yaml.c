@@ -5,8 +5,11 @@
  *
  * How the model's terms are read off the benchmarks:
  *   link bw_gbps        the link ceiling, per direction, over the links of the pair:
- *                       streaming both ways at once (an allreduce's traffic), pushes
- *                       or pulls as `link_from` says (default: the mean of the two)
+ *                       streaming both ways at once (an allreduce's traffic): pushes
+ *                       (default), pulls or the mean of the two as `link_from` says
+ *   link pull_gbps      the same for pulls (peer reads, whose requests share the link),
+ *                       by default; with `link_from` read, write or mean, none (every
+ *                       byte at bw_gbps)
  *   link lat_ns         peer dependent-load latency minus local HBM latency: what one
  *                       hop adds to a remote access
  *   chan_read_lat_ns    peer dependent-load latency (the round trip a pulling block sees)
@@ -82,11 +85,15 @@
 #define REDUCE_HIDDEN_GBPS 100000.0
 
 static double link_ceiling(const ar_calib_t *c, const char *rule, const char **what) {
-    if (rule && !strcmp(rule, "read")) {
+    if (!rule || !strcmp(rule, "split")) {
+        *what = "peer writes, both GPUs at once";
+        return c->peer_write_bidir_gbps;
+    }
+    if (!strcmp(rule, "read")) {
         *what = "peer reads, both GPUs at once";
         return c->peer_read_bidir_gbps;
     }
-    if (rule && !strcmp(rule, "write")) {
+    if (!strcmp(rule, "write")) {
         *what = "peer writes, both GPUs at once";
         return c->peer_write_bidir_gbps;
     }
@@ -265,6 +272,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         ceil, what, 2 * c->nsm, c->bidir_blocks[0], c->bidir_blocks[1], nl);
     put(F, K, "lat_ns", 0, link_lat, 0, "measured: peer pointer chase %.0f ns - local %.0f ns", c->peer_read_lat_ns,
         c->local_read_lat_ns);
+    if (pair && (!fit->link_from || !strcmp(fit->link_from, "split")))
+        put(F, K, "pull_gbps", 0, c->peer_read_bidir_gbps / nl, 3,
+            "measured: %.1f GB/s per direction (peer reads, both GPUs at once, %d blocks each),\n"
+            "over the %d links of the pair", c->peer_read_bidir_gbps, c->bidir_blocks[0], nl);
     put(F, K, "bw_gbps", 1, host_bw, 1, "measured: kernel loads/stores on mapped pinned host memory (min of read %.1f, write %.1f)",
         c->host_read_gbps, c->host_write_gbps);
     put(F, K, "lat_ns", 1, host_link_lat, 0, "measured: host pointer chase %.0f ns - local %.0f ns", c->host_read_lat_ns,

@@ -141,7 +141,8 @@ double ar_validate_median(const double *v, int n);
 
 typedef struct ar_calib_fit_s {
     const char *name;       /* the model's name */
-    const char *link_from;  /* link ceiling from "read", "write" or "mean" (NULL: mean) */
+    const char *link_from;  /* link ceiling from "split" (pushes, and pulls their own: NULL says
+                             * it too), "read", "write" or "mean" (one ceiling for both) */
     int nvlink_count;       /* links between the two GPUs (0: 18, NV18) */
     int launch_wide;        /* launch_ns from a full-width grid instead of one block */
     const ar_model_t *base; /* one GPU: the link terms come from this model, marked assumed */

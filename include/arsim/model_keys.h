@@ -35,6 +35,9 @@
     X(LEVEL, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "access latency from the device's own cores")              \
     X(LINK, bw_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one link of this kind, one direction")                 \
     X(LINK, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "one hop over such a link, one way")                         \
+    X(LINK, pull_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                                       \
+      "the same for bytes the far side loads (a pull: its read requests share the link with the data, so "  \
+      "it carries less of them than of stores); 0: bw_gbps")                                                  \
     X(LINK, lanes, "lanes", 0, 1, 4096,                                                                       \
       "links of this kind one device has (the first kind, in built topologies): switch:N joins each "         \
       "device to the switch with all of them, full:N splits them evenly among a device's N-1 peers, at "      \
