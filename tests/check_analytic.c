@@ -517,6 +517,19 @@ START_TEST(test_op_misalign) {
 }
 END_TEST
 
+/* p on backend takes `more` seconds longer on t than on t0 (within rel of its time). */
+static void expect_time_more(const char *backend, const ar_topo_t *t, const ar_topo_t *t0, ar_plan_t *p,
+                             double more, double rel, const char *what) {
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    ar_result_t r, r0;
+    tu_run_checked(backend, t, p, &o, &r, 1e-9);
+    tu_run_checked(backend, t0, p, &o, &r0, 1e-9);
+    ck_assert_msg(fabs(r.time_s - r0.time_s - more) < 1e-12 + rel * r.time_s, "%s, %s: %.6g us against %.6g, want %.6g more",
+                  backend, what, r.time_s * 1e6, r0.time_s * 1e6, more * 1e6);
+    ar_result_free(&r);
+    ar_result_free(&r0);
+}
+
 /* cold_lat_ns (700 here): an op loading local bytes its device has not touched within the
  * L2's capacity (sram capacity_bytes, 1 MB in the round model) of its traffic waits that much
  * longer, latency term. One execution follows another, so a plan whose traffic on a device
@@ -561,14 +574,7 @@ START_TEST(test_cold_lat) {
         if (b == 1 && !ar_backend_find("sim")) continue;
         ar_plan_t *p = tu_plan_new(2, 1, 200000);
         ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 200000), AR_OK);
-        ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
-        ar_result_t r, r0;
-        tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
-        tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
-        ck_assert_msg(fabs(r.time_s - r0.time_s - 0.3 * 700 * NS) < 1e-12 + 1e-9 * r.time_s, "%s: %.6g us against %.6g",
-                      backends[b], r.time_s * 1e6, r0.time_s * 1e6);
-        ar_result_free(&r);
-        ar_result_free(&r0);
+        expect_time_more(backends[b], t, t0, p, 0.3 * 700 * NS, 1e-9, "ramp");
         ar_plan_free(p);
     }
     ar_topo_free(t0);
@@ -609,14 +615,9 @@ START_TEST(test_pull_gbps) {
                 ck_assert_int_eq(ar_plan_copy(p, cases[i].pull ? me : other, 0, ar_addr(me, AR_BUF_OUT, 0),
                                               ar_addr(other, AR_BUF_IN, 0), n), AR_OK);
             }
-            ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
-            ar_result_t r, r0;
-            tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
-            tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
-            ck_assert_msg(fabs(r.time_s - r0.time_s - cases[i].more) < 1e-12 + 1e-6 * r.time_s,
-                          "%s case %zu: %.6g us against %.6g", backends[b], i, r.time_s * 1e6, r0.time_s * 1e6);
-            ar_result_free(&r);
-            ar_result_free(&r0);
+            char what[32];
+            snprintf(what, sizeof what, "case %zu", i);
+            expect_time_more(backends[b], t, t0, p, cases[i].more, 1e-6, what);
             ar_plan_free(p);
         }
     }
