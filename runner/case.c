@@ -410,11 +410,16 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
      * powers of four: the same pipeline shapes (pieces a lane) at every size, so a shape
      * that wins at one size is there to win at twice it, and time grows smoothly with size
      * where fixed chunks would change the shape under it. A rung whose plan counts the ops
-     * of the one before it is the same plan (one piece a lane): not timed again. */
+     * of the one before it is the same plan (one piece a lane): not timed again; on hardware
+     * neither are the rungs of more ops than the own chunk's, which it never takes (below). */
     const uint64_t top = vector_chunk(count, dt);
     for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
         k.chunk_bytes = rung ? c : 0;
-        if (n > 0 && count_ops(t, algo, count, dt, &k, buffer) == nops[n - 1]) continue;
+        if (n > 0) {
+            const uint64_t ops = count_ops(t, algo, count, dt, &k, buffer);
+            if (ops == nops[n - 1]) continue;
+            if (hardware && ops > nops[0]) break; /* the rungs below have more still */
+        }
         ar_error_clear(&e);
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], &e);
         chunk[n] = k.chunk_bytes;
@@ -447,9 +452,8 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
          * 32 KB chunks predicted 5.8% faster than its own 512 KB, measured 17% slower; 4 x
          * H100, 2stage at 16 MB: 16 KB predicted 1.9% faster, measured 17% slower), while the
          * larger chunks it prefers gain (ring at 4 and 16 MB: 21-24% faster than its own). */
-        double best = time[0];
         for (int i = 1; i < n; i++)
-            if (nops[i] <= nops[0] && time[i] < best) best = time[i], pick = i;
+            if (nops[i] <= nops[0] && time[i] < time[pick]) pick = i;
         if (time[pick] >= time[0] * (1 - AR_CASE_TUNE_HW_GAIN)) pick = 0;
     } else {
         for (int i = 1; i < n; i++)
