@@ -164,10 +164,8 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
             lat += fwd_lat;
         }
         acc_link(a, t, links[h], dirs[h], bytes);
-        /* a pull's read requests cross the other way: pull_gbps is what the data keeps of a
-         * direction that carries the other side's requests too */
-        if (pull && k->pull_gbps > 0 && k->pull_gbps < k->bw_gbps)
-            acc_link(a, t, links[h], -dirs[h], bytes * (k->bw_gbps / k->pull_gbps - 1));
+        const double requests = pull ? ar_model_pull_request_share(k) : 0; /* they cross the other way */
+        if (requests > 0) acc_link(a, t, links[h], -dirs[h], bytes * requests);
         lat += k->lat_ns * 1e-9;
     }
     *hop_lat = lat;

@@ -208,6 +208,10 @@ double ar_model_chan_read_gbps(const ar_model_t *m) {
     return m->chan_read_lat_ns > 0 ? m->chan_inflight_bytes / m->chan_read_lat_ns : 0;
 }
 
+double ar_model_pull_request_share(const ar_link_kind_t *k) {
+    return k->pull_gbps > 0 && k->pull_gbps < k->bw_gbps ? k->bw_gbps / k->pull_gbps - 1 : 0;
+}
+
 int ar_model_link_kind(const ar_model_t *m, const char *name) {
     for (int i = 0; i < m->nlinks; i++)
         if (strcmp(m->links[i].name, name) == 0) return i;

@@ -117,7 +117,7 @@ struct OpScratch {
 struct Sim;
 
 /* The smallest link weight w (up to 64) that gives every link kind's request share
- * (bw_gbps / pull_gbps - 1) as a whole count of crossings within 1% (else the closest
+ * (ar_model_pull_request_share) as a whole count of crossings within 1% (else the closest
  * found); req[kind] the counts, 0 for a kind whose pulls take its full rate. */
 static void net_weights(const ar_model_t *m, int *w, std::vector<int> &req) {
     req.assign((size_t)m->nlinks, 0);
@@ -126,21 +126,15 @@ static void net_weights(const ar_model_t *m, int *w, std::vector<int> &req) {
     for (int cand = 1; cand <= 64 && best > 0.01; cand++) {
         double worst = 0;
         for (int k = 0; k < m->nlinks; k++) {
-            const ar_link_kind_t *lk = &m->links[k];
-            if (!(lk->pull_gbps > 0 && lk->pull_gbps < lk->bw_gbps)) continue;
-            const double share = lk->bw_gbps / lk->pull_gbps - 1, got = std::round(cand * share) / cand;
-            worst = std::max(worst, std::fabs(got - share) / share);
+            const double share = ar_model_pull_request_share(&m->links[k]);
+            if (share > 0) worst = std::max(worst, std::fabs(std::round(cand * share) / cand - share) / share);
         }
         if (worst < best) {
             best = worst;
             *w = cand;
         }
     }
-    for (int k = 0; k < m->nlinks; k++) {
-        const ar_link_kind_t *lk = &m->links[k];
-        if (lk->pull_gbps > 0 && lk->pull_gbps < lk->bw_gbps)
-            req[(size_t)k] = (int)std::lround(*w * (lk->bw_gbps / lk->pull_gbps - 1));
-    }
+    for (int k = 0; k < m->nlinks; k++) req[(size_t)k] = (int)std::lround(*w * ar_model_pull_request_share(&m->links[k]));
 }
 
 /* The one NetZone. Every op is one SimGrid communication from its channel's host

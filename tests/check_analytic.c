@@ -1320,11 +1320,9 @@ START_TEST(test_all_algorithms) {
                     /* a pull: its requests cross each hop the other way (pull_gbps) */
                     int links[64], dirs[64];
                     const int n = ar_topo_route(t, d, ed, links, dirs, 64);
-                    for (int h = 0; h < n; h++) {
-                        const ar_link_kind_t *k = &t->model->links[t->links[links[h]].kind];
-                        if (k->pull_gbps > 0 && k->pull_gbps < k->bw_gbps)
-                            want += (double)op->n * 2 * (k->bw_gbps / k->pull_gbps - 1);
-                    }
+                    for (int h = 0; h < n; h++)
+                        want += (double)op->n * 2 *
+                                ar_model_pull_request_share(&t->model->links[t->links[links[h]].kind]);
                 }
             }
             double got = 0;

@@ -85,17 +85,13 @@
 #define REDUCE_HIDDEN_GBPS 100000.0
 
 static double link_ceiling(const ar_calib_t *c, const char *rule, const char **what) {
-    if (!rule || !strcmp(rule, "split")) {
+    if (!rule || !strcmp(rule, "split") || !strcmp(rule, "write")) {
         *what = "peer writes, both GPUs at once";
         return c->peer_write_bidir_gbps;
     }
     if (!strcmp(rule, "read")) {
         *what = "peer reads, both GPUs at once";
         return c->peer_read_bidir_gbps;
-    }
-    if (!strcmp(rule, "write")) {
-        *what = "peer writes, both GPUs at once";
-        return c->peer_write_bidir_gbps;
     }
     *what = "mean of peer reads and peer writes, both GPUs at once";
     return 0.5 * (c->peer_read_bidir_gbps + c->peer_write_bidir_gbps);

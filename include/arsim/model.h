@@ -112,5 +112,9 @@ const char *ar_model_dir(void);
 
 /* Per-channel rate bound on remote reads: inflight bytes over read latency, GB/s. */
 double ar_model_chan_read_gbps(const ar_model_t *m);
+/* Bytes of read requests each byte pulled over a link of kind k sends the other way:
+ * bw_gbps / pull_gbps - 1 (pull_gbps is what the data keeps of a direction that carries the
+ * other side's requests too); 0 where pulls take the link's full rate. */
+double ar_model_pull_request_share(const ar_link_kind_t *k);
 
 #endif
