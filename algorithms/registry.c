@@ -4,6 +4,9 @@
 
 /* name, alias, builder, one line for `arsim list algos` */
 #define ALGO(n, a, fn, lanes, what) {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what}
+/* an algorithm whose lanes take its peers in turn (ar__peer) */
+#define ALGO_PEERS(n, a, fn, lanes, what)                                                              \
+    {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what, .lane_period = ar__peer_period}
 static const ar_algo_t table[] = {
     ALGO("ring", NULL, ar__build_ring, AR__MAX_LANES_RING,
          "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
@@ -11,9 +14,9 @@ static const ar_algo_t table[] = {
          "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"),
     ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
          "2D mesh, neighbour links only: each block reduced up a tree to its owner, X or Y first, broadcast back"),
-    ALGO("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
+    ALGO_PEERS("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
          "every rank pushes its input to every peer and reduces locally"),
-    ALGO("2stage", "twoshot", ar__build_twoshot, AR__MAX_LANES_TWOSHOT,
+    ALGO_PEERS("2stage", "twoshot", ar__build_twoshot, AR__MAX_LANES_TWOSHOT,
          "reduce-scatter (rank r reduces slice r from all peers) then all-gather"),
     {.name = "center_root", .build = ar__build_center_root, .max_channels = AR__MAX_LANES_CENTER_ROOT,
      .takes_root = 1, .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"},
@@ -24,6 +27,7 @@ static const ar_algo_t table[] = {
          "(a model whose switches reduce; simulators only)"),
 };
 #undef ALGO
+#undef ALGO_PEERS
 
 static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table[3],
                                          &table[4], &table[5], &table[6], &table[7], NULL};

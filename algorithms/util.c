@@ -760,6 +760,8 @@ int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_B
 
 int ar__peer(int r, int c, int k, int P) { return P < 2 ? r : (r + 1 + (k - 1 + c) % (P - 1)) % P; }
 
+int ar__peer_period(const ar_topo_t *t) { return t->nranks > 2 ? t->nranks - 1 : 1; }
+
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag) {
     for (int k = 1; k < p->nranks; k++) AR_TRY(ar_plan_signal(p, r, c, (r + k) % p->nranks, flag));
     return AR_OK;

@@ -103,6 +103,13 @@ static uint64_t vector_chunk(uint64_t count, ar_dtype_t dt) {
     return c;
 }
 
+/* The peers an algorithm's lanes take in turn (ar_algo_t.lane_period), where the default
+ * channels try counts that load them alike: for a model backend, and where the channels
+ * are chosen; else 1 (powers of two only). */
+static int even_lanes_period(const ar_algo_t *a, const ar_topo_t *t, int hardware, int chosen) {
+    return a->lane_period && !hardware && chosen ? a->lane_period(t) : 1;
+}
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -151,7 +158,20 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     ar_error_t e;
     /* every count, at the chunk asked or the algorithm's own (or the one asked) */
     uint64_t spent = 0; /* ops of the plans timed so far */
-    for (int ch = lo; ch <= hi && (uint64_t)ch <= key.count && n < 32; ch *= 2) {
+    /* Powers of two, and for a model backend below each the most lanes that load the
+     * algorithm's peers alike (2stage on full:8 at 1 GB: 112 lanes, 16 for each of 7 peers,
+     * 99% of the bound; 128, two peers with 19 lanes and five with 18, 92%). Not on
+     * hardware: such counts split the vector off 16-byte lines, where the GPU's ops take a
+     * slower path than the model ranks well (docs/VALIDATION.md, odd counts). */
+    int ladder[64], nladder = 0;
+    const int period = even_lanes_period(a, t, hardware, lo != hi);
+    for (int ch = lo; ch <= hi && nladder < 62; ch *= 2) {
+        const int even = ch / period * period;
+        if (period > 1 && even > lo && even != ch && (!nladder || even > ladder[nladder - 1])) ladder[nladder++] = even;
+        ladder[nladder++] = ch;
+    }
+    for (int li = 0; li < nladder && (uint64_t)ladder[li] <= key.count && n < 32; li++) {
+        const int ch = ladder[li];
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
@@ -488,6 +508,21 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     default_chunk(t, algo, count, dt, buffer, target, out, predicted_s);
+    /* Beyond the size the channels were found at, lanes that load the peers alike gain
+     * more as the lanes grow: an unevenly loaded peer's lanes fall behind by a share of
+     * the whole (2stage on full:8: at 16 MB 128 lanes are 4% faster than 126, at 1 GB 6%
+     * slower). The most such lanes below the channels found, chunk chosen alike, are taken
+     * where they predict less time. */
+    const int period = even_lanes_period(a, t, hardware, 1);
+    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && period > 1 && out->channels > period &&
+        out->channels % period) {
+        ar_algo_opts_t even = *out;
+        even.channels = out->channels / period * period;
+        even.chunk_bytes = 0;
+        double even_s = INFINITY;
+        default_chunk(t, algo, count, dt, buffer, target, &even, &even_s);
+        if (even_s < *predicted_s) *out = even, *predicted_s = even_s;
+    }
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
 }

@@ -29,6 +29,11 @@ typedef struct ar_algo_s {
     int max_channels;      /* the most --channels (lanes) it takes; 0 for a probe (any) */
     int takes_root;        /* --root chooses the rank it reduces to */
     int via_host;          /* its plans stage through host memory (their bound counts the host links) */
+    /* How many peers its lanes take in turn (lane c's k-th peer is k + c around them), so that
+     * channel counts that are multiples of it give every peer, and every link to one, the same
+     * number of lanes at once; NULL or 1: any count loads them alike. The default channels
+     * try such counts beside the powers of two. */
+    int (*lane_period)(const ar_topo_t *topo);
     /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
     int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
