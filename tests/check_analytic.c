@@ -1613,6 +1613,44 @@ START_TEST(test_default_hardware_chunk) {
 }
 END_TEST
 
+/* Lanes that load every peer alike: 2stage on full:8 (h200_sxm) takes its peers in turn, lane
+ * c's k-th peer k + c around the 7. At 16 MiB per rank the powers of two win (128 lanes);
+ * at 128 MiB the most lanes of a multiple of 7 below them (126), each peer's link carrying
+ * 18, predict less than 128 (two peers' links with 19): a model backend takes them. Hardware
+ * keeps powers of two. */
+START_TEST(test_default_even_lanes) {
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load("h200_sxm", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("full:8", m, &t, &err) == AR_OK, "%s", err.message);
+    ck_assert_int_eq(ar_algo_find("2stage")->lane_period(t), 7);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, small, large;
+    double small_s, large_s;
+    ck_assert_int_eq(ar_case_defaults(t, "2stage", (uint64_t)8 << 20, AR_BF16, &o, AR_MEM_HBM, "analytic", &small,
+                                      &small_s, &err), AR_OK);
+    ck_assert_int_eq(small.channels, 128);
+    ck_assert_int_eq(ar_case_defaults(t, "2stage", (uint64_t)64 << 20, AR_BF16, &o, AR_MEM_HBM, "analytic", &large,
+                                      &large_s, &err), AR_OK);
+    ck_assert_int_eq(large.channels, 126);
+    ck_assert_double_eq(large_s, case_run_at(t, "2stage", (uint64_t)64 << 20, 126, large.chunk_bytes, NULL, NULL,
+                                             NULL, 0));
+    /* 128 lanes at their own chunk and every rung of the chunk ladder */
+    for (uint64_t c = (uint64_t)64 << 20; c >= (uint64_t)16 << 10; c /= 4) {
+        const double s = case_run_at(t, "2stage", (uint64_t)64 << 20, 128, c == (uint64_t)64 << 20 ? 0 : c, NULL,
+                                     NULL, NULL, 0);
+        ck_assert_msg(large_s < s, "126 lanes %g s, 128 lanes (chunk %llu) %g s", large_s, (unsigned long long)c, s);
+    }
+    if (ar_backend_find("cuda")) {
+        ar_algo_opts_t hw;
+        ck_assert_int_eq(ar_case_defaults(t, "2stage", (uint64_t)64 << 20, AR_BF16, &o, AR_MEM_HBM, "cuda", &hw, NULL,
+                                          &err), AR_OK);
+        ck_assert_msg((hw.channels & (hw.channels - 1)) == 0, "hardware: %d channels", hw.channels);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* --algo auto: the least time of every algorithm at its defaults, and the row says which. */
 START_TEST(test_auto_picks_least) {
     const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:4"};
@@ -1698,6 +1736,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_channels);
     tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_default_hardware_chunk);
+    tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
