@@ -4,9 +4,11 @@
 # the scaling figure bench/scaling.png), then
 # the what-if efficiency table (scripts/efficiency.sh: each algorithm on its topology at
 # its defaults, its share of the physical bound). Not part of `make check`. BENCH_ARGS
-# passes options (see bench/simbench.c).
+# passes options (see bench/simbench.c). bench/symm_mem.py, run on a GPU machine with
+# PyTorch (scripts/gpu-check.sh), times PyTorch's symmetric-memory allreduces beside NCCL
+# for `arsim bench` to be compared with; its results are in bench/results/.
 .PHONY: bench
-EXTRA_DIST += scripts/efficiency.sh plots/scaling.py
+EXTRA_DIST += scripts/efficiency.sh plots/scaling.py bench/symm_mem.py bench/results
 if HAVE_SIMGRID
 noinst_PROGRAMS += bench/simbench bench/bare_torus
 bench_simbench_SOURCES = bench/simbench.c

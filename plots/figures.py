@@ -9,7 +9,8 @@ Every input is a CSV written by arsim (sweep/run --csv, validate) or the text of
 `arsim topo show`; nothing here simulates. A figure whose data is missing is
 skipped with a line saying which file it wanted. Figures: latency vs size per
 topology (n_elem and bytes sweeps), buffer-kind sweep, topology diagrams, model
-vs measured with the error, model vs reference (broken axes), busbw vs NCCL.
+vs measured with the error, model vs reference (broken axes), busbw vs NCCL, busbw beside
+PyTorch's symmetric memory.
 """
 import argparse
 import csv
@@ -517,6 +518,38 @@ def fig_busbw(data, results, out):
     save(fig, out, "busbw_vs_nccl.png")
 
 
+def fig_symm_mem(bench, out):
+    """busbw against size on 2 GPUs: arsim's auto and NCCL (arsim bench, its CSV) beside
+    PyTorch's symmetric-memory one-shot and two-shot and NCCL through torch (bench/symm_mem.py,
+    the same machine and call), with the floor: bytes over the measured two-way link ceiling."""
+    ours = read_csv(os.path.join(bench, "bench_auto.csv"))
+    symm = read_csv(os.path.join(bench, "symm_mem.csv"))
+    if not ours or not symm:
+        note("symm_mem: needs bench_auto.csv and symm_mem.csv in %s (bench/symm_mem.py, arsim bench)" % bench)
+        return
+    device = ours[0].get("device", "?")
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    pts = sorted((float(r["size_bytes"]), float(r["busbw_gbps"])) for r in ours)
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color="#2ca02c", lw=2.5, ms=4, label="arsim auto")
+    pts = sorted((float(r["size_bytes"]), float(r["nccl_busbw_gbps"])) for r in ours)
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "k*-", lw=1.5, ms=6, label="NCCL (ncclAllReduce, arsim bench)")
+    for op, (c, m, label) in {"two_shot": ("#9467bd", "D", "torch symm_mem two-shot"),
+                              "one_shot": ("#d62728", "v", "torch symm_mem one-shot"),
+                              "nccl": ("#7f7f7f", "x", "NCCL through torch.distributed")}.items():
+        pts = sorted((float(r["bytes"]), float(r["busbw_gbps"])) for r in symm if r["op"] == op and r["busbw_gbps"])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=m, color=c, lw=0.9, ms=3.5, alpha=0.8, label=label)
+    xs = sorted(float(r["size_bytes"]) for r in ours)
+    ax.plot(xs, [366.0] * len(xs), ":", color="#1f77b4", lw=1.2, label="floor: two-way link ceiling, 366 GB/s")
+    bytes_axis(ax, xs)
+    log_y(ax)
+    ax.set_xlabel("bytes per rank (bf16)")
+    ax.set_ylabel("bus bandwidth (GB/s), busbw = algbw * 2(p-1)/p")
+    ax.set_title("Allreduce busbw vs size, 2 x %s, one call\n%s" % (device, os.path.basename(bench.rstrip("/"))))
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    save(fig, out, "busbw_vs_symm_mem.png")
+
+
 FIGS = {
     "latency": lambda a: fig_latency(a.data, a.out),
     "buffer_kind": lambda a: fig_buffer_kind(a.data, a.out),
@@ -524,6 +557,7 @@ FIGS = {
     "model_vs_measured": lambda a: fig_model_vs_measured(a.results, a.out),
     "model_vs_reference": lambda a: fig_model_vs_reference(a.data, a.results, a.out),
     "busbw": lambda a: fig_busbw(a.data, a.results, a.out),
+    "symm_mem": lambda a: fig_symm_mem(a.bench, a.out),
 }
 
 
@@ -533,6 +567,8 @@ def main():
     top = os.path.dirname(here)
     ap.add_argument("--data", default=os.path.join(here, "data"), help="simulated sweep CSVs")
     ap.add_argument("--results", default=os.path.join(top, "validate", "results"), help="validate results")
+    ap.add_argument("--bench", default=os.path.join(top, "bench", "results", "h200_2026-11-27T1627"),
+                    help="a GPU call's arsim bench and bench/symm_mem.py CSVs")
     ap.add_argument("--out", "-o", default=os.path.join(top, "docs", "figures"), help="output folder (or file for --topology)")
     ap.add_argument("--only", default="", help="comma list of: " + ", ".join(FIGS))
     ap.add_argument("--topology", help="draw one topology (file or SPEC) through `arsim topo show`")

@@ -8,7 +8,8 @@
 #        with libyaml and libcudart copied beside the binaries.
 # run:   on the GPU machine (which has nvcc and NCCL but no libyaml), with what
 #        .devcarry/ holds: the GPU tests (hw/gpu_test), `arsim run --check` on
-#        the cuda backend, then `arsim bench`. Logs go to $OUT (or out/gpu),
+#        the cuda backend, then `arsim bench`, then PyTorch's symmetric-memory
+#        allreduces beside NCCL where torch is installed (bench/symm_mem.py). Logs go to $OUT (or out/gpu),
 #        a short table is printed last.
 # BENCH_ARGS overrides the benchmark's arguments; BENCH_ALGOS its --algo list.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0); the backend never uses it.
@@ -62,6 +63,11 @@ run() {
     timeout 400 "$arsim" bench --backend cuda --algo "$algos" --dtype bf16 --size 8K:1G --check --csv "$out/bench.csv" \
         ${BENCH_ARGS:-} >"$out/bench.txt" 2>&1 || status=1
     cat "$out/bench.txt"
+    echo "== PyTorch's symmetric-memory allreduces beside NCCL (bench/symm_mem.py; skipped without torch)"
+    timeout 400 python3 "$top/bench/symm_mem.py" --size 8K:1G --csv "$out/symm_mem.csv" >"$out/symm_mem.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+    tail -3 "$out/symm_mem.log"
     return $status
 }
 
