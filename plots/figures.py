@@ -519,7 +519,7 @@ def fig_busbw(data, results, out):
 
 
 def fig_symm_mem(bench, out):
-    """busbw against size on 2 GPUs: arsim's auto and NCCL (arsim bench, its CSV) beside
+    """busbw against size on the GPUs of one call: arsim's auto and NCCL (arsim bench, its CSV) beside
     PyTorch's symmetric-memory one-shot and two-shot and NCCL through torch (bench/symm_mem.py,
     the same machine and call), with the floor: bytes over the measured two-way link ceiling."""
     ours = read_csv(os.path.join(bench, "bench_auto.csv"))
@@ -528,6 +528,7 @@ def fig_symm_mem(bench, out):
         note("symm_mem: needs bench_auto.csv and symm_mem.csv in %s (bench/symm_mem.py, arsim bench)" % bench)
         return
     device = ours[0].get("device", "?")
+    ngpus = int(ours[0].get("ngpus") or 2)
     fig, ax = plt.subplots(figsize=(8.5, 5))
     pts = sorted((float(r["size_bytes"]), float(r["busbw_gbps"])) for r in ours)
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color="#2ca02c", lw=2.5, ms=4, label="arsim auto")
@@ -544,10 +545,10 @@ def fig_symm_mem(bench, out):
     log_y(ax)
     ax.set_xlabel("bytes per rank (bf16)")
     ax.set_ylabel("bus bandwidth (GB/s), busbw = algbw * 2(p-1)/p")
-    ax.set_title("Allreduce busbw vs size, 2 x %s, one call\n%s" % (device, os.path.basename(bench.rstrip("/"))))
+    ax.set_title("Allreduce busbw vs size, %d x %s, one call\n%s" % (ngpus, device, os.path.basename(bench.rstrip("/"))))
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    save(fig, out, "busbw_vs_symm_mem.png")
+    save(fig, out, "busbw_vs_symm_mem.png" if ngpus == 2 else "busbw_vs_symm_mem_%dgpu.png" % ngpus)
 
 
 FIGS = {
@@ -557,7 +558,7 @@ FIGS = {
     "model_vs_measured": lambda a: fig_model_vs_measured(a.results, a.out),
     "model_vs_reference": lambda a: fig_model_vs_reference(a.data, a.results, a.out),
     "busbw": lambda a: fig_busbw(a.data, a.results, a.out),
-    "symm_mem": lambda a: fig_symm_mem(a.bench, a.out),
+    "symm_mem": lambda a: [fig_symm_mem(b, a.out) for b in a.bench.split(",")],
 }
 
 
@@ -567,8 +568,9 @@ def main():
     top = os.path.dirname(here)
     ap.add_argument("--data", default=os.path.join(here, "data"), help="simulated sweep CSVs")
     ap.add_argument("--results", default=os.path.join(top, "validate", "results"), help="validate results")
-    ap.add_argument("--bench", default=os.path.join(top, "bench", "results", "h200_2026-11-27T1627"),
-                    help="a GPU call's arsim bench and bench/symm_mem.py CSVs")
+    ap.add_argument("--bench", default=",".join(os.path.join(top, "bench", "results", d) for d in
+                                                 ("h200_2026-11-27T1627", "h200x4_2026-11-27T1635")),
+                    help="folders (comma list) of a GPU call's arsim bench and bench/symm_mem.py CSVs")
     ap.add_argument("--out", "-o", default=os.path.join(top, "docs", "figures"), help="output folder (or file for --topology)")
     ap.add_argument("--only", default="", help="comma list of: " + ", ".join(FIGS))
     ap.add_argument("--topology", help="draw one topology (file or SPEC) through `arsim topo show`")
