@@ -10,7 +10,9 @@
  *
  * SIGNAL: bar.sync (the channel's earlier writes are done), then one thread
  * does red.release.sys.add on the target flag (in host mode, a release store to
- * the channel's own slot of it: see hw/internal.h). WAIT: one thread spins on
+ * the channel's own slot of it: see hw/internal.h). With ARSIM_CUDA_SIGNALS=together
+ * a run of SIGNALs to distinct device flags is released at once, thread k the k-th
+ * (docs/PERFORMANCE.md, "SIGNALs released together"). WAIT: one thread spins on
  * ld.acquire.sys until the flag reaches (epoch - back) * per_epoch + count, then
  * bar.sync. Epoch-parity addresses (arsim/plan.h) come as pointers tagged in
  * bit 0; an op holding one adds the plan's parity offset to them in odd epochs. The epoch is per block, kept in device memory, so a captured graph
@@ -291,8 +293,25 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 __syncthreads(); /* program order: the next op may read these writes */
             } else if (code == OP_SIGNAL) {
                 /* The bar.sync after the last data op ordered every thread's writes
-                 * before this release (cumulativity). */
-                if (tid == 0) {
+                 * before this release (cumulativity), whichever thread issues it. */
+                uint32_t run = 1;
+                if (a.signals_together && !(op.code & AR__DOP_SYS)) {
+                    /* the SIGNALs that follow, to flags none of the run has: each its own
+                     * thread, so their releases overlap */
+                    while (i + run < wn && run < (uint32_t)blockDim.x && AR__DOP_CODE(sops[i + run].code) == OP_SIGNAL &&
+                           !(sops[i + run].code & AR__DOP_SYS)) {
+                        bool seen = false;
+                        for (uint32_t k = 0; k < run; k++) seen = seen || sops[i + k].dst == sops[i + run].dst;
+                        if (seen) break;
+                        run++;
+                    }
+                }
+                if (run > 1) {
+                    if (tid < (int)run) red_release_sys((uint64_t *)sops[i + tid].dst, 1);
+                    if (a.stamps && tid == 0)
+                        for (uint32_t k = 0; k + 1 < run; k++) a.stamps[blk.first + w + i + k] = gtimer();
+                    i += run - 1;
+                } else if (tid == 0) {
                     if (op.code & AR__DOP_SYS) bump_release_sys((uint64_t *)op.dst);
                     else red_release_sys((uint64_t *)op.dst, 1);
                 }

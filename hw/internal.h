@@ -71,6 +71,9 @@ typedef struct ar__kargs_s {
      * started it. */
     uint64_t *stamps;
     uint32_t nops;
+    /* A run of SIGNALs to distinct flags (not host slots) released together, one thread
+     * each, instead of one after another by one thread (ARSIM_CUDA_SIGNALS=together). */
+    int signals_together;
 } ar__kargs_t;
 
 #define AR__ABORT_TIMEOUT 1
