@@ -90,6 +90,31 @@ void ar_clock_op_end(ar_clock_t *c, int gi, const ar_op_t *op, const ar_op_cost_
     }
 }
 
+/* Whether the executor releases the SIGNAL at pc together with the one before it: a run of
+ * SIGNALs to distinct flags, within one window of AR_EXEC_WINDOW_OPS staged ops, after a
+ * data op that touched no host memory, goes out at once, one thread each (hw/exec.cu). */
+static int released_with_previous(const ar_plan_t *p, int gi, uint32_t pc) {
+    const ar_op_t *ops = &p->ops[p->chans[gi].first];
+    if (pc % AR_EXEC_WINDOW_OPS == 0 || ops[pc - 1].code != AR_OP_SIGNAL) return 0;
+    uint32_t first = pc;
+    while (first % AR_EXEC_WINDOW_OPS && ops[first - 1].code == AR_OP_SIGNAL) first--;
+    for (uint32_t k = first; k-- > 0;)
+        if (ar_op_moves_data(&ops[k])) {
+            for (uint32_t s = 0; s <= ops[k].nsrc; s++)
+                if (ar_op_operand(p, &ops[k], s)->rank == AR_RANK_HOST) return 0;
+            break;
+        }
+    /* from the first SIGNAL on, as the executor does: a flag the run has starts another */
+    uint32_t start = first;
+    for (uint32_t k = first + 1; k <= pc; k++)
+        for (uint32_t j = start; j < k; j++)
+            if (ops[j].dst.rank == ops[k].dst.rank && ops[j].flag == ops[k].flag) {
+                start = k;
+                break;
+            }
+    return start < pc;
+}
+
 double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, double arrival_terms[AR_NTERM]) {
     const ar_topo_t *t = c->topo;
     const int rank = gi / c->plan->nchannels;
@@ -106,14 +131,18 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     const int behind = t->model->link_ordered > 0 &&
                        t->placement[rank] != t->placement[op->dst.rank];
     const double after = ch->stored && ch->land > ch->sig_arrive ? ch->land : ch->sig_arrive;
-    ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
-    ch->stored = 0;
-    ch->ahead += fence;
-    ch->terms[AR_TERM_LINK] += landing;
-    ch->terms[AR_TERM_SYNC] += fence - landing;
+    /* one released with the SIGNAL before it goes out when that one did: no fence of its own */
+    const int together = released_with_previous(c->plan, gi, pc);
+    if (!together) {
+        ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
+        ch->stored = 0;
+        ch->ahead += fence;
+        ch->terms[AR_TERM_LINK] += landing;
+        ch->terms[AR_TERM_SYNC] += fence - landing;
+    }
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
     const double issued = ar_clock_now(c, gi);
-    ch->sig_land = issued + ar_cost_signal_issue_s(t, rank, op->dst.rank);
+    if (!together) ch->sig_land = issued + ar_cost_signal_issue_s(t, rank, op->dst.rank);
     memcpy(arrival_terms, ch->terms, sizeof ch->terms);
     if (behind) {
         double arrive = issued + ar_cost_route_lat_s(t, rank, op->dst.rank);

@@ -543,7 +543,7 @@ ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
     ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
                      (uint64_t)(timeout_s * 1e9), gp->nblocks, gp->d_stamps, gp->nops, 0};
     const char *sig = getenv("ARSIM_CUDA_SIGNALS");
-    k.signals_together = sig && !strcmp(sig, "together");
+    k.signals_together = !(sig && !strcmp(sig, "serial"));
     return k;
 }
 

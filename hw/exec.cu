@@ -10,9 +10,11 @@
  *
  * SIGNAL: bar.sync (the channel's earlier writes are done), then one thread
  * does red.release.sys.add on the target flag (in host mode, a release store to
- * the channel's own slot of it: see hw/internal.h). With ARSIM_CUDA_SIGNALS=together
- * a run of SIGNALs to distinct device flags is released at once, thread k the k-th
- * (docs/PERFORMANCE.md, "SIGNALs released together"). WAIT: one thread spins on
+ * the channel's own slot of it: see hw/internal.h). A run of SIGNALs to distinct
+ * device flags within one window of staged ops, after a data op that touched no host
+ * memory, is released at once, thread k the k-th
+ * (docs/PERFORMANCE.md, "SIGNALs released together"; ARSIM_CUDA_SIGNALS=serial: one
+ * after another by one thread). WAIT: one thread spins on
  * ld.acquire.sys until the flag reaches (epoch - back) * per_epoch + count, then
  * bar.sync. Epoch-parity addresses (arsim/plan.h) come as pointers tagged in
  * bit 0; an op holding one adds the plan's parity offset to them in odd epochs. The epoch is per block, kept in device memory, so a captured graph
@@ -24,6 +26,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "arsim/plan.h"
 #include "hw/internal.h"
 #include "hw/loads.cuh"
 
@@ -32,7 +35,7 @@ namespace {
 enum { OP_COPY = 0, OP_REDUCE = 1, OP_SIGNAL = 2, OP_WAIT = 3 };
 enum { DT_BF16 = 0, DT_FP16 = 1, DT_FP32 = 2 };
 
-constexpr int WIN_OPS = 64;   /* ops staged in shared memory at a time */
+constexpr int WIN_OPS = AR_EXEC_WINDOW_OPS; /* ops staged in shared memory at a time */
 constexpr int WIN_SRCS = 256; /* source pointers staged in shared memory */
 constexpr int UNROLL = 3;     /* vectors per thread per source in flight (no spills at 128 registers) */
 constexpr int KGROUP = 2;     /* sources loaded together */
@@ -239,6 +242,7 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
     const ar__dblock_t blk = a.blocks[blockIdx.x];
     const int tid = threadIdx.x;
 
+    bool host_data = false; /* the channel's latest COPY/REDUCE touched host memory */
     for (uint32_t w = 0; w < blk.nops; w += WIN_OPS) {
         const uint32_t wn = blk.nops - w < (uint32_t)WIN_OPS ? blk.nops - w : (uint32_t)WIN_OPS;
         if (w) __syncthreads(); /* the previous window is done with the staging arrays */
@@ -278,6 +282,7 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
             const ar__dop_t &op = sops[i];
             const uint32_t code = AR__DOP_CODE(op.code);
             if (code == OP_COPY || code == OP_REDUCE) {
+                host_data = (op.code & AR__DOP_SYS) != 0;
                 void *const *src = (op.src >= s_src_base && op.src + op.nsrc <= s_src_base + s_src_n)
                                        ? &ssrcs[op.src - s_src_base]
                                        : &a.srcs[op.src];
@@ -295,9 +300,11 @@ __global__ void __launch_bounds__(AR__THREADS, 1) exec_kernel(const ar__kargs_t 
                 /* The bar.sync after the last data op ordered every thread's writes
                  * before this release (cumulativity), whichever thread issues it. */
                 uint32_t run = 1;
-                if (a.signals_together && !(op.code & AR__DOP_SYS)) {
+                if (a.signals_together && !(op.code & AR__DOP_SYS) && !host_data) {
                     /* the SIGNALs that follow, to flags none of the run has: each its own
-                     * thread, so their releases overlap */
+                     * thread, so their releases overlap (not after host stores, which
+                     * each release would wait for over the host link: naive at 1 MB, 8
+                     * ranks on one H100, 2.2x slower so) */
                     while (i + run < wn && run < (uint32_t)blockDim.x && AR__DOP_CODE(sops[i + run].code) == OP_SIGNAL &&
                            !(sops[i + run].code & AR__DOP_SYS)) {
                         bool seen = false;

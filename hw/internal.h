@@ -72,7 +72,7 @@ typedef struct ar__kargs_s {
     uint64_t *stamps;
     uint32_t nops;
     /* A run of SIGNALs to distinct flags (not host slots) released together, one thread
-     * each, instead of one after another by one thread (ARSIM_CUDA_SIGNALS=together). */
+     * each (the default), else one after another by one thread (ARSIM_CUDA_SIGNALS=serial). */
     int signals_together;
 } ar__kargs_t;
 

@@ -299,7 +299,7 @@ START_TEST(test_store_fence) {
 END_TEST
 
 /* signal_release_ns (500 here): a SIGNAL's flag update completes that long after its
- * issue and the channel's next SIGNAL waits for it. Rank 0 SIGNALs rank 1 k times back
+ * issue and the channel's next SIGNAL to the same flag waits for it. Rank 0 SIGNALs rank 1 k times back
  * to back; rank 1 WAITs for all k: the last is issued (k - 1) x 500 ns after the first.
  * With a COPY of c >= 500 ns between two SIGNALs, the second waits for nothing. */
 START_TEST(test_signal_release) {
@@ -332,6 +332,32 @@ START_TEST(test_signal_release) {
     ar_result_t r;
     run(t, p, 0, &r);
     EQ(r.time_s, LAUNCH + c + SIG);
+    ar_plan_free(p);
+    /* A run of SIGNALs to distinct flags goes out at once (the executor releases it one
+     * thread each): rank 0 SIGNALs flags 0, 1, 2 of rank 1, which WAITs for each: one
+     * SIGNAL's time. A flag the run already has starts another run (0, 1, 0: the third
+     * issued 500 ns after the first), and so does the end of the executor's window of
+     * staged ops (AR_EXEC_WINDOW_OPS - 1 SIGNALs, then flag 0 last in the window, flag 1
+     * first in the next). */
+    p = tu_plan_new(4, 1, 16);
+    for (uint32_t f = 0; f < 3; f++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, f), AR_OK);
+    for (uint32_t f = 0; f < 3; f++) ck_assert_int_eq(ar_plan_wait(p, 1, 0, f, 1), AR_OK);
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + SIG);
+    ar_plan_free(p);
+    p = tu_plan_new(4, 1, 16);
+    static const uint32_t again[] = {0, 1, 0};
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, again[i]), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 0, 1, 1), AR_OK);
+    ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 2), AR_OK);
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + 500 * NS + SIG);
+    ar_plan_free(p);
+    p = tu_plan_new(4, 1, 16);
+    for (uint32_t f = 0; f < AR_EXEC_WINDOW_OPS + 1; f++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, f), AR_OK);
+    for (uint32_t f = 0; f < AR_EXEC_WINDOW_OPS + 1; f++) ck_assert_int_eq(ar_plan_wait(p, 1, 0, f, 1), AR_OK);
+    run(t, p, 0, &r);
+    EQ(r.time_s, LAUNCH + 500 * NS + SIG);
     ar_plan_free(p);
     ar_topo_free(t);
 }

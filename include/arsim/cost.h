@@ -57,7 +57,10 @@
  * that rate, op end + store lat) for each such op. A SIGNAL's own flag update lands signal_release_ns after its issue
  * (signal_release_remote_ns when the flag is on another device; land = max(land,
  * issue + that)), so the channel's next SIGNAL waits
- * for it too. The release takes signal_fence_ns at least, and signal_release_chan_ns x
+ * for it too, unless it is released with it: the executor releases a run of SIGNALs to
+ * distinct flags (within its window of AR_EXEC_WINDOW_OPS staged ops, after a data op that
+ * touched no host memory) at once, one thread each, and every SIGNAL of the run after the
+ * first is issued when the first is, with no release of its own. The release takes signal_fence_ns at least, and signal_release_chan_ns x
  * log2(n) more while n channels of its device have their latest op reaching another device
  * (itself among them when its own flag is there; ar_cost_release_floor_s). Probe x-ringsN:
  * rounds of SIGNAL and WAIT across the link slow down with the log of the channels that

@@ -70,7 +70,7 @@
     X(ROOT, chan_write_land_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
       "rate at which one channel's peer stores land; a SIGNAL's release waits for them (0: as issued)")       \
     X(ROOT, signal_release_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                   \
-      "a SIGNAL's flag update completes this long after its issue; the channel's next SIGNAL waits (0: none)") \
+      "a SIGNAL's flag update completes this long after its issue; the channel's next SIGNAL waits, unless released with it (0: none)") \
     X(ROOT, signal_release_remote_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                            \
       "the same for a flag on another device (0: signal_release_ns)")                                         \
     X(ROOT, signal_release_chan_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                              \

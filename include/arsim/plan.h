@@ -72,6 +72,10 @@
 typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NBUF } ar_buf_t;
 
 #define AR_RANK_HOST (-1)
+/* The cuda executor stages a channel's ops this many at a time (hw/exec.cu). A run of
+ * SIGNALs to distinct flags inside one such window is released at once, one thread each,
+ * and the models' channel clock (cost/clock.c) issues it so. */
+#define AR_EXEC_WINDOW_OPS 64
 
 typedef enum ar_opcode_e { AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT, AR_OP_NETREDUCE } ar_opcode_t;
 #define AR_NOPCODE 5
