@@ -18,10 +18,10 @@ TOPOS = "torus_2d_4x4,ring_1d:8,full:8,mesh_2d:4x4"
 DROP = 0.02
 # Steps the model predicts and no hardware has been measured on, each named by topology,
 # model, algorithm and the size it steps from; any other step fails. torus2d on full:8
-# (h200_sxm) keeps 64 channels and the same pipeline shape (32 pieces a lane) from 512 MB to
-# 1 GB and loses 2.8% of algbw (sim 3.7%): since a run of SIGNALs to distinct flags goes out
-# at once, its lanes meet on the links in another order at 1 GB; smaller pieces, which the
-# op cap leaves out there, would gain 4%.
+# (h200_sxm) keeps 64 channels and the same pipeline shape from 512 MB to 1 GB and loses 2.8%
+# of algbw (sim 3.7%). It came with SIGNALs to distinct flags issued at once (before: 51.10 ->
+# 51.13 GB/s at the same shapes); smaller pieces, which the op cap leaves out at 1 GB, would
+# gain 4% there.
 KNOWN = {("full:8", "h200_sxm", "torus2d", 536870912)}
 
 
