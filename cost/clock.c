@@ -57,6 +57,10 @@ int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *co
     AR_TRY(ar_cost_op(c->topo, c->plan, op, rank, c->buffer, cost, traffic, max_traffic, ntraffic, c->warm));
     ar_cost_warm_touch(c->warm, c->topo, c->plan, op);
     ar_cost_cross_set(c->cross, gi, ar_cost_op_crosses(c->topo, c->plan, op, rank), ar_clock_now(c, gi));
+    ar_chan_clock_t *ch = &c->ch[gi];
+    ch->host_data = 0;
+    for (uint32_t s = 0; s <= op->nsrc && !ch->host_data; s++)
+        ch->host_data = ar_op_operand(c->plan, op, s)->rank == AR_RANK_HOST;
     return AR_OK;
 }
 
@@ -92,27 +96,16 @@ void ar_clock_op_end(ar_clock_t *c, int gi, const ar_op_t *op, const ar_op_cost_
 
 /* Whether the executor releases the SIGNAL at pc together with the one before it: a run of
  * SIGNALs to distinct flags, within one window of AR_EXEC_WINDOW_OPS staged ops, after a
- * data op that touched no host memory, goes out at once, one thread each (hw/exec.cu). */
-static int released_with_previous(const ar_plan_t *p, int gi, uint32_t pc) {
+ * data op that touched no host memory, goes out at once, one thread each (hw/exec.cu). A
+ * channel's SIGNALs come here in order: the run so far starts at ch->run_start. */
+static int released_with_previous(const ar_plan_t *p, ar_chan_clock_t *ch, int gi, uint32_t pc) {
     const ar_op_t *ops = &p->ops[p->chans[gi].first];
-    if (pc % AR_EXEC_WINDOW_OPS == 0 || ops[pc - 1].code != AR_OP_SIGNAL) return 0;
-    uint32_t first = pc;
-    while (first % AR_EXEC_WINDOW_OPS && ops[first - 1].code == AR_OP_SIGNAL) first--;
-    for (uint32_t k = first; k-- > 0;)
-        if (ar_op_moves_data(&ops[k])) {
-            for (uint32_t s = 0; s <= ops[k].nsrc; s++)
-                if (ar_op_operand(p, &ops[k], s)->rank == AR_RANK_HOST) return 0;
-            break;
-        }
-    /* from the first SIGNAL on, as the executor does: a flag the run has starts another */
-    uint32_t start = first;
-    for (uint32_t k = first + 1; k <= pc; k++)
-        for (uint32_t j = start; j < k; j++)
-            if (ops[j].dst.rank == ops[k].dst.rank && ops[j].flag == ops[k].flag) {
-                start = k;
-                break;
-            }
-    return start < pc;
+    int with = pc % AR_EXEC_WINDOW_OPS != 0 && ops[pc - 1].code == AR_OP_SIGNAL && !ch->host_data;
+    /* a flag the run already has starts another run, as in the executor */
+    for (uint32_t j = ch->run_start; with && j < pc; j++)
+        with = ops[j].dst.rank != ops[pc].dst.rank || ops[j].flag != ops[pc].flag;
+    if (!with) ch->run_start = pc;
+    return with;
 }
 
 double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, double arrival_terms[AR_NTERM]) {
@@ -132,7 +125,7 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
                        t->placement[rank] != t->placement[op->dst.rank];
     const double after = ch->stored && ch->land > ch->sig_arrive ? ch->land : ch->sig_arrive;
     /* one released with the SIGNAL before it goes out when that one did: no fence of its own */
-    const int together = released_with_previous(c->plan, gi, pc);
+    const int together = released_with_previous(c->plan, ch, gi, pc);
     if (!together) {
         ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
         ch->stored = 0;

@@ -93,6 +93,8 @@ static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err)
     ar__cuda_t *be = calloc(1, sizeof *be);
     if (!be) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
     be->timeline = getenv("ARSIM_CUDA_TIMELINE");
+    const char *signals = getenv("ARSIM_CUDA_SIGNALS");
+    be->signals_serial = signals && !strcmp(signals, "serial");
     be->base.ops = &ar_cuda_backend;
     be->base.topo = topo;
     be->ngpus = n;
@@ -541,9 +543,7 @@ int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_er
 ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
     const ar__gpu_plan_t *gp = &be->g[gi];
     ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
-                     (uint64_t)(timeout_s * 1e9), gp->nblocks, gp->d_stamps, gp->nops, 0};
-    const char *sig = getenv("ARSIM_CUDA_SIGNALS");
-    k.signals_together = !(sig && !strcmp(sig, "serial"));
+                     (uint64_t)(timeout_s * 1e9), gp->nblocks, gp->d_stamps, gp->nops, !be->signals_serial};
     return k;
 }
 

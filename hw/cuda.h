@@ -56,6 +56,7 @@ typedef struct ar__cuda_s {
     ar__gpu_plan_t g[AR__MAX_GPUS];
     uint64_t check_serial;     /* fresh inputs for every checked execution */
     const char *timeline;      /* ARSIM_CUDA_TIMELINE: file for each op's end in the last execution */
+    int signals_serial;        /* ARSIM_CUDA_SIGNALS=serial: a run of SIGNALs one after another */
 } ar__cuda_t;
 
 /* Index of a GPU id in used[], or -1. */

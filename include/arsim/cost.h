@@ -152,6 +152,8 @@ typedef struct ar_chan_clock_s {
     double land;             /* when those have landed */
     double sig_land;         /* when the last SIGNAL's flag update completes */
     double sig_arrive;       /* when the last SIGNAL to another device arrived (ordered links) */
+    int host_data;           /* its latest COPY/REDUCE touched host memory */
+    uint32_t run_start;      /* the first SIGNAL of the run its latest SIGNAL belongs to */
 } ar_chan_clock_t;
 
 typedef struct ar_clock_s {
