@@ -508,20 +508,37 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     default_chunk(t, algo, count, dt, buffer, target, out, predicted_s);
-    /* Beyond the size the channels were found at, lanes that load the peers alike gain
-     * more as the lanes grow: an unevenly loaded peer's lanes fall behind by a share of
-     * the whole (2stage on full:8: at 16 MB 128 lanes are 4% faster than 126, at 1 GB 6%
-     * slower). The most such lanes below the channels found, chunk chosen alike, are taken
-     * where they predict less time. */
-    const int period = even_lanes_period(a, t, hardware, 1);
-    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && period > 1 && out->channels > period &&
-        out->channels % period) {
-        ar_algo_opts_t even = *out;
-        even.channels = out->channels / period * period;
-        even.chunk_bytes = 0;
-        double even_s = INFINITY;
-        default_chunk(t, algo, count, dt, buffer, target, &even, &even_s);
-        if (even_s < *predicted_s) *out = even, *predicted_s = even_s;
+    /* Beyond the size the channels were found at, fewer lanes can gain where the search at
+     * AR_CASE_TUNE_MAX_BYTES could not see it. Each is timed with its chunk chosen alike, on
+     * a model backend only (hardware keeps the counts measured):
+     * - lanes that load the peers alike, taken where they predict less: an unevenly loaded
+     *   peer's lanes fall behind by a share of the whole (2stage on full:8: at 16 MB 128
+     *   lanes are 4% faster than 126, at 1 GB 6% slower), a cost the model, if anything,
+     *   underestimates (1stage on 8 ranks of h200_calibrated at 256 MB: 28 lanes 0.7%
+     *   faster than 32 in analytic, 3.7% in sim);
+     * - half the lanes, taken where they predict AR_CASE_TUNE_FLAT less, a gain the model
+     *   tells from its rounding (mesh2d on torus_2d_4x4 at 64 MB: 16 lanes 0.3% faster than
+     *   32 in analytic, 2.6% slower in sim): what more lanes bought at
+     *   AR_CASE_TUNE_MAX_BYTES, each op's fixed costs hidden behind another lane's bytes, is
+     *   a smaller share of a larger size, while lanes that share a link still divide it
+     *   (torus2d on full:8, h200_sxm: 64 lanes faster at 16 MB; at 1 GB 49.9 GB/s against
+     *   52.2 on 32, with the L2 made unbounded alike). */
+    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && !hardware) {
+        const int period = even_lanes_period(a, t, hardware, 1);
+        const int found = out->channels;
+        const struct { int channels; double gain; } fewer[] = {
+            {period > 1 && found > period && found % period ? found / period * period : 0, 0},
+            {found / 2, AR_CASE_TUNE_FLAT},
+        };
+        for (size_t i = 0; i < sizeof fewer / sizeof fewer[0]; i++) {
+            if (fewer[i].channels < 1) continue;
+            ar_algo_opts_t alt = *out;
+            alt.channels = fewer[i].channels;
+            alt.chunk_bytes = 0;
+            double alt_s = INFINITY;
+            default_chunk(t, algo, count, dt, buffer, target, &alt, &alt_s);
+            if (alt_s < *predicted_s * (1 - fewer[i].gain)) *out = alt, *predicted_s = alt_s;
+        }
     }
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;

@@ -1677,6 +1677,35 @@ START_TEST(test_default_even_lanes) {
 }
 END_TEST
 
+/* Above the size the channels are found at, half the lanes found there are timed too, and
+ * taken where they predict less: torus2d on full:8 (h200_sxm) runs 64 lanes at 16 MB, and
+ * at 1 GB 32, faster than 64 at any chunk of no more ops. */
+START_TEST(test_default_fewer_lanes_large) {
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load("h200_sxm", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("full:8", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, small, large;
+    double small_s, large_s;
+    const uint64_t big = (uint64_t)512 << 20; /* 1 GB of bf16 */
+    ck_assert_int_eq(ar_case_defaults(t, "torus2d", (uint64_t)8 << 20, AR_BF16, &o, AR_MEM_HBM, "analytic", &small,
+                                      &small_s, &err), AR_OK);
+    ck_assert_int_eq(small.channels, 64);
+    ck_assert_int_eq(ar_case_defaults(t, "torus2d", big, AR_BF16, &o, AR_MEM_HBM, "analytic", &large, &large_s, &err),
+                     AR_OK);
+    ck_assert_int_eq(large.channels, 32);
+    ck_assert_double_eq(large_s, case_run_at(t, "torus2d", big, 32, large.chunk_bytes, NULL, NULL, NULL, 0));
+    /* 64 lanes at their own chunk and at pieces as large as the default's (no more ops) */
+    for (uint64_t c = large.chunk_bytes; c <= (uint64_t)1 << 30; c *= 4) {
+        const double s = case_run_at(t, "torus2d", big, 64, c, NULL, NULL, NULL, 0);
+        ck_assert_msg(large_s < s, "32 lanes %g s, 64 lanes (chunk %llu) %g s", large_s, (unsigned long long)c, s);
+    }
+    ck_assert_msg(large_s < case_run_at(t, "torus2d", big, 64, 0, NULL, NULL, NULL, 0), "64 lanes, own chunk");
+    ar_topo_free(t);
+}
+END_TEST
+
 /* --algo auto: the least time of every algorithm at its defaults, and the row says which. */
 START_TEST(test_auto_picks_least) {
     const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:4"};
@@ -1763,6 +1792,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
+    tcase_add_test(tc, test_default_fewer_lanes_large);
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);

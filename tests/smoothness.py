@@ -17,12 +17,9 @@ BACKEND = os.environ.get("ARSIM_SMOOTH_BACKEND", "analytic")
 TOPOS = "torus_2d_4x4,ring_1d:8,full:8,mesh_2d:4x4"
 DROP = 0.02
 # Steps the model predicts and no hardware has been measured on, each named by topology,
-# model, algorithm and the size it steps from; any other step fails. torus2d on full:8
-# (h200_sxm) keeps 64 channels and the same pipeline shape from 512 MB to 1 GB and loses 2.8%
-# of algbw (sim 3.7%). It came with SIGNALs to distinct flags issued at once (before: 51.10 ->
-# 51.13 GB/s at the same shapes); smaller pieces, which the op cap leaves out at 1 GB, would
-# gain 4% there.
-KNOWN = {("full:8", "h200_sxm", "torus2d", 536870912)}
+# model, algorithm and the size it steps from (("full:8", "h200_sxm", "torus2d", 536870912));
+# any other step fails. None is known.
+KNOWN = set()
 
 
 def sweep(args):

@@ -88,10 +88,11 @@ double ar_case_default_max_mem(void);
  * predictions on the topology's model and this buffer level. The channels: powers of two up
  * to the algorithm's most (for a model backend, below each also the most that are a multiple
  * of ar_algo_t.lane_period), at the chunk asked or the algorithm's own, sized at the case's
- * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there, or the most lanes of
- * such a multiple below it where those predict less time at the case's count, each with its
- * chunk chosen as below); for a model backend
- * the fewest within AR_CASE_TUNE_FLAT of the least time (the fewest ops to simulate for what
+ * count up to AR_CASE_TUNE_MAX_BYTES (beyond it, what was found there, or for a model
+ * backend the most lanes of such a multiple below it where those predict less time at the
+ * case's count, or half of it where that predicts AR_CASE_TUNE_FLAT less, each with its chunk
+ * chosen as below);
+ * for a model backend the fewest within AR_CASE_TUNE_FLAT of the least time (the fewest ops to simulate for what
  * the model cannot tell apart), for hardware (bench, cuda) the middle one of those within
  * AR_CASE_TUNE_HW_GAIN, the model's own error. Then, where the
  * channels were chosen (not asked) and no chunk was asked, the chunk, at those channels and
