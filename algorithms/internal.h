@@ -34,6 +34,7 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 #define AR__MAX_LANES_CENTER_ROOT 32
 #define AR__MAX_LANES_NAIVE 64
 #define AR__MAX_LANES_INNET 64
+#define AR__MAX_LANES_DIRECT 128
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
 /* The distance in elements between per-peer slots of `count` elements in SCRATCH or host
@@ -91,6 +92,11 @@ typedef struct ar__ring_s {
     uint64_t scr_base;  /* SCRATCH offset of element 0 */
     uint64_t *nrecv;    /* per position: data WAITs so far */
     uint64_t nack;      /* acknowledgements each position sent */
+    /* A reduce-scatter or all-gather of the ranks' shards (ar__ring_coll_pipe): the
+     * collective, and part k's range (the shard of the rank at position k - 1, or this
+     * lane's share of it). Allreduce passes leave them 0 and split [lo, hi) in n. */
+    ar_coll_t coll;
+    const uint64_t *part_lo, *part_len;
 } ar__ring_t;
 
 /* Reduce-scatter [lo, hi) of `src` (IN or OUT): position i ends with block (i+1)%n
@@ -106,6 +112,11 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi);
 int ar__ring_pipe(ar__ring_t *r, uint64_t lo, uint64_t hi, uint64_t group, ar_buf_t src);
 /* End of execution: wait for the next position's acknowledgements. */
 int ar__ring_end(ar__ring_t *r);
+/* r->coll (reduce-scatter or all-gather) over r's part table, in groups of chunk
+ * elements of every part, pipelined as ar__ring_pipe: position i ends with part (i+1)%n
+ * of the sum in OUT (reduce-scatter), or starts with it in IN and ends with every part
+ * in OUT (all-gather). */
+int ar__ring_coll_pipe(ar__ring_t *r, uint64_t chunk);
 
 /* A spanning tree over the ranks, reduce up then broadcast down, pipelined. */
 typedef struct ar__tree_s {
@@ -199,6 +210,8 @@ int ar__build_center_root(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo
                           ar_plan_t **, ar_error_t *);
 int ar__build_naive(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
                     ar_error_t *);
+int ar__build_direct(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
+                     ar_error_t *);
 int ar__build_innet(const ar_topo_t *, uint64_t, ar_dtype_t, const ar_algo_opts_t *, ar_plan_t **,
                     ar_error_t *);
 

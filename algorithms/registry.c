@@ -7,9 +7,10 @@
 /* an algorithm whose lanes take its peers in turn (ar__peer) */
 #define ALGO_PEERS(n, a, fn, lanes, what)                                                              \
     {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what, .lane_period = ar__peer_period}
+#define RS_AG ((1u << AR_COLL_REDUCESCATTER) | (1u << AR_COLL_ALLGATHER))
 static const ar_algo_t table[] = {
-    ALGO("ring", NULL, ar__build_ring, AR__MAX_LANES_RING,
-         "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"),
+    {.name = "ring", .build = ar__build_ring, .max_channels = AR__MAX_LANES_RING, .colls = RS_AG,
+     .summary = "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"},
     ALGO("torus2d", NULL, ar__build_torus2d, AR__MAX_LANES_TORUS2D,
          "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"),
     ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
@@ -25,12 +26,22 @@ static const ar_algo_t table[] = {
     ALGO("innet", NULL, ar__build_innet, AR__MAX_LANES_INNET,
          "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "
          "(a model whose switches reduce; simulators only)"),
+    {.name = "direct", .build = ar__build_direct, .max_channels = AR__MAX_LANES_DIRECT,
+     .colls = RS_AG | AR_ALGO_NO_ALLREDUCE, .lane_period = ar__peer_period,
+     .summary = "reduce-scatter or all-gather only: every rank sends each peer its shard at once"},
 };
 #undef ALGO
 #undef ALGO_PEERS
+#undef RS_AG
 
-static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table[3],
-                                         &table[4], &table[5], &table[6], &table[7], NULL};
+static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table[3], &table[4],
+                                         &table[5], &table[6], &table[7], &table[8], NULL};
+
+int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll) {
+    if (a->chooser) return 1;
+    if (coll == AR_COLL_ALLREDUCE) return !(a->colls & AR_ALGO_NO_ALLREDUCE);
+    return (unsigned)coll < AR_NCOLL && ((a->colls >> coll) & 1u);
+}
 
 const ar_algo_t *const *ar_algo_all(void) { return algos; }
 
@@ -76,6 +87,15 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
         return AR_ERR(err, AR_EUNFIT, "%s takes at most %d channels (asked %d)", a->name, a->max_channels,
                       opts->channels);
     if (!opts) opts = &def;
+    if (!ar_algo_computes(a, opts->coll)) {
+        char list[256] = "";
+        for (int i = 0; algos[i]; i++)
+            if (ar_algo_computes(algos[i], opts->coll)) {
+                strncat(list, list[0] ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, algos[i]->name, sizeof list - strlen(list) - 1);
+            }
+        return AR_ERR(err, AR_EUNFIT, "%s computes no %s (%s do)", a->name, ar_coll_name(opts->coll), list);
+    }
     if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);
     /* counted first, then written where it lies: no per-channel arrays grown by doubling and
      * copied, which held about two and a half times the plan at once */

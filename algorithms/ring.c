@@ -1,6 +1,7 @@
 /* ring: reduce-scatter then all-gather around a ring of neighbours, 2(p-1) steps
  * per chunk group, pipelined over groups; lanes alternate direction so both
- * directions of every link carry data. */
+ * directions of every link carry data. As a reduce-scatter or all-gather of the ranks'
+ * shards, one of the two halves, p-1 steps. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -27,7 +28,26 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
         p->scratch_elems = count;
         for (int i = 0; i < P; i++) rev[i] = ord[(P - i) % P];
     }
-    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+    const ar_coll_t coll = o ? o->coll : AR_COLL_ALLREDUCE;
+    uint64_t *part = coll != AR_COLL_ALLREDUCE ? malloc(2 * (size_t)P * sizeof *part) : NULL;
+    if (coll != AR_COLL_ALLREDUCE && !part && rc == AR_OK) rc = AR_ENOMEM;
+    /* reduce-scatter, all-gather: lane c takes its share of every rank's shard, the part
+     * of the rank at the ring position before the one it ends at (ar__ring_coll_pipe) */
+    for (int c = 0; c < lanes && rc == AR_OK && part; c++) {
+        const int *pos = (c % 2 && P > 2) ? rev : ord;
+        uint64_t total = 0;
+        for (int k = 0; k < P; k++) {
+            uint64_t slo, slen;
+            ar_coll_shard(count, P, pos[(k + P - 1) % P], &slo, &slen);
+            ar__split(slo, slo + slen, lanes, c, &part[k], &part[P + k]);
+            total += part[P + k];
+        }
+        for (int i = 0; i < P; i++) nrecv[i] = 0;
+        ar__ring_t r = {p, P, pos, c, 2u * c, 2u * c + 1, 0, nrecv, 0, coll, part, part + P};
+        rc = ar__ring_coll_pipe(&r, ar__chunk_elems(o, total ? total : 1, dt, P));
+        if (rc == AR_OK) rc = ar__ring_end(&r);
+    }
+    for (int c = 0; c < lanes && rc == AR_OK && !part; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         for (int i = 0; i < P; i++) nrecv[i] = 0;
@@ -38,6 +58,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
         if (rc == AR_OK) rc = ar__ring_end(&r);
     }
     if (rc == AR_OK) rc = ar_plan_finish(p);
+    free(part);
     free(ord);
     free(rev);
     free(nrecv);

@@ -128,6 +128,18 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
     return AR_OK;
 }
 
+/* Part idx of a pass over [lo, hi): the idx-th of n near-equal parts, or, where the ring
+ * has a part table, the elements [lo, hi) of part idx's own range. */
+static void ring_part(const ar__ring_t *r, uint64_t lo, uint64_t hi, int idx, uint64_t *off, uint64_t *len) {
+    if (!r->part_lo) {
+        ar__split(lo, hi, r->n, idx, off, len);
+        return;
+    }
+    const uint64_t pl = r->part_len[idx], a = lo < pl ? lo : pl, b = hi < pl ? hi : pl;
+    *off = r->part_lo[idx] + a;
+    *len = b - a;
+}
+
 /* Stage k of a ring pass over [lo, hi) at position i: stages 0 .. n-2 reduce-scatter,
  * n-1 the last reduction and the all-gather's first push, n .. 2n-3 the all-gather,
  * 2n-2 the acknowledgement and the last push's arrival. Every stage but the first waits
@@ -144,7 +156,7 @@ static int ring_stage(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src, int
     }
     if (k > 0) EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
     if (k < n - 1) {
-        ar__split(lo, hi, n, mod(i - k, n), &off, &len);
+        ring_part(r, lo, hi, mod(i - k, n), &off, &len);
         ar_addr_t dst = ar_addr(nx, AR_BUF_SCRATCH, r->scr_base + off);
         if (k == 0) {
             EMIT(ar_plan_copy(p, me, r->chan, dst, ar_addr(me, src, off), len));
@@ -154,7 +166,7 @@ static int ring_stage(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src, int
         }
     } else {
         const int t = k - (n - 1);
-        ar__split(lo, hi, n, mod(i + 1 - t, n), &off, &len);
+        ring_part(r, lo, hi, mod(i + 1 - t, n), &off, &len);
         if (t == 0) {
             ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off), ar_addr(me, src, off)};
             EMIT(ar_plan_reduce(p, me, r->chan, ar_addr(me, AR_BUF_OUT, off), sv, 2, len));
@@ -176,6 +188,46 @@ int ar__ring_pipe(ar__ring_t *r, uint64_t lo, uint64_t hi, uint64_t group, ar_bu
         for (uint64_t g = d >= K ? d - K + 1 : 0; g < G && g <= d; g++) {
             const uint64_t glo = lo + g * group, ghi = hi - glo < group ? hi : glo + group;
             for (int i = 0; i < n; i++) AR_TRY(ring_stage(r, glo, ghi, src, i, (int)(d - g)));
+            if (d - g == K - 1) r->nack++;
+        }
+    return AR_OK;
+}
+
+/* Stage k (0 .. n-1) of a reduce-scatter or all-gather pass at position i: the
+ * allreduce's stages 0 .. n-2 then the last reduction into OUT and an acknowledgement
+ * (the pushes into my SCRATCH are read), or my part from IN into my OUT and on, then its
+ * stages n .. 2n-2. */
+static int ring_coll_stage(ar__ring_t *r, uint64_t lo, uint64_t hi, int i, int k) {
+    ar_plan_t *p = r->p;
+    const int n = r->n, me = r->ranks[i], nx = r->ranks[(i + 1) % n];
+    uint64_t off, len;
+    if (r->coll == AR_COLL_REDUCESCATTER) {
+        if (k < n - 1) return ring_stage(r, lo, hi, AR_BUF_IN, i, k);
+        EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
+        ring_part(r, lo, hi, (i + 1) % n, &off, &len);
+        ar_addr_t sv[2] = {ar_addr(me, AR_BUF_SCRATCH, r->scr_base + off), ar_addr(me, AR_BUF_IN, off)};
+        EMIT(ar_plan_reduce(p, me, r->chan, ar_addr(me, AR_BUF_OUT, off), sv, 2, len));
+        return ar_plan_signal(p, me, r->chan, r->ranks[mod(i - 1, n)], r->fack);
+    }
+    if (k > 0) return ring_stage(r, lo, hi, AR_BUF_IN, i, k + n - 1);
+    ring_part(r, lo, hi, (i + 1) % n, &off, &len);
+    EMIT(ar_plan_copy(p, me, r->chan, ar_addr(me, AR_BUF_OUT, off), ar_addr(me, AR_BUF_IN, off), len));
+    EMIT(ar_plan_copy(p, me, r->chan, ar_addr(nx, AR_BUF_OUT, off), ar_addr(me, AR_BUF_IN, off), len));
+    return ar_plan_signal(p, me, r->chan, nx, r->fdata);
+}
+
+int ar__ring_coll_pipe(ar__ring_t *r, uint64_t chunk) {
+    const int n = r->n;
+    uint64_t most = 0;
+    for (int k = 0; k < n; k++) most = r->part_len[k] > most ? r->part_len[k] : most;
+    if (!most) return AR_OK;
+    if (n == 1) /* the one rank's part is the whole: IN to OUT */
+        return ar_plan_copy(r->p, r->ranks[0], r->chan, ar_addr(r->ranks[0], AR_BUF_OUT, r->part_lo[0]),
+                            ar_addr(r->ranks[0], AR_BUF_IN, r->part_lo[0]), r->part_len[0]);
+    const uint64_t G = (most - 1) / chunk + 1, K = (uint64_t)n;
+    for (uint64_t d = 0; d < K + G - 1; d++)
+        for (uint64_t g = d >= K ? d - K + 1 : 0; g < G && g <= d; g++) {
+            for (int i = 0; i < n; i++) AR_TRY(ring_coll_stage(r, g * chunk, (g + 1) * chunk, i, (int)(d - g)));
             if (d - g == K - 1) r->nack++;
         }
     return AR_OK;
@@ -736,6 +788,7 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
 int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int nchannels, uint64_t count,
                  ar_dtype_t dtype, ar_plan_t **out) {
     AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
+    if (o) (*out)->coll = o->coll;
     if (o && o->sizing) ar_plan_sizing(*out, o->sizing);
     else if (o && o->layout) {
         const int rc = ar_plan_layout(*out, o->layout);

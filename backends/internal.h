@@ -36,7 +36,7 @@ int ar__ref_exec(const ar_plan_t *plan, int nexec, const void *const *in, void *
 
 /* ar_check_out (arsim/check.h) for every rank's out[r] against the inputs in[]: the
  * check the ref backend runs after each execution. Returns 1 when every element passes. */
-int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
+int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const void *const *in,
                   const void *const *out, ar_result_t *res);
 
 #endif

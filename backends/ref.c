@@ -27,11 +27,11 @@
 
 /* ---- inputs ---- */
 
-int ar__ref_check(ar_dtype_t dtype, int nranks, uint64_t count, const void *const *in,
+int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const void *const *in,
                   const void *const *out, ar_result_t *res) {
     const ar_check_inputs_t inputs = {.in = in};
     int ok = 1;
-    for (int r = 0; r < nranks; r++) ok &= ar_check_out(dtype, nranks, count, &inputs, r, out[r], res);
+    for (int r = 0; r < nranks; r++) ok &= ar_check_out(dtype, coll, nranks, count, &inputs, r, out[r], res);
     return ok;
 }
 
@@ -191,7 +191,7 @@ int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *con
         poison(x.buf[AR_BUF_SCRATCH], p->dtype, p->scratch_elems * p->nranks);
         poison(x.host, p->dtype, p->host_elems);
         AR_TRY_GOTO(run_epoch(&x, (uint64_t)e, &ops, err), rc, out);
-        if (check && res) ar__ref_check(p->dtype, p->nranks, p->count, in, outs, res);
+        if (check && res) ar__ref_check(p->dtype, p->coll, p->nranks, p->count, in, outs, res);
     }
     if (res) res->ops_executed = ops;
     for (int r = 0; out && r < p->nranks; r++)

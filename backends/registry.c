@@ -172,8 +172,15 @@ double ar_algbw_gbps(uint64_t bytes, double time_s) {
  * send and receive on its busiest link in an optimal algorithm. With one rank
  * nothing crosses a bus, so busbw is 0 (as nccl-tests reports it). */
 double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks) {
+    return ar_busbw_coll_gbps(AR_COLL_ALLREDUCE, bytes, time_s, nranks);
+}
+
+/* nccl-tests' factors: reduce-scatter and all-gather move each byte of the vector's
+ * other shards once, (p-1)/p, where an allreduce does both, 2(p-1)/p. */
+double ar_busbw_coll_gbps(ar_coll_t coll, uint64_t bytes, double time_s, int nranks) {
     if (nranks < 2) return 0;
-    return ar_algbw_gbps(bytes, time_s) * 2.0 * (nranks - 1) / nranks;
+    const double f = coll == AR_COLL_ALLREDUCE ? 2.0 : 1.0;
+    return ar_algbw_gbps(bytes, time_s) * f * (nranks - 1) / nranks;
 }
 
 /* Both slots of an epoch-parity address (arsim/plan.h) are checked. */

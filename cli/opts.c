@@ -163,6 +163,7 @@ static const struct option base_longopts[] = {
     {"root", required_argument, NULL, O_ROOT},
     {"quiet", no_argument, NULL, O_QUIET},
     {"max-mem", required_argument, NULL, O_MAX_MEM},
+    {"op", required_argument, NULL, O_OP},
     {"help", no_argument, NULL, 'h'},
 };
 #define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
@@ -175,6 +176,8 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
     {AR_CLI_O(SET), "  --set KEY=V[,KEY=V..]  change model keys for a what-if: a key of arsim model keys, or\n"
                     "                         memory.LEVEL.KEY, links.KIND.KEY (e.g. switch_reduce=1)\n"},
+    {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather   the collective (default allreduce); the\n"
+                   "                         others over each rank's shard of the vector (arsim list algos)\n"},
     {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all|auto   algorithms (default all that fit; auto: the fastest predicted)\n"},
     {AR_CLI_O(SIZE), "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
                      "                         (default 8K:1G)\n"},
@@ -576,6 +579,12 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             }
             o->seed = (unsigned long)u;
             break;
+        case O_OP:
+            if (ar_coll_parse(optarg, &o->coll) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected allreduce, reducescatter or allgather", flag, optarg);
+                goto out;
+            }
+            break;
         case O_MAX_MEM: {
             uint64_t b;
             ar_error_t e;
@@ -648,6 +657,26 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         goto out;
     }
     if (o->nalgos == 0) add_algo(o, cmd, "all");
+    /* the algorithms that compute the collective: all keeps those, a name must be one */
+    for (int i = 0, kept = 0; i < o->nalgos; i++) {
+        if (ar_algo_computes(o->algos[i], o->coll)) {
+            if (kept != i) {
+                o->algos[kept] = o->algos[i];
+                memcpy(o->algo_names[kept], o->algo_names[i], sizeof o->algo_names[0]);
+            }
+            kept++;
+        } else if (!o->algo_all) {
+            char known[512] = "";
+            for (const ar_algo_t *const *a = ar_algo_all(); *a; a++)
+                if (ar_algo_computes(*a, o->coll))
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", known[0] ? ", " : "",
+                             (*a)->name);
+            rc = ar_cli_fail(cmd, "--algo %s computes no %s (%s, auto do)", o->algo_names[i], ar_coll_name(o->coll),
+                             known);
+            goto out;
+        }
+        if (i == o->nalgos - 1) o->nalgos = kept;
+    }
     if ((o->root_all || o->roots[0] >= 0) && !o->algo_all) {
         int any = 0;
         for (int i = 0; i < o->nalgos; i++) any |= o->algos[i]->takes_root;

@@ -69,6 +69,8 @@ typedef struct ar_cli_opts_s {
     int nroots;
     int root_all;                    /* --root all: every rank of each topology */
     int ranks;                       /* --ranks N: N ranks in blocks on the devices; 0 = one per device */
+    ar_coll_t coll;                  /* --op (default allreduce): what every plan computes; --algo
+                                        all keeps the algorithms that compute it */
 
     /* Run control. */
     int iters;                       /* --iters N (default 1; >= 1) */
@@ -94,7 +96,7 @@ typedef struct ar_cli_opts_s {
 #define AR_CLI_SHARED_OPTS(X)                                                                      \
     X(BACKEND) X(TOPOLOGY) X(MODEL) X(SET) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
     X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
-    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM)
+    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM) X(OP)
 enum {
 #define AR_CLI_BIT_ENUM(name) AR_CLI_BIT_##name,
     AR_CLI_SHARED_OPTS(AR_CLI_BIT_ENUM)

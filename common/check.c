@@ -20,20 +20,29 @@ static double input(ar_dtype_t dtype, const ar_check_inputs_t *in, int q, uint64
     }
 }
 
-int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_inputs_t *inputs, int rank,
-                 const void *out, ar_result_t *res) {
+int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const ar_check_inputs_t *inputs,
+                 int rank, const void *out, ar_result_t *res) {
     const double tol = ar_dtype_tolerance(dtype, nranks);
     int ok = 1;
     uint64_t wrong = 0;
     double max_err = 0;
     char msg[sizeof res->check_msg] = "";
-    for (uint64_t i = 0; i < count; i++) {
+    uint64_t lo = 0, len = count; /* the elements the collective defines on this rank */
+    if (coll == AR_COLL_REDUCESCATTER) ar_coll_shard(count, nranks, rank, &lo, &len);
+    int owner = 0;
+    uint64_t own_lo = 0, own_len = 0; /* allgather: the shard being gathered at i */
+    for (uint64_t i = lo; i < lo + len; i++) {
         double want = 0, mag = 0;
-        for (int q = 0; q < nranks; q++) {
-            const double v = input(dtype, inputs, q, i);
-            want += v;
-            mag += fabs(v);
-        }
+        if (coll == AR_COLL_ALLGATHER) {
+            while (i >= own_lo + own_len) ar_coll_shard(count, nranks, owner++, &own_lo, &own_len);
+            want = input(dtype, inputs, owner - 1, i);
+            mag = fabs(want);
+        } else
+            for (int q = 0; q < nranks; q++) {
+                const double v = input(dtype, inputs, q, i);
+                want += v;
+                mag += fabs(v);
+            }
         const double got = ar_elem_load(out, dtype, i);
         double rel;
         if (!isfinite(got)) rel = INFINITY;

@@ -298,7 +298,7 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
 }
 
 const char *const ar_row_csv_columns =
-    "backend,topology,model,nranks,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
+    "backend,topology,model,nranks,op,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
     "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
     "links_detected,sim_wall_s";
 
@@ -310,12 +310,12 @@ void ar_row_csv(FILE *f, const ar_row_t *r) {
     ar_csv_put(f, r->backend); fputc(',', f);
     ar_csv_put(f, r->topology); fputc(',', f);
     ar_csv_put(f, r->model); fputc(',', f);
-    fprintf(f, "%d,", r->nranks);
+    fprintf(f, "%d,%s,", r->nranks, ar_coll_name(r->coll));
     ar_csv_put(f, r->algo); fputc(',', f);
-    fprintf(f, "%s,sum,%d,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype), r->root,
+    fprintf(f, "%s,%s,%d,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype), ar_row_redop(r), r->root,
             ar_mem_name(r->buffer), r->bytes, r->count, r->channels, r->chunk_bytes);
     fprintf(f, "%.6f,%.6f,%.6f,", t * 1e6, ar_algbw_gbps(r->bytes, t),
-            ar_busbw_gbps(r->bytes, t, r->nranks));
+            ar_busbw_coll_gbps(r->coll, r->bytes, t, r->nranks));
     if (res->checked) fprintf(f, "%" PRIu64, res->wrong);
     fputc(',', f);
     if (r->bound_s > 0) fprintf(f, "%.6f", r->bound_s * 1e6);

@@ -274,6 +274,21 @@ void ar_plan_free(ar_plan_t *p) {
     AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
 }
 
+static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather"};
+
+const char *ar_coll_name(ar_coll_t c) {
+    return (unsigned)c < AR_NCOLL ? COLL_NAMES[c] : NULL;
+}
+
+int ar_coll_parse(const char *name, ar_coll_t *c) {
+    for (int i = 0; name && i < AR_NCOLL; i++)
+        if (!strcmp(name, COLL_NAMES[i])) {
+            *c = (ar_coll_t)i;
+            return AR_OK;
+        }
+    return AR_EINVAL;
+}
+
 uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf) {
     if (rank == AR_RANK_HOST) return p->host_elems;
     switch (buf) {

@@ -336,6 +336,13 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
                    piece_t **out, size_t *nout, size_t *capout) {
     char b1[96], b2[128], b3[64];
     if (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN) {
+        uint64_t lo, len;
+        ar_coll_shard(v->p->count, v->P, a.rank, &lo, &len);
+        if (v->p->coll == AR_COLL_ALLGATHER && (a.off < lo || a.off + n > lo + len))
+            return AR_ERR(v->err, AR_EPLAN,
+                          "%s of execution %d reads IN[%" PRIu64 "..%" PRIu64 ") of rank %d (source %d), "
+                          "outside its shard [%" PRIu64 "..%" PRIu64 "): an allgather's input is only its shard",
+                          fmt_op(v, b1, sizeof b1, ch, op_i), e + 1, a.off, a.off + n, a.rank, srci, lo, lo + len);
         piece_t x = {n, (int64_t)a.off, v->unit[e * v->P + a.rank]};
         return push_piece(out, nout, capout, x);
     }
@@ -685,13 +692,38 @@ static int check_bounds(vs_t *v) {
     return AR_OK;
 }
 
-/* Every OUT element holds exactly one contribution of every rank of execution e. */
+/* The rank whose shard holds element j (ar_coll_shard). */
+static int shard_owner(uint64_t count, int P, uint64_t j) {
+    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P;
+    const uint64_t big = extra * (base + 1); /* the first extra shards hold one more */
+    return j < big ? (int)(j / (base + 1)) : (int)(extra + (j - big) / base);
+}
+
+/* Every OUT element the collective defines holds exactly one contribution of every rank
+ * of execution e (allreduce; reduce-scatter on the rank's shard), or of the rank whose
+ * shard holds it (allgather). */
 static int check_out(vs_t *v, int e) {
     char b2[128];
+    const ar_coll_t coll = v->p->coll;
     for (int r = 0; r < v->P; r++) {
         const space_t *s = &v->sp[2 * r];
+        uint64_t lo, len;
+        ar_coll_shard(v->p->count, v->P, r, &lo, &len);
         for (uint32_t i = 0; i < s->n; i++) {
             const seg_t *g = &s->s[i];
+            const uint64_t end = i + 1 < s->n ? s->s[i + 1].start : v->p->count;
+            /* a segment holds one value: one element of it checks them all */
+            if (coll == AR_COLL_REDUCESCATTER && (end <= lo || g->start >= lo + len)) continue;
+            int from = -1; /* allgather: the only rank whose contribution it may hold */
+            if (coll == AR_COLL_ALLGATHER) {
+                from = shard_owner(v->p->count, v->P, g->start);
+                const int last = shard_owner(v->p->count, v->P, end - 1);
+                if (last != from)
+                    return AR_ERR(v->err, AR_EPLAN,
+                                  "rank %d OUT[%" PRIu64 "..%" PRIu64 ") holds one value across the shards of "
+                                  "ranks %d and %d at the end of execution %d",
+                                  r, g->start, end, from, last, e + 1);
+            }
             char by[160] = "";
             if (g->wch != NONE)
                 snprintf(by, sizeof by, " (last written by %s)",
@@ -720,6 +752,12 @@ static int check_out(vs_t *v, int e) {
             for (int q = 0; q < v->P; q++) {
                 for (int f = 0; f < NEPOCH; f++) {
                     unsigned c = x[f * v->P + q];
+                    if (from >= 0 && q != from && c)
+                        return AR_ERR(v->err, AR_EPLAN,
+                                      "rank %d OUT[%" PRIu64 "] holds the contribution of rank %d, "
+                                      "where rank %d's shard is (allgather) at the end of execution %d%s",
+                                      r, g->start, q, from, e + 1, by);
+                    if (from >= 0 && q != from) continue;
                     if (f == e && c == 0)
                         return AR_ERR(v->err, AR_EPLAN,
                                       "rank %d OUT[%" PRIu64 "] misses the contribution of rank "

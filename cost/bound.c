@@ -182,6 +182,11 @@ static int topo_figs(const ar_topo_t *t, int via_host, const topo_figs_t **out) 
 
 int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host, ar_bound_t *b,
              ar_error_t *err) {
+    return ar_bound_coll(t, AR_COLL_ALLREDUCE, bytes_per_rank, buffer, via_host, b, err);
+}
+
+int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host,
+                  ar_bound_t *b, ar_error_t *err) {
     memset(b, 0, sizeof *b);
     const ar_model_t *m = t->model;
     if (!m) return AR_ERR(err, AR_EINVAL, "bound: topology %s has no model", t->name);
@@ -200,18 +205,21 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
     b->latency_s = t->ndevices > 1 ? g->far_ns * 1e-9 : 0;
     if (D > 1 && g->inject_gbps > 0) {
         /* switches that add: partial sums meet in the network, no gossip among devices */
-        const int adding = m->switch_reduce > 0 && t->nnodes > t->ndevices;
-        const double one = S / (g->inject_gbps * 1e9);
-        const double all = adding ? 0 : 2.0 * (D - 1) * S / (g->inject_sum_gbps * 1e9);
+        const int adding = m->switch_reduce > 0 && t->nnodes > t->ndevices && coll != AR_COLL_ALLGATHER;
+        const double half = coll != AR_COLL_ALLREDUCE; /* one of its two halves */
+        const double one = (half ? (D - 1) / D : 1) * S / (g->inject_gbps * 1e9);
+        const double all = adding ? 0 : (half ? 1 : 2) * (D - 1) * S / (g->inject_sum_gbps * 1e9);
         b->injection_s = g->lat_min_ns * 1e-9 + (one > all ? one : all);
     }
-    if (D > 1 && g->cut_gbps > 0) b->cut_s = g->lat_min_ns * 1e-9 + S / (g->cut_gbps * 1e9);
+    if (D > 1 && g->cut_gbps > 0)
+        b->cut_s = g->lat_min_ns * 1e-9 + (coll == AR_COLL_ALLREDUCE ? S : S / 2) / (g->cut_gbps * 1e9);
     /* the most ranks on one device: the placement, counted in one pass */
     int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
     const int most = ar_topo_ranks_per_device(t, on);
     free(on);
-    b->memory_s = 2.0 * most * S / (b->memory_gbps * 1e9);
+    const double touched = coll == AR_COLL_ALLREDUCE ? 2.0 : 1.0 + 1.0 / t->nranks; /* per rank, in S */
+    b->memory_s = touched * most * S / (b->memory_gbps * 1e9);
     const struct { const char *name; double s; } terms[] = {
         {"latency", b->latency_s}, {"injection", b->injection_s}, {"cut", b->cut_s}, {"memory", b->memory_s},
     };

@@ -669,7 +669,7 @@ int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
     return AR_OK;
 }
 
-int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n, int nranks, uint64_t seed,
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, uint64_t n, int nranks, uint64_t seed,
                      int rank_label, ar_result_t *res, ar_error_t *err) {
     size_t bytes = n * ar_dtype_size(dtype);
     void *h = malloc(bytes ? bytes : 1);
@@ -681,7 +681,7 @@ int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n,
         return ar__cuda_fail(err, ce, "reading a result back");
     }
     const ar_check_inputs_t inputs = {.in = NULL, .seed = seed};
-    ar_check_out(dtype, nranks, n, &inputs, rank_label, h, res);
+    ar_check_out(dtype, coll, nranks, n, &inputs, rank_label, h, res);
     free(h);
     return AR_OK;
 }
@@ -691,7 +691,7 @@ int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_result_
         char keep[256];
         memcpy(keep, res->check_msg, sizeof keep);
         int had_fail = res->checked && !res->check_ok;
-        AR_TRY(ar__check_buffer(be->buf[AR_BUF_OUT][r], be->rank_gpu[r], p->dtype, p->count, p->nranks, seed, r,
+        AR_TRY(ar__check_buffer(be->buf[AR_BUF_OUT][r], be->rank_gpu[r], p->dtype, p->coll, p->count, p->nranks, seed, r,
                                 res, err));
         if (had_fail) memcpy(res->check_msg, keep, sizeof keep); /* keep the first mismatch */
     }

@@ -78,11 +78,11 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *e
 int ar__cuda_fill_inputs(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_error_t *err);
 /* Set every byte of OUT (and SCRATCH, HOST) to 0xff: NaN in every dtype. */
 int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *err);
-/* Compare every rank's OUT with the float64 sum of the generated inputs. */
+/* Compare every rank's OUT with what the plan's collective defines (ar_check_out). */
 int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_result_t *res,
                    ar_error_t *err);
-/* Compare n elements of a device buffer on a GPU with the float64 reference. */
-int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, uint64_t n, int nranks,
+/* Compare n elements of a device buffer on a GPU with the float64 reference of coll. */
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, uint64_t n, int nranks,
                      uint64_t seed, int rank_label, ar_result_t *res, ar_error_t *err);
 /* A CUDA error as an arsim error (AR_EDEVICE), naming what failed. */
 int ar__cuda_fail(ar_error_t *err, int cuda_status, const char *what);

@@ -15,7 +15,7 @@ typedef struct tune_key_s {
     const ar_model_t *model;
     uint64_t count, chunk_bytes;
     int dtype, buffer, root, grid_w, grid_h, slots, channels; /* channels: as asked (0: chosen) */
-    int hardware;
+    int hardware, coll;
     int stage; /* 0: the channels, found at the count up to AR_CASE_TUNE_MAX_BYTES; 1: then the chunk, at the count */
 } tune_key_t;
 
@@ -121,7 +121,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     key.algo = a, key.model = t->model, key.count = count < most ? count : most, key.chunk_bytes = o->chunk_bytes;
     key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
-    key.channels = o->channels, key.hardware = hardware;
+    key.channels = o->channels, key.hardware = hardware, key.coll = o->coll;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
     if (!want_time) {
@@ -312,6 +312,7 @@ static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, a
     ar_error_clear(&too_large);
     for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
         if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
+        if (!ar_algo_computes(*a, c->algo_opts.coll)) continue;
         ar_algo_opts_t o;
         double s;
         ar_error_t e;
@@ -377,13 +378,17 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         .algo = out->algo_label[0] ? out->algo_label : c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
         .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .root = p->root,
         .channels = p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p), .res = &out->res, .check = "",
+        .coll = p->coll,
     };
     ar_bound_t b;
     ar_error_t berr;
     ar_error_clear(&berr);
-    if (ar_bound(t, out->row.bytes, c->run.buffer, p->host_elems > 0, &b, &berr) == AR_OK) out->row.bound_s = b.time_s;
+    if (ar_bound_coll(t, p->coll, out->row.bytes, c->run.buffer, p->host_elems > 0, &b, &berr) == AR_OK)
+        out->row.bound_s = b.time_s;
     return AR_OK;
 }
+
+const char *ar_row_redop(const ar_row_t *r) { return r->coll == AR_COLL_ALLGATHER ? "none" : "sum"; }
 
 double ar_row_efficiency(const ar_row_t *r) {
     const double t = r->res ? r->res->time_s : 0;
@@ -505,6 +510,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     memset(&key, 0, sizeof key);
     key.algo = a, key.model = t->model, key.count = count, key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots, key.channels = out->channels;
+    key.coll = o->coll;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     default_chunk(t, algo, count, dt, buffer, target, out, predicted_s);

@@ -18,9 +18,11 @@ typedef struct ar_algo_opts_s {
                                    * room the plan is written into (ar_plan_layout) */
     ar_mem_t buffer;       /* the memory level the run's buffers sit in (the case runner sets it):
                             * for rules read off the model, as 2stage's choice of pulls */
+    ar_coll_t coll;        /* what the plan computes (arsim/plan.h); an algorithm refuses one
+                            * it does not build (ar_algo_t.colls) */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE}
 
 typedef struct ar_algo_s {
     const char *name;
@@ -37,12 +39,19 @@ typedef struct ar_algo_s {
     /* AR_EUNFIT with a message naming the missing topology property when it does not fit. */
     int (*build)(const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                  const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
+    /* The collectives it builds besides allreduce, as bits 1u << ar_coll_t (0: allreduce
+     * alone); AR_ALGO_NO_ALLREDUCE where it builds no allreduce. */
+    unsigned colls;
     int chooser;           /* `auto`: no plan of its own; the runner (arsim/case.h) picks among
                             * the registry's algorithms by predicted time */
     int probe;             /* a probe plan (algorithms/probes.c): it measures the executor and
                             * computes no allreduce; `--algo all` and ar_algo_all leave it out.
                             * A name ending in N (x-chainN) is used with a count: x-chain34 */
 } ar_algo_t;
+
+#define AR_ALGO_NO_ALLREDUCE 0x100u
+/* Whether a builds plans computing coll. */
+int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll);
 
 /* By name or alias; NULL when unknown. */
 const ar_algo_t *ar_algo_find(const char *name);

@@ -69,6 +69,9 @@ void ar_result_free(ar_result_t *r);
 /* algbw = bytes / time; busbw = algbw * 2(p-1)/p. */
 double ar_algbw_gbps(uint64_t bytes, double time_s);
 double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks);
+/* busbw of a collective: algbw * 2(p-1)/p for allreduce, (p-1)/p for reduce-scatter
+ * and all-gather (bytes: the whole vector's, as for allreduce). */
+double ar_busbw_coll_gbps(ar_coll_t coll, uint64_t bytes, double time_s, int nranks);
 
 typedef struct ar_backend_s ar_backend_t;
 

@@ -41,6 +41,7 @@
 #define ARSIM_BOUND_H
 
 #include <stdint.h>
+#include "arsim/plan.h"
 #include "arsim/topo.h"
 
 typedef struct ar_bound_s {
@@ -59,5 +60,15 @@ typedef struct ar_bound_s {
  * level. The topology-wide parts (hops, cut) are computed once per topology and kept with it. */
 int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host, ar_bound_t *out,
              ar_error_t *err);
+/* The same for a collective (arsim/plan.h), bytes_per_rank the whole vector's. A
+ * reduce-scatter or all-gather is half an allreduce's traffic: a device sends (it holds
+ * contributions to the others' shards, reduce-scatter) or receives (the others' shards,
+ * all-gather) (D-1)/D of the vector, (D-1) S cross between devices in all, each side of a
+ * cut needs S/2 at least from the other, and a rank reads or writes its whole vector once
+ * and its shard once: injection lat_min + max((D-1)/D S / B_min, (D-1) S / (B_1 + ... +
+ * B_D)) (switches that add void the second for a reduce-scatter), cut lat_min + S / 2C,
+ * memory (1 + 1/P) q_d S / M. Latency and launch as above. */
+int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host,
+                  ar_bound_t *out, ar_error_t *err);
 
 #endif

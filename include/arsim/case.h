@@ -23,8 +23,11 @@ typedef struct ar_row_s {
     double bound_s;        /* arsim/bound.h's bound for the case; 0 when it has none */
     const char *links_detected; /* measured rows: the NVLink links up on each GPU, "NV18" (NVML), or
                                  * "unknown"; NULL or "" for a model's rows */
+    ar_coll_t coll;        /* the collective (arsim/plan.h) */
 } ar_row_t;
 
+/* The row's redop as nccl-tests prints it: "sum", or "none" for an all-gather. */
+const char *ar_row_redop(const ar_row_t *r);
 /* bound / time: how close a row came to the physical bound (NAN when either is 0). */
 double ar_row_efficiency(const ar_row_t *r);
 

@@ -20,13 +20,15 @@ typedef struct ar_check_inputs_s {
     uint64_t seed;
 } ar_check_inputs_t;
 
-/* Compares rank's output (count elements of dtype in host memory) with the float64 sum
- * of the inputs, relative to the sum of their magnitudes, at ar_dtype_tolerance(dtype,
- * nranks); a NaN or infinity never passes. Into res: checked, check_ok and check_msg of
+/* Compares rank's output (count elements of dtype in host memory) with what the
+ * collective defines there (arsim/plan.h): the float64 sum of the inputs (allreduce; on
+ * the rank's shard alone, reduce-scatter) or the input of the rank whose shard holds the
+ * element (allgather), relative to the sum of their magnitudes, at
+ * ar_dtype_tolerance(dtype, nranks); a NaN or infinity never passes. Into res: checked, check_ok and check_msg of
  * the first failure over every call ("rank R element I: got G, want W (rel err E > tol
  * T)"), max_rel_err the worst, wrong the elements that fail. Returns 1 when every element passes. */
-int ar_check_out(ar_dtype_t dtype, int nranks, uint64_t count, const ar_check_inputs_t *inputs, int rank,
-                 const void *out, ar_result_t *res);
+int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const ar_check_inputs_t *inputs,
+                 int rank, const void *out, ar_result_t *res);
 
 #ifdef __cplusplus
 }

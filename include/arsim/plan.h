@@ -62,7 +62,17 @@
  * not by the start of e + 1. Verifiers therefore run three executions.
  *
  * Ops within one channel execute in order; a later op may rely on an earlier
- * op's writes (program order). Channels are ordered only by SIGNAL/WAIT. */
+ * op's writes (program order). Channels are ordered only by SIGNAL/WAIT.
+ *
+ * What a plan computes (ar_plan_t.coll), over IN and OUT of count elements on every
+ * rank, rank r's shard being elements [lo, lo + len) of ar_coll_shard(count, P, r):
+ *   ALLREDUCE      OUT@r[j] = IN@0[j] + ... + IN@(P-1)[j] for every j;
+ *   REDUCESCATTER  OUT@r[j] = IN@0[j] + ... + IN@(P-1)[j] for j in r's shard; OUT
+ *                  outside it is the plan's to use (a staging area) and means nothing;
+ *   ALLGATHER      OUT@r[j] = IN@q[j] for every j, q the rank whose shard holds j; IN@q
+ *                  outside q's shard is never read (the in-place layout: each rank's
+ *                  contribution sits where it lands in the gathered vector).
+ * Sums as for REDUCE. */
 #ifndef ARSIM_PLAN_H
 #define ARSIM_PLAN_H
 
@@ -70,6 +80,21 @@
 #include "arsim/types.h"
 
 typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NBUF } ar_buf_t;
+
+/* The collective a plan computes (above). */
+typedef enum ar_coll_e { AR_COLL_ALLREDUCE = 0, AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER } ar_coll_t;
+#define AR_NCOLL 3
+/* "allreduce", "reducescatter", "allgather"; NULL for any other value. */
+const char *ar_coll_name(ar_coll_t c);
+/* AR_OK and *c for a name of ar_coll_name, else AR_EINVAL. */
+int ar_coll_parse(const char *name, ar_coll_t *c);
+/* Rank r's shard of count elements over P ranks: the r-th of P near-equal parts, the
+ * larger ones first. */
+static inline void ar_coll_shard(uint64_t count, int P, int r, uint64_t *lo, uint64_t *len) {
+    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P, rr = (uint64_t)r;
+    *len = base + (rr < extra);
+    *lo = rr * base + (rr < extra ? rr : extra);
+}
 
 #define AR_RANK_HOST (-1)
 /* The cuda executor stages a channel's ops this many at a time (hw/exec.cu). A run of
@@ -142,6 +167,7 @@ typedef struct ar_plan_s {
     void *build;             /* builder internals, NULL once finished */
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
     int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
+    ar_coll_t coll;          /* what the plan computes (above); ALLREDUCE from ar_plan_new */
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
 } ar_plan_t;
@@ -224,14 +250,15 @@ static inline const ar_chan_t *ar_plan_chan(const ar_plan_t *p, int rank, int c)
 }
 uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf);
 
-/* Verify by symbolic execution that the plan computes an allreduce-sum:
+/* Verify by symbolic execution that the plan computes its collective (p->coll):
  *  - every op's addresses are in bounds, k and flags valid, no write to IN;
  *  - every WAIT is eventually satisfied (no deadlock) under any interleaving
  *    the flags allow;
  *  - no two channels access overlapping ranges (at least one writing)
  *    without a SIGNAL/WAIT chain ordering them;
- *  - at the end, every OUT element of every rank holds exactly one
- *    contribution from the same element of every rank's IN.
+ *  - at the end, every OUT element the collective defines holds exactly one
+ *    contribution from the same element of every rank's IN (ALLREDUCE, REDUCESCATTER),
+ *    or of the rank whose shard holds it (ALLGATHER).
  * On failure err names the rank, channel, op index and what went wrong. */
 int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
 

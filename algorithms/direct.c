@@ -1,0 +1,98 @@
+/* direct: a reduce-scatter or all-gather of the ranks' shards (arsim/plan.h) in one step.
+ * Reduce-scatter: every rank pushes each peer that peer's shard of its IN into the peer's
+ * SCRATCH slot, and sums its own shard of its IN with the peers' slots into OUT, then
+ * tells each peer its slot is read. All-gather: every rank copies its shard from IN into
+ * its OUT and every peer's. Lane c takes its share of every shard, cut into chunks so a
+ * rank sums chunk i - 1 while chunk i is on its way; peers that are not neighbours are
+ * reached through other devices (the backends route). Flags are per (lane, peer). */
+#include <stdlib.h>
+#include "algorithms/internal.h"
+
+/* Lane c's share of rank q's shard. */
+static void share(uint64_t count, int P, int lanes, int c, int q, uint64_t *lo, uint64_t *len) {
+    uint64_t slo, slen;
+    ar_coll_shard(count, P, q, &slo, &slen);
+    ar__split(slo, slo + slen, lanes, c, lo, len);
+}
+
+/* Chunk i of a share [lo, lo + len) cut in chunks of `chunk`: offset and length (0 past it). */
+static void piece(uint64_t lo, uint64_t len, uint64_t chunk, uint64_t i, uint64_t *off, uint64_t *n) {
+    const uint64_t a = i * chunk < len ? i * chunk : len, b = (i + 1) * chunk < len ? (i + 1) * chunk : len;
+    *off = lo + a;
+    *n = b - a;
+}
+
+static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, int r, uint64_t chunk, uint64_t nck,
+                uint64_t stride, ar_addr_t *sv) {
+    const int P = p->nranks;
+    const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
+    uint64_t mlo, mlen, off, n;
+    share(count, P, lanes, c, r, &mlo, &mlen);
+    for (uint64_t i = 0; i <= nck; i++) {
+        if (coll == AR_COLL_ALLGATHER && i < nck) {
+            piece(mlo, mlen, chunk, i, &off, &n);
+            AR_TRY(ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, off), ar_addr(r, AR_BUF_IN, off), n));
+            for (int k = 1; k < P; k++)
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(ar__peer(r, c, k, P), AR_BUF_OUT, off),
+                                    ar_addr(r, AR_BUF_IN, off), n));
+            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
+        }
+        if (coll != AR_COLL_REDUCESCATTER) continue;
+        if (i < nck) { /* every peer's chunk i, into its slot for me */
+            for (int k = 1; k < P; k++) {
+                const int q = ar__peer(r, c, k, P);
+                uint64_t qlo, qlen;
+                share(count, P, lanes, c, q, &qlo, &qlen);
+                piece(qlo, qlen, chunk, i, &off, &n);
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
+                                    ar_addr(r, AR_BUF_IN, off), n));
+            }
+            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
+        }
+        if (i == 0) continue;
+        /* my chunk i - 1 once every peer's has arrived; then its slots are read */
+        piece(mlo, mlen, chunk, i - 1, &off, &n);
+        AR_TRY(ar__reduce_peers(p, r, c, ar_addr, stride, off, n, fbase, i, sv));
+        AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)));
+    }
+    /* every peer's chunks have arrived (all-gather), or have read my pushes (reduce-scatter) */
+    const uint32_t from = coll == AR_COLL_ALLGATHER ? fbase : fbase + (uint32_t)P;
+    for (int q = 0; q < P; q++)
+        if (q != r) AR_TRY(ar_plan_wait(p, r, c, from + (uint32_t)q, nck));
+    return AR_OK;
+}
+
+int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
+                     ar_error_t *err) {
+    const int P = t->nranks;
+    const ar_coll_t coll = o ? o->coll : AR_COLL_ALLREDUCE;
+    if (coll == AR_COLL_ALLREDUCE)
+        return AR_ERR(err, AR_EUNFIT, "direct: reduce-scatter and all-gather only (an allreduce: 1stage or 2stage)");
+    const int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_DIRECT);
+    /* each rank, per lane and chunk: a COPY to each peer, and a REDUCE of every rank's */
+    AR_TRY(ar__plan_fits("direct", P, (uint64_t)lanes * (uint64_t)P * 2u * (uint64_t)P, err));
+    ar_plan_t *p;
+    AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
+    const uint64_t stride = ar__slot_stride(count, dt);
+    if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)P * stride;
+    ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
+    int rc = sv ? AR_OK : AR_ENOMEM;
+    for (int c = 0; c < lanes && rc == AR_OK; c++) {
+        uint64_t most = 0, lo, len;
+        for (int q = 0; q < P; q++) {
+            share(count, P, lanes, c, q, &lo, &len);
+            most = len > most ? len : most;
+        }
+        const uint64_t chunk = ar__chunk_elems(o, most ? most : 1, dt, 1);
+        const uint64_t nck = most ? (most - 1) / chunk + 1 : 0;
+        for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (P == 1) {
+                share(count, P, lanes, c, r, &lo, &len);
+                rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
+            } else
+                rc = lane(p, coll, count, lanes, c, r, chunk, nck, stride, sv);
+        }
+    }
+    free(sv);
+    return ar__plan_done(p, rc, "direct", out, err);
+}
