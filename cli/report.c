@@ -36,13 +36,13 @@ void ar_cli_table_row(FILE *f, const ar_row_t *r) {
     ar_size_format(r->chunk_bytes, chunk, sizeof chunk);
     snprintf(time, sizeof time, "%.2f", t * 1e6);
     snprintf(alg, sizeof alg, "%.2f", ar_algbw_gbps(r->bytes, t));
-    snprintf(bus, sizeof bus, "%.2f", ar_busbw_gbps(r->bytes, t, r->nranks));
+    snprintf(bus, sizeof bus, "%.2f", ar_busbw_coll_gbps(r->coll, r->bytes, t, r->nranks));
     if (r->res->checked) snprintf(wrong, sizeof wrong, "%" PRIu64, r->res->wrong);
     else snprintf(wrong, sizeof wrong, "N/A");
     const double e = ar_row_efficiency(r);
     snprintf(bound, sizeof bound, r->bound_s > 0 ? "%.2f" : "-", r->bound_s * 1e6);
     snprintf(eff, sizeof eff, isfinite(e) ? "%.1f" : "-", e * 100);
-    fprintf(f, TABLE_ROW, size, count, ar_dtype_name(r->dtype), "sum", root, r->algo, chan, chunk, time,
+    fprintf(f, TABLE_ROW, size, count, ar_dtype_name(r->dtype), ar_row_redop(r), root, r->algo, chan, chunk, time,
             alg, bus, wrong, bound, eff);
 }
 
@@ -75,14 +75,15 @@ void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     fputs("\"backend\": ", f); json_str(f, r->backend);
     fputs(", \"topology\": ", f); json_str(f, r->topology);
     fputs(", \"model\": ", f); json_str(f, r->model);
-    fprintf(f, ", \"nranks\": %d, \"algo\": ", r->nranks); json_str(f, r->algo);
-    fprintf(f, ", \"dtype\": \"%s\", \"redop\": \"sum\", \"root\": %d, \"buffer\": \"%s\", \"bytes\": %" PRIu64
+    fprintf(f, ", \"nranks\": %d, \"op\": \"%s\", \"algo\": ", r->nranks, ar_coll_name(r->coll));
+    json_str(f, r->algo);
+    fprintf(f, ", \"dtype\": \"%s\", \"redop\": \"%s\", \"root\": %d, \"buffer\": \"%s\", \"bytes\": %" PRIu64
                ", \"count\": %" PRIu64 ", \"channels\": %d, \"chunk_bytes\": %" PRIu64,
-            ar_dtype_name(r->dtype), r->root, ar_mem_name(r->buffer), r->bytes, r->count, r->channels,
+            ar_dtype_name(r->dtype), ar_row_redop(r), r->root, ar_mem_name(r->buffer), r->bytes, r->count, r->channels,
             r->chunk_bytes);
     fputs(", \"time_us\": ", f); json_num(f, t * 1e6);
     fputs(", \"algbw_gbps\": ", f); json_num(f, ar_algbw_gbps(r->bytes, t));
-    fputs(", \"busbw_gbps\": ", f); json_num(f, ar_busbw_gbps(r->bytes, t, r->nranks));
+    fputs(", \"busbw_gbps\": ", f); json_num(f, ar_busbw_coll_gbps(r->coll, r->bytes, t, r->nranks));
     if (res->checked) fprintf(f, ", \"wrong\": %" PRIu64, res->wrong);
     else fputs(", \"wrong\": null", f);
     fputs(", \"bound_us\": ", f); json_num(f, r->bound_s > 0 ? r->bound_s * 1e6 : NAN);

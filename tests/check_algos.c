@@ -10,10 +10,11 @@
 static ar_topo_t *topo(const char *spec) { return tu_topo_open(spec, NULL); }
 
 /* Build, verify, and (small plans) run on ref with a float64 check. */
-static void build_ok(const char *algo, const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
-                     int channels, int run_ref) {
+static void build_coll_ok(const char *algo, ar_coll_t coll, const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
+                          int channels, int run_ref) {
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
     o.channels = channels;
+    o.coll = coll;
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
@@ -36,7 +37,12 @@ static void build_ok(const char *algo, const ar_topo_t *t, uint64_t count, ar_dt
                       t->name, (unsigned long long)count, res.check_msg);
         ar_result_free(&res);
     }
+    ck_assert_int_eq(p->coll, coll);
     ar_plan_free(p);
+}
+
+static void build_ok(const char *algo, const ar_topo_t *t, uint64_t count, ar_dtype_t dt, int channels, int run_ref) {
+    build_coll_ok(algo, AR_COLL_ALLREDUCE, t, count, dt, channels, run_ref);
 }
 
 static void refuse(const char *algo, const char *spec, const char *msg) {
@@ -542,7 +548,75 @@ START_TEST(test_algo_find) {
     ck_assert_ptr_null(ar_algo_find("3stage"));
     int n = 0;
     for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) n++;
-    ck_assert_int_eq(n, 8);
+    ck_assert_int_eq(n, 9);
+}
+END_TEST
+
+/* Reduce-scatter and all-gather of the ranks' shards: ring and direct on every kind of
+ * topology, counts with shards of unequal and empty length, several channels and small
+ * chunks: verified, and run on ref against float64. */
+START_TEST(test_coll_fits) {
+    const char *specs[] = {"ring_1d:1", "ring_1d:2", "ring_1d:5", "torus_2d:3x2", "mesh_2d:3x3", "full:5",
+                           "switch:4", "h200_pair"};
+    const char *algos[] = {"ring", "direct"};
+    for (int coll = AR_COLL_REDUCESCATTER; coll <= AR_COLL_ALLGATHER; coll++)
+        for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+            ar_topo_t *t = topo(specs[s]);
+            const int P = t->nranks;
+            const uint64_t counts[] = {1, 7, (uint64_t)(P > 1 ? P - 1 : 1), (uint64_t)P + 1, 1001};
+            for (size_t a = 0; a < 2; a++) {
+                for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+                    build_coll_ok(algos[a], (ar_coll_t)coll, t, counts[c], (ar_dtype_t)(c % 3), 0, 1);
+                build_coll_ok(algos[a], (ar_coll_t)coll, t, 1001, AR_BF16, 3, 1);
+                /* many chunks a lane: the pipeline's groups */
+                ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                o.coll = (ar_coll_t)coll, o.channels = 2, o.chunk_bytes = 64;
+                ar_plan_t *p = NULL;
+                ar_error_t e;
+                ck_assert_msg(ar_algo_build(algos[a], t, 4093, AR_FP32, &o, &p, &e) == AR_OK, "%s", e.message);
+                ck_assert_msg(ar_plan_verify(p, &e) == AR_OK, "%s %s on %s, chunked: %s", algos[a],
+                              ar_coll_name((ar_coll_t)coll), specs[s], e.message);
+                ar_plan_free(p);
+            }
+            ar_topo_free(t);
+        }
+}
+END_TEST
+
+/* The verifier holds a plan to its collective: each plan checked as another fails, saying
+ * why; an algorithm asked for a collective it does not build says which do. */
+START_TEST(test_coll_verify_refuses) {
+    ar_topo_t *t = topo("ring_1d:4");
+    static const struct { const char *algo; ar_coll_t built, as; const char *why; } cases[] = {
+        {"ring", AR_COLL_REDUCESCATTER, AR_COLL_ALLREDUCE, "holds no value"},
+        {"ring", AR_COLL_ALLGATHER, AR_COLL_REDUCESCATTER, "misses the contribution"},
+        {"ring", AR_COLL_ALLREDUCE, AR_COLL_ALLGATHER, "outside its shard"},
+        {"direct", AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER, "outside its shard"},
+        {"direct", AR_COLL_ALLGATHER, AR_COLL_ALLREDUCE, "misses the contribution"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.coll = cases[i].built;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_msg(ar_algo_build(cases[i].algo, t, 1000, AR_FP32, &o, &p, &e) == AR_OK, "%s", e.message);
+        ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
+        p->coll = cases[i].as;
+        ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+        ck_assert_msg(strstr(e.message, cases[i].why), "%s %s as %s: \"%s\" lacks \"%s\"", cases[i].algo,
+                      ar_coll_name(cases[i].built), ar_coll_name(cases[i].as), e.message, cases[i].why);
+        ar_plan_free(p);
+    }
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ck_assert_int_eq(ar_algo_build("direct", t, 1000, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "direct computes no allreduce (ring, torus2d"), "%s", e.message);
+    o.coll = AR_COLL_ALLGATHER;
+    ck_assert_int_eq(ar_algo_build("2stage", t, 1000, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "2stage computes no allgather (ring, direct do)"), "%s", e.message);
+    ck_assert_ptr_null(p);
+    ar_topo_free(t);
 }
 END_TEST
 
@@ -693,6 +767,8 @@ Suite *suite_algos(void) {
     suite_add_tcase(s, tc);
     tc = tcase_create("ar_algo_find");
     tcase_add_test(tc, test_algo_find);
+    tcase_add_test(tc, test_coll_fits);
+    tcase_add_test(tc, test_coll_verify_refuses);
     suite_add_tcase(s, tc);
     tc = tcase_create("center_root");
     tcase_set_timeout(tc, 60);

@@ -1318,6 +1318,7 @@ START_TEST(test_all_algorithms) {
         ar_error_t err;
         ck_assert_msg(ar_topo_open(topos[ti], NULL, &t, &err) == AR_OK, "%s", err.message);
         for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+            if (!ar_algo_computes(*a, AR_COLL_ALLREDUCE)) continue;
             ar_plan_t *p;
             int rc = ar_algo_build((*a)->name, t, 1 << 20, AR_BF16, NULL, &p, &err);
             if (rc == AR_EUNFIT && !strcmp((*a)->name, "innet")) continue; /* no switch that adds */
@@ -1414,6 +1415,42 @@ START_TEST(test_bound_by_hand) {
     ar_error_t err;
     ck_assert_int_eq(ar_topo_place_blocks(t, 128, &err), AR_OK);
     expect_bound(t, 0, LAUNCH + 2.0 * 64 * BS / HBM_BW, "memory", 1);
+}
+END_TEST
+
+/* A reduce-scatter or all-gather is half an allreduce's traffic (arsim/bound.h). */
+START_TEST(test_bound_collectives) {
+    for (int coll = AR_COLL_REDUCESCATTER; coll <= AR_COLL_ALLGATHER; coll++) {
+        ar_bound_t b;
+        ar_error_t err;
+        /* ring_1d:8: (D-1) S over 160 GB/s in all, the same as 7/8 S over a device's 20 */
+        ar_topo_t *t = round_topo("ring_1d:8");
+        ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
+        EQ(b.injection_s, LAT + 7.0 / 8 * BS / 20e9);
+        EQ(b.cut_s, LAT + BS / 2 / 20e9);
+        EQ(b.memory_s, (1 + 1.0 / 8) * BS / HBM_BW);
+        EQ(b.time_s, LAUNCH + LAT + 7.0 / 8 * BS / 20e9);
+        ar_topo_free(t);
+        /* mesh_2d:3x2: a corner's 5/6 S over its 20 GB/s, more than 5 S over 140 in all
+         * (where an allreduce's 2 x 5 S over 140 is more than a corner's S over 20) */
+        t = round_topo("mesh_2d:3x2");
+        ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
+        EQ(b.injection_s, LAT + 5.0 / 6 * BS / 20e9);
+        ar_topo_free(t);
+        /* switches that add: a reduce-scatter's partial sums meet inside; an all-gather's
+         * shards still cross to every device */
+        t = round_topo_with("switch_reduce: 1\n", "switch:4", 4);
+        ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
+        EQ(b.injection_s, LAT + 3.0 / 4 * BS / 10e9);
+        ar_topo_free(t);
+        /* 64 ranks a device on ring_1d:2: memory binds, each rank its vector and its shard */
+        t = round_topo("ring_1d:2");
+        ck_assert_int_eq(ar_topo_place_blocks(t, 128, &err), AR_OK);
+        ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
+        EQ(b.time_s, LAUNCH + (1 + 1.0 / 128) * 64 * BS / HBM_BW);
+        ck_assert_str_eq(b.binding, "memory");
+        ar_topo_free(t);
+    }
 }
 END_TEST
 
@@ -1716,6 +1753,7 @@ START_TEST(test_auto_picks_least) {
             const double got = case_time(t, "auto", count, 0, NULL, label, sizeof label);
             double least = INFINITY;
             for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+                if (!ar_algo_computes(*a, AR_COLL_ALLREDUCE)) continue;
                 char l[64];
                 const double s = case_time(t, (*a)->name, count, 0, NULL, l, sizeof l);
                 if (s < least) least = s, snprintf(want, sizeof want, "auto:%s/", (*a)->name);
@@ -1784,6 +1822,7 @@ Suite *suite_analytic(void) {
     tc = tcase_create("ar_bound");
     tcase_add_test(tc, test_bound_by_hand);
     tcase_add_test(tc, test_bound_cut);
+    tcase_add_test(tc, test_bound_collectives);
     tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);
     tc = tcase_create("defaults");

@@ -324,6 +324,35 @@ START_TEST(test_check_tolerance) {
 }
 END_TEST
 
+/* The check of a reduce-scatter compares the rank's shard alone (2 ranks, 5 elements:
+ * shards [0, 3) and [3, 5)); of an all-gather, each element with its owner's input. */
+START_TEST(test_check_collectives) {
+    float in0[5] = {1, 2, 3, 4, 5}, in1[5] = {10, 20, 30, 40, 50};
+    float rs0[5] = {11, 22, 33, -7, -7}, rs1[5] = {-7, -7, -7, 44, 55};
+    float ag[5] = {1, 2, 3, 40, 50};
+    const void *in[2] = {in0, in1};
+    const void *rs[2] = {rs0, rs1}, *agv[2] = {ag, ag};
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, 2, 5, in, rs, &res), 1);
+    ck_assert_uint_eq(res.wrong, 0);
+    memset(&res, 0, sizeof res);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 5, in, rs, &res), 0);
+    rs1[3] = 45;
+    memset(&res, 0, sizeof res);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, 2, 5, in, rs, &res), 0);
+    ck_assert_uint_eq(res.wrong, 1);
+    ck_assert_msg(strncmp(res.check_msg, "rank 1 element 3: got 45, want 44", 33) == 0, "%s", res.check_msg);
+    memset(&res, 0, sizeof res);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, 2, 5, in, agv, &res), 1);
+    ag[2] = 33;
+    memset(&res, 0, sizeof res);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, 2, 5, in, agv, &res), 0);
+    ck_assert_uint_eq(res.wrong, 2); /* element 2 on both ranks */
+    ck_assert_msg(strncmp(res.check_msg, "rank 0 element 2: got 33, want 3", 32) == 0, "%s", res.check_msg);
+}
+END_TEST
+
 /* --- deadlocks and malformed plans --- */
 
 START_TEST(test_deadlock) {
@@ -537,6 +566,9 @@ START_TEST(test_all_algorithms) {
                     /* default options, and a small chunk with 3 channels for pipelining */
                     for (int variant = 0; variant < 2; variant++) {
                         ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                        /* one that builds no allreduce: its collectives, one a variant */
+                        if (!ar_algo_computes(*a, AR_COLL_ALLREDUCE))
+                            o.coll = variant ? AR_COLL_ALLGATHER : AR_COLL_REDUCESCATTER;
                         if (variant) {
                             o.channels = 3;
                             o.chunk_bytes = 64;
@@ -614,7 +646,8 @@ Suite *suite_ref(void) {
     tcase_add_test(tc, test_iterations);
     suite_add_tcase(s, tc);
     tc = tcase_create("ar__ref_fill_inputs"); tcase_add_test(tc, test_fill_inputs); suite_add_tcase(s, tc);
-    tc = tcase_create("ar__ref_check"); tcase_add_test(tc, test_check_tolerance); suite_add_tcase(s, tc);
+    tc = tcase_create("ar__ref_check"); tcase_add_test(tc, test_check_tolerance);
+    tcase_add_test(tc, test_check_collectives); suite_add_tcase(s, tc);
     tc = tcase_create("ar__backend_check_plan"); tcase_add_test(tc, test_malformed); suite_add_tcase(s, tc);
     tc = tcase_create("ar_backend_find"); tcase_add_test(tc, test_registry); suite_add_tcase(s, tc);
     tc = tcase_create("ar_busbw_gbps"); tcase_add_test(tc, test_bandwidth); suite_add_tcase(s, tc);
