@@ -5,13 +5,27 @@
 #include "cli/internal.h"
 #include "cli/opts.h"
 
+/* The --op values an algorithm computes, by their initials: "ar,rs,ag". */
+static void ops_of(const ar_algo_t *a, char *buf, size_t len) {
+    static const char *const initials[AR_NCOLL] = {"ar", "rs", "ag"};
+    buf[0] = 0;
+    for (int c = 0; c < AR_NCOLL; c++)
+        if (ar_algo_computes(a, (ar_coll_t)c))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", initials[c]);
+}
+
 static int list_algos(void) {
-    printf("%-12s %-9s %s\n", "# name", "alias", "idea");
-    for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++)
-        printf("%-12s %-9s %s\n", (*a)->name, (*a)->alias ? (*a)->alias : "-",
+    char ops[16];
+    printf("# ops: ar allreduce, rs reducescatter, ag allgather (--op)\n");
+    printf("%-12s %-9s %-9s %s\n", "# name", "alias", "ops", "idea");
+    for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++) {
+        ops_of(*a, ops, sizeof ops);
+        printf("%-12s %-9s %-9s %s\n", (*a)->name, (*a)->alias ? (*a)->alias : "-", ops,
                (*a)->summary ? (*a)->summary : "");
+    }
     const ar_algo_t *au = ar_algo_auto_entry();
-    printf("%-12s %-9s %s\n", au->name, "-", au->summary);
+    ops_of(au, ops, sizeof ops);
+    printf("%-12s %-9s %-9s %s\n", au->name, "-", ops, au->summary);
     return 0;
 }
 
