@@ -54,6 +54,10 @@ done <<'EOF_CASES'
 2 | a chunk is 16 bytes to 1G | run --backend analytic --size 8K --chunk 1
 2 | a chunk is 16 bytes to 1G | run --backend analytic --size 8K --chunk 1T
 2 | given twice               | run --backend analytic --size 8K --dtype bf16,fp32,bf16
+2 | expected allreduce        | run --backend analytic --size 8K --op gather
+2 | expected allreduce        | sweep --backend analytic --size 8K --op all-reduce --out x.csv
+2 | computes no allgather     | run --backend analytic --size 8K --op allgather --algo 2stage
+2 | computes no allreduce     | sweep --backend analytic --size 8K --algo direct --out x.csv
 2 | given twice               | run --backend analytic --size 8K --buffer hbm,hbm
 2 | number of channels        | run --backend analytic --size 8K --channels ' 4'
 2 | number of channels        | run --backend analytic --size 8K --channels 4x
