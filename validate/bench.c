@@ -32,6 +32,8 @@ typedef struct nccl_s {
     int (*comm_init_all)(nccl_comm_t *, int, const int *);
     int (*comm_destroy)(nccl_comm_t);
     int (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*reduce_scatter)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*all_gather)(const void *, void *, size_t, int, nccl_comm_t, cudaStream_t);
     int (*group_start)(void);
     int (*group_end)(void);
     const char *(*error_string)(int);
@@ -63,6 +65,8 @@ static int nccl_open(nccl_t *n, const ar__cuda_t *be, char *why, size_t len) {
     SYM(comm_init_all, "ncclCommInitAll");
     SYM(comm_destroy, "ncclCommDestroy");
     SYM(all_reduce, "ncclAllReduce");
+    SYM(reduce_scatter, "ncclReduceScatter");
+    SYM(all_gather, "ncclAllGather");
     SYM(group_start, "ncclGroupStart");
     SYM(group_end, "ncclGroupEnd");
     SYM(error_string, "ncclGetErrorString");
@@ -113,20 +117,31 @@ typedef struct nccl_ctx_s {
     nccl_t *n;
     uint64_t count;
     int dtype;
+    size_t es;
+    ar_coll_t coll;
 } nccl_ctx_t;
 
+/* NCCL's collective in our layout (arsim/plan.h): rank r's shard at its offset of IN
+ * (all-gather) or OUT (reduce-scatter); the shards equal (count a multiple of the ranks). */
 static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     nccl_ctx_t *nc = ctx;
     nccl_t *n = nc->n;
+    const uint64_t shard = nc->count / (uint64_t)be->nranks;
+    static const char *const names[AR_NCOLL] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather"};
     n->group_start();
     for (int r = 0; r < be->nranks; r++) {
         int g = be->rank_gpu[r];
         cudaSetDevice(g);
-        int rc = n->all_reduce(be->buf[AR_BUF_IN][r], n->out[r], nc->count, nc->dtype, NCCL_SUM, n->comm[r],
-                               be->stream[g]);
+        char *in = be->buf[AR_BUF_IN][r], *out = n->out[r];
+        const size_t at = (size_t)r * shard * nc->es;
+        int rc = nc->coll == AR_COLL_REDUCESCATTER
+                     ? n->reduce_scatter(in, out + at, shard, nc->dtype, NCCL_SUM, n->comm[r], be->stream[g])
+                 : nc->coll == AR_COLL_ALLGATHER
+                     ? n->all_gather(in + at, out, shard, nc->dtype, n->comm[r], be->stream[g])
+                     : n->all_reduce(in, out, nc->count, nc->dtype, NCCL_SUM, n->comm[r], be->stream[g]);
         if (rc) {
             n->group_end();
-            return AR_ERR(err, AR_EDEVICE, "ncclAllReduce: %s", n->error_string(rc));
+            return AR_ERR(err, AR_EDEVICE, "%s: %s", names[nc->coll], n->error_string(rc));
         }
     }
     int rc = n->group_end();
@@ -238,10 +253,11 @@ out:
 
 /* An algorithm at its defaults: the channels and chunk the model predicts fastest, as run
  * and sweep give them (a NAME:Nslot variant keeps the algorithm's own); *chunk asked stays. */
-static void model_defaults(const ar_topo_t *topo, const char *name, uint64_t count, ar_dtype_t dt, int *channels,
-                           uint64_t *chunk) {
+static void model_defaults(const ar_topo_t *topo, const char *name, ar_coll_t coll, uint64_t count, ar_dtype_t dt,
+                           int *channels, uint64_t *chunk) {
     ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
     def.chunk_bytes = *chunk;
+    def.coll = coll;
     ar_error_t e;
     ar_error_clear(&e);
     if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, NULL, &e) == AR_OK)
@@ -250,9 +266,10 @@ static void model_defaults(const ar_topo_t *topo, const char *name, uint64_t cou
 
 /* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
  * sweeps that choose between them). */
-static int build_plan(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dt, int channels,
-                      uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
+static int build_plan(const char *name, const ar_topo_t *topo, ar_coll_t coll, uint64_t count, ar_dtype_t dt,
+                      int channels, uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.coll = coll;
     ao.channels = channels;
     ao.chunk_bytes = chunk_bytes;
     char base[64];
@@ -334,7 +351,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         else
             note(sink, "NCCL: not run: %s", nccl_why);
     }
-    note(sink, "time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * 2(p-1)/p");
+    note(sink, "%s; time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * %s", ar_coll_name(o->coll),
+         o->coll == AR_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p");
 
     /* The algorithm list. */
     char list[1024];
@@ -343,6 +361,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         const ar_algo_t *const *all = ar_algo_all();
         for (int i = 0; all && all[i]; i++) {
             if (!strcmp(all[i]->name, "naive") && p2p) continue; /* the no-P2P fallback */
+            if (!ar_algo_computes(all[i], o->coll)) continue;
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? "," : "", all[i]->name);
         }
     } else {
@@ -366,20 +385,21 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             char label[64];
             if (!strcmp(name, "auto")) {
                 int ach = 0;
-                ar_algo_auto(be->nranks, be->nused, bytes, p2p, &algo, &ach);
+                if (o->coll == AR_COLL_ALLREDUCE) ar_algo_auto(be->nranks, be->nused, bytes, p2p, &algo, &ach);
+                else algo = "direct"; /* every GPU pair linked: each shard crosses once, at once */
                 if (!channels && ach) channels = ach;
-                else if (!channels) model_defaults(topo, algo, count, o->dtype, &channels, &chunk);
+                else if (!channels) model_defaults(topo, algo, o->coll, count, o->dtype, &channels, &chunk);
                 snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
             } else if (channels) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
-                model_defaults(topo, name, count, o->dtype, &channels, &chunk);
+                model_defaults(topo, name, o->coll, count, o->dtype, &channels, &chunk);
                 snprintf(label, sizeof label, "%s", name);
             }
             ar_plan_t *plan = NULL;
             ar_error_t e;
             ar_error_clear(&e);
-            int brc = build_plan(algo, topo, count, o->dtype, channels, chunk, &plan, &e);
+            int brc = build_plan(algo, topo, o->coll, count, o->dtype, channels, chunk, &plan, &e);
             if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, &ro, &e);
             if (brc != AR_OK) {
                 char msg[300];
@@ -438,8 +458,13 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         if (rc != AR_OK) break;
 
         double nccl_s = NAN;
-        if (have_nccl && nrows) {
-            nccl_ctx_t nc = {&nccl, count, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32};
+        const int nccl_fits = o->coll == AR_COLL_ALLREDUCE || count % (uint64_t)be->nranks == 0;
+        if (have_nccl && nrows && !nccl_fits)
+            note(sink, "NCCL at %" PRIu64 " bytes: not run: its %s takes equal shards, %" PRIu64 " elements on %d ranks",
+                 bytes, ar_coll_name(o->coll), count, be->nranks);
+        if (have_nccl && nrows && nccl_fits) {
+            nccl_ctx_t nc = {&nccl, count, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32,
+                             es, o->coll};
             for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
                 if (nccl.out_cap[r] < count * es) {
                     cudaSetDevice(be->rank_gpu[r]);
@@ -456,7 +481,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 ar_result_t res;
                 memset(&res, 0, sizeof res);
                 for (int r = 0; r < be->nranks && rc == AR_OK; r++)
-                    rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, AR_COLL_ALLREDUCE, count, be->nranks, seed, r, &res, err);
+                    rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, o->coll, count, be->nranks, seed, r,
+                                          &res, err);
                 if (rc == AR_OK && !res.check_ok) note(sink, "NCCL at %" PRIu64 " bytes: WRONG: %s", bytes, res.check_msg);
             }
             double est = 0;
@@ -472,6 +498,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 .channels = rows[i].channels, .chunk_bytes = rows[i].chunk_bytes,
                 .root = rows[i].root, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
                 .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name, .links_detected = links,
+                .coll = o->coll,
             };
             sink->row(&r, sink->ctx);
         }

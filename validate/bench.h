@@ -16,9 +16,10 @@ typedef struct ar_hw_bench_opts_s {
     int iters;               /* executions per captured graph; 0: by size */
     int repeats;             /* graph launches timed, median taken; 0: by size */
     int check;               /* check every plan's (and NCCL's) output once per size */
-    int nccl;                /* time ncclAllReduce beside ours */
+    int nccl;                /* time NCCL's same collective beside ours */
     int force_host;
     double timeout_s;
+    ar_coll_t coll;          /* the collective (arsim/plan.h) */
 } ar_hw_bench_opts_t;
 
 /* One measured row: one of our plans at one size, NCCL's time at that size beside it. */
@@ -35,6 +36,7 @@ typedef struct ar_bench_row_s {
     double nccl_s;           /* NCCL at this size, NAN when it did not run */
     const char *device;      /* the GPU's name */
     const char *links_detected; /* NVLink links up on each GPU used: "NV18" (NVML), or "unknown" */
+    ar_coll_t coll;
 } ar_bench_row_t;
 
 /* Where the bench's results go, as they come: rows, and notes (what ran beside what,

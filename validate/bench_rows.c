@@ -15,15 +15,15 @@ void ar_bench_table_header(FILE *f) {
 }
 
 void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
-    const double busbw = ar_busbw_gbps(r->bytes, r->time_s, r->nranks);
+    const double busbw = ar_busbw_coll_gbps(r->coll, r->bytes, r->time_s, r->nranks);
     char wr[16], chunk[24];
     snprintf(wr, sizeof wr, r->wrong < 0 ? "N/A" : "%d", r->wrong);
     ar_size_format(r->chunk_bytes, chunk, sizeof chunk);
     fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %5s %5s %4d  %-22s %4d %8s %10.2f %10.2f %10.2f %6s", r->bytes,
-            r->count, ar_dtype_name(r->dtype), "sum", r->root, r->algo, r->channels, chunk, r->time_s * 1e6,
+            r->count, ar_dtype_name(r->dtype), r->coll == AR_COLL_ALLGATHER ? "none" : "sum", r->root, r->algo, r->channels, chunk, r->time_s * 1e6,
             ar_algbw_gbps(r->bytes, r->time_s), busbw, wr);
     if (!isnan(r->nccl_s))
-        fprintf(f, "  %10.2f %10.2f %8.2f\n", r->nccl_s * 1e6, ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks),
+        fprintf(f, "  %10.2f %10.2f %8.2f\n", r->nccl_s * 1e6, ar_busbw_coll_gbps(r->coll, r->bytes, r->nccl_s, r->nranks),
                 r->nccl_s / r->time_s);
     else
         fprintf(f, "  %10s %10s %8s\n", "-", "-", "-");
@@ -32,7 +32,7 @@ void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
 void ar_bench_csv_header(FILE *f) {
     fprintf(f, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,nranks,ngpus,time_us,algbw_gbps,"
                "busbw_gbps,wrong,"
-               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device,links_detected\n");
+               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device,links_detected,op\n");
 }
 
 /* Empty fields where nothing was measured (no check, no NCCL), as in the result rows. */
@@ -41,17 +41,18 @@ void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
     if (r->wrong >= 0) snprintf(wrong, sizeof wrong, "%d", r->wrong);
     if (!isnan(r->nccl_s)) {
         snprintf(nt, sizeof nt, "%.4f", r->nccl_s * 1e6);
-        snprintf(nb, sizeof nb, "%.3f", ar_busbw_gbps(r->bytes, r->nccl_s, r->nranks));
+        snprintf(nb, sizeof nb, "%.3f", ar_busbw_coll_gbps(r->coll, r->bytes, r->nccl_s, r->nranks));
         snprintf(sp, sizeof sp, "%.4f", r->nccl_s / r->time_s);
     }
-    fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,sum,%d,", r->bytes, r->count, ar_dtype_name(r->dtype), r->root);
+    fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s,%s,%d,", r->bytes, r->count, ar_dtype_name(r->dtype),
+            r->coll == AR_COLL_ALLGATHER ? "none" : "sum", r->root);
     ar_csv_put(f, r->algo);
     fprintf(f, ",%d,%" PRIu64 ",%d,%d,%.4f,%.3f,%.3f,%s,%s,%s,%s,", r->channels, r->chunk_bytes, r->nranks, r->ngpus,
-            r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_gbps(r->bytes, r->time_s, r->nranks), wrong,
+            r->time_s * 1e6, ar_algbw_gbps(r->bytes, r->time_s), ar_busbw_coll_gbps(r->coll, r->bytes, r->time_s, r->nranks), wrong,
             nt, nb, sp);
     ar_csv_put(f, r->device);
     fputc(',', f);
     ar_csv_put(f, r->links_detected);
-    fputc('\n', f);
+    fprintf(f, ",%s\n", ar_coll_name(r->coll));
 }
 
