@@ -1,10 +1,17 @@
 /* direct: a reduce-scatter or all-gather of the ranks' shards (arsim/plan.h) in one step.
  * Reduce-scatter: every rank pushes each peer that peer's shard of its IN into the peer's
- * SCRATCH slot, and sums its own shard of its IN with the peers' slots into OUT, then
- * tells each peer its slot is read. All-gather: every rank copies its shard from IN into
- * its OUT and every peer's. Lane c takes its share of every shard, cut into chunks so a
- * rank sums chunk i - 1 while chunk i is on its way; peers that are not neighbours are
- * reached through other devices (the backends route). Flags are per (lane, peer). */
+ * SCRATCH slot, and sums its own shard of its IN with the peers' slots into OUT.
+ * All-gather: every rank copies its shard from IN into its OUT and every peer's. Lane c
+ * takes its share of every shard, cut into chunks so a rank sums chunk i - 1 while chunk
+ * i is on its way; peers that are not neighbours are reached through other devices (the
+ * backends route). Flags are per (lane, peer).
+ *
+ * A reduce-scatter's slots are reused by the next execution without a barrier, as
+ * 1stage's are: up to AR__PARITY_SLOTS_MAX_BYTES two slots by execution parity, where the
+ * data flags of execution e + 1 already say that its slots of e were read (a peer pushes
+ * e + 1's chunks after its reductions of e, in program order); above it one slot, and a
+ * rank tells each peer once it has read that peer's slot, taken at the start of the next
+ * execution (a WAIT with count 0), off the critical path. */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
@@ -23,11 +30,15 @@ static void piece(uint64_t lo, uint64_t len, uint64_t chunk, uint64_t i, uint64_
 }
 
 static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, int r, uint64_t chunk, uint64_t nck,
-                uint64_t stride, ar_addr_t *sv) {
+                uint64_t stride, int slots, ar_addr_t *sv) {
     const int P = p->nranks;
     const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
+    ar_addr_t (*slot)(int, ar_buf_t, uint64_t) = slots == 2 ? ar_addr_parity : ar_addr;
     uint64_t mlo, mlen, off, n;
     share(count, P, lanes, c, r, &mlo, &mlen);
+    /* one slot: every peer has read what I pushed it in the previous execution */
+    for (int q = 0; q < P && coll == AR_COLL_REDUCESCATTER && slots == 1; q++)
+        if (q != r) AR_TRY(ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q)));
     for (uint64_t i = 0; i <= nck; i++) {
         if (coll == AR_COLL_ALLGATHER && i < nck) {
             piece(mlo, mlen, chunk, i, &off, &n);
@@ -44,21 +55,21 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
                 uint64_t qlo, qlen;
                 share(count, P, lanes, c, q, &qlo, &qlen);
                 piece(qlo, qlen, chunk, i, &off, &n);
-                AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
+                AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                     ar_addr(r, AR_BUF_IN, off), n));
             }
             AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
         }
         if (i == 0) continue;
-        /* my chunk i - 1 once every peer's has arrived; then its slots are read */
+        /* my chunk i - 1 once every peer's has arrived */
         piece(mlo, mlen, chunk, i - 1, &off, &n);
-        AR_TRY(ar__reduce_peers(p, r, c, ar_addr, stride, off, n, fbase, i, sv));
-        AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)));
+        AR_TRY(ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, i, sv));
     }
-    /* every peer's chunks have arrived (all-gather), or have read my pushes (reduce-scatter) */
-    const uint32_t from = coll == AR_COLL_ALLGATHER ? fbase : fbase + (uint32_t)P;
+    if (coll == AR_COLL_REDUCESCATTER) /* every slot read: the peers may push the next execution */
+        return slots == 1 ? ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)) : AR_OK;
+    /* all-gather: every peer's chunks have arrived */
     for (int q = 0; q < P; q++)
-        if (q != r) AR_TRY(ar_plan_wait(p, r, c, from + (uint32_t)q, nck));
+        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, nck));
     return AR_OK;
 }
 
@@ -74,7 +85,9 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);
-    if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)P * stride;
+    const int slots = P > 1 && count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
+    if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)slots * P * stride;
+    if (coll == AR_COLL_REDUCESCATTER && slots == 2) p->parity_elems = (uint64_t)P * stride;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     int rc = sv ? AR_OK : AR_ENOMEM;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
@@ -90,7 +103,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
                 share(count, P, lanes, c, r, &lo, &len);
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
             } else
-                rc = lane(p, coll, count, lanes, c, r, chunk, nck, stride, sv);
+                rc = lane(p, coll, count, lanes, c, r, chunk, nck, stride, slots, sv);
         }
     }
     free(sv);

@@ -35,6 +35,10 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 #define AR__MAX_LANES_NAIVE 64
 #define AR__MAX_LANES_INNET 64
 #define AR__MAX_LANES_DIRECT 128
+/* Largest input per rank given two SCRATCH slots by execution parity (1stage when
+ * opts->slots is 0, direct's reduce-scatter): the gain is one flag crossing (~1 us), which
+ * matters while an execution takes microseconds (auto takes 1stage up to 4 MB on 2 x H200). */
+#define AR__PARITY_SLOTS_MAX_BYTES (4u * 1024u * 1024u)
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
 /* The distance in elements between per-peer slots of `count` elements in SCRATCH or host

@@ -18,7 +18,7 @@
  * plan has none, and no flag has to cross a link between two executions. With
  * one slot the acknowledgement of the previous execution is still in flight when
  * the next one starts (ranks run in lock-step). SCRATCH doubles, so two slots are
- * used while a rank's input is at most AR__ONESHOT_SLOTS_MAX_BYTES (or as
+ * used while a rank's input is at most AR__PARITY_SLOTS_MAX_BYTES (or as
  * opts->slots says).
  *
  * Pipelined for large lanes: a lane's range is cut into chunks, and the rank
@@ -29,11 +29,6 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-/* Largest input per rank given two SCRATCH slots when opts->slots is 0: the gain is
- * one flag crossing (~1 us), which matters while an execution takes microseconds
- * (auto takes 1stage up to 4 MB on 2 x H200). */
-#define AR__ONESHOT_SLOTS_MAX_BYTES (4u * 1024u * 1024u)
-
 int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -41,7 +36,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     /* each rank, per lane: a COPY to each peer and a REDUCE of every rank's slot */
     AR_TRY(ar__plan_fits("1stage", P, (uint64_t)lanes * (uint64_t)P * (2u * (uint64_t)P - 1), err));
     ar_plan_t *p;
-    int slots = o && o->slots ? o->slots : count * ar_dtype_size(dt) <= AR__ONESHOT_SLOTS_MAX_BYTES ? 2 : 1;
+    int slots = o && o->slots ? o->slots : count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
     if (slots != 1 && slots != 2)
         return AR_ERR(err, AR_EINVAL, "1stage: %d SCRATCH slots, want 1 or 2", slots);
     if (P == 1) slots = 1;

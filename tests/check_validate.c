@@ -42,11 +42,20 @@ START_TEST(bench_rows_format) {
     ar_bench_table_row(f, &r);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU,NV18\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU,NV18\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU,NV18,allreduce\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU,NV18,allreduce\n"));
     ck_assert_ptr_nonnull(strstr(buf, "redop"));
     ck_assert_ptr_nonnull(strstr(buf, "#wrong"));
     ck_assert_ptr_nonnull(strstr(buf, "  N/A"));
+    /* an all-gather: no reduction, busbw (p-1)/p */
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    ar_bench_row_t r3 = r;
+    r3.coll = AR_COLL_ALLGATHER;
+    ar_bench_csv_row(f, &r3);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,none,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,0.819,,,,,GPU,NV18,allgather\n"));
     free(buf);
 }
 END_TEST
