@@ -129,6 +129,7 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | '--force-host' takes no value | bench --force-host=1
 2 | from 1 to 1000000         | bench --iters x
 2 | empty file name           | bench --csv ''
+2 | expected allreduce        | bench --op sum
 2 | unknown element type      | bench --dtype int8
 2 | from 1 to 1024            | bench --channels 0
 2 | a chunk is 16 bytes to 1G | bench --chunk 8
