@@ -45,6 +45,15 @@ int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll) {
 
 const ar_algo_t *const *ar_algo_all(void) { return algos; }
 
+void ar_algo_names(const ar_coll_t *computing, char *buf, size_t len) {
+    buf[0] = 0;
+    for (int i = 0; algos[i]; i++)
+        if (!computing || ar_algo_computes(algos[i], *computing)) {
+            strncat(buf, buf[0] ? ", " : "", len - strlen(buf) - 1);
+            strncat(buf, algos[i]->name, len - strlen(buf) - 1);
+        }
+}
+
 /* --algo auto: chosen per case by the runner, never built itself */
 static int build_auto(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
                       ar_error_t *err) {
@@ -70,11 +79,8 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
                   const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err) {
     const ar_algo_t *a = ar_algo_find(name);
     if (!a) {
-        char list[256] = "";
-        for (int i = 0; algos[i]; i++) {
-            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, algos[i]->name, sizeof list - strlen(list) - 1);
-        }
+        char list[256];
+        ar_algo_names(NULL, list, sizeof list);
         return AR_ERR(err, AR_EINVAL, "unknown algorithm '%s' (%s)", name ? name : "", list);
     }
     if (count == 0) return AR_ERR(err, AR_EINVAL, "%s: count must be at least 1", a->name);
@@ -88,12 +94,8 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
                       opts->channels);
     if (!opts) opts = &def;
     if (!ar_algo_computes(a, opts->coll)) {
-        char list[256] = "";
-        for (int i = 0; algos[i]; i++)
-            if (ar_algo_computes(algos[i], opts->coll)) {
-                strncat(list, list[0] ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, algos[i]->name, sizeof list - strlen(list) - 1);
-            }
+        char list[256];
+        ar_algo_names(&opts->coll, list, sizeof list);
         return AR_ERR(err, AR_EUNFIT, "%s computes no %s (%s do)", a->name, ar_coll_name(opts->coll), list);
     }
     if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);

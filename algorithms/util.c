@@ -7,9 +7,8 @@
 #include "algorithms/internal.h"
 
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
-    uint64_t L = hi - lo, q = L / (uint64_t)n, r = L % (uint64_t)n, ub = (uint64_t)b;
-    *off = lo + ub * q + (ub < r ? ub : r);
-    *len = q + (ub < r);
+    ar_coll_shard(hi - lo, n, b, off, len);
+    *off += lo;
 }
 
 /* Bandwidth of the fattest neighbour link bundle, GB/s one way. */

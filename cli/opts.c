@@ -271,13 +271,6 @@ static int parse_u64(const char *s, uint64_t *out) {
  * its first item is the one that replaces. */
 static int first_time(const ar_cli_opts_t *o, unsigned bit) { return !(o->seen & bit); }
 
-static void algo_names(char *buf, size_t len) {
-    size_t at = 0;
-    buf[0] = 0;
-    for (const ar_algo_t *const *a = ar_algo_all(); a && *a && at + 2 < len; a++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", (*a)->name);
-}
-
 static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
     if (strcmp(name, "all") == 0) {
         o->algo_all = 1;
@@ -294,7 +287,7 @@ static int add_algo(ar_cli_opts_t *o, const char *cmd, const char *name) {
     const ar_algo_t *a = ar_algo_find(name);
     if (!a) {
         char known[512];
-        algo_names(known, sizeof known);
+        ar_algo_names(NULL, known, sizeof known);
         return ar_cli_fail(cmd, "--algo '%s': unknown algorithm (known: %s, all)", name, known);
     }
     const char *as = a->probe ? name : a->name; /* x-chain34, not x-chainN */
@@ -658,7 +651,8 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
     }
     if (o->nalgos == 0) add_algo(o, cmd, "all");
     /* the algorithms that compute the collective: all keeps those, a name must be one */
-    for (int i = 0, kept = 0; i < o->nalgos; i++) {
+    int kept = 0;
+    for (int i = 0; i < o->nalgos; i++) {
         if (ar_algo_computes(o->algos[i], o->coll)) {
             if (kept != i) {
                 o->algos[kept] = o->algos[i];
@@ -666,17 +660,14 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             }
             kept++;
         } else if (!o->algo_all) {
-            char known[512] = "";
-            for (const ar_algo_t *const *a = ar_algo_all(); *a; a++)
-                if (ar_algo_computes(*a, o->coll))
-                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", known[0] ? ", " : "",
-                             (*a)->name);
+            char known[512];
+            ar_algo_names(&o->coll, known, sizeof known);
             rc = ar_cli_fail(cmd, "--algo %s computes no %s (%s, auto do)", o->algo_names[i], ar_coll_name(o->coll),
                              known);
             goto out;
         }
-        if (i == o->nalgos - 1) o->nalgos = kept;
     }
+    o->nalgos = kept;
     if ((o->root_all || o->roots[0] >= 0) && !o->algo_all) {
         int any = 0;
         for (int i = 0; i < o->nalgos; i++) any |= o->algos[i]->takes_root;

@@ -336,9 +336,9 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
                    piece_t **out, size_t *nout, size_t *capout) {
     char b1[96], b2[128], b3[64];
     if (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN) {
-        uint64_t lo, len;
-        ar_coll_shard(v->p->count, v->P, a.rank, &lo, &len);
-        if (v->p->coll == AR_COLL_ALLGATHER && (a.off < lo || a.off + n > lo + len))
+        uint64_t lo = 0, len = v->p->count;
+        if (v->p->coll == AR_COLL_ALLGATHER) ar_coll_shard(v->p->count, v->P, a.rank, &lo, &len);
+        if (a.off < lo || a.off + n > lo + len)
             return AR_ERR(v->err, AR_EPLAN,
                           "%s of execution %d reads IN[%" PRIu64 "..%" PRIu64 ") of rank %d (source %d), "
                           "outside its shard [%" PRIu64 "..%" PRIu64 "): an allgather's input is only its shard",

@@ -206,7 +206,7 @@ int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, a
     if (D > 1 && g->inject_gbps > 0) {
         /* switches that add: partial sums meet in the network, no gossip among devices */
         const int adding = m->switch_reduce > 0 && t->nnodes > t->ndevices && coll != AR_COLL_ALLGATHER;
-        const double half = coll != AR_COLL_ALLREDUCE; /* one of its two halves */
+        const int half = coll != AR_COLL_ALLREDUCE; /* one of its two halves */
         const double one = (half ? (D - 1) / D : 1) * S / (g->inject_gbps * 1e9);
         const double all = adding ? 0 : (half ? 1 : 2) * (D - 1) * S / (g->inject_sum_gbps * 1e9);
         b->injection_s = g->lat_min_ns * 1e-9 + (one > all ? one : all);

@@ -52,6 +52,9 @@ typedef struct ar_algo_s {
 #define AR_ALGO_NO_ALLREDUCE 0x100u
 /* Whether a builds plans computing coll. */
 int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll);
+/* The registry's algorithm names, ", " between them, into buf (truncated to len): all of
+ * them, or (computing not NULL) those that compute *computing. */
+void ar_algo_names(const ar_coll_t *computing, char *buf, size_t len);
 
 /* By name or alias; NULL when unknown. */
 const ar_algo_t *ar_algo_find(const char *name);
