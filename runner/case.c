@@ -419,7 +419,7 @@ void ar_case_out_free(ar_case_out_t *out) {
  * Pipelining trades each op's fixed costs, which fewer larger chunks pay less often,
  * against the pipeline's filling, which smaller chunks shorten; where the balance lies
  * depends on the model's latencies and rates, the topology's steps and the size. For a
- * model backend the plan of fewest ops within AR_CASE_TUNE_FLAT of the least time (the own
+ * model backend the plan of fewest ops within AR_CASE_TUNE_CHUNK_FLAT of the least time (the own
  * chunk first among equals), as with the channels; for hardware the own chunk, which is what
  * was measured, unless one of no more ops predicts AR_CASE_TUNE_HW_GAIN less. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
@@ -482,8 +482,8 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         if (time[pick] >= time[0] * (1 - AR_CASE_TUNE_HW_GAIN)) pick = 0;
     } else {
         for (int i = 1; i < n; i++)
-            if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT) &&
-                (time[pick] > least * (1 + AR_CASE_TUNE_FLAT) || nops[i] < nops[pick]))
+            if (time[i] <= least * (1 + AR_CASE_TUNE_CHUNK_FLAT) &&
+                (time[pick] > least * (1 + AR_CASE_TUNE_CHUNK_FLAT) || nops[i] < nops[pick]))
                 pick = i;
     }
     out->chunk_bytes = chunk[pick];
