@@ -18,6 +18,10 @@
  * algorithm makes its plan with this. */
 int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int nchannels, uint64_t count,
                  ar_dtype_t dtype, ar_plan_t **out);
+/* A fused collective (algorithms/fused.c): algorithm a's allreduce of each partition of
+ * o->gemm's rows, overlapped with the product of the next. */
+int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                    const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err);
 /* Part b of [lo, hi) cut into n near-equal parts (the first ones one larger). */
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);
 

@@ -39,7 +39,8 @@ static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table
 
 int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll) {
     if (a->chooser) return 1;
-    if (coll == AR_COLL_ALLREDUCE) return !(a->colls & AR_ALGO_NO_ALLREDUCE);
+    /* a fused collective: the algorithm's allreduce, partition by partition (fused.c) */
+    if (coll == AR_COLL_ALLREDUCE || coll == AR_COLL_MATMUL_ALLREDUCE) return !(a->colls & AR_ALGO_NO_ALLREDUCE);
     return (unsigned)coll < AR_NCOLL && ((a->colls >> coll) & 1u);
 }
 
@@ -98,6 +99,7 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
         ar_algo_names(&opts->coll, list, sizeof list);
         return AR_ERR(err, AR_EUNFIT, "%s computes no %s (%s do)", a->name, ar_coll_name(opts->coll), list);
     }
+    if (ar_coll_fused(opts->coll)) return ar__fused_build(a, topo, count, dtype, opts, out, err);
     if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);
     /* counted first, then written where it lies: no per-channel arrays grown by doubling and
      * copied, which held about two and a half times the plan at once */

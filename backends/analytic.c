@@ -268,8 +268,9 @@ static int requeue(walk_t *w, int gi, ar_error_t *err) {
     return AR_OK;
 }
 
-/* The slot of a resource and its rate in bytes/s (-1: no rate bounds it): link
- * directions, then per device its memory, host link and link issue. */
+/* The slot of a resource and its rate in bytes/s, or multiply-adds x 2 per second for
+ * matrix units (-1: no rate bounds it): link directions, then per device its memory, host
+ * link, link issue and matrix units. */
 static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
@@ -279,6 +280,7 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + r->link;
     case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + r->link;
     case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + r->link : -1;
+    case AR_RES_TENSOR: *cap = ar_cost_gemm_flops(m, w->p->dtype); return *cap > 0 ? L + 3 * D + r->link : -1;
     }
     return -1;
 }
@@ -618,9 +620,9 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.buffer = opts->buffer;
-    w.max_traffic = 2 * t->nlinks + t->ndevices + 3;
+    w.max_traffic = 2 * t->nlinks + t->ndevices + 4;
     w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
-    const size_t nslots = (size_t)2 * t->nlinks + 3 * (size_t)t->ndevices;
+    const size_t nslots = (size_t)2 * t->nlinks + 4 * (size_t)t->ndevices;
     w.slot = calloc(nslots, sizeof *w.slot);
     w.touched = calloc(nslots, sizeof *w.touched);
     w.dirty = calloc(nslots, sizeof *w.dirty);

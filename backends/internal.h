@@ -34,9 +34,10 @@ int ar__backend_model_fits(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_me
 int ar__ref_exec(const ar_plan_t *plan, int nexec, const void *const *in, void *const *out,
                  int check, ar_result_t *res, ar_error_t *err);
 
-/* ar_check_out (arsim/check.h) for every rank's out[r] against the inputs in[]: the
+/* ar_check_out (arsim/check.h) for every rank's out[r] against the inputs in[] (of a fused
+ * collective's product gemm; NULL for none): the
  * check the ref backend runs after each execution. Returns 1 when every element passes. */
-int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const void *const *in,
+int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, const ar_gemm_t *gemm, int nranks, uint64_t count, const void *const *in,
                   const void *const *out, ar_result_t *res);
 
 #endif

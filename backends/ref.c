@@ -27,9 +27,10 @@
 
 /* ---- inputs ---- */
 
-int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const void *const *in,
-                  const void *const *out, ar_result_t *res) {
-    const ar_check_inputs_t inputs = {.in = in};
+int ar__ref_check(ar_dtype_t dtype, ar_coll_t coll, const ar_gemm_t *gemm, int nranks, uint64_t count,
+                  const void *const *in, const void *const *out, ar_result_t *res) {
+    ar_check_inputs_t inputs = {.in = in};
+    if (gemm) inputs.gemm = *gemm;
     int ok = 1;
     for (int r = 0; r < nranks; r++) ok &= ar_check_out(dtype, coll, nranks, count, &inputs, r, out[r], res);
     return ok;
@@ -96,6 +97,22 @@ static int do_netreduce(exec_t *x, const ar_op_t *op, uint64_t epoch) {
     return AR_OK;
 }
 
+/* m rows of a times b, each element summed in float64 and rounded once to the dtype
+ * (plan.h asks float32 at least). */
+static void do_compute(exec_t *x, const ar_op_t *op, uint64_t epoch) {
+    const ar_plan_t *p = x->p;
+    uint64_t m, N, K;
+    ar_op_gemm(op, &m, &N, &K);
+    const void *a = elem_ptr(x, &p->srcs[op->src], epoch), *b = elem_ptr(x, &p->srcs[op->src + 1], epoch);
+    void *dst = elem_ptr(x, &op->dst, epoch);
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (uint64_t l = 0; l < K; l++) acc += ar_elem_load(a, p->dtype, i * K + l) * ar_elem_load(b, p->dtype, l * N + j);
+            ar_elem_store(dst, p->dtype, i * N + j, acc);
+        }
+}
+
 /* One execution (epoch) of every channel. */
 static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error_t *err) {
     const ar_plan_t *p = x->p;
@@ -121,6 +138,8 @@ static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error
                 } else if (op->code == AR_OP_COPY) {
                     memmove(elem_ptr(x, &op->dst, epoch), elem_ptr(x, &p->srcs[op->src], epoch),
                             op->n * x->esize);
+                } else if (op->code == AR_OP_COMPUTE) {
+                    do_compute(x, op, epoch);
                 } else if (op->code == AR_OP_NETREDUCE) {
                     if (do_netreduce(x, op, epoch) != AR_OK) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
                 } else {
@@ -171,6 +190,7 @@ int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *con
     int rc = AR_OK;
     int nch = p->nranks * p->nchannels;
     const void **outs = calloc((size_t)p->nranks, sizeof *outs);
+    const uint64_t in_elems = ar_plan_buf_elems(p, 0, AR_BUF_IN);
     for (int b = 0; b < AR_NBUF; b++) {
         uint64_t n = ar_plan_buf_elems(p, 0, (ar_buf_t)b);
         x.buf[b] = malloc((n ? n : 1) * p->nranks * x.esize);
@@ -182,7 +202,7 @@ int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *con
     if (!x.host || !x.flags || !x.pc || !outs) goto nomem;
 
     for (int r = 0; r < p->nranks; r++) {
-        memcpy(x.buf[AR_BUF_IN] + (size_t)r * p->count * x.esize, in[r], p->count * x.esize);
+        memcpy(x.buf[AR_BUF_IN] + (size_t)r * in_elems * x.esize, in[r], in_elems * x.esize);
         outs[r] = x.buf[AR_BUF_OUT] + (size_t)r * p->count * x.esize;
     }
     uint64_t ops = 0;
@@ -191,7 +211,7 @@ int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *con
         poison(x.buf[AR_BUF_SCRATCH], p->dtype, p->scratch_elems * p->nranks);
         poison(x.host, p->dtype, p->host_elems);
         AR_TRY_GOTO(run_epoch(&x, (uint64_t)e, &ops, err), rc, out);
-        if (check && res) ar__ref_check(p->dtype, p->coll, p->nranks, p->count, in, outs, res);
+        if (check && res) ar__ref_check(p->dtype, p->coll, &p->gemm, p->nranks, p->count, in, outs, res);
     }
     if (res) res->ops_executed = ops;
     for (int r = 0; out && r < p->nranks; r++)
@@ -229,8 +249,8 @@ static double ref_limit_bytes(void) {
 /* IN, OUT, SCRATCH and a copy of the inputs per rank, and the host buffer. */
 static int ref_check_memory(const ar_plan_t *p, ar_error_t *err) {
     double es = (double)ar_dtype_size(p->dtype);
-    double need = ((3.0 * (double)p->count + (double)p->scratch_elems) * p->nranks +
-                   (double)p->host_elems) * es;
+    const double per_rank = (double)p->count + 2.0 * (double)ar_plan_buf_elems(p, 0, AR_BUF_IN) + (double)p->scratch_elems;
+    double need = (per_rank * p->nranks + (double)p->host_elems) * es;
     double limit = ref_limit_bytes();
     if (need > limit)
         return ar_capacity_err(err, "host memory for ref (half the machine's, or ARSIM_REF_MAX_BYTES)", need,
@@ -249,7 +269,8 @@ static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     AR_TRY(ar__backend_check_plan(p, be->topo, err));
     AR_TRY(ref_check_memory(p, err));
     int nexec = (opts->iters > 0 ? opts->iters : 1) + (opts->warmup > 0 ? opts->warmup : 0);
-    size_t bytes = p->count * ar_dtype_size(p->dtype);
+    const uint64_t in_elems = ar_plan_buf_elems(p, 0, AR_BUF_IN);
+    size_t bytes = in_elems * ar_dtype_size(p->dtype);
     void **in = calloc((size_t)p->nranks, sizeof *in);
     int rc = AR_OK;
     if (!in) return AR_ERR(err, AR_ENOMEM, "ref: out of memory");
@@ -259,7 +280,7 @@ static int ref_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
             rc = AR_ERR(err, AR_ENOMEM, "ref: cannot allocate inputs of %zu bytes", bytes);
             goto out;
         }
-        ar_gen_fill(p->dtype, opts->seed, r, in[r], p->count);
+        ar_gen_fill(p->dtype, opts->seed, r, in[r], in_elems);
     }
     rc = ar__ref_exec(p, nexec, (const void *const *)in, NULL, opts->check, res, err);
 out:
@@ -287,7 +308,7 @@ static int ref_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer
  * staging, in this process. */
 static double ref_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
     (void)t;
-    return (double)s->elem_bytes * ((double)s->nranks * (3.0 * (double)s->count + (double)s->scratch_elems) +
+    return (double)s->elem_bytes * ((double)s->nranks * ((double)s->count + 2.0 * (double)s->in_elems + (double)s->scratch_elems) +
                                     (double)s->host_elems) +
            8.0 * s->nranks * s->nflags;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "arsim/cost.h"
 #include "backends/internal.h"
 #include "arsim/util.h"
 
@@ -261,6 +262,20 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                     }
                     for (uint32_t s = 0; s < op->nsrc && !why; s++)
                         bad_addr(p, &p->srcs[op->src + s], op->n, &why);
+                    break;
+                case AR_OP_COMPUTE:
+                    if (op->nsrc != 2 || (uint64_t)op->src + 2 > p->nsrcs) {
+                        why = "bad sources";
+                        break;
+                    }
+                    for (uint32_t s = 0; s <= 2 && !why; s++) {
+                        const ar_addr_t *a = ar_op_operand(p, op, s);
+                        if (a->rank != r) why = "COMPUTE names another rank's buffer";
+                        else bad_addr(p, a, ar_op_operand_elems(op, s), &why);
+                    }
+                    if (!why && ar_addr_buf(op->dst) == AR_BUF_IN) why = "writes IN";
+                    if (!why && topo && topo->model && !(ar_cost_gemm_flops(topo->model, p->dtype) > 0))
+                        why = "a product, and the model has no rate for one (gemm_tflops)";
                     break;
                 case AR_OP_SIGNAL:
                     if (op->dst.rank < 0 || op->dst.rank >= p->nranks) why = "signals no such rank";

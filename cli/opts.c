@@ -164,6 +164,10 @@ static const struct option base_longopts[] = {
     {"quiet", no_argument, NULL, O_QUIET},
     {"max-mem", required_argument, NULL, O_MAX_MEM},
     {"op", required_argument, NULL, O_OP},
+    {"m", required_argument, NULL, O_GEMM_M},
+    {"n", required_argument, NULL, O_GEMM_N},
+    {"k", required_argument, NULL, O_GEMM_K},
+    {"partitions", required_argument, NULL, O_PARTITIONS},
     {"help", no_argument, NULL, 'h'},
 };
 #define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
@@ -176,8 +180,16 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
     {AR_CLI_O(SET), "  --set KEY=V[,KEY=V..]  change model keys for a what-if: a key of arsim model keys, or\n"
                     "                         memory.LEVEL.KEY, links.KIND.KEY (e.g. switch_reduce=1)\n"},
-    {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather   the collective (default allreduce); the\n"
-                   "                         others over each rank's shard of the vector (arsim list algos)\n"},
+    {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather|matmul-allreduce   the collective (default\n"
+                   "                         allreduce); reducescatter and allgather over each rank's shard\n"
+                   "                         of the vector; matmul-allreduce: each rank's M x K by K x N\n"
+                   "                         product, summed over the ranks, overlapped (arsim list algos)\n"},
+    {AR_CLI_O(GEMM_M), "  --m M[:M][,..]         matmul-allreduce: rows of the product, A:B doubles (default\n"
+                       "                         512:16384); the output, M x N elements, is the size\n"},
+    {AR_CLI_O(GEMM_N), "  --n N                  matmul-allreduce: columns of the product (default 8192)\n"},
+    {AR_CLI_O(GEMM_K), "  --k K                  matmul-allreduce: each rank's inner dimension (default 8192)\n"},
+    {AR_CLI_O(PARTITIONS), "  --partitions P         matmul-allreduce: partitions of rows, each reduced while the\n"
+                           "                         next computes (default: the model's fastest; P divides M)\n"},
     {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all|auto   algorithms (default all that fit; auto: the fastest predicted)\n"},
     {AR_CLI_O(SIZE), "  --size B[:B][,..]      bytes per rank, K/M/G suffixes; A:B doubles from A to B\n"
                      "                         (default 8K:1G)\n"},
@@ -422,6 +434,13 @@ static int count_opt(ar_cli_opts_t *o, const char *cmd, const char *flag, const 
     return AR_CLI_OK;
 }
 
+void ar_cli_case_coll(const ar_cli_opts_t *o, uint64_t count, ar_algo_opts_t *ao) {
+    ao->coll = o->coll;
+    if (!ar_coll_fused(o->coll) || !o->gemm_n) return;
+    ao->gemm = (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k};
+    ao->partitions = o->partitions;
+}
+
 static void defaults(ar_cli_opts_t *o, const char *cmd, unsigned flags) {
     memset(o, 0, sizeof *o);
     o->cmd = cmd;
@@ -574,9 +593,40 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             break;
         case O_OP:
             if (ar_coll_parse(optarg, &o->coll) != AR_OK) {
-                rc = ar_cli_fail(cmd, "%s '%s': expected allreduce, reducescatter or allgather", flag, optarg);
+                rc = ar_cli_fail(cmd, "%s '%s': expected allreduce, reducescatter, allgather or matmul-allreduce", flag,
+                                 optarg);
                 goto out;
             }
+            break;
+        case O_GEMM_M: {
+            ar_error_t e;
+            ar_error_clear(&e);
+            int got = 0;
+            char *items[AR_CLI_MAX_LIST];
+            int n;
+            if ((rc = own_items(o, cmd, flag, optarg, items, &n)) != AR_CLI_OK) goto out;
+            for (int i = 0; i < n; i++, o->ngemm_ms += got) {
+                if (ar_size_range_parse(items[i], o->gemm_ms + o->ngemm_ms, AR_CLI_MAX_SIZES - o->ngemm_ms, &got, &e) != AR_OK) {
+                    rc = ar_cli_fail(cmd, "%s '%s': %s", flag, items[i], e.message);
+                    goto out;
+                }
+            }
+            break;
+        }
+        case O_GEMM_N:
+        case O_GEMM_K:
+            if (parse_u64(optarg, &u) != AR_OK || u == 0 || u > UINT32_MAX) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a number from 1 to %u", flag, optarg, (unsigned)UINT32_MAX);
+                goto out;
+            }
+            *(c == O_GEMM_N ? &o->gemm_n : &o->gemm_k) = u;
+            break;
+        case O_PARTITIONS:
+            if (ar_cli_parse_int(optarg, 1, 4096, &v) != AR_OK) {
+                rc = ar_cli_fail(cmd, "%s '%s': expected a number from 1 to 4096", flag, optarg);
+                goto out;
+            }
+            o->partitions = (int)v;
             break;
         case O_MAX_MEM: {
             uint64_t b;
@@ -674,6 +724,37 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
         if (!any) {
             rc = ar_cli_fail(cmd, "--root: no algorithm asked has a root (center_root has one)");
             goto out;
+        }
+    }
+    /* A fused op's size is its product's: M x N output elements. */
+    const unsigned gemm_opts = AR_CLI_O(GEMM_M) | AR_CLI_O(GEMM_N) | AR_CLI_O(GEMM_K) | AR_CLI_O(PARTITIONS);
+    if (!ar_coll_fused(o->coll) && (o->seen & gemm_opts)) {
+        rc = ar_cli_fail(cmd, "--m, --n, --k and --partitions shape a fused op's product: they need --op matmul-allreduce");
+        goto out;
+    }
+    if (ar_coll_fused(o->coll)) {
+        if (o->seen & (AR_CLI_O(SIZE) | AR_CLI_O(COUNT))) {
+            rc = ar_cli_fail(cmd, "--op %s takes its size from the product: --m ROWS (and --n, --k), not --size or --count",
+                             ar_coll_name(o->coll));
+            goto out;
+        }
+        if (!o->gemm_n) o->gemm_n = 8192;
+        if (!o->gemm_k) o->gemm_k = 8192;
+        if (!o->ngemm_ms) ar_size_range_parse("512:16384", o->gemm_ms, AR_CLI_MAX_SIZES, &o->ngemm_ms, NULL);
+        o->nsizes = 0;
+        o->ncounts = 0;
+        for (int i = 0; i < o->ngemm_ms; i++) {
+            const uint64_t m = o->gemm_ms[i];
+            if (o->partitions && m % (uint64_t)o->partitions) {
+                rc = ar_cli_fail(cmd, "--partitions %d does not divide --m %" PRIu64 " rows evenly", o->partitions, m);
+                goto out;
+            }
+            if (m > UINT64_MAX / 8 / o->gemm_n || m * o->gemm_k > UINT64_MAX / 8 - o->gemm_k * o->gemm_n) {
+                rc = ar_cli_fail(cmd, "--m %" PRIu64 " x --n %" PRIu64 " x --k %" PRIu64 ": the operands overflow 64 bits",
+                                 m, o->gemm_n, o->gemm_k);
+                goto out;
+            }
+            o->counts[o->ncounts++] = m * o->gemm_n;
         }
     }
     if ((o->seen & AR_CLI_O(SIZE)) && (o->seen & AR_CLI_O(COUNT))) {

@@ -71,6 +71,11 @@ typedef struct ar_cli_opts_s {
     int ranks;                       /* --ranks N: N ranks in blocks on the devices; 0 = one per device */
     ar_coll_t coll;                  /* --op (default allreduce): what every plan computes; --algo
                                         all keeps the algorithms that compute it */
+    uint64_t gemm_n, gemm_k;         /* --n, --k: a fused op's product (default 8192 each); its M
+                                        (--m, a list) becomes counts[] = M x N */
+    uint64_t gemm_ms[AR_CLI_MAX_SIZES]; /* --m, as given (default 512:16384) */
+    int ngemm_ms;
+    int partitions;                  /* --partitions (default 0: from the model) */
 
     /* Run control. */
     int iters;                       /* --iters N (default 1; >= 1) */
@@ -92,11 +97,16 @@ typedef struct ar_cli_opts_s {
     unsigned seen;                   /* the shared options on the command line (AR_CLI_O bits) */
 } ar_cli_opts_t;
 
+/* A case's collective from the options: coll, and a fused op's product for count = M x N
+ * elements (arsim/plan.h). */
+void ar_cli_case_coll(const ar_cli_opts_t *o, uint64_t count, ar_algo_opts_t *ao);
+
 /* The shared options, each a bit of a command's `takes` (AR_CLI_O(SIZE)). */
 #define AR_CLI_SHARED_OPTS(X)                                                                      \
     X(BACKEND) X(TOPOLOGY) X(MODEL) X(SET) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
     X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
-    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM) X(OP)
+    X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM) X(OP) X(GEMM_M) X(GEMM_N)  \
+    X(GEMM_K) X(PARTITIONS)
 enum {
 #define AR_CLI_BIT_ENUM(name) AR_CLI_BIT_##name,
     AR_CLI_SHARED_OPTS(AR_CLI_BIT_ENUM)

@@ -70,12 +70,17 @@ void ar_cli_json_row(FILE *f, const ar_row_t *r, int first) {
     const ar_result_t *res = r->res;
     double t = res->time_s;
     static const char *const term_keys[AR_NTERM] = {"link_us", "memory_us", "reduce_us",
-                                                    "sync_us", "launch_us"};
+                                                    "sync_us", "launch_us", "compute_us"};
     fputs(first ? "  {" : ",\n  {", f);
     fputs("\"backend\": ", f); json_str(f, r->backend);
     fputs(", \"topology\": ", f); json_str(f, r->topology);
     fputs(", \"model\": ", f); json_str(f, r->model);
-    fprintf(f, ", \"nranks\": %d, \"op\": \"%s\", \"algo\": ", r->nranks, ar_coll_name(r->coll));
+    fprintf(f, ", \"nranks\": %d, \"op\": \"%s\", \"gemm\": ", r->nranks, ar_coll_name(r->coll));
+    char gemm[96];
+    ar_row_gemm(r, gemm, sizeof gemm);
+    if (gemm[0]) json_str(f, gemm);
+    else fputs("null", f);
+    fputs(", \"algo\": ", f);
     json_str(f, r->algo);
     fprintf(f, ", \"dtype\": \"%s\", \"redop\": \"%s\", \"root\": %d, \"buffer\": \"%s\", \"bytes\": %" PRIu64
                ", \"count\": %" PRIu64 ", \"channels\": %d, \"chunk_bytes\": %" PRIu64,

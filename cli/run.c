@@ -198,7 +198,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 c.algo_opts.channels = o->channels[ic];
                 c.algo_opts.chunk_bytes = o->chunks[ik];
                 c.algo_opts.root = roots[ir];
-                c.algo_opts.coll = o->coll;
+                ar_cli_case_coll(o, count, &c.algo_opts);
                 c.run.breakdown = o->breakdown;
                 if (s->progress) c.run.progress = run_progress, c.run.progress_ctx = s;
                 ar_error_t err;

@@ -30,7 +30,7 @@
 #include "cli/opts.h"
 #include "arsim/util.h"
 
-#define NKEY 14        /* leading CSV columns that name a run: backend .. chunk_bytes */
+#define NKEY 15        /* leading CSV columns that name a run: backend .. chunk_bytes */
 #define MSG_MAX 4000   /* one worker message, written atomically (< PIPE_BUF) */
 
 /* The key of a CSV row: its first NKEY fields as written (up to the NKEY-th comma
@@ -286,7 +286,7 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];
     c.algo_opts.root = roots[x.r];
-    c.algo_opts.coll = o->coll;
+    ar_cli_case_coll(o, count, &c.algo_opts);
     inflight_t *note = w->inflight ? &w->inflight[slot] : NULL;
     if (note) c.run.progress = inflight_note, c.run.progress_ctx = note;
     ar_error_t err;

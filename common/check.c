@@ -22,7 +22,10 @@ static double input(ar_dtype_t dtype, const ar_check_inputs_t *in, int q, uint64
 
 int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const ar_check_inputs_t *inputs,
                  int rank, const void *out, ar_result_t *res) {
-    const double tol = ar_dtype_tolerance(dtype, nranks);
+    const int fused = ar_coll_fused(coll);
+    const ar_gemm_t g = inputs->gemm;
+    const double tol = fused ? ar_dtype_tolerance(dtype, nranks + 1) + (double)g.k * 0x1p-24
+                             : ar_dtype_tolerance(dtype, nranks);
     int ok = 1;
     uint64_t wrong = 0;
     double max_err = 0;
@@ -37,6 +40,14 @@ int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, c
             while (i >= own_lo + own_len) ar_coll_shard(count, nranks, owner++, &own_lo, &own_len);
             want = input(dtype, inputs, owner - 1, i);
             mag = fabs(want);
+        } else if (fused) { /* row i / N of every A_q times column i % N of its B_q */
+            const uint64_t row = i / g.n, col = i % g.n, b0 = g.m * g.k;
+            for (int q = 0; q < nranks; q++)
+                for (uint64_t l = 0; l < g.k; l++) {
+                    const double ab = input(dtype, inputs, q, row * g.k + l) * input(dtype, inputs, q, b0 + l * g.n + col);
+                    want += ab;
+                    mag += fabs(ab);
+                }
         } else
             for (int q = 0; q < nranks; q++) {
                 const double v = input(dtype, inputs, q, i);

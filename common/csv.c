@@ -298,8 +298,9 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
 }
 
 const char *const ar_row_csv_columns =
-    "backend,topology,model,nranks,op,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
-    "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,cycles,check,"
+    "backend,topology,model,nranks,op,gemm,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
+    "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,compute_us,"
+    "cycles,check,"
     "links_detected,sim_wall_s";
 
 void ar_row_csv_header(FILE *f) { fprintf(f, "%s\n", ar_row_csv_columns); }
@@ -311,6 +312,9 @@ void ar_row_csv(FILE *f, const ar_row_t *r) {
     ar_csv_put(f, r->topology); fputc(',', f);
     ar_csv_put(f, r->model); fputc(',', f);
     fprintf(f, "%d,%s,", r->nranks, ar_coll_name(r->coll));
+    char gemm[96];
+    ar_row_gemm(r, gemm, sizeof gemm);
+    fprintf(f, "%s,", gemm);
     ar_csv_put(f, r->algo); fputc(',', f);
     fprintf(f, "%s,%s,%d,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",", ar_dtype_name(r->dtype), ar_row_redop(r), r->root,
             ar_mem_name(r->buffer), r->bytes, r->count, r->channels, r->chunk_bytes);

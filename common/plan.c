@@ -120,6 +120,7 @@ static void size_finish(ar_plan_t *p) {
     s->nflags = p->nflags ? p->nflags : 1;
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
+    s->in_elems = p->in_elems ? p->in_elems : p->count;
     s->bytes = s->ops * sizeof(ar_op_t) + s->srcs * sizeof(ar_addr_t) +
                nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + (uint64_t)p->nranks * s->nflags * sizeof(uint64_t);
 }
@@ -186,6 +187,17 @@ int ar_plan_netreduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t
     if (n == 0) return AR_OK;
     ar_op_t op = {.code = AR_OP_NETREDUCE, .nsrc = 1, .n = n, .dst = dst};
     AR_TRY(add_srcs(p, &src, 1, &op.src));
+    return append(p, rank, chan, &op);
+}
+
+int ar_plan_compute(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t a, ar_addr_t b, uint64_t m,
+                    uint64_t N, uint64_t K) {
+    if (dst.rank != rank || a.rank != rank || b.rank != rank || N > UINT32_MAX || N == 0 || K == 0)
+        return AR_EINVAL;
+    if (m == 0) return AR_OK;
+    ar_op_t op = {.code = AR_OP_COMPUTE, .nsrc = 2, .n = m, .dst = dst, .flag = (uint32_t)N, .count = K};
+    const ar_addr_t ab[2] = {a, b};
+    AR_TRY(add_srcs(p, ab, 2, &op.src));
     return append(p, rank, chan, &op);
 }
 
@@ -260,7 +272,7 @@ int ar_plan_finish(ar_plan_t *p) {
 }
 
 const char *ar_op_name(uint32_t code) {
-    static const char *const names[AR_NOPCODE] = {"COPY", "REDUCE", "SIGNAL", "WAIT", "NETREDUCE"};
+    static const char *const names[AR_NOPCODE] = {"COPY", "REDUCE", "SIGNAL", "WAIT", "NETREDUCE", "COMPUTE"};
     return code < AR_NOPCODE ? names[code] : "?";
 }
 
@@ -274,7 +286,7 @@ void ar_plan_free(ar_plan_t *p) {
     AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
 }
 
-static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather"};
+static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce"};
 
 const char *ar_coll_name(ar_coll_t c) {
     return (unsigned)c < AR_NCOLL ? COLL_NAMES[c] : NULL;
@@ -292,7 +304,7 @@ int ar_coll_parse(const char *name, ar_coll_t *c) {
 uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf) {
     if (rank == AR_RANK_HOST) return p->host_elems;
     switch (buf) {
-    case AR_BUF_IN:
+    case AR_BUF_IN: return p->in_elems ? p->in_elems : p->count;
     case AR_BUF_OUT: return p->count;
     case AR_BUF_SCRATCH: return p->scratch_elems;
     default: return 0;
@@ -314,6 +326,9 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
             p->algo, p->nranks, p->nchannels, p->count, ar_dtype_name(p->dtype), p->scratch_elems,
             p->host_elems, p->nflags, p->nops);
     if (p->parity_elems) fprintf(f, "parity slot offset %" PRIu64 "\n", p->parity_elems);
+    if (p->gemm.m)
+        fprintf(f, "%s: gemm M=%" PRIu64 " N=%" PRIu64 " K=%" PRIu64 ", IN %" PRIu64 " elements\n",
+                ar_coll_name(p->coll), p->gemm.m, p->gemm.n, p->gemm.k, ar_plan_buf_elems(p, 0, AR_BUF_IN));
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
@@ -334,6 +349,15 @@ void ar_plan_dump(const ar_plan_t *p, void *stream) {
                         dump_addr(f, p->srcs[op->src + s]);
                     }
                     fprintf(f, " n=%" PRIu64 "\n", op->n);
+                    break;
+                case AR_OP_COMPUTE:
+                    fprintf(f, "COMPUTE ");
+                    dump_addr(f, op->dst);
+                    fprintf(f, " <- ");
+                    dump_addr(f, p->srcs[op->src]);
+                    fprintf(f, " x ");
+                    dump_addr(f, p->srcs[op->src + 1]);
+                    fprintf(f, " m=%" PRIu64 " n=%u k=%" PRIu64 "\n", op->n, op->flag, op->count);
                     break;
                 case AR_OP_SIGNAL: fprintf(f, "SIGNAL r%d flag %u\n", op->dst.rank, op->flag); break;
                 case AR_OP_WAIT:

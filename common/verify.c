@@ -336,7 +336,7 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
                    piece_t **out, size_t *nout, size_t *capout) {
     char b1[96], b2[128], b3[64];
     if (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN) {
-        uint64_t lo = 0, len = v->p->count;
+        uint64_t lo = 0, len = ar_plan_buf_elems(v->p, a.rank, AR_BUF_IN);
         if (v->p->coll == AR_COLL_ALLGATHER) ar_coll_shard(v->p->count, v->P, a.rank, &lo, &len);
         if (a.off < lo || a.off + n > lo + len)
             return AR_ERR(v->err, AR_EPLAN,
@@ -466,6 +466,10 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     char b1[96];
     if (op->n == 0) return AR_OK;
     const ar_addr_t dst = ar_addr_at(p, op->dst, (uint64_t)e);
+    for (uint32_t j = 0; ar_coll_fused(p->coll) && j < op->nsrc; j++)
+        if (p->srcs[op->src + j].rank != AR_RANK_HOST && ar_addr_buf(p->srcs[op->src + j]) == AR_BUF_IN)
+            return AR_ERR(v->err, AR_EPLAN, "%s reads IN (source %u): a %s's IN holds its product's operands, "
+                          "which only a COMPUTE reads", fmt_op(v, b1, sizeof b1, ch, op_i), j, ar_coll_name(p->coll));
     if (op->code == AR_OP_COPY) {
         size_t n = 0;
         AR_TRY(do_read(v, ch, e, op_i, 0, ar_addr_at(p, p->srcs[op->src], (uint64_t)e), op->n, &v->pc_src[0],
@@ -540,6 +544,60 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     return AR_OK;
 }
 
+/* The rank whose product a COMPUTE's left operand row belongs to (a fused collective's
+ * left matrix: the executing rank's own A). */
+static int left_owner(const vs_t *v, int exec_rank, uint64_t row) {
+    (void)v;
+    (void)row;
+    return exec_rank;
+}
+
+/* A COMPUTE: its left operand must hold m whole rows of the product's left matrix in order
+ * (elements row*K.. of one rank's A), its right operand the executing rank's own B (IN at
+ * M*K); the tile written is then rows row0.. of the executing rank's product: elements
+ * row0*N.. of its contribution, as IN is for a plain allreduce. */
+static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *op) {
+    const ar_plan_t *p = v->p;
+    char b1[96];
+    const int r = (int)(ch / (uint32_t)p->nchannels);
+    uint64_t m, N, K;
+    ar_op_gemm(op, &m, &N, &K);
+    fmt_op(v, b1, sizeof b1, ch, op_i);
+    if (!ar_coll_fused(p->coll) || N != p->gemm.n || K != p->gemm.k)
+        return AR_ERR(v->err, AR_EPLAN, "%s: a %" PRIu64 " x %" PRIu64 " product in a plan whose GEMM is %" PRIu64
+                      " x %" PRIu64 " (%s)", b1, N, K, p->gemm.n, p->gemm.k, ar_coll_name(p->coll));
+    size_t na = 0, nb = 0;
+    AR_TRY(do_read(v, ch, e, op_i, 0, ar_addr_at(p, p->srcs[op->src], (uint64_t)e), m * K, &v->pc_src[0], &na,
+                   &v->cap_src[0]));
+    AR_TRY(do_read(v, ch, e, op_i, 1, ar_addr_at(p, p->srcs[op->src + 1], (uint64_t)e), K * N, &v->pc_src[1], &nb,
+                   &v->cap_src[1]));
+    const int64_t a0 = v->pc_src[0][0].base;
+    if (a0 < 0 || (uint64_t)a0 % K || (uint64_t)a0 / K + m > p->gemm.m)
+        return AR_ERR(v->err, AR_EPLAN, "%s: its left operand starts at element %" PRId64
+                      ", not at a row of the %" PRIu64 " x %" PRIu64 " left matrix", b1, a0, p->gemm.m, K);
+    int64_t at = a0;
+    for (size_t i = 0; i < na; i++) {
+        const piece_t *x = &v->pc_src[0][i];
+        const uint64_t row = (uint64_t)at / K, last = ((uint64_t)at + x->len - 1) / K;
+        const int q = left_owner(v, r, row);
+        if (x->base != at || x->vec != v->unit[e * v->P + q] || left_owner(v, r, last) != q)
+            return AR_ERR(v->err, AR_EPLAN, "%s: its left operand's row %" PRIu64 " is not row %" PRIu64
+                          " of rank %d's left matrix as it was input in execution %d", b1, row, row, q, e + 1);
+        at += (int64_t)x->len;
+    }
+    const int64_t b0 = (int64_t)(p->gemm.m * p->gemm.k);
+    at = b0;
+    for (size_t i = 0; i < nb; i++) {
+        const piece_t *x = &v->pc_src[1][i];
+        if (x->base != at || x->vec != v->unit[e * v->P + r])
+            return AR_ERR(v->err, AR_EPLAN, "%s: its right operand is not rank %d's B (IN[%" PRId64 "..) as input in "
+                          "execution %d)", b1, r, b0, e + 1);
+        at += (int64_t)x->len;
+    }
+    const piece_t out = {m * N, (int64_t)((uint64_t)a0 / K * N), v->unit[e * v->P + r]};
+    return do_write(v, ch, e, op_i, ar_addr_at(p, op->dst, (uint64_t)e), &out, 1);
+}
+
 /* Static checks of one op: bounds, k, flags, IN read-only, overlaps. */
 static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
     const ar_plan_t *p = v->p;
@@ -574,6 +632,15 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
     }
     if ((op->code == AR_OP_COPY || op->code == AR_OP_NETREDUCE) && op->nsrc != 1)
         return AR_ERR(v->err, AR_EPLAN, "%s: %s with %u sources", b1, ar_op_name(op->code), op->nsrc);
+    if (op->code == AR_OP_COMPUTE && (op->nsrc != 2 || op->flag == 0 || op->count == 0))
+        return AR_ERR(v->err, AR_EPLAN, "%s: COMPUTE with %u sources, %u columns, inner %" PRIu64 " (want 2, >= 1, >= 1)",
+                      b1, op->nsrc, op->flag, op->count);
+    if (op->code == AR_OP_COMPUTE && (uint64_t)op->src + 2 <= p->nsrcs &&
+        (op->dst.rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
+         p->srcs[op->src].rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
+         p->srcs[op->src + 1].rank != (int32_t)(ch / (uint32_t)p->nchannels)))
+        return AR_ERR(v->err, AR_EPLAN, "%s: COMPUTE names another rank's buffer (a product runs on its own device)",
+                      b1);
     if (op->code == AR_OP_NETREDUCE && op->nsrc == 1 && (uint64_t)op->src < p->nsrcs &&
         (op->dst.rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
          p->srcs[op->src].rank != (int32_t)(ch / (uint32_t)p->nchannels)))
@@ -595,28 +662,30 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
                           a->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY));
         if (a->rank != AR_RANK_HOST && ar_addr_buf(*a) >= AR_NBUF)
             return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", b1, role, (unsigned)ar_addr_buf(*a));
-        uint64_t size = ar_plan_buf_elems(p, a->rank, ar_addr_buf(*a));
+        uint64_t size = ar_plan_buf_elems(p, a->rank, ar_addr_buf(*a)), n = ar_op_operand_elems(op, s);
         for (uint64_t par = 0; par < 2; par++) { /* both slots of a parity address */
             ar_addr_t x = ar_addr_at(p, *a, par);
-            if (op->n > size || x.off < a->off || x.off > size - op->n)
+            if (n > size || x.off < a->off || x.off > size - n)
                 return AR_ERR(v->err, AR_EPLAN,
                               "%s: out of bounds: %s %s%s, buffer holds %" PRIu64 " elements", b1, role,
-                              fmt_addr(b2, sizeof b2, x, op->n), par ? " (odd executions' slot)" : "",
+                              fmt_addr(b2, sizeof b2, x, n), par ? " (odd executions' slot)" : "",
                               size);
         }
     }
     if (op->dst.rank != AR_RANK_HOST && ar_addr_buf(op->dst) == AR_BUF_IN)
         return AR_ERR(v->err, AR_EPLAN, "%s: writes %s, but IN is read-only", b1,
                       fmt_addr(b2, sizeof b2, ar_addr_at(p, op->dst, 0), op->n));
+    const uint64_t nd = ar_op_operand_elems(op, op->nsrc);
     for (uint64_t par = 0; par < 2; par++) {
         const ar_addr_t d = ar_addr_at(p, op->dst, par);
         for (uint32_t s = 0; s < op->nsrc; s++) {
             const ar_addr_t a = ar_addr_at(p, p->srcs[op->src + s], par);
+            const uint64_t na = ar_op_operand_elems(op, s);
             if (space_of(v, a) != space_of(v, d) || (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN)) continue;
-            if (a.off + op->n <= d.off || d.off + op->n <= a.off) continue;
-            if (op->code != AR_OP_COPY && a.off == d.off) continue;
+            if (a.off + na <= d.off || d.off + nd <= a.off) continue;
+            if (op->code != AR_OP_COPY && op->code != AR_OP_COMPUTE && a.off == d.off) continue;
             return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
-                          fmt_addr(b2, sizeof b2, a, op->n));
+                          fmt_addr(b2, sizeof b2, a, na));
         }
     }
     return AR_OK;
@@ -933,6 +1002,7 @@ static int run(vs_t *v) {
                     case AR_OP_COPY:
                     case AR_OP_REDUCE:
                     case AR_OP_NETREDUCE: AR_TRY(exec_data(v, (uint32_t)ch, e, v->pc[ch], op)); break;
+                    case AR_OP_COMPUTE: AR_TRY(exec_compute(v, (uint32_t)ch, e, v->pc[ch], op)); break;
                     case AR_OP_SIGNAL: AR_TRY(exec_signal(v, (uint32_t)ch, op, oi)); break;
                     case AR_OP_WAIT: AR_TRY(exec_wait(v, (uint32_t)ch, e, op)); break;
                     }

@@ -230,3 +230,20 @@ int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, a
     b->time_s = b->launch_s + top;
     return AR_OK;
 }
+
+int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t g, ar_dtype_t dtype, uint64_t bytes_per_rank,
+                   ar_mem_t buffer, int via_host, ar_bound_t *b, ar_error_t *err) {
+    AR_TRY(ar_bound_coll(t, ar_coll_fused(coll) ? AR_COLL_ALLREDUCE : coll, bytes_per_rank, buffer, via_host, b, err));
+    const double rate = t->model ? ar_cost_gemm_flops(t->model, dtype) : 0;
+    if (!ar_coll_fused(coll) || !(rate > 0)) return AR_OK;
+    int *on = malloc((size_t)t->ndevices * sizeof *on);
+    if (!on) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
+    const int most = ar_topo_ranks_per_device(t, on);
+    free(on);
+    b->compute_s = most * 2.0 * (double)g.m * (double)g.n * (double)g.k / rate;
+    if (b->launch_s + b->compute_s > b->time_s) {
+        b->time_s = b->launch_s + b->compute_s;
+        b->binding = "compute";
+    }
+    return AR_OK;
+}

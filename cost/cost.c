@@ -37,7 +37,7 @@ static void route_free(route_t *r) {
 }
 
 const char *ar_term_name(ar_term_t t) {
-    static const char *const names[AR_NTERM] = {"link", "memory", "reduce", "sync", "launch"};
+    static const char *const names[AR_NTERM] = {"link", "memory", "reduce", "sync", "launch", "compute"};
     return (unsigned)t < AR_NTERM ? names[t] : "?";
 }
 
@@ -240,12 +240,44 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     return AR_OK;
 }
 
+double ar_cost_gemm_flops(const ar_model_t *m, ar_dtype_t dt) {
+    const double tf = dt == AR_FP32 && m->gemm_fp32_tflops > 0 ? m->gemm_fp32_tflops : m->gemm_tflops;
+    return tf * 1e12;
+}
+
+/* A COMPUTE: its amount (c->bytes) is its multiply-adds x 2, streamed through the device's
+ * matrix units. */
+static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank, ar_mem_t buffer,
+                        ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic, int *ntraffic) {
+    const ar_model_t *m = t->model;
+    const double rate = ar_cost_gemm_flops(m, p->dtype);
+    if (!(rate > 0)) return AR_EINVAL;
+    uint64_t rows, N, K;
+    ar_op_gemm(op, &rows, &N, &K);
+    const double flops = 2.0 * (double)rows * (double)N * (double)K;
+    const double bytes = ((double)rows * K + (double)K * N + (double)rows * N) * (double)ar_dtype_size(p->dtype);
+    const double comp = flops / rate, mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
+    c->bytes = flops;
+    c->memory_s = mem;
+    c->move_s = comp >= mem ? comp : mem;
+    c->move_term = comp >= mem ? AR_TERM_COMPUTE : AR_TERM_MEMORY;
+    c->lat_s = m->gemm_overhead_ns * 1e-9;
+    c->lat_term = AR_TERM_COMPUTE;
+    c->total_s = c->lat_s + c->move_s;
+    if (traffic && max_traffic > 0) {
+        traffic[0] = (ar_op_traffic_t){AR_RES_TENSOR, t->placement[exec_rank], 0, flops};
+        if (ntraffic) *ntraffic = 1;
+    }
+    return AR_OK;
+}
+
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm) {
     const ar_model_t *m = t->model;
     memset(c, 0, sizeof *c);
     if (ntraffic) *ntraffic = 0;
+    if (op->code == AR_OP_COMPUTE) return compute_cost(t, p, op, exec_rank, buffer, c, traffic, max_traffic, ntraffic);
     if (op->code == AR_OP_NETREDUCE) return netreduce_cost(t, p, op, exec_rank, buffer, c, traffic, max_traffic, ntraffic);
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return AR_OK;
 
@@ -564,7 +596,7 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
     if (!lvl->present)
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name,
                       ar_mem_name(buffer));
-    double per_rank = (double)(2 * p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
+    double per_rank = (double)(ar_plan_buf_elems(p, 0, AR_BUF_IN) + p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
     int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
     ar_topo_ranks_per_device(t, on);

@@ -318,11 +318,16 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
         return AR_ERR(err, AR_EINVAL, "cuda backend: plan %s has %d ranks, the topology %d", p->algo,
                       p->nranks, be->nranks);
     if ((unsigned)p->dtype >= AR_NDTYPE) return AR_ERR(err, AR_EINVAL, "cuda backend: bad dtype");
-    for (uint32_t i = 0; i < p->nops; i++)
+    for (uint32_t i = 0; i < p->nops; i++) {
         if (p->ops[i].code == AR_OP_NETREDUCE)
             return AR_ERR(err, AR_ENOTSUP,
                           "cuda backend: plan %s sums inside the switch (NETREDUCE), a simulator what-if the GPUs "
                           "do not run", p->algo);
+        if (p->ops[i].code == AR_OP_COMPUTE)
+            return AR_ERR(err, AR_ENOTSUP,
+                          "cuda backend: plan %s computes a matrix product (COMPUTE, --op %s): the simulators run "
+                          "it; the GPUs do not yet", p->algo, ar_coll_name(p->coll));
+    }
     for (int i = 0; i < be->nused; i++) {
         cudaSetDevice(be->used[i]);
         AR__CU(cudaDeviceSynchronize(), "waiting for the GPU");

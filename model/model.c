@@ -50,6 +50,7 @@ const ar_model_key_t *ar_model_key_find(const char *name) {
 double ar_model_unit_si(const char *unit) {
     if (!strcmp(unit, "ns")) return 1e-9;
     if (!strcmp(unit, "GB/s") || !strcmp(unit, "GHz")) return 1e9;
+    if (!strcmp(unit, "TFLOP/s")) return 1e12;
     return 1;
 }
 

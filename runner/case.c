@@ -1,4 +1,5 @@
 /* One case from its plan to its row (arsim/case.h). */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,15 +378,24 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         .backend = c->backend, .topology = c->topology, .model = t->model ? t->model->name : "",
         .algo = out->algo_label[0] ? out->algo_label : c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
         .bytes = c->count * ar_dtype_size(c->dtype), .count = c->count, .root = p->root,
-        .channels = p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p), .res = &out->res, .check = "",
-        .coll = p->coll,
+        /* a fused plan's compute channel is the product's, not one of the algorithm's */
+        .channels = ar_coll_fused(p->coll) ? p->nchannels - 1 : p->nchannels, .chunk_bytes = ar_plan_chunk_bytes(p),
+        .res = &out->res, .check = "", .coll = p->coll, .gemm = p->gemm, .partitions = p->partitions,
     };
     ar_bound_t b;
     ar_error_t berr;
     ar_error_clear(&berr);
-    if (ar_bound_coll(t, p->coll, out->row.bytes, c->run.buffer, p->host_elems > 0, &b, &berr) == AR_OK)
+    if (ar_bound_fused(t, p->coll, p->gemm, p->dtype, out->row.bytes, c->run.buffer, p->host_elems > 0, &b, &berr) == AR_OK)
         out->row.bound_s = b.time_s;
     return AR_OK;
+}
+
+void ar_row_gemm(const ar_row_t *r, char *buf, size_t len) {
+    if (!ar_coll_fused(r->coll) || !r->gemm.m) {
+        if (len) buf[0] = 0;
+        return;
+    }
+    snprintf(buf, len, "%" PRIu64 "x%" PRIu64 "x%" PRIu64 "/%d", r->gemm.m, r->gemm.n, r->gemm.k, r->partitions);
 }
 
 const char *ar_row_redop(const ar_row_t *r) { return r->coll == AR_COLL_ALLGATHER ? "none" : "sum"; }
@@ -490,8 +500,50 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     *predicted_s = time[pick];
 }
 
+/* A fused op's defaults: for each partition count (o's, else 1, 2, 4, ... 16 that divide M),
+ * its allreduce's defaults at one partition's size, then the fused plan's predicted time;
+ * more partitions are taken only where they predict AR_CASE_TUNE_FLAT less (each adds a
+ * product's fixed cost and a round of the algorithm's own). */
+static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                          ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s,
+                          ar_error_t *err) {
+    const ar_backend_ops_t *target = backend ? ar_backend_find(backend) : NULL;
+    const uint64_t M = o->gemm.m;
+    double best = INFINITY;
+    int built = 0;
+    for (int parts = o->partitions > 0 ? o->partitions : 1; parts <= (o->partitions > 0 ? o->partitions : 16);
+         parts *= 2) {
+        if (!M || M % (uint64_t)parts) continue;
+        ar_algo_opts_t io = *o, inner;
+        io.coll = AR_COLL_ALLREDUCE;
+        io.gemm = (ar_gemm_t){0, 0, 0};
+        io.partitions = 0;
+        double unused;
+        AR_TRY(ar_case_defaults(t, algo, count / (uint64_t)parts, dt, &io, buffer, backend, &inner, &unused, err));
+        ar_algo_opts_t fo = *o;
+        fo.channels = inner.channels;
+        fo.chunk_bytes = inner.chunk_bytes;
+        fo.partitions = parts;
+        int brc;
+        uint64_t nops;
+        ar_error_t e;
+        ar_error_clear(&e);
+        const double s = predict(t, algo, count, dt, &fo, buffer, target, 0, &brc, &nops, &e);
+        if (!built) *out = fo; /* what the build will say, at least */
+        built = 1;
+        if (s < best * (1 - AR_CASE_TUNE_FLAT)) best = s, *out = fo;
+    }
+    if (predicted_s) *predicted_s = best;
+    return AR_OK;
+}
+
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    if (ar_coll_fused(o->coll) && o->gemm.m) {
+        const ar_algo_t *fa = ar_algo_find(algo);
+        if (fa && !fa->probe && !fa->chooser && t->model && count)
+            return fused_defaults(t, algo, count, dt, o, buffer, backend, out, predicted_s, err);
+    }
     const ar_backend_ops_t *target = backend ? ar_backend_find(backend) : NULL;
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     *out = *o;

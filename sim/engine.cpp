@@ -185,8 +185,8 @@ struct Sim {
     std::vector<sg4::Host *> chan_hosts;
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
     /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel,
-     * issue bound per device */
-    int base_mem, base_host, base_chan, base_issue;
+     * issue bound per device, matrix units per device */
+    int base_mem, base_host, base_chan, base_issue, base_tensor;
     /* The channel clock (cost.h): every channel's time, path and landing stores. A
      * channel's clock may run ahead of SimGrid's (its own core's reduction, a WAIT
      * whose SIGNAL nothing can beat any more, the executor's own costs): whatever it
@@ -292,6 +292,14 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
      * lists (every device's memory and hub link, both ways, as often as it has ranks). */
     ar_op_cost_t cost;
     const double t0 = ar_clock_now(&clk, gi);
+    if (op->code == AR_OP_COMPUTE) { /* multiply-adds through the device's matrix units */
+        if (ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
+            set_fail("rank %d channel %d op %u: the model has no rate for a product (gemm_tflops)", rank,
+                     gi % p->nchannels, cs.pc);
+            return;
+        }
+        s.route.push_back(base_tensor + t->placement[rank]);
+    }
     if (op->code == AR_OP_NETREDUCE) {
         s.traffic.resize((size_t)2 * t->nlinks + t->ndevices + 1);
         int nt = 0;
@@ -305,7 +313,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
             for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
         }
     }
-    for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE; i++) {
+    for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE && op->code != AR_OP_COMPUTE; i++) {
         const bool dst = i == op->nsrc;
         const int ep = addr_ep(*ar_op_operand(p, op, i));
         if (route(dst ? self : ep, dst ? ep : self, s.route, s.req) < 0) {
@@ -317,15 +325,18 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     }
     /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
      * decides only how fast its bytes stream beside everything else. */
-    if (op->code != AR_OP_NETREDUCE && ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
+    if (op->code != AR_OP_NETREDUCE && op->code != AR_OP_COMPUTE &&
+        ar_clock_op_begin(&clk, gi, op, &cost, nullptr, 0, nullptr) != AR_OK) {
         set_fail("rank %d channel %d op %u: out of memory", rank, gi % p->nchannels, cs.pc);
         return;
     }
     const double B = cost.bytes;
-    /* The channel's own bound, once: its link carries the op at B / chan_s at most. */
+    /* The channel's own bound, once: its link carries the op at B / chan_s at most (a
+     * product at its own bottleneck, the units' rate or its bytes'). */
     Resource &R = res[base_chan + gi];
-    if (cost.chan_s > 0 && B > 0) {
-        double bw = B / cost.chan_s;
+    const double own_s = op->code == AR_OP_COMPUTE ? cost.move_s : cost.chan_s;
+    if (own_s > 0 && B > 0) {
+        double bw = B / own_s;
         if (bw != R.bw) {
             R.link->set_bandwidth(bw);
             R.bw = bw;
@@ -472,7 +483,8 @@ void Sim::actor(int gi) {
         switch (op->code) {
         case AR_OP_COPY:
         case AR_OP_REDUCE:
-        case AR_OP_NETREDUCE: data_op(gi, op, s); break;
+        case AR_OP_NETREDUCE:
+        case AR_OP_COMPUTE: data_op(gi, op, s); break;
         case AR_OP_SIGNAL: signal_op(gi, op); break;
         case AR_OP_WAIT: wait_op(gi, op); break;
         default: break;
@@ -564,7 +576,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_host = s.base_mem + s.ndev;
         s.base_chan = s.base_host + s.ndev;
         s.base_issue = s.base_chan + s.nch;
-        s.res.resize((size_t)s.base_issue + s.ndev);
+        s.base_tensor = s.base_issue + s.ndev;
+        s.res.resize((size_t)s.base_tensor + s.ndev);
         net_weights(s.m, &s.net_weight, s.req_weight);
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
@@ -591,6 +604,13 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             H.bw = s.m->host_link_gbps * 1e9;
             H.kind = RES_HOST;
             H.link = make_link(z, "pcie" + std::to_string(d), H.bw, s.m->host_link_lat_ns * 1e-9);
+            const double flops = ar_cost_gemm_flops(s.m, p->dtype);
+            if (flops > 0) { /* products on one device share its matrix units */
+                Resource &T = s.res[s.base_tensor + d];
+                T.bw = flops;
+                T.kind = RES_HOST; /* outside the topology's links */
+                T.link = make_link(z, "tensor" + std::to_string(d), T.bw, 0);
+            }
             if (s.m->link_issue_gbps > 0) {
                 Resource &I = s.res[s.base_issue + d];
                 I.bw = s.m->link_issue_gbps * 1e9;

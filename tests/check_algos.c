@@ -585,6 +585,104 @@ END_TEST
 
 /* The verifier holds a plan to its collective: each plan checked as another fails, saying
  * why; an algorithm asked for a collective it does not build says which do. */
+/* matmul-allreduce with each algorithm: its allreduce laid out once per partition, the
+ * product's partitions overlapped; verified, and on ref equal to the float64 sum of the
+ * ranks' products. Multi-hop topologies and several ranks a device too. */
+START_TEST(test_fused_plans) {
+    static const struct { const char *spec; int ranks; } topos[] = {{"full:4", 4}, {"ring_1d:5", 5}, {"full:2", 4}};
+    static const char *const algos[] = {"ring", "1stage", "2stage", "torus2d", "mesh2d", "center_root", "naive"};
+    for (size_t ti = 0; ti < sizeof topos / sizeof *topos; ti++) {
+        ar_topo_t *t = topo(topos[ti].spec);
+        ar_error_t e;
+        if (t->nranks != topos[ti].ranks) ck_assert_int_eq(ar_topo_place_blocks(t, topos[ti].ranks, &e), AR_OK);
+        for (size_t ai = 0; ai < sizeof algos / sizeof *algos; ai++)
+            for (int parts = 1; parts <= 4; parts *= 2)
+                for (int dt = 0; dt < 2; dt++) {
+                    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                    o.coll = AR_COLL_MATMUL_ALLREDUCE;
+                    o.gemm = (ar_gemm_t){12, 10, 33};
+                    o.partitions = parts;
+                    o.channels = dt ? 2 : 0;
+                    ar_plan_t *p = NULL;
+                    const ar_dtype_t dtype = dt ? AR_FP32 : AR_BF16;
+                    const int rc = ar_algo_build(algos[ai], t, 120, dtype, &o, &p, &e);
+                    if (rc == AR_EUNFIT) continue; /* torus2d, mesh2d: a grid of these ranks */
+                    ck_assert_msg(rc == AR_OK, "%s on %s: %s", algos[ai], topos[ti].spec, e.message);
+                    ck_assert_int_eq(p->coll, AR_COLL_MATMUL_ALLREDUCE);
+                    ck_assert_uint_eq(ar_plan_buf_elems(p, 0, AR_BUF_IN), 12 * 33 + 33 * 10);
+                    ck_assert_int_eq(p->partitions, parts);
+                    ck_assert_msg(ar_plan_verify(p, &e) == AR_OK, "%s on %s, %d partitions: %s", algos[ai],
+                                  topos[ti].spec, parts, e.message);
+                    /* one product per partition per rank */
+                    uint32_t computes = 0;
+                    for (uint32_t i = 0; i < p->nops; i++) computes += p->ops[i].code == AR_OP_COMPUTE;
+                    ck_assert_uint_eq(computes, (uint32_t)(parts * t->nranks));
+                    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+                    ro.check = 1;
+                    ro.iters = 3;
+                    ar_result_t res;
+                    memset(&res, 0, sizeof res);
+                    ck_assert_msg(ar_backend_run("ref", t, p, &ro, &res, &e) == AR_OK, "%s", e.message);
+                    ck_assert_msg(res.checked && res.check_ok && res.wrong == 0, "%s on %s: %s", algos[ai],
+                                  topos[ti].spec, res.check_msg);
+                    ar_result_free(&res);
+                    ar_plan_free(p);
+                }
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* The verifier refuses what a product does not compute: a left operand off a row, a product
+ * in a plan with no GEMM, a product's operands read by a COPY. */
+START_TEST(test_fused_verify_refuses) {
+    ar_topo_t *t = topo("full:2");
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.coll = AR_COLL_MATMUL_ALLREDUCE;
+    o.gemm = (ar_gemm_t){8, 6, 5};
+    o.partitions = 2;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ck_assert_int_eq(ar_algo_build("ring", t, 48, AR_FP32, &o, &p, &e), AR_OK);
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
+    ar_op_t *c = NULL;
+    for (uint32_t i = 0; i < p->nops && !c; i++)
+        if (p->ops[i].code == AR_OP_COMPUTE) c = &p->ops[i];
+    ck_assert_ptr_nonnull(c);
+    p->srcs[c->src].off += 1; /* a row shifted by one element */
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+    ck_assert_msg(strstr(e.message, "not at a row"), "%s", e.message);
+    p->srcs[c->src].off -= 1;
+    p->srcs[c->src + 1].off -= 1; /* B one element early: A's last element */
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+    ck_assert_msg(strstr(e.message, "right operand is not rank"), "%s", e.message);
+    p->srcs[c->src + 1].off += 1;
+    p->coll = AR_COLL_ALLREDUCE;
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+    ck_assert_msg(strstr(e.message, "product in a plan whose GEMM"), "%s", e.message);
+    ar_plan_free(p);
+    /* a COPY of a product's operand into OUT: its IN is only a product's */
+    p = NULL;
+    ck_assert_int_eq(ar_plan_new("hand", 2, 1, 48, AR_FP32, &p), AR_OK);
+    p->coll = AR_COLL_MATMUL_ALLREDUCE;
+    p->gemm = o.gemm;
+    p->in_elems = 8 * 5 + 5 * 6;
+    for (int r = 0; r < 2; r++) ck_assert_int_eq(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), 48), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ck_assert_int_eq(ar_plan_verify(p, &e), AR_EPLAN);
+    ck_assert_msg(strstr(e.message, "which only a COMPUTE reads"), "%s", e.message);
+    ar_plan_free(p);
+    /* M not divided by the partitions, and no product given */
+    o.partitions = 3;
+    ck_assert_int_eq(ar_algo_build("ring", t, 48, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "3 partitions do not divide M = 8"), "%s", e.message);
+    o.gemm = (ar_gemm_t){0, 0, 0};
+    ck_assert_int_eq(ar_algo_build("ring", t, 48, AR_FP32, &o, &p, &e), AR_EINVAL);
+    ck_assert_msg(strstr(e.message, "needs its product's M, N and K"), "%s", e.message);
+    ar_topo_free(t);
+}
+END_TEST
+
 START_TEST(test_coll_verify_refuses) {
     ar_topo_t *t = topo("ring_1d:4");
     static const struct { const char *algo; ar_coll_t built, as; const char *why; } cases[] = {
@@ -769,6 +867,8 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_find);
     tcase_add_test(tc, test_coll_fits);
     tcase_add_test(tc, test_coll_verify_refuses);
+    tcase_add_test(tc, test_fused_plans);
+    tcase_add_test(tc, test_fused_verify_refuses);
     suite_add_tcase(s, tc);
     tc = tcase_create("center_root");
     tcase_set_timeout(tc, 60);

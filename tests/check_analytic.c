@@ -1419,6 +1419,96 @@ START_TEST(test_bound_by_hand) {
 END_TEST
 
 /* A reduce-scatter or all-gather is half an allreduce's traffic (arsim/bound.h). */
+/* A plan of matmul-allreduce over (m, N, K) with rank r's COMPUTEs of its whole product
+ * (fp32), one per channel in `chans` channels, each of m / chans rows. */
+static ar_plan_t *compute_plan(int nranks, int chans, uint64_t m, uint64_t N, uint64_t K) {
+    ar_plan_t *p = tu_plan_new(nranks, chans, m * N);
+    p->coll = AR_COLL_MATMUL_ALLREDUCE;
+    p->gemm = (ar_gemm_t){m, N, K};
+    p->in_elems = m * K + K * N;
+    const uint64_t rows = m / (uint64_t)chans;
+    for (int r = 0; r < nranks; r++)
+        for (int c = 0; c < chans; c++)
+            ck_assert_int_eq(ar_plan_compute(p, r, c, ar_addr(r, AR_BUF_OUT, c * rows * N),
+                                             ar_addr(r, AR_BUF_IN, c * rows * K), ar_addr(r, AR_BUF_IN, m * K), rows, N, K),
+                             AR_OK);
+    return p;
+}
+
+/* A COMPUTE: launch + gemm_overhead_ns + the larger of its multiply-adds at the matrix rate
+ * and its bytes (a, b and dst once) at the memory's, on both timing backends; products on
+ * one device share its matrix units. */
+START_TEST(test_compute_time) {
+    ar_topo_t *t = round_topo_with("gemm_tflops: 40\ngemm_fp32_tflops: 2\ngemm_overhead_ns: 500\n", "ring_1d:2", 2);
+    const double OVER = 500 * NS, RATE = 2e12;
+    static const struct { uint64_t m, N, K; int chans, compute_bound; } cases[] = {
+        {256, 256, 256, 1, 1},  /* 33.6 M flops: 16.8 us; 786 KB: 1.2 us */
+        {1024, 1024, 1, 1, 0},  /* 2.1 M flops: 1.05 us; 4.2 MB: 6.3 us */
+        {256, 256, 256, 2, 1},  /* two channels' products on one device: the units shared */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const uint64_t m = cases[i].m, N = cases[i].N, K = cases[i].K;
+        const double flops = 2.0 * m * N * K, bytes = 4.0 * ((double)m * K + (double)K * N + (double)m * N);
+        const double comp = flops / RATE, mem = bytes / HBM_BW;
+        ck_assert_int_eq(comp > mem, cases[i].compute_bound);
+        for (int b = 0; b < 2; b++) {
+            const char *be = b ? "sim" : "analytic";
+            if (!ar_backend_find(be)) continue;
+            ar_plan_t *p = compute_plan(2, cases[i].chans, m, N, K);
+            ar_result_t r;
+            ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+            tu_run_checked(be, t, p, &o, &r, 1e-9);
+            /* each channel's share: its bytes alone, or half the units for half the flops */
+            const double move = cases[i].chans == 1 ? fmax(comp, mem) : fmax(comp, mem / cases[i].chans);
+            ck_assert_msg(fabs(r.time_s - (LAUNCH + OVER + move)) <= 1e-6 * r.time_s, "%s case %zu: %g us, want %g",
+                          be, i, r.time_s * 1e6, (LAUNCH + OVER + move) * 1e6);
+            EQ(r.terms_s[cases[i].compute_bound ? AR_TERM_COMPUTE : AR_TERM_MEMORY] +
+                   (cases[i].compute_bound ? 0 : OVER), move + OVER);
+            ar_result_free(&r);
+            ar_plan_free(p);
+        }
+    }
+    ar_topo_free(t);
+    /* no rate: refused, naming the key */
+    t = round_topo("ring_1d:2");
+    ar_plan_t *p = compute_plan(2, 1, 8, 8, 8);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    ar_result_t r;
+    ar_error_t e;
+    ck_assert_int_ne(ar_backend_run("analytic", t, p, &o, &r, &e), AR_OK);
+    ck_assert_msg(strstr(e.message, "gemm_tflops"), "%s", e.message);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* A fused op's bound: its allreduce's, or its product's at the matrix rate (q_d ranks of a
+ * device sharing its units), whichever is larger. */
+START_TEST(test_bound_fused) {
+    ar_topo_t *t = round_topo_with("gemm_tflops: 40\ngemm_fp32_tflops: 2\n", "ring_1d:8", 8);
+    ar_bound_t a, b;
+    ar_error_t err;
+    const ar_gemm_t g = {512, 256, 1024}; /* 268 M flops: 6.7 us at bf16, 134 us at fp32 */
+    const uint64_t S = 512 * 256 * 2;
+    ck_assert_int_eq(ar_bound_coll(t, AR_COLL_ALLREDUCE, S, AR_MEM_HBM, 0, &a, &err), AR_OK);
+    ck_assert_int_eq(ar_bound_fused(t, AR_COLL_MATMUL_ALLREDUCE, g, AR_BF16, S, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.compute_s, 2.0 * 512 * 256 * 1024 / 40e12);
+    EQ(b.time_s, fmax(a.time_s, LAUNCH + b.compute_s));
+    ck_assert_str_eq(b.binding, a.time_s > LAUNCH + b.compute_s ? a.binding : "compute");
+    ck_assert_int_eq(ar_bound_fused(t, AR_COLL_MATMUL_ALLREDUCE, g, AR_FP32, S * 2, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.time_s, LAUNCH + 2.0 * 512 * 256 * 1024 / 2e12);
+    ck_assert_str_eq(b.binding, "compute");
+    ck_assert_int_eq(ar_topo_place_blocks(t, 16, &err), AR_OK); /* two ranks a device share its units */
+    ck_assert_int_eq(ar_bound_fused(t, AR_COLL_MATMUL_ALLREDUCE, g, AR_FP32, S * 2, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.compute_s, 2 * 2.0 * 512 * 256 * 1024 / 2e12);
+    /* a plain collective: no product */
+    ck_assert_int_eq(ar_bound_fused(t, AR_COLL_ALLREDUCE, g, AR_FP32, S, AR_MEM_HBM, 0, &b, &err), AR_OK);
+    EQ(b.compute_s, 0);
+    ar_topo_free(t);
+}
+END_TEST
+
 START_TEST(test_bound_collectives) {
     for (int coll = AR_COLL_REDUCESCATTER; coll <= AR_COLL_ALLGATHER; coll++) {
         ar_bound_t b;
@@ -1823,6 +1913,8 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_bound_by_hand);
     tcase_add_test(tc, test_bound_cut);
     tcase_add_test(tc, test_bound_collectives);
+    tcase_add_test(tc, test_bound_fused);
+    tcase_add_test(tc, test_compute_time);
     tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);
     tc = tcase_create("defaults");

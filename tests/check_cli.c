@@ -379,16 +379,16 @@ START_TEST(test_csv_json) {
     char line[2048];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     ck_assert_str_eq(line,
-        "backend,topology,model,nranks,op,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
+        "backend,topology,model,nranks,op,gemm,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,"
         "time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,launch_us,"
-        "cycles,check,links_detected,sim_wall_s\n");
+        "compute_us,cycles,check,links_detected,sim_wall_s\n");
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         int commas = 0;
         for (char *p = line; *p; p++) commas += *p == ',';
-        ck_assert_int_eq(commas, 28);
+        ck_assert_int_eq(commas, 30);
         ck_assert_ptr_nonnull(strstr(line, "analytic,"));
-        ck_assert_ptr_nonnull(strstr(line, ",4,allreduce,ring,bf16,sum,-1,hbm,"));
+        ck_assert_ptr_nonnull(strstr(line, ",4,allreduce,,ring,bf16,sum,-1,hbm,"));
         rows++;
     }
     fclose(f);
@@ -400,7 +400,7 @@ START_TEST(test_csv_json) {
     fclose(f);
     ck_assert_int_eq(R.out[0], '[');
     ck_assert_ptr_nonnull(strstr(R.out, "\"bytes\": 1048576"));
-    ck_assert_ptr_nonnull(strstr(R.out, "\"op\": \"allreduce\", \"algo\": \"ring\""));
+    ck_assert_ptr_nonnull(strstr(R.out, "\"op\": \"allreduce\", \"gemm\": null, \"algo\": \"ring\""));
     ck_assert_ptr_nonnull(strstr(R.out, "\"busbw_gbps\": "));
     unlink(csv);
     unlink(json);

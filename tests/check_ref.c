@@ -294,17 +294,17 @@ START_TEST(test_check_tolerance) {
     const void *out[2] = {out0, out1};
     ar_result_t res;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 1);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 1);
     ck_assert(res.max_rel_err == 0);
     /* Cancellation: want 0 from 1 + -1: an error of 2^-24 relative to |1|+|-1| passes. */
     out1[0] = 0x1p-24f;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 1);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 1);
     ck_assert(fabs(res.max_rel_err - 0x1p-25) < 1e-12);
     /* Off by 1e-4 relative: fails at fp32, with the element named. */
     out1[1] = 0.75f * (1 + 1e-4f);
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 0);
     ck_assert_msg(strncmp(res.check_msg, "rank 1 element 1: got 0.7500", 28) == 0, "%s",
                   res.check_msg);
     ck_assert_msg(strstr(res.check_msg, "want 0.75 (rel err 0.0001 > tol") != NULL, "%s",
@@ -313,13 +313,13 @@ START_TEST(test_check_tolerance) {
     /* All-zero inputs: only an exact 0 passes. */
     out0[2] = 1e-30f;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 0);
     out0[2] = INFINITY;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 0);
     out0[2] = NAN;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 3, in, out, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 3, in, out, &res), 0);
     ck_assert_msg(strstr(res.check_msg, "rank 0 element 2: got nan") != NULL, "%s", res.check_msg);
 }
 END_TEST
@@ -334,20 +334,20 @@ START_TEST(test_check_collectives) {
     const void *rs[2] = {rs0, rs1}, *agv[2] = {ag, ag};
     ar_result_t res;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, 2, 5, in, rs, &res), 1);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, NULL, 2, 5, in, rs, &res), 1);
     ck_assert_uint_eq(res.wrong, 0);
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, 2, 5, in, rs, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLREDUCE, NULL, 2, 5, in, rs, &res), 0);
     rs1[3] = 45;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, 2, 5, in, rs, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_REDUCESCATTER, NULL, 2, 5, in, rs, &res), 0);
     ck_assert_uint_eq(res.wrong, 1);
     ck_assert_msg(strncmp(res.check_msg, "rank 1 element 3: got 45, want 44", 33) == 0, "%s", res.check_msg);
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, 2, 5, in, agv, &res), 1);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, NULL, 2, 5, in, agv, &res), 1);
     ag[2] = 33;
     memset(&res, 0, sizeof res);
-    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, 2, 5, in, agv, &res), 0);
+    ck_assert_int_eq(ar__ref_check(AR_FP32, AR_COLL_ALLGATHER, NULL, 2, 5, in, agv, &res), 0);
     ck_assert_uint_eq(res.wrong, 2); /* element 2 on both ranks */
     ck_assert_msg(strncmp(res.check_msg, "rank 0 element 2: got 33, want 3", 32) == 0, "%s", res.check_msg);
 }

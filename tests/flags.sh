@@ -57,6 +57,17 @@ done <<'EOF_CASES'
 2 | expected allreduce        | run --backend analytic --size 8K --op gather
 2 | expected allreduce        | sweep --backend analytic --size 8K --op all-reduce --out x.csv
 2 | computes no allgather     | run --backend analytic --size 8K --op allgather --algo 2stage
+2 | need --op matmul-allreduce | run --backend analytic --m 512
+2 | need --op matmul-allreduce | sweep --backend analytic --partitions 2 --out x.csv
+2 | not --size or --count     | run --backend analytic --op matmul-allreduce --size 8K
+2 | unknown suffix            | run --backend analytic --op matmul-allreduce --m 12x
+2 | must be greater than 0    | sweep --backend analytic --op matmul-allreduce --m 0 --out x.csv
+2 | expected a number from 1  | run --backend analytic --op matmul-allreduce --n 0
+2 | expected a number from 1  | sweep --backend analytic --op matmul-allreduce --n -3 --out x.csv
+2 | expected a number from 1  | run --backend analytic --op matmul-allreduce --k 5000000000
+2 | expected a number from 1  | sweep --backend analytic --op matmul-allreduce --k x --out x.csv
+2 | expected a number from 1  | run --backend analytic --op matmul-allreduce --partitions 0
+2 | does not divide           | sweep --backend analytic --op matmul-allreduce --m 12 --partitions 8 --out x.csv
 2 | computes no allreduce     | sweep --backend analytic --size 8K --algo direct --out x.csv
 2 | given twice               | run --backend analytic --size 8K --buffer hbm,hbm
 2 | number of channels        | run --backend analytic --size 8K --channels ' 4'

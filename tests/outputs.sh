@@ -121,11 +121,11 @@ r="--backend analytic --topology ring_1d:4 --algo center_root --size 8K --out ro
 # shellcheck disable=SC2086
 "$bin" sweep $r --root 1 2>/dev/null && "$bin" sweep $r --root 2 --resume 2>err.txt || fail "sweep --root: exit $?"
 grep -q '1 rows written to root.csv (0 already there' err.txt || fail "--resume with another --root: $(cat err.txt)"
-[ "$(cut -d, -f9 root.csv | tail -n +2 | sort | tr '\n' ' ')" = "1 2 " ] || fail "root column: $(cut -d, -f9 root.csv)"
+[ "$(cut -d, -f10 root.csv | tail -n +2 | sort | tr '\n' ' ')" = "1 2 " ] || fail "root column: $(cut -d, -f10 root.csv)"
 # --root all: every rank once; --resume runs only the roots not there
 # shellcheck disable=SC2086
 "$bin" sweep $r --root all --resume 2>err.txt || fail "sweep --root all: exit $?"
 grep -q '2 rows written to root.csv (2 already there' err.txt || fail "--root all --resume: $(cat err.txt)"
-[ "$(cut -d, -f9 root.csv | tail -n +2 | sort | tr '\n' ' ')" = "0 1 2 3 " ] || fail "--root all: $(cut -d, -f9 root.csv)"
+[ "$(cut -d, -f10 root.csv | tail -n +2 | sort | tr '\n' ' ')" = "0 1 2 3 " ] || fail "--root all: $(cut -d, -f10 root.csv)"
 
 echo "outputs: every output check holds"

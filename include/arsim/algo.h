@@ -20,9 +20,11 @@ typedef struct ar_algo_opts_s {
                             * for rules read off the model, as 2stage's choice of pulls */
     ar_coll_t coll;        /* what the plan computes (arsim/plan.h); an algorithm refuses one
                             * it does not build (ar_algo_t.colls) */
+    ar_gemm_t gemm;        /* a fused collective's product (count = M x N) */
+    int partitions;        /* ... split into this many partitions of rows (0: one) */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0}
 
 typedef struct ar_algo_s {
     const char *name;

@@ -9,7 +9,7 @@
 
 /* The terms every op's time is built from. */
 typedef enum ar_term_e {
-    AR_TERM_LINK = 0, AR_TERM_MEMORY, AR_TERM_REDUCE, AR_TERM_SYNC, AR_TERM_LAUNCH, AR_NTERM
+    AR_TERM_LINK = 0, AR_TERM_MEMORY, AR_TERM_REDUCE, AR_TERM_SYNC, AR_TERM_LAUNCH, AR_TERM_COMPUTE, AR_NTERM
 } ar_term_t;
 const char *ar_term_name(ar_term_t t);
 

@@ -47,7 +47,8 @@
 typedef struct ar_bound_s {
     double time_s;         /* launch + the largest term */
     double launch_s, latency_s, injection_s, cut_s, memory_s;
-    const char *binding;   /* "latency", "injection", "cut" or "memory": the largest term */
+    double compute_s;      /* a fused op's product (ar_bound_fused); 0 otherwise */
+    const char *binding;   /* "latency", "injection", "cut", "memory" or "compute": the largest term */
     int max_hops;          /* between the farthest devices */
     double inject_gbps;    /* the narrowest device's link bandwidth per direction */
     double inject_sum_gbps; /* every device's link bandwidth per direction, added up */
@@ -70,5 +71,12 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
  * memory (1 + 1/P) q_d S / M. Latency and launch as above. */
 int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host,
                   ar_bound_t *out, ar_error_t *err);
+/* The same for any collective, a fused one (arsim/plan.h) too, bytes_per_rank its output:
+ * its allreduce's bound, and the product's, compute = q_d x 2 M N K / the device's matrix
+ * rate (ar_cost_gemm_flops; the ranks of a device share its units), whichever is larger:
+ * launch + max(latency, injection, cut, memory, compute). Perfect overlap reaches the larger
+ * of the two, never less. */
+int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t gemm, ar_dtype_t dtype, uint64_t bytes_per_rank,
+                   ar_mem_t buffer, int via_host, ar_bound_t *out, ar_error_t *err);
 
 #endif

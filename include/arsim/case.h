@@ -24,7 +24,12 @@ typedef struct ar_row_s {
     const char *links_detected; /* measured rows: the NVLink links up on each GPU, "NV18" (NVML), or
                                  * "unknown"; NULL or "" for a model's rows */
     ar_coll_t coll;        /* the collective (arsim/plan.h) */
+    ar_gemm_t gemm;        /* a fused collective's product; zero otherwise */
+    int partitions;        /* ... in this many partitions of rows */
 } ar_row_t;
+
+/* A fused row's product as "MxNxK/PARTITIONS" into buf; "" for a plain collective. */
+void ar_row_gemm(const ar_row_t *r, char *buf, size_t len);
 
 /* The row's redop as nccl-tests prints it: "sum", or "none" for an all-gather. */
 const char *ar_row_redop(const ar_row_t *r);

@@ -18,13 +18,16 @@ void ar_gen_fill(ar_dtype_t dtype, uint64_t seed, int rank, void *buf, uint64_t 
 typedef struct ar_check_inputs_s {
     const void *const *in;
     uint64_t seed;
+    ar_gemm_t gemm; /* a fused collective's product (arsim/plan.h): the inputs are its operands */
 } ar_check_inputs_t;
 
 /* Compares rank's output (count elements of dtype in host memory) with what the
  * collective defines there (arsim/plan.h): the float64 sum of the inputs (allreduce; on
- * the rank's shard alone, reduce-scatter) or the input of the rank whose shard holds the
- * element (allgather), relative to the sum of their magnitudes, at
- * ar_dtype_tolerance(dtype, nranks); a NaN or infinity never passes. Into res: checked, check_ok and check_msg of
+ * the rank's shard alone, reduce-scatter), the input of the rank whose shard holds the
+ * element (allgather), or the float64 sum of every rank's product (matmul-allreduce),
+ * relative to the sum of their magnitudes (of every term a_il b_lj for a product), at
+ * ar_dtype_tolerance(dtype, nranks) (a product adds one rounding to the dtype and its
+ * float32 accumulation, K x 2^-24); a NaN or infinity never passes. Into res: checked, check_ok and check_msg of
  * the first failure over every call ("rank R element I: got G, want W (rel err E > tol
  * T)"), max_rel_err the worst, wrong the elements that fail. Returns 1 when every element passes. */
 int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const ar_check_inputs_t *inputs,

@@ -46,6 +46,13 @@
  *            in one group of loads), + op_misalign_ns when a pointer of the op is not 16-byte aligned at its
  *            start or end (its scalar head or tail, ar_cost_op_misaligned)
  *   total  = lat + move + reduce + over
+ * A COMPUTE (m x N x K, on the executing rank's device) multiplies at the device's matrix
+ * units and reads a and b and writes dst once from its memory:
+ *   lat    = gemm_overhead_ns                          (compute term)
+ *   move   = max(2 m N K / ar_cost_gemm_flops, bytes / ar_cost_mem_gbps)  (compute or memory)
+ *   total  = lat + move
+ * Products on one device share its matrix units (AR_RES_TENSOR, in equal shares or max-min);
+ * their bytes are not shared with the channels' memory traffic.
  * A WAIT costs wait_overhead_ns (sync term) after its flag reaches the count, or at
  * once when it already has (also for a WAIT one execution back, which polls too).
  * A SIGNAL becomes visible at its target signal_lat after it is issued (plus one
@@ -100,10 +107,11 @@ typedef struct ar_op_cost_s {
 } ar_op_cost_t;
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
- * memory, host link or link issue (link = the device, dir 0). The sim backend shares each
+ * memory, host link, link issue or matrix units (link = the device, dir 0; a COMPUTE's
+ * amount is its multiply-adds x 2, not bytes). The sim backend shares each
  * among what runs at once (max-min), the analytic one in equal shares; breakdowns
  * count the links. */
-typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE } ar_res_t;
+typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE, AR_RES_TENSOR } ar_res_t;
 typedef struct ar_op_traffic_s {
     ar_res_t res;
     int link, dir;
@@ -118,6 +126,9 @@ typedef struct ar_op_traffic_s {
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm);
+/* A device's matrix units for products of dtype (the model's gemm_tflops, gemm_fp32_tflops
+ * for fp32): multiply-adds x 2 per second; 0 when the model has no rate. */
+double ar_cost_gemm_flops(const ar_model_t *m, ar_dtype_t dt);
 /* One device's memory level as one shared bandwidth that its reads and writes cross
  * together: the harmonic mean of read_gbps and write_gbps (read_gbps when equal). An
  * op's memory term is (reads + writes) / this on each device it touches. On 2 x H200,

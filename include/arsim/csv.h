@@ -54,10 +54,12 @@ int ar_csv_each(FILE *f, const char *label, int (*row)(const ar_csv_line_t *l, v
  * trailing space (line breaks become spaces). */
 void ar_csv_put(FILE *f, const char *s);
 /* arsim's result rows (run --csv, sweep, validate --measure-only), columns in this order:
- * backend,topology,model,nranks,op,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,
+ * backend,topology,model,nranks,op,gemm,algo,dtype,redop,root,buffer,bytes,count,channels,chunk_bytes,
  * time_us,algbw_gbps,busbw_gbps,wrong,bound_us,efficiency,link_us,memory_us,reduce_us,sync_us,
- * launch_us,cycles,check,sim_wall_s. The first 14 name the case (what `sweep --resume` keys on); channels and
- * chunk_bytes are the values the plan used; wrong is empty when no check ran. */
+ * launch_us,compute_us,cycles,check,links_detected,sim_wall_s. The first 15 name the case (what
+ * `sweep --resume` keys on); gemm is a fused op's product, MxNxK/PARTITIONS (empty for a plain
+ * collective); channels and chunk_bytes are the values the plan used; wrong is empty when no
+ * check ran. */
 extern const char *const ar_row_csv_columns;
 void ar_row_csv_header(FILE *f);
 void ar_row_csv(FILE *f, const ar_row_t *r);

@@ -38,6 +38,15 @@
  *                                 float32 and rounded once; dst may be src exactly,
  *                                 never a partial overlap. Its writes on other ranks are
  *                                 the executing channel's, as a push's are.
+ *   COMPUTE dst, a, b  (m, N, K)  a matrix product on the executing rank's device:
+ *                                 dst[i*N + j] = sum over l < K of a[i*K + l] * b[l*N + j]
+ *                                 for i < m, j < N: m rows of a (row-major, m x K) times
+ *                                 b (K x N) into m rows of dst (m x N). Summed in float32
+ *                                 (at least) and rounded once to the dtype. a, b and dst
+ *                                 name the executing rank's buffers; dst overlaps
+ *                                 neither. m is the op's n field, N its flag and K its
+ *                                 count (ar_op_gemm); a tile of rows: the plan's GEMM
+ *                                 (ar_plan_t.gemm) is split into such tiles.
  *
  * Flags are per rank, nflags of them, and count up across executions: an
  * execution (epoch e, from 0) waits for e * per_epoch[rank][flag] + count,
@@ -72,6 +81,11 @@
  *   ALLGATHER      OUT@r[j] = IN@q[j] for every j, q the rank whose shard holds j; IN@q
  *                  outside q's shard is never read (the in-place layout: each rank's
  *                  contribution sits where it lands in the gathered vector).
+ *   MATMUL_ALLREDUCE  a matrix product, then its allreduce (a row-parallel layer of
+ *                  tensor parallelism), over the plan's GEMM (M, N, K): IN@r holds A_r
+ *                  (M x K, row-major) at element 0 and B_r (K x N) at element M*K, so IN
+ *                  holds M*K + K*N elements; OUT@r (count = M*N elements) = A_0 B_0 + ... +
+ *                  A_(P-1) B_(P-1). Each product is rounded once to the dtype before the sum.
  * Sums as for REDUCE. */
 #ifndef ARSIM_PLAN_H
 #define ARSIM_PLAN_H
@@ -82,9 +96,17 @@
 typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NBUF } ar_buf_t;
 
 /* The collective a plan computes (above). */
-typedef enum ar_coll_e { AR_COLL_ALLREDUCE = 0, AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER } ar_coll_t;
-#define AR_NCOLL 3
-/* "allreduce", "reducescatter", "allgather"; NULL for any other value. */
+typedef enum ar_coll_e {
+    AR_COLL_ALLREDUCE = 0, AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER, AR_COLL_MATMUL_ALLREDUCE
+} ar_coll_t;
+#define AR_NCOLL 4
+/* Whether c computes a matrix product as well (its plan has a GEMM, ar_plan_t.gemm). */
+static inline int ar_coll_fused(ar_coll_t c) { return c == AR_COLL_MATMUL_ALLREDUCE; }
+/* The matrix product of a fused collective: M x K times K x N on every rank. */
+typedef struct ar_gemm_s {
+    uint64_t m, n, k;
+} ar_gemm_t;
+/* "allreduce", "reducescatter", "allgather", "matmul-allreduce"; NULL for any other value. */
 const char *ar_coll_name(ar_coll_t c);
 /* AR_OK and *c for a name of ar_coll_name, else AR_EINVAL. */
 int ar_coll_parse(const char *name, ar_coll_t *c);
@@ -102,8 +124,10 @@ static inline void ar_coll_shard(uint64_t count, int P, int r, uint64_t *lo, uin
  * and the models' channel clock (cost/clock.c) issues it so. */
 #define AR_EXEC_WINDOW_OPS 64
 
-typedef enum ar_opcode_e { AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT, AR_OP_NETREDUCE } ar_opcode_t;
-#define AR_NOPCODE 5
+typedef enum ar_opcode_e {
+    AR_OP_COPY = 0, AR_OP_REDUCE, AR_OP_SIGNAL, AR_OP_WAIT, AR_OP_NETREDUCE, AR_OP_COMPUTE
+} ar_opcode_t;
+#define AR_NOPCODE 6
 
 typedef struct ar_addr_s {
     int32_t rank;   /* owner, or AR_RANK_HOST */
@@ -115,12 +139,12 @@ typedef struct ar_addr_s {
 typedef struct ar_op_s {
     uint8_t code;   /* ar_opcode_t */
     uint8_t back;   /* WAIT: executions back (0 or 1), see above */
-    uint32_t nsrc;  /* COPY, NETREDUCE: 1; REDUCE: k */
-    uint64_t n;     /* elements (COPY, REDUCE, NETREDUCE) */
-    ar_addr_t dst;  /* COPY/REDUCE/NETREDUCE destination; SIGNAL: dst.rank is the target rank */
-    uint32_t src;   /* COPY/REDUCE/NETREDUCE: index of the first source in plan->srcs */
-    uint32_t flag;  /* SIGNAL, WAIT */
-    uint64_t count; /* WAIT */
+    uint32_t nsrc;  /* COPY, NETREDUCE: 1; REDUCE: k; COMPUTE: 2 (a, b) */
+    uint64_t n;     /* elements (COPY, REDUCE, NETREDUCE); COMPUTE: rows m */
+    ar_addr_t dst;  /* COPY/REDUCE/NETREDUCE/COMPUTE destination; SIGNAL: dst.rank is the target rank */
+    uint32_t src;   /* COPY/REDUCE/NETREDUCE/COMPUTE: index of the first source in plan->srcs */
+    uint32_t flag;  /* SIGNAL, WAIT; COMPUTE: columns N */
+    uint64_t count; /* WAIT; COMPUTE: inner dimension K */
 } ar_op_t;
 
 typedef struct ar_chan_s {
@@ -139,6 +163,7 @@ typedef struct ar_plan_size_s {
     uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
+    uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's) */
     /* out, from ar_plan_finish: the bytes the plan holds built in place (ar_plan_layout):
      * ops, sources, channels, flag counts */
     uint64_t bytes;
@@ -152,7 +177,7 @@ void ar_plan_size_free(ar_plan_size_t *s);
 typedef struct ar_plan_s {
     char algo[32];
     ar_dtype_t dtype;
-    uint64_t count;          /* elements per rank in IN and OUT */
+    uint64_t count;          /* elements per rank in OUT, and in IN unless in_elems says */
     uint64_t scratch_elems;  /* per rank */
     uint64_t host_elems;     /* host staging, whole job */
     int nranks;
@@ -168,6 +193,10 @@ typedef struct ar_plan_s {
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
     int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
     ar_coll_t coll;          /* what the plan computes (above); ALLREDUCE from ar_plan_new */
+    ar_gemm_t gemm;          /* a fused collective's matrix product (above); zero otherwise */
+    int partitions;          /* ... computed in this many partitions of rows (its algorithm's) */
+    uint64_t in_elems;       /* elements of IN per rank where they are not count (a fused
+                              * collective's operands); 0: count */
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
 } ar_plan_t;
@@ -182,6 +211,9 @@ int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_add
                    uint32_t k, uint64_t n);
 /* dst and src: addresses on `rank` (AR_EINVAL otherwise). */
 int ar_plan_netreduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
+/* COMPUTE of m rows (a, b, dst on `rank`; AR_EINVAL otherwise, or N beyond 32 bits). */
+int ar_plan_compute(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t a, ar_addr_t b, uint64_t m,
+                    uint64_t N, uint64_t K);
 int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag);
 int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count);
 /* WAIT count 0: every SIGNAL of the previous executions to flag (see above).
@@ -207,7 +239,7 @@ void ar_plan_free(ar_plan_t *p);
  * algorithm pipelines, its whole piece where it does not. What rows call chunk_bytes:
  * the value used, whether --chunk asked for it or the algorithm chose it. */
 uint64_t ar_plan_chunk_bytes(const ar_plan_t *p);
-/* "COPY", "REDUCE", "SIGNAL", "WAIT"; "?" for any other code. */
+/* "COPY", "REDUCE", "SIGNAL", "WAIT", "NETREDUCE", "COMPUTE"; "?" for any other code. */
 const char *ar_op_name(uint32_t code);
 
 static inline ar_addr_t ar_addr(int rank, ar_buf_t buf, uint64_t off) {
@@ -228,7 +260,19 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
 static inline int ar_op_moves_data(const ar_op_t *op) {
     return op->code == AR_OP_COPY || op->code == AR_OP_REDUCE || op->code == AR_OP_NETREDUCE;
 }
-/* Operand s of a COPY/REDUCE/NETREDUCE: source s for s < nsrc, the destination for
+/* A COMPUTE's rows, columns and inner dimension (plan.h above). */
+static inline void ar_op_gemm(const ar_op_t *op, uint64_t *m, uint64_t *N, uint64_t *K) {
+    *m = op->n;
+    *N = op->flag;
+    *K = op->count;
+}
+/* Elements operand s (ar_op_operand) spans: n for a COPY/REDUCE/NETREDUCE; a COMPUTE's
+ * a m x K, b K x N, dst m x N. */
+static inline uint64_t ar_op_operand_elems(const ar_op_t *op, uint32_t s) {
+    if (op->code != AR_OP_COMPUTE) return op->n;
+    return s == 0 ? op->n * op->count : s == 1 ? op->count * op->flag : op->n * op->flag;
+}
+/* Operand s of a COPY/REDUCE/NETREDUCE/COMPUTE: source s for s < nsrc, the destination for
  * s == nsrc (a NETREDUCE's, on the executing rank: every rank's, plan.h above). */
 static inline const ar_addr_t *ar_op_operand(const ar_plan_t *p, const ar_op_t *op, uint32_t s) {
     return s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
