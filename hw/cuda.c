@@ -40,12 +40,10 @@ int ar__cuda_slot(const ar__cuda_t *be, int gpu) {
 
 static void free_gpu_plans(ar__cuda_t *be) {
     for (int i = 0; i < be->nused; i++) {
-        ar__gpu_plan_t *g = &be->g[i];
         cudaSetDevice(be->used[i]);
-        void *const owned[] = {g->d_ops, g->d_srcs, g->d_blocks, g->d_epochs, g->d_stamps};
-        for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++) cudaFree(owned[k]);
-        memset(g, 0, sizeof *g);
+        ar__cuda_plan_free(&be->g[i]);
     }
+    ar__gemm_free(be);
     be->plan = NULL;
 }
 
@@ -57,6 +55,7 @@ static void cuda_close(ar_backend_t *b) {
         cudaDeviceSynchronize();
     }
     free_gpu_plans(be);
+    ar__gemm_close(be);
     for (int r = 0; r < be->nranks; r++) {
         if (be->rank_gpu) cudaSetDevice(be->rank_gpu[r]);
         for (int k = 0; k < 3; k++) cudaFree(be->buf[k][r]);
@@ -308,6 +307,87 @@ static int resolve(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i,
     return AR_OK;
 }
 
+/* Op i of channel (r, c) lowered into d, its source pointers appended at srcs[*si]
+ * (hw/internal.h): what the executor runs. */
+int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i, int g, uint32_t nflags,
+                      ar__dop_t *d, void **srcs, uint32_t *si, ar_error_t *err) {
+    const size_t es = ar_dtype_size(p->dtype);
+    const ar_chan_t *ch = ar_plan_chan(p, r, c);
+    const ar_op_t *op = &p->ops[ch->first + i];
+    d->code = op->code;
+    switch (op->code) {
+    case AR_OP_COPY:
+    case AR_OP_REDUCE: {
+        int sys = 0, par = 0;
+        if (op->nsrc < 1 || op->src + op->nsrc > p->nsrcs)
+            return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad sources", r, c, i);
+        d->nsrc = op->nsrc;
+        d->n = op->n;
+        d->src = *si;
+        AR_TRY(resolve(be, p, r, c, i, g, op->dst, op->n, &d->dst, &sys, &par, err));
+        for (uint32_t s = 0; s < op->nsrc; s++)
+            AR_TRY(resolve(be, p, r, c, i, g, p->srcs[op->src + s], op->n, &srcs[(*si)++], &sys, &par, err));
+        if (sys) d->code |= AR__DOP_SYS;
+        if (par) {
+            d->code |= AR__DOP_PAR;
+            d->count = p->parity_elems * es;
+        }
+        return AR_OK;
+    }
+    case AR_OP_SIGNAL: {
+        int t = op->dst.rank;
+        if (t < 0 || t >= p->nranks || op->flag >= nflags)
+            return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad SIGNAL", r, c, i);
+        if (be->host_mode) {
+            d->dst = be->host_flags + ((size_t)t * nflags + op->flag) * be->host_slots + be->host_slot_of[ch->first + i];
+            d->code |= AR__DOP_SYS;
+        } else
+            d->dst = be->flags[t] + op->flag;
+        return AR_OK;
+    }
+    case AR_OP_WAIT:
+        if (op->flag >= nflags || op->back > 1)
+            return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad WAIT", r, c, i);
+        d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
+        d->count = op->count - (uint64_t)op->back * d->per_epoch; /* int64_t in the kernel */
+        if (be->host_mode) {
+            d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->host_slots;
+            d->nsrc = be->host_senders[(size_t)r * nflags + op->flag];
+            d->src = 1;
+        } else {
+            d->dst = be->flags[r] + op->flag;
+            d->nsrc = 1;
+            d->src = 0;
+        }
+        return AR_OK;
+    default:
+        return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: unknown opcode %u", r, c, i, op->code);
+    }
+}
+
+int ar__cuda_upload(int g, const ar__dop_t *ops, uint32_t nops, void *const *srcs, uint32_t nsrcs,
+                    const ar__dblock_t *blocks, uint32_t nb, int stamps, ar__gpu_plan_t *gp, ar_error_t *err) {
+    cudaSetDevice(g);
+    cudaError_t ce = cudaMalloc((void **)&gp->d_ops, (nops ? nops : 1) * sizeof *ops);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_srcs, (nsrcs ? nsrcs : 1) * sizeof *srcs);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_blocks, nb * sizeof *blocks);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_epochs, nb * sizeof(uint64_t));
+    if (ce == cudaSuccess && nops) ce = cudaMemcpy(gp->d_ops, ops, nops * sizeof *ops, cudaMemcpyHostToDevice);
+    if (ce == cudaSuccess && nsrcs) ce = cudaMemcpy(gp->d_srcs, srcs, nsrcs * sizeof *srcs, cudaMemcpyHostToDevice);
+    if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_blocks, blocks, nb * sizeof *blocks, cudaMemcpyHostToDevice);
+    if (ce == cudaSuccess) ce = cudaMemset(gp->d_epochs, 0, nb * sizeof(uint64_t));
+    if (ce == cudaSuccess && stamps) ce = cudaMalloc((void **)&gp->d_stamps, (nops + nb) * sizeof(uint64_t));
+    gp->nblocks = (int)nb;
+    gp->nops = nops;
+    return ce == cudaSuccess ? AR_OK : ar__cuda_fail(err, ce, "uploading the plan");
+}
+
+void ar__cuda_plan_free(ar__gpu_plan_t *g) {
+    void *const owned[] = {g->d_ops, g->d_srcs, g->d_blocks, g->d_epochs, g->d_stamps};
+    for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++) cudaFree(owned[k]);
+    memset(g, 0, sizeof *g);
+}
+
 int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *opts, ar_error_t *err) {
     if (opts && opts->buffer != AR_MEM_HBM)
         return AR_ERR(err, AR_ENOTSUP,
@@ -323,10 +403,6 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             return AR_ERR(err, AR_ENOTSUP,
                           "cuda backend: plan %s sums inside the switch (NETREDUCE), a simulator what-if the GPUs "
                           "do not run", p->algo);
-        if (p->ops[i].code == AR_OP_COMPUTE)
-            return AR_ERR(err, AR_ENOTSUP,
-                          "cuda backend: plan %s computes a matrix product (COMPUTE, --op %s): the simulators run "
-                          "it; the GPUs do not yet", p->algo, ar_coll_name(p->coll));
     }
     for (int i = 0; i < be->nused; i++) {
         cudaSetDevice(be->used[i]);
@@ -339,7 +415,8 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
     const uint32_t nflags = p->nflags ? p->nflags : 1;
     for (int r = 0; r < p->nranks; r++) {
         int g = be->rank_gpu[r];
-        AR_TRY(ensure_dev(&be->buf[AR_BUF_IN][r], &be->buf_cap[AR_BUF_IN][r], p->count * es, g, err));
+        AR_TRY(ensure_dev(&be->buf[AR_BUF_IN][r], &be->buf_cap[AR_BUF_IN][r], ar_plan_buf_elems(p, r, AR_BUF_IN) * es, g,
+                          err));
         AR_TRY(ensure_dev(&be->buf[AR_BUF_OUT][r], &be->buf_cap[AR_BUF_OUT][r], p->count * es, g, err));
         AR_TRY(ensure_dev(&be->buf[AR_BUF_SCRATCH][r], &be->buf_cap[AR_BUF_SCRATCH][r], p->scratch_elems * es,
                           g, err));
@@ -363,7 +440,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops) continue;
+                if (!ch->nops || ar__gemm_chan(p, r, c)) continue;
                 nb++;
                 nops += ch->nops;
                 for (uint32_t i = 0; i < ch->nops; i++) {
@@ -392,100 +469,28 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops) continue;
+                if (!ch->nops || ar__gemm_chan(p, r, c)) continue;
                 blocks[bi].first = oi;
                 blocks[bi].nops = ch->nops;
                 blocks[bi].src_first = si;
                 for (uint32_t i = 0; i < ch->nops && rc == AR_OK; i++) {
-                    const ar_op_t *op = &p->ops[ch->first + i];
-                    ar__dop_t *d = &ops[oi++];
-                    d->code = op->code;
-                    switch (op->code) {
-                    case AR_OP_COPY:
-                    case AR_OP_REDUCE: {
-                        int sys = 0, par = 0;
-                        if (op->nsrc < 1 || op->src + op->nsrc > p->nsrcs) {
-                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad sources",
-                                        r, c, i);
-                            break;
-                        }
-                        d->nsrc = op->nsrc;
-                        d->n = op->n;
-                        d->src = si;
-                        rc = resolve(be, p, r, c, i, g, op->dst, op->n, &d->dst, &sys, &par, err);
-                        for (uint32_t s = 0; s < op->nsrc && rc == AR_OK; s++)
-                            rc = resolve(be, p, r, c, i, g, p->srcs[op->src + s], op->n, &srcs[si++], &sys, &par,
-                                         err);
-                        if (sys) d->code |= AR__DOP_SYS;
-                        if (par) {
-                            d->code |= AR__DOP_PAR;
-                            d->count = p->parity_elems * es;
-                        }
-                        break;
-                    }
-                    case AR_OP_SIGNAL: {
-                        int t = op->dst.rank;
-                        if (t < 0 || t >= p->nranks || op->flag >= nflags) {
-                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad SIGNAL", r, c, i);
-                            break;
-                        }
-                        if (be->host_mode) {
-                            d->dst = be->host_flags + ((size_t)t * nflags + op->flag) * be->host_slots +
-                                     be->host_slot_of[ch->first + i];
-                            d->code |= AR__DOP_SYS;
-                        } else
-                            d->dst = be->flags[t] + op->flag;
-                        break;
-                    }
-                    case AR_OP_WAIT:
-                        if (op->flag >= nflags || op->back > 1) {
-                            rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad WAIT", r, c, i);
-                            break;
-                        }
-                        d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
-                        d->count = op->count - (uint64_t)op->back * d->per_epoch; /* int64_t in the kernel */
-                        if (be->host_mode) {
-                            d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->host_slots;
-                            d->nsrc = be->host_senders[(size_t)r * nflags + op->flag];
-                            d->src = 1;
-                        } else {
-                            d->dst = be->flags[r] + op->flag;
-                            d->nsrc = 1;
-                            d->src = 0;
-                        }
-                        break;
-                    default:
-                        rc = AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: unknown opcode %u",
-                                    r, c, i, op->code);
-                    }
+                    rc = ar__cuda_lower_op(be, p, r, c, i, g, nflags, &ops[oi++], srcs, &si, err);
                 }
                 blocks[bi].nsrcs = si - blocks[bi].src_first;
                 bi++;
             }
         }
-        if (rc == AR_OK) {
-            ar__gpu_plan_t *gp = &be->g[gi];
-            cudaSetDevice(g);
-            cudaError_t ce = cudaMalloc((void **)&gp->d_ops, nops * sizeof *ops);
-            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_srcs, (nsrcs ? nsrcs : 1) * sizeof *srcs);
-            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_blocks, nb * sizeof *blocks);
-            if (ce == cudaSuccess) ce = cudaMalloc((void **)&gp->d_epochs, nb * sizeof(uint64_t));
-            if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_ops, ops, nops * sizeof *ops, cudaMemcpyHostToDevice);
-            if (ce == cudaSuccess && nsrcs)
-                ce = cudaMemcpy(gp->d_srcs, srcs, nsrcs * sizeof *srcs, cudaMemcpyHostToDevice);
-            if (ce == cudaSuccess) ce = cudaMemcpy(gp->d_blocks, blocks, nb * sizeof *blocks, cudaMemcpyHostToDevice);
-            if (ce == cudaSuccess) ce = cudaMemset(gp->d_epochs, 0, nb * sizeof(uint64_t));
-            if (ce == cudaSuccess && be->timeline)
-                ce = cudaMalloc((void **)&gp->d_stamps, (nops + nb) * sizeof(uint64_t));
-            gp->nblocks = (int)nb;
-            gp->nops = nops;
-            if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "uploading the plan");
-        }
+        if (rc == AR_OK) rc = ar__cuda_upload(g, ops, nops, srcs, nsrcs, blocks, nb, be->timeline != NULL, &be->g[gi], err);
         free(ops), free(srcs), free(blocks);
         if (rc != AR_OK) {
             free_gpu_plans(be);
             return rc;
         }
+    }
+    /* the channels that compute, on streams of their own (hw/gemm.c) */
+    if ((rc = ar__gemm_prepare(be, p, nflags, err)) != AR_OK) {
+        free_gpu_plans(be);
+        return rc;
     }
     for (int i = 0; i < be->nused; i++) {
         cudaSetDevice(be->used[i]);
@@ -530,10 +535,14 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
     for (int i = 0; i < be->nused; i++) {
         const int g = be->used[i];
         const ar__gpu_plan_t *gp = &be->g[i];
-        if (!gp->nblocks) continue;
-        ar__kargs_t k = ar__cuda_kargs(be, i, timeout_s);
         cudaSetDevice(g);
-        AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
+        /* the computing channels start after what came before, beside the executor */
+        AR_TRY(ar__gemm_fork(be, g, err));
+        if (gp->nblocks) {
+            ar__kargs_t k = ar__cuda_kargs(be, i, timeout_s);
+            AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
+        }
+        AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
     }
     AR_TRY(join_streams(be, err));
     cudaSetDevice(g0);
@@ -546,7 +555,10 @@ int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_er
 }
 
 ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
-    const ar__gpu_plan_t *gp = &be->g[gi];
+    return ar__cuda_plan_kargs(be, &be->g[gi], timeout_s);
+}
+
+ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s) {
     ar__kargs_t k = {gp->d_ops, (void *const *)gp->d_srcs, gp->d_blocks, gp->d_epochs, be->abort_word,
                      (uint64_t)(timeout_s * 1e9), gp->nblocks, gp->d_stamps, gp->nops, !be->signals_serial};
     return k;
@@ -648,7 +660,8 @@ int ar__cuda_fill_inputs(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_e
     for (int r = 0; r < p->nranks; r++) {
         int g = be->rank_gpu[r];
         cudaSetDevice(g);
-        AR__CU((cudaError_t)ar__fill_launch(be->buf[AR_BUF_IN][r], p->count, (int)p->dtype, seed, r, be->stream[g]),
+        AR__CU((cudaError_t)ar__fill_launch(be->buf[AR_BUF_IN][r], ar_plan_buf_elems(p, r, AR_BUF_IN), (int)p->dtype,
+                                            seed, r, be->stream[g]),
                "filling inputs");
     }
     return AR_OK;
@@ -674,8 +687,8 @@ int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
     return AR_OK;
 }
 
-int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, uint64_t n, int nranks, uint64_t seed,
-                     int rank_label, ar_result_t *res, ar_error_t *err) {
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, const ar_gemm_t *gemm, uint64_t n,
+                     int nranks, uint64_t seed, int rank_label, ar_result_t *res, ar_error_t *err) {
     size_t bytes = n * ar_dtype_size(dtype);
     void *h = malloc(bytes ? bytes : 1);
     if (!h) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory for the check");
@@ -685,7 +698,8 @@ int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t c
         free(h);
         return ar__cuda_fail(err, ce, "reading a result back");
     }
-    const ar_check_inputs_t inputs = {.in = NULL, .seed = seed};
+    ar_check_inputs_t inputs = {.in = NULL, .seed = seed};
+    if (gemm) inputs.gemm = *gemm;
     ar_check_out(dtype, coll, nranks, n, &inputs, rank_label, h, res);
     free(h);
     return AR_OK;
@@ -696,8 +710,8 @@ int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *p, uint64_t seed, ar_result_
         char keep[256];
         memcpy(keep, res->check_msg, sizeof keep);
         int had_fail = res->checked && !res->check_ok;
-        AR_TRY(ar__check_buffer(be->buf[AR_BUF_OUT][r], be->rank_gpu[r], p->dtype, p->coll, p->count, p->nranks, seed, r,
-                                res, err));
+        AR_TRY(ar__check_buffer(be->buf[AR_BUF_OUT][r], be->rank_gpu[r], p->dtype, p->coll, &p->gemm, p->count,
+                                p->nranks, seed, r, res, err));
         if (had_fail) memcpy(res->check_msg, keep, sizeof keep); /* keep the first mismatch */
     }
     return AR_OK;

@@ -5,6 +5,7 @@
 #ifndef ARSIM_HW_CUDA_H
 #define ARSIM_HW_CUDA_H
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include "arsim/arsim.h"
 #include "hw/internal.h"
@@ -20,6 +21,29 @@ typedef struct ar__gpu_plan_s {
     uint32_t nops;
     int nblocks;
 } ar__gpu_plan_t;
+
+/* A COMPUTE lowered (hw/gemm.c): row-major m x K times K x N into m x N, run as cuBLASLt's
+ * column-major N x m = (N x K)(K x m), the same bytes. */
+typedef struct ar__gemm_s {
+    const void *a, *b;
+    void *c;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc; /* of b (N x K), a (K x m) and c (N x m), column-major */
+    cublasLtMatmulAlgo_t algo;
+} ar__gemm_t;
+
+/* A channel that computes (a COMPUTE among its ops; hw/gemm.c): its products run through
+ * cuBLASLt on a stream of its own, each run of SIGNALs and WAITs between them as a one-block
+ * executor launch (the executor's semantics, epochs and timeouts), beside the executor's
+ * kernel on the GPU's stream. */
+typedef struct ar__cchan_s {
+    int rank, gpu;
+    cudaStream_t stream;
+    cudaEvent_t done;
+    int nprod;
+    ar__gemm_t *prod;          /* nprod */
+    ar__gpu_plan_t *seg;       /* nprod + 1: the ops before product s (seg[nprod]: after the last) */
+} ar__cchan_t;
 
 typedef struct ar__cuda_s {
     ar_backend_t base;
@@ -57,7 +81,37 @@ typedef struct ar__cuda_s {
     uint64_t check_serial;     /* fresh inputs for every checked execution */
     const char *timeline;      /* ARSIM_CUDA_TIMELINE: file for each op's end in the last execution */
     int signals_serial;        /* ARSIM_CUDA_SIGNALS=serial: a run of SIGNALs one after another */
+    /* Channels that compute (hw/gemm.c). */
+    ar__cchan_t *cchan;
+    int ncchan;
+    cublasLtHandle_t lt[AR__MAX_GPUS];
+    void *lt_ws[AR__MAX_GPUS];     /* cuBLASLt's workspace, per GPU */
+    cudaEvent_t ev_cfork[AR__MAX_GPUS];
 } ar__cuda_t;
+
+/* cuBLASLt's workspace per GPU. */
+#define AR__LT_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* Upload a lowered plan (ops, source pointers, nb blocks) to GPU g into gp; stamps: room
+ * for ARSIM_CUDA_TIMELINE. */
+int ar__cuda_upload(int g, const ar__dop_t *ops, uint32_t nops, void *const *srcs, uint32_t nsrcs,
+                    const ar__dblock_t *blocks, uint32_t nb, int stamps, ar__gpu_plan_t *gp, ar_error_t *err);
+void ar__cuda_plan_free(ar__gpu_plan_t *gp);
+/* Op i of channel (r, c) on GPU g lowered into d, its sources appended at srcs[*si]. */
+int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t i, int g, uint32_t nflags,
+                      ar__dop_t *d, void **srcs, uint32_t *si, ar_error_t *err);
+/* The executor's parameters for an uploaded plan. */
+ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s);
+/* hw/gemm.c: whether channel (r, c) computes (holds a COMPUTE); lower every such channel of
+ * p (be->cchan); free them; on GPU g, fork their streams from the GPU's stream (before the
+ * executor's launch) and enqueue their ops, the GPU's stream joining them. */
+int ar__gemm_chan(const ar_plan_t *p, int r, int c);
+int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
+void ar__gemm_free(ar__cuda_t *be);
+/* cuBLASLt's handles and workspaces, when the backend closes. */
+void ar__gemm_close(ar__cuda_t *be);
+int ar__gemm_fork(ar__cuda_t *be, int g, ar_error_t *err);
+int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, ar_error_t *err);
 
 /* Index of a GPU id in used[], or -1. */
 int ar__cuda_slot(const ar__cuda_t *be, int gpu);
@@ -82,8 +136,8 @@ int ar__cuda_poison(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *err);
 int ar__cuda_check(ar__cuda_t *be, const ar_plan_t *plan, uint64_t seed, ar_result_t *res,
                    ar_error_t *err);
 /* Compare n elements of a device buffer on a GPU with the float64 reference of coll. */
-int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, uint64_t n, int nranks,
-                     uint64_t seed, int rank_label, ar_result_t *res, ar_error_t *err);
+int ar__check_buffer(const void *dev_buf, int gpu, ar_dtype_t dtype, ar_coll_t coll, const ar_gemm_t *gemm, uint64_t n,
+                     int nranks, uint64_t seed, int rank_label, ar_result_t *res, ar_error_t *err);
 /* A CUDA error as an arsim error (AR_EDEVICE), naming what failed. */
 int ar__cuda_fail(ar_error_t *err, int cuda_status, const char *what);
 

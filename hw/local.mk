@@ -1,9 +1,10 @@
 # hw/: the cuda backend, a plan executor on real GPUs (hw/cuda.c, the host side in
-# plain C against the CUDA runtime; hw/exec.cu, the kernel). The kernel is compiled
-# by nvcc into a libtool object by hand (libtool knows no CUDA).
+# plain C against the CUDA runtime; hw/gemm.c, products through cuBLASLt; hw/exec.cu,
+# the kernel). The kernel is compiled by nvcc into a libtool object by hand (libtool
+# knows no CUDA).
 EXTRA_DIST += hw/exec.cu hw/internal.h hw/loads.cuh
 if HAVE_CUDA
-libarsim_la_SOURCES += hw/cuda.c hw/cuda.h hw/internal.h
+libarsim_la_SOURCES += hw/cuda.c hw/gemm.c hw/cuda.h hw/internal.h
 libarsim_la_LIBADD += hw/exec.lo
 CLEANFILES += hw/exec.lo hw/exec.o
 
@@ -22,4 +23,4 @@ hw_gpu_test_SOURCES = hw/gpu_test.c
 hw_gpu_test_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 hw_gpu_test_LDADD = libarsim.la
 endif
-dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh scripts/gpu-env.sh
+dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh scripts/gpu-env.sh scripts/gpu-fused.sh

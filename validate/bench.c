@@ -481,7 +481,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 ar_result_t res;
                 memset(&res, 0, sizeof res);
                 for (int r = 0; r < be->nranks && rc == AR_OK; r++)
-                    rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, o->coll, count, be->nranks, seed, r,
+                    rc = ar__check_buffer(nccl.out[r], be->rank_gpu[r], o->dtype, o->coll, NULL, count, be->nranks, seed, r,
                                           &res, err);
                 if (rc == AR_OK && !res.check_ok) note(sink, "NCCL at %" PRIu64 " bytes: WRONG: %s", bytes, res.check_msg);
             }

@@ -1,0 +1,249 @@
+/* hw: the channels that compute (a COMPUTE among their ops, arsim/plan.h), on the GPUs.
+ *
+ * A product is cuBLASLt's, launched from the host; SIGNAL and WAIT keep the executor's
+ * semantics (epochs, release and acquire, timeouts). So a computing channel runs on a
+ * stream of its own: each run of SIGNALs and WAITs between its products as a one-block
+ * executor launch (its own epoch counter, one execution per launch, as a block of the
+ * executor's), each product as cublasLtMatmul, all in program order on the stream. The
+ * stream forks from the GPU's stream before the executor's kernel is launched there and the
+ * GPU's stream joins it after: the products run beside the executor's blocks, on the SMs
+ * those leave, and one execution (a captured graph too) holds both.
+ *
+ * Row-major C (m x N) = A (m x K) B (K x N) is column-major C^T (N x m) = B^T (N x K)
+ * A^T (K x m): the same bytes, so cuBLASLt multiplies b by a into c with no transposes. Sums
+ * in float32 (CUBLAS_COMPUTE_32F: fp32 stays fp32, no TF32), rounded once to the dtype. */
+#include <stdlib.h>
+#include <string.h>
+#include "arsim/util.h"
+#include "hw/cuda.h"
+
+int ar__gemm_chan(const ar_plan_t *p, int r, int c) {
+    const ar_chan_t *ch = ar_plan_chan(p, r, c);
+    for (uint32_t i = 0; i < ch->nops; i++)
+        if (p->ops[ch->first + i].code == AR_OP_COMPUTE) return 1;
+    return 0;
+}
+
+static int lt_fail(ar_error_t *err, cublasStatus_t st, const char *what) {
+    return AR_ERR(err, AR_EDEVICE, "cuda backend: cuBLASLt: %s: status %d", what, (int)st);
+}
+
+#define AR__LT(call, what)                                   \
+    do {                                                     \
+        cublasStatus_t ar__st = (call);                      \
+        if (ar__st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, ar__st, what); \
+    } while (0)
+
+/* cuBLASLt on GPU g, made once per backend. */
+static int lt_open(ar__cuda_t *be, int g, ar_error_t *err) {
+    if (be->lt[g]) return AR_OK;
+    cudaSetDevice(g);
+    AR__LT(cublasLtCreate(&be->lt[g]), "creating a handle");
+    AR__CU(cudaMalloc(&be->lt_ws[g], AR__LT_WORKSPACE_BYTES), "allocating cuBLASLt's workspace");
+    AR__CU(cudaEventCreateWithFlags(&be->ev_cfork[g], cudaEventDisableTiming), "creating an event");
+    return AR_OK;
+}
+
+/* The largest power of two (up to 256) dividing a pointer: cuBLASLt picks its kernels by it. */
+static uint32_t align_of(const void *ptr) {
+    uint32_t a = 256;
+    while (a > 1 && ((uintptr_t)ptr % a)) a /= 2;
+    return a;
+}
+
+/* The SMs a product on GPU g may count on: those the executor's blocks and the computing
+ * channels' flag kernels leave (each spins on an SM of its own while it waits). cuBLASLt
+ * sizes its persistent and stream-K kernels to the SMs it targets, and their blocks wait on
+ * one another: targeting SMs a spinning block holds would leave some never resident, the
+ * product never done, and the executor waiting for it. */
+static int32_t sm_target(const ar__cuda_t *be, int g) {
+    const int slot = ar__cuda_slot(be, g);
+    int busy = slot >= 0 ? be->g[slot].nblocks : 0;
+    for (int i = 0; i < be->ncchan; i++) busy += be->cchan[i].gpu == g;
+    const int left = be->sms[g] - busy;
+    return left > 1 ? left : 1;
+}
+
+static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, ar__gemm_t *x, ar_error_t *err) {
+    const size_t es = ar_dtype_size(p->dtype);
+    uint64_t m, N, K;
+    ar_op_gemm(op, &m, &N, &K);
+    const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
+    x->a = (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es;
+    x->b = (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es;
+    x->c = (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es;
+    const cudaDataType_t t = p->dtype == AR_BF16 ? CUDA_R_16BF : p->dtype == AR_FP16 ? CUDA_R_16F : CUDA_R_32F;
+    AR__LT(cublasLtMatmulDescCreate(&x->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "a product's descriptor");
+    const int32_t sms = sm_target(be, g);
+    AR__LT(cublasLtMatmulDescSetAttribute(x->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
+           "the SMs a product may use");
+    AR__LT(cublasLtMatrixLayoutCreate(&x->la, t, N, K, N), "a layout");
+    AR__LT(cublasLtMatrixLayoutCreate(&x->lb, t, K, m, K), "a layout");
+    AR__LT(cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
+    cublasLtMatmulPreference_t pref;
+    AR__LT(cublasLtMatmulPreferenceCreate(&pref), "a preference");
+    size_t ws = AR__LT_WORKSPACE_BYTES;
+    uint32_t al[3] = {align_of(x->b), align_of(x->a), align_of(x->c)};
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(be->lt[g], x->desc, x->la, x->lb, x->lc, x->lc, pref, 1, &h, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "choosing a kernel");
+    if (!found)
+        return AR_ERR(err, AR_ENOTSUP, "cuda backend: cuBLASLt has no kernel for a %llu x %llu x %llu %s product",
+                      (unsigned long long)m, (unsigned long long)N, (unsigned long long)K, ar_dtype_name(p->dtype));
+    x->algo = h.algo;
+    /* Once now, alone: the first launch of a kernel loads its module (CUDA's lazy loading),
+     * which waits for the kernels running on the GPU; the executor's blocks spin until the
+     * product is done, so a first launch beside them would wait forever. Its output is
+     * scratch the execution writes anyway. */
+    const float one = 1.0f, zero = 0.0f;
+    AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
+                          be->lt_ws[g], AR__LT_WORKSPACE_BYTES, be->stream[g]),
+           "a product's first run");
+    AR__CU(cudaStreamSynchronize(be->stream[g]), "a product's first run");
+    return AR_OK;
+}
+
+/* Ops [from, to) of channel (r, c), none a COMPUTE, as a one-block plan in seg. */
+static int seg_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t from, uint32_t to, uint32_t nflags,
+                     ar__gpu_plan_t *seg, ar_error_t *err) {
+    if (from == to) return AR_OK;
+    const int g = be->rank_gpu[r];
+    ar__dop_t *ops = calloc(to - from, sizeof *ops);
+    if (!ops) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    uint32_t si = 0;
+    int rc = AR_OK;
+    for (uint32_t i = from; i < to && rc == AR_OK; i++) {
+        const ar_op_t *op = &p->ops[ar_plan_chan(p, r, c)->first + i];
+        if (op->code != AR_OP_SIGNAL && op->code != AR_OP_WAIT)
+            rc = AR_ERR(err, AR_ENOTSUP,
+                        "cuda backend: rank %d channel %d op %u: a channel that computes holds COMPUTE, SIGNAL and "
+                        "WAIT only (its products run through cuBLASLt), not %s", r, c, i, ar_op_name(op->code));
+        else
+            rc = ar__cuda_lower_op(be, p, r, c, i, g, nflags, &ops[i - from], NULL, &si, err);
+    }
+    const ar__dblock_t block = {0, to - from, 0, 0};
+    if (rc == AR_OK) rc = ar__cuda_upload(g, ops, to - from, NULL, 0, &block, 1, 0, seg, err);
+    free(ops);
+    return rc;
+}
+
+static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t nflags, ar__cchan_t *cc,
+                      ar_error_t *err) {
+    const ar_chan_t *ch = ar_plan_chan(p, r, c);
+    cc->rank = r;
+    cc->gpu = be->rank_gpu[r];
+    for (uint32_t i = 0; i < ch->nops; i++) cc->nprod += p->ops[ch->first + i].code == AR_OP_COMPUTE;
+    cc->prod = calloc((size_t)cc->nprod, sizeof *cc->prod);
+    cc->seg = calloc((size_t)cc->nprod + 1, sizeof *cc->seg);
+    if (!cc->prod || !cc->seg) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    AR_TRY(lt_open(be, cc->gpu, err));
+    cudaSetDevice(cc->gpu);
+    AR__CU(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking), "creating a stream");
+    AR__CU(cudaEventCreateWithFlags(&cc->done, cudaEventDisableTiming), "creating an event");
+    uint32_t from = 0;
+    int s = 0;
+    for (uint32_t i = 0; i < ch->nops; i++) {
+        const ar_op_t *op = &p->ops[ch->first + i];
+        if (op->code != AR_OP_COMPUTE) continue;
+        AR_TRY(seg_lower(be, p, r, c, from, i, nflags, &cc->seg[s], err));
+        AR_TRY(gemm_lower(be, p, op, cc->gpu, &cc->prod[s], err));
+        from = i + 1;
+        s++;
+    }
+    return seg_lower(be, p, r, c, from, ch->nops, nflags, &cc->seg[s], err);
+}
+
+int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err) {
+    int n = 0;
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++) n += ar__gemm_chan(p, r, c);
+    if (!n) return AR_OK;
+    be->cchan = calloc((size_t)n, sizeof *be->cchan);
+    if (!be->cchan) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    /* every channel's GPU first: each product's SM target counts them */
+    for (int r = 0; r < p->nranks; r++)
+        for (int c = 0; c < p->nchannels; c++)
+            if (ar__gemm_chan(p, r, c)) be->cchan[be->ncchan++] = (ar__cchan_t){.rank = r, .gpu = be->rank_gpu[r]};
+    for (int i = 0, k = 0; i < be->ncchan; i++, k++) {
+        while (!ar__gemm_chan(p, k / p->nchannels, k % p->nchannels)) k++;
+        AR_TRY(chan_lower(be, p, k / p->nchannels, k % p->nchannels, nflags, &be->cchan[i], err));
+    }
+    return AR_OK;
+}
+
+void ar__gemm_free(ar__cuda_t *be) {
+    for (int i = 0; i < be->ncchan; i++) {
+        ar__cchan_t *cc = &be->cchan[i];
+        cudaSetDevice(cc->gpu);
+        for (int s = 0; cc->seg && s <= cc->nprod; s++) ar__cuda_plan_free(&cc->seg[s]);
+        for (int s = 0; cc->prod && s < cc->nprod; s++) {
+            ar__gemm_t *x = &cc->prod[s];
+            if (x->la) cublasLtMatrixLayoutDestroy(x->la);
+            if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
+            if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
+            if (x->desc) cublasLtMatmulDescDestroy(x->desc);
+        }
+        if (cc->stream) cudaStreamDestroy(cc->stream);
+        if (cc->done) cudaEventDestroy(cc->done);
+        free(cc->seg);
+        free(cc->prod);
+    }
+    free(be->cchan);
+    be->cchan = NULL;
+    be->ncchan = 0;
+}
+
+void ar__gemm_close(ar__cuda_t *be) {
+    for (int g = 0; g < AR__MAX_GPUS; g++) {
+        if (!be->lt[g]) continue;
+        cudaSetDevice(g);
+        cublasLtDestroy(be->lt[g]);
+        cudaFree(be->lt_ws[g]);
+        if (be->ev_cfork[g]) cudaEventDestroy(be->ev_cfork[g]);
+        be->lt[g] = NULL;
+    }
+}
+
+int ar__gemm_fork(ar__cuda_t *be, int g, ar_error_t *err) {
+    int any = 0;
+    for (int i = 0; i < be->ncchan; i++) any |= be->cchan[i].gpu == g;
+    if (!any) return AR_OK;
+    AR__CU(cudaEventRecord(be->ev_cfork[g], be->stream[g]), "recording an event");
+    for (int i = 0; i < be->ncchan; i++)
+        if (be->cchan[i].gpu == g) AR__CU(cudaStreamWaitEvent(be->cchan[i].stream, be->ev_cfork[g], 0), "ordering streams");
+    return AR_OK;
+}
+
+int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, ar_error_t *err) {
+    const float one = 1.0f, zero = 0.0f;
+    for (int i = 0; i < be->ncchan; i++) {
+        ar__cchan_t *cc = &be->cchan[i];
+        if (cc->gpu != g) continue;
+        for (int s = 0; s <= cc->nprod; s++) {
+            if (cc->seg[s].nblocks) {
+                ar__kargs_t k = ar__cuda_plan_kargs(be, &cc->seg[s], timeout_s);
+                AR__CU((cudaError_t)ar__exec_launch(&k, (int)dtype, cc->stream), "launching a channel's flags");
+            }
+            if (s == cc->nprod) break;
+            const ar__gemm_t *x = &cc->prod[s];
+            AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc,
+                                  &x->algo, be->lt_ws[g], AR__LT_WORKSPACE_BYTES, cc->stream),
+                   "a product");
+        }
+        AR__CU(cudaEventRecord(cc->done, cc->stream), "recording an event");
+        AR__CU(cudaStreamWaitEvent(be->stream[g], cc->done, 0), "ordering streams");
+    }
+    return AR_OK;
+}
