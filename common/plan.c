@@ -263,6 +263,11 @@ int ar_plan_finish(ar_plan_t *p) {
         free(cb[i].ops);
     }
     p->nops = p->cap_ops = p->laid_out ? (uint32_t)total : at;
+    for (int i = 0; i < nch; i++) {
+        p->chans[i].computes = 0;
+        for (uint32_t j = 0; j < p->chans[i].nops && !p->chans[i].computes; j++)
+            p->chans[i].computes = p->ops[p->chans[i].first + j].code == AR_OP_COMPUTE;
+    }
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].code == AR_OP_SIGNAL)
             p->per_epoch[(size_t)p->ops[i].dst.rank * p->nflags + p->ops[i].flag]++;

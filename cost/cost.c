@@ -256,7 +256,19 @@ static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     ar_op_gemm(op, &rows, &N, &K);
     const double flops = 2.0 * (double)rows * (double)N * (double)K;
     const double bytes = ((double)rows * K + (double)K * N + (double)rows * N) * (double)ar_dtype_size(p->dtype);
-    const double comp = flops / rate, mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
+    /* the units the device's other channels hold leave the products fewer */
+    double share = 1;
+    if (m->gemm_units > 0) {
+        const int dev = t->placement[exec_rank];
+        int held = 0;
+        for (int r = 0; r < p->nranks; r++)
+            for (int c = 0; t->placement[r] == dev && c < p->nchannels; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, r, c);
+                held += ch->nops > 0 && !ch->computes;
+            }
+        share = held < m->gemm_units ? (m->gemm_units - held) / m->gemm_units : 1 / m->gemm_units;
+    }
+    const double comp = flops / (rate * share), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
     c->bytes = flops;
     c->memory_s = mem;
     c->move_s = comp >= mem ? comp : mem;

@@ -501,9 +501,12 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
 }
 
 /* A fused op's defaults: for each partition count (o's, else 1, 2, 4, ... 16 that divide M),
- * its allreduce's defaults at one partition's size, then the fused plan's predicted time;
- * more partitions are taken only where they predict AR_CASE_TUNE_FLAT less (each adds a
- * product's fixed cost and a round of the algorithm's own). */
+ * its allreduce's defaults at one partition's size, and (channels not asked) half as many
+ * channels, a quarter, ... one, each with the algorithm's own chunk: the fused plan's
+ * predicted time decides. Channels that hold a device's units (gemm_units) slow its products,
+ * so the allreduce's own best is not the fused op's. More partitions, or channels, are taken
+ * only where they predict AR_CASE_TUNE_FLAT less (each partition adds a product's fixed cost
+ * and a round of the algorithm's own). */
 static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                           ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s,
                           ar_error_t *err) {
@@ -520,18 +523,24 @@ static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, 
         io.partitions = 0;
         double unused;
         AR_TRY(ar_case_defaults(t, algo, count / (uint64_t)parts, dt, &io, buffer, backend, &inner, &unused, err));
-        ar_algo_opts_t fo = *o;
-        fo.channels = inner.channels;
-        fo.chunk_bytes = inner.chunk_bytes;
-        fo.partitions = parts;
-        int brc;
-        uint64_t nops;
-        ar_error_t e;
-        ar_error_clear(&e);
-        const double s = predict(t, algo, count, dt, &fo, buffer, target, 0, &brc, &nops, &e);
-        if (!built) *out = fo; /* what the build will say, at least */
-        built = 1;
-        if (s < best * (1 - AR_CASE_TUNE_FLAT)) best = s, *out = fo;
+        /* fewest channels first: more are taken for a gain */
+        int chans[16], nch = 0;
+        for (int ch = inner.channels; ch >= 1 && nch < 16; ch /= 2) chans[nch++] = ch;
+        if (o->channels > 0) nch = 1;
+        for (int k = nch - 1; k >= 0; k--) {
+            ar_algo_opts_t fo = *o;
+            fo.channels = chans[k];
+            fo.chunk_bytes = k == 0 ? inner.chunk_bytes : o->chunk_bytes;
+            fo.partitions = parts;
+            int brc;
+            uint64_t nops;
+            ar_error_t e;
+            ar_error_clear(&e);
+            const double s = predict(t, algo, count, dt, &fo, buffer, target, 0, &brc, &nops, &e);
+            if (!built) *out = fo; /* what the build will say, at least */
+            built = 1;
+            if (s < best * (1 - AR_CASE_TUNE_FLAT)) best = s, *out = fo;
+        }
     }
     if (predicted_s) *predicted_s = best;
     return AR_OK;

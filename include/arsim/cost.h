@@ -49,7 +49,10 @@
  * A COMPUTE (m x N x K, on the executing rank's device) multiplies at the device's matrix
  * units and reads a and b and writes dst once from its memory:
  *   lat    = gemm_overhead_ns                          (compute term)
- *   move   = max(2 m N K / ar_cost_gemm_flops, bytes / ar_cost_mem_gbps)  (compute or memory)
+ *   move   = max(2 m N K / (ar_cost_gemm_flops x share), bytes / ar_cost_mem_gbps)  (compute or memory)
+ *            share = (gemm_units - h) / gemm_units, h the plan's channels on the device that
+ *            compute no product (each holds a unit while the plan runs; one unit at least
+ *            left; 1 without gemm_units)
  *   total  = lat + move
  * Products on one device share its matrix units (AR_RES_TENSOR, in equal shares or max-min);
  * their bytes are not shared with the channels' memory traffic.

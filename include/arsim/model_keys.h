@@ -6,8 +6,8 @@
  *   key       the YAML key, and the name of the double that holds it (ar_model_t,
  *             ar_mem_level_t or ar_link_kind_t): values stay in the unit their name
  *             carries (lat_ns in ns, bw_gbps in GB/s = 1e9 bytes/s)
- *   unit      ns, GB/s, GHz, TFLOP/s, bytes, lanes or flag (ar_model_unit_si turns each into SI;
- *             a count or a flag is 1)
+ *   unit      ns, GB/s, GHz, TFLOP/s, bytes, lanes, units or flag (ar_model_unit_si turns each
+ *             into SI; a count or a flag is 1)
  *   required  1: the key must be there and positive; 0: optional, 0 when absent
  *             (the term is left out: what 0 means is said in `meaning`)
  *   min, max  the accepted range, in the key's unit (an optional key may also be 0)
@@ -110,6 +110,10 @@
     X(ROOT, gemm_fp32_tflops, "TFLOP/s", 0, 1e-6, 1e6, "the same for fp32 (0: gemm_tflops)")                 \
     X(ROOT, gemm_overhead_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                    \
       "a COMPUTE's fixed cost besides its multiply-adds and bytes: launch, tile setup, the tail (0: none)")    \
+    X(ROOT, gemm_units, "units", 0, 1, 1e6,                                                                   \
+      "the units a product spreads over (a GPU's SMs); each channel of the plan on the device that computes "  \
+      "no product holds one while the plan runs, so products get gemm_tflops x the units left over all "      \
+      "(0: channels take none)")                                                                              \
     AR_MODEL_EXTRA_KEYS(X)
 
 /* A build may add keys here (tests/check_model_keys does): -DAR_MODEL_EXTRA_KEYS(X)=... */

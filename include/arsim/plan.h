@@ -148,8 +148,9 @@ typedef struct ar_op_s {
 } ar_op_t;
 
 typedef struct ar_chan_s {
-    uint32_t first; /* index of the first op in plan->ops */
+    uint32_t first;    /* index of the first op in plan->ops */
     uint32_t nops;
+    uint32_t computes; /* holds a COMPUTE (ar_plan_finish) */
 } ar_chan_t;
 
 /* Sizing a plan without building it: what its ops would hold, before anything is
