@@ -104,14 +104,17 @@ int ar_cli_bench(int argc, char **argv) {
         "                         x-reduce, x-pushsig, x-chainN, ...: algorithms/probes.c; a wrong name lists them)\n"
         "  --iters N              executions captured per CUDA graph (default: by size)\n"
         "  --repeats N            graph launches timed; the median is reported (default: by size)\n"
-        "  --op allreduce|reducescatter|allgather   the collective (default allreduce); NCCL's the same\n"
-        "                         (ncclReduceScatter, ncclAllGather: where the count divides by the ranks)\n"
+        "  --op allreduce|reducescatter|allgather|matmul-allreduce   the collective (default allreduce);\n"
+        "                         NCCL's the same (ncclReduceScatter, ncclAllGather: where the count divides by\n"
+        "                         the ranks); matmul-allreduce (--m, --n, --k, --partitions as for run): beside\n"
+        "                         cuBLASLt's product then ncclAllReduce, and each of the two alone\n"
         "  --no-nccl              leave out NCCL\n"
         "  --force-host           stage through pinned host memory even where peer access works\n"
         "  --csv FILE             write bench's rows (with NCCL's beside them) as CSV\n",
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(MODEL) | AR_CLI_O(ALGO) | AR_CLI_O(SIZE) |
             AR_CLI_O(COUNT) | AR_CLI_O(DTYPE) | AR_CLI_O(CHANNELS) | AR_CLI_O(CHUNK) | AR_CLI_O(RANKS) | AR_CLI_O(ITERS) |
-            AR_CLI_O(TIMEOUT) | AR_CLI_O(CHECK) | AR_CLI_O(CSV) | AR_CLI_O(QUIET) | AR_CLI_O(OP),
+            AR_CLI_O(TIMEOUT) | AR_CLI_O(CHECK) | AR_CLI_O(CSV) | AR_CLI_O(QUIET) | AR_CLI_O(OP) | AR_CLI_O(GEMM_M) |
+            AR_CLI_O(GEMM_N) | AR_CLI_O(GEMM_K) | AR_CLI_O(PARTITIONS),
         AR_CLI_O(BACKEND) | AR_CLI_O(TOPOLOGY) | AR_CLI_O(ALGO) | AR_CLI_O(ITERS) | AR_CLI_O(CSV) | AR_CLI_O(OP),
     };
     ar_cli_opts_t o;
@@ -170,7 +173,7 @@ int ar_cli_bench(int argc, char **argv) {
         .algos = algos, .sizes = sizes, .nsizes = nsizes, .dtype = o.dtypes[0],
         .channels = o.nchannels ? o.channels[0] : 0, .chunk_bytes = o.nchunks ? o.chunks[0] : 0, .iters = o.iters > 1 ? o.iters : 0,
         .repeats = x.repeats, .check = o.check, .nccl = x.nccl, .force_host = x.force_host,
-        .timeout_s = o.timeout_s, .coll = o.coll,
+        .timeout_s = o.timeout_s, .coll = o.coll, .gemm_n = o.gemm_n, .gemm_k = o.gemm_k, .partitions = o.partitions,
     };
     ar_error_t err;
     ar_error_clear(&err);

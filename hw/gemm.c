@@ -64,19 +64,18 @@ static int32_t sm_target(const ar__cuda_t *be, int g) {
     return left > 1 ? left : 1;
 }
 
-static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, ar__gemm_t *x, ar_error_t *err) {
-    const size_t es = ar_dtype_size(p->dtype);
-    uint64_t m, N, K;
-    ar_op_gemm(op, &m, &N, &K);
-    const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
-    x->a = (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es;
-    x->b = (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es;
-    x->c = (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es;
-    const cudaDataType_t t = p->dtype == AR_BF16 ? CUDA_R_16BF : p->dtype == AR_FP16 ? CUDA_R_16F : CUDA_R_32F;
+int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t N, uint64_t K, const void *a,
+                  const void *b, void *c, int32_t sms, ar__gemm_t *x, ar_error_t *err) {
+    AR_TRY(lt_open(be, g, err));
+    cudaSetDevice(g);
+    x->a = a;
+    x->b = b;
+    x->c = c;
+    const cudaDataType_t t = dtype == AR_BF16 ? CUDA_R_16BF : dtype == AR_FP16 ? CUDA_R_16F : CUDA_R_32F;
     AR__LT(cublasLtMatmulDescCreate(&x->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "a product's descriptor");
-    const int32_t sms = sm_target(be, g);
-    AR__LT(cublasLtMatmulDescSetAttribute(x->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
-           "the SMs a product may use");
+    if (sms > 0)
+        AR__LT(cublasLtMatmulDescSetAttribute(x->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
+               "the SMs a product may use");
     AR__LT(cublasLtMatrixLayoutCreate(&x->la, t, N, K, N), "a layout");
     AR__LT(cublasLtMatrixLayoutCreate(&x->lb, t, K, m, K), "a layout");
     AR__LT(cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
@@ -101,18 +100,42 @@ static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int
     if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "choosing a kernel");
     if (!found)
         return AR_ERR(err, AR_ENOTSUP, "cuda backend: cuBLASLt has no kernel for a %llu x %llu x %llu %s product",
-                      (unsigned long long)m, (unsigned long long)N, (unsigned long long)K, ar_dtype_name(p->dtype));
+                      (unsigned long long)m, (unsigned long long)N, (unsigned long long)K, ar_dtype_name(dtype));
     x->algo = h.algo;
     /* Once now, alone: the first launch of a kernel loads its module (CUDA's lazy loading),
      * which waits for the kernels running on the GPU; the executor's blocks spin until the
      * product is done, so a first launch beside them would wait forever. Its output is
      * scratch the execution writes anyway. */
-    const float one = 1.0f, zero = 0.0f;
-    AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
-                          be->lt_ws[g], AR__LT_WORKSPACE_BYTES, be->stream[g]),
-           "a product's first run");
+    AR_TRY(ar__gemm_launch(be, g, x, be->stream[g], err));
     AR__CU(cudaStreamSynchronize(be->stream[g]), "a product's first run");
     return AR_OK;
+}
+
+int ar__gemm_launch(ar__cuda_t *be, int g, const ar__gemm_t *x, cudaStream_t stream, ar_error_t *err) {
+    const float one = 1.0f, zero = 0.0f;
+    AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
+                          be->lt_ws[g], AR__LT_WORKSPACE_BYTES, stream),
+           "a product");
+    return AR_OK;
+}
+
+void ar__gemm_destroy(ar__gemm_t *x) {
+    if (x->la) cublasLtMatrixLayoutDestroy(x->la);
+    if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
+    if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
+    if (x->desc) cublasLtMatmulDescDestroy(x->desc);
+    memset(x, 0, sizeof *x);
+}
+
+/* A plan's COMPUTE, lowered. */
+static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, ar__gemm_t *x, ar_error_t *err) {
+    const size_t es = ar_dtype_size(p->dtype);
+    uint64_t m, N, K;
+    ar_op_gemm(op, &m, &N, &K);
+    const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
+    return ar__gemm_make(be, g, p->dtype, m, N, K, (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es,
+                         (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es,
+                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g), x, err);
 }
 
 /* Ops [from, to) of channel (r, c), none a COMPUTE, as a one-block plan in seg. */
@@ -188,13 +211,7 @@ void ar__gemm_free(ar__cuda_t *be) {
         ar__cchan_t *cc = &be->cchan[i];
         cudaSetDevice(cc->gpu);
         for (int s = 0; cc->seg && s <= cc->nprod; s++) ar__cuda_plan_free(&cc->seg[s]);
-        for (int s = 0; cc->prod && s < cc->nprod; s++) {
-            ar__gemm_t *x = &cc->prod[s];
-            if (x->la) cublasLtMatrixLayoutDestroy(x->la);
-            if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
-            if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
-            if (x->desc) cublasLtMatmulDescDestroy(x->desc);
-        }
+        for (int s = 0; cc->prod && s < cc->nprod; s++) ar__gemm_destroy(&cc->prod[s]);
         if (cc->stream) cudaStreamDestroy(cc->stream);
         if (cc->done) cudaEventDestroy(cc->done);
         free(cc->seg);
@@ -227,7 +244,6 @@ int ar__gemm_fork(ar__cuda_t *be, int g, ar_error_t *err) {
 }
 
 int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, ar_error_t *err) {
-    const float one = 1.0f, zero = 0.0f;
     for (int i = 0; i < be->ncchan; i++) {
         ar__cchan_t *cc = &be->cchan[i];
         if (cc->gpu != g) continue;
@@ -237,10 +253,7 @@ int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, 
                 AR__CU((cudaError_t)ar__exec_launch(&k, (int)dtype, cc->stream), "launching a channel's flags");
             }
             if (s == cc->nprod) break;
-            const ar__gemm_t *x = &cc->prod[s];
-            AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc,
-                                  &x->algo, be->lt_ws[g], AR__LT_WORKSPACE_BYTES, cc->stream),
-                   "a product");
+            AR_TRY(ar__gemm_launch(be, g, &cc->prod[s], cc->stream, err));
         }
         AR__CU(cudaEventRecord(cc->done, cc->stream), "recording an event");
         AR__CU(cudaStreamWaitEvent(be->stream[g], cc->done, 0), "ordering streams");

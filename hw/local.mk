@@ -23,4 +23,4 @@ hw_gpu_test_SOURCES = hw/gpu_test.c
 hw_gpu_test_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 hw_gpu_test_LDADD = libarsim.la
 endif
-dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh scripts/gpu-env.sh scripts/gpu-fused.sh
+dist_noinst_SCRIPTS += scripts/gpu-check.sh scripts/gpu-sanitize.sh scripts/gpu-env.sh scripts/gpu-fused.sh scripts/gpu-fused-bench.sh

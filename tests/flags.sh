@@ -136,6 +136,11 @@ S | '--resume' takes no value | sweep --backend analytic --size 8K --out a.csv -
 2 | -o FILE.csv is required   | merge
 2 | empty file name           | merge a.csv -o ''
 2 | from 1 to 1000            | bench --repeats 0
+2 | need --op matmul-allreduce | bench --m 512
+2 | unknown suffix            | bench --op matmul-allreduce --m 1x
+2 | expected a number from 1  | bench --op matmul-allreduce --n 0
+2 | expected a number from 1  | bench --op matmul-allreduce --k -1
+2 | expected a number from 1  | bench --op matmul-allreduce --partitions 0
 2 | '--no-nccl' takes no value | bench --no-nccl=1
 2 | '--force-host' takes no value | bench --force-host=1
 2 | from 1 to 1000000         | bench --iters x

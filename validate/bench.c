@@ -105,12 +105,33 @@ static int plan_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     for (int i = 0; i < be->nused; i++) {
         const int g = be->used[i];
         const ar__gpu_plan_t *gp = &be->g[i];
-        if (!gp->nblocks) continue;
-        ar__kargs_t k = ar__cuda_kargs(be, i, pc->timeout_s);
         cudaSetDevice(g);
-        AR__CU((cudaError_t)ar__exec_launch(&k, (int)pc->plan->dtype, be->stream[g]), "launching the executor");
+        AR_TRY(ar__gemm_fork(be, g, err)); /* a fused plan's products, beside the executor */
+        if (gp->nblocks) {
+            ar__kargs_t k = ar__cuda_kargs(be, i, pc->timeout_s);
+            AR__CU((cudaError_t)ar__exec_launch(&k, (int)pc->plan->dtype, be->stream[g]), "launching the executor");
+        }
+        AR_TRY(ar__gemm_enqueue(be, g, pc->plan->dtype, pc->timeout_s, err));
     }
     return AR_OK;
+}
+
+/* matmul-allreduce unfused: each rank's product by cuBLASLt (prod), then ncclAllReduce of
+ * it; or either alone. */
+typedef struct unfused_ctx_s {
+    struct nccl_ctx_s *nc;
+    ar__gemm_t *prod;     /* per rank */
+    int products, reduce; /* which parts run */
+} unfused_ctx_t;
+static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err);
+static int unfused_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
+    unfused_ctx_t *u = ctx;
+    for (int r = 0; u->products && r < be->nranks; r++) {
+        const int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        AR_TRY(ar__gemm_launch(be, g, &u->prod[r], be->stream[g], err));
+    }
+    return u->reduce ? nccl_body(be, u->nc, err) : AR_OK;
 }
 
 typedef struct nccl_ctx_s {
@@ -119,6 +140,7 @@ typedef struct nccl_ctx_s {
     int dtype;
     size_t es;
     ar_coll_t coll;
+    void **in;  /* per rank, NULL: IN */
 } nccl_ctx_t;
 
 /* NCCL's collective in our layout (arsim/plan.h): rank r's shard at its offset of IN
@@ -127,12 +149,12 @@ static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     nccl_ctx_t *nc = ctx;
     nccl_t *n = nc->n;
     const uint64_t shard = nc->count / (uint64_t)be->nranks;
-    static const char *const names[AR_NCOLL] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather"};
+    static const char *const names[AR_NCOLL] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclAllReduce"};
     n->group_start();
     for (int r = 0; r < be->nranks; r++) {
         int g = be->rank_gpu[r];
         cudaSetDevice(g);
-        char *in = be->buf[AR_BUF_IN][r], *out = n->out[r];
+        char *in = nc->in ? nc->in[r] : be->buf[AR_BUF_IN][r], *out = n->out[r];
         const size_t at = (size_t)r * shard * nc->es;
         int rc = nc->coll == AR_COLL_REDUCESCATTER
                      ? n->reduce_scatter(in, out + at, shard, nc->dtype, NCCL_SUM, n->comm[r], be->stream[g])
@@ -253,23 +275,22 @@ out:
 
 /* An algorithm at its defaults: the channels and chunk the model predicts fastest, as run
  * and sweep give them (a NAME:Nslot variant keeps the algorithm's own); *chunk asked stays. */
-static void model_defaults(const ar_topo_t *topo, const char *name, ar_coll_t coll, uint64_t count, ar_dtype_t dt,
-                           int *channels, uint64_t *chunk) {
-    ar_algo_opts_t def = AR_ALGO_OPTS_DEFAULT, got;
+static void model_defaults(const ar_topo_t *topo, const char *name, const ar_algo_opts_t *asked, uint64_t count,
+                           ar_dtype_t dt, int *channels, uint64_t *chunk, int *partitions, double *predicted_s) {
+    ar_algo_opts_t def = *asked, got;
     def.chunk_bytes = *chunk;
-    def.coll = coll;
     ar_error_t e;
     ar_error_clear(&e);
-    if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, NULL, &e) == AR_OK)
-        *channels = got.channels, *chunk = got.chunk_bytes;
+    if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, predicted_s, &e) == AR_OK)
+        *channels = got.channels, *chunk = got.chunk_bytes, *partitions = got.partitions;
 }
 
 /* NAME or NAME:Nslot (1stage with N SCRATCH slots by execution parity, for the
  * sweeps that choose between them). */
-static int build_plan(const char *name, const ar_topo_t *topo, ar_coll_t coll, uint64_t count, ar_dtype_t dt,
-                      int channels, uint64_t chunk_bytes, ar_plan_t **plan, ar_error_t *err) {
-    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
-    ao.coll = coll;
+static int build_plan(const char *name, const ar_topo_t *topo, const ar_algo_opts_t *asked, uint64_t count,
+                      ar_dtype_t dt, int channels, uint64_t chunk_bytes, int partitions, ar_plan_t **plan, ar_error_t *err) {
+    ar_algo_opts_t ao = *asked;
+    ao.partitions = partitions;
     ao.channels = channels;
     ao.chunk_bytes = chunk_bytes;
     char base[64];
@@ -286,6 +307,8 @@ static int build_plan(const char *name, const ar_topo_t *topo, ar_coll_t coll, u
 /* --check compares on the host against a float64 sum regenerated element by
  * element; past this size it would take longer than the timing. */
 #define CHECK_MAX_BYTES ((uint64_t)64 << 20)
+/* ... and a product's reference past this many multiply-adds */
+#define CHECK_MAX_MACS 4e9
 
 typedef struct row_s {
     char algo[64];
@@ -310,6 +333,53 @@ static void note(const ar_bench_sink_t *sink, const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     sink->note(line, sink->ctx);
+}
+
+/* matmul-allreduce unfused, on the same inputs: each rank's product by cuBLASLt into a buffer
+ * of its own, then ncclAllReduce of it (the row's NCCL time); and each of the two alone (a
+ * note). */
+static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t *o, uint64_t count,
+                        const ar_bench_sink_t *sink, double *unfused_s, ar_error_t *err) {
+    const uint64_t m = count / o->gemm_n;
+    void *prod_out[64] = {0};
+    ar__gemm_t prod[64];
+    memset(prod, 0, sizeof prod);
+    int rc = AR_OK;
+    for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
+        const int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        cudaError_t ce = cudaMalloc(&prod_out[r], count * nc->es);
+        if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
+        const char *in = be->buf[AR_BUF_IN][r];
+        if (rc == AR_OK)
+            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * nc->es, prod_out[r], 0,
+                               &prod[r], err);
+    }
+    nc->in = prod_out;
+    /* once eagerly: NCCL connects its peers on a first collective, which a graph capture
+     * cannot hold */
+    unfused_ctx_t first = {nc, prod, 1, 1};
+    if (rc == AR_OK) rc = unfused_body(be, &first, err);
+    if (rc == AR_OK) rc = sync_all(be, err);
+    double alone[2] = {NAN, NAN};
+    for (int part = 0; part < 3 && rc == AR_OK; part++) {
+        unfused_ctx_t u = {nc, prod, part != 2, part != 1};
+        double est = 0, *out = part ? &alone[part - 1] : unfused_s;
+        int iters, reps;
+        rc = time_graphs(be, unfused_body, &u, 2, 1, &est, err);
+        pick_iters(est, o, &iters, &reps);
+        if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, iters, reps, out, err);
+    }
+    if (rc == AR_OK)
+        note(sink, "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": cuBLASLt + ncclAllReduce %.2f us, the product alone %.2f us, "
+             "ncclAllReduce alone %.2f us", m, o->gemm_n, o->gemm_k, *unfused_s * 1e6, alone[0] * 1e6, alone[1] * 1e6);
+    nc->in = NULL;
+    for (int r = 0; r < be->nranks; r++) {
+        cudaSetDevice(be->rank_gpu[r]);
+        ar__gemm_destroy(&prod[r]);
+        if (prod_out[r]) cudaFree(prod_out[r]);
+    }
+    return rc;
 }
 
 int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_bench_sink_t *sink, int *wrong,
@@ -351,8 +421,12 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         else
             note(sink, "NCCL: not run: %s", nccl_why);
     }
+    const int fused_op = ar_coll_fused(o->coll);
     note(sink, "%s; time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * %s", ar_coll_name(o->coll),
-         o->coll == AR_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p");
+         o->coll == AR_COLL_ALLREDUCE || fused_op ? "2(p-1)/p" : "(p-1)/p");
+    if (fused_op)
+        note(sink, "matmul-allreduce: N = %" PRIu64 ", K = %" PRIu64 ", the size M x N; NCCL's column: cuBLASLt's product, "
+             "then ncclAllReduce", o->gemm_n, o->gemm_k);
 
     /* The algorithm list. */
     char list[1024];
@@ -369,6 +443,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
     }
 
     const size_t es = ar_dtype_size(o->dtype);
+    const int fused = ar_coll_fused(o->coll);
     for (int si = 0; si < o->nsizes && rc == AR_OK; si++) {
         const uint64_t bytes = o->sizes[si];
         const uint64_t count = bytes / es ? bytes / es : 1;
@@ -380,26 +455,43 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         for (char *save = NULL, *name = strtok_r(tmp, ",", &save); name && nrows < 32 && rc == AR_OK;
              name = strtok_r(NULL, ",", &save)) {
             const char *algo = name;
-            int channels = o->channels;
+            int channels = o->channels, partitions = o->partitions;
             uint64_t chunk = o->chunk_bytes;
             char label[64];
-            if (!strcmp(name, "auto")) {
+            ar_algo_opts_t asked = AR_ALGO_OPTS_DEFAULT;
+            asked.coll = o->coll;
+            asked.channels = o->channels;
+            asked.partitions = o->partitions;
+            if (fused) asked.gemm = (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k};
+            if (!strcmp(name, "auto") && fused) {
+                /* the algorithm of least predicted time, at its defaults */
+                static const char *const cands[] = {"ring", "1stage", "2stage"};
+                double best = INFINITY;
+                for (size_t c = 0; c < sizeof cands / sizeof *cands; c++) {
+                    int ch = o->channels, pa = o->partitions;
+                    uint64_t ck = o->chunk_bytes;
+                    double s = INFINITY;
+                    model_defaults(topo, cands[c], &asked, count, o->dtype, &ch, &ck, &pa, &s);
+                    if (s < best) best = s, algo = cands[c], channels = ch, chunk = ck, partitions = pa;
+                }
+                snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
+            } else if (!strcmp(name, "auto")) {
                 int ach = 0;
                 if (o->coll == AR_COLL_ALLREDUCE) ar_algo_auto(be->nranks, be->nused, bytes, p2p, &algo, &ach);
                 else algo = "direct"; /* every GPU pair linked: each shard crosses once, at once */
                 if (!channels && ach) channels = ach;
-                else if (!channels) model_defaults(topo, algo, o->coll, count, o->dtype, &channels, &chunk);
+                else if (!channels) model_defaults(topo, algo, &asked, count, o->dtype, &channels, &chunk, &partitions, NULL);
                 snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
-            } else if (channels) {
+            } else if (channels && !fused) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
-                model_defaults(topo, name, o->coll, count, o->dtype, &channels, &chunk);
-                snprintf(label, sizeof label, "%s", name);
+                model_defaults(topo, name, &asked, count, o->dtype, &channels, &chunk, &partitions, NULL);
+                snprintf(label, sizeof label, o->channels ? "%s/%d" : "%s", name, channels);
             }
             ar_plan_t *plan = NULL;
             ar_error_t e;
             ar_error_clear(&e);
-            int brc = build_plan(algo, topo, o->coll, count, o->dtype, channels, chunk, &plan, &e);
+            int brc = build_plan(algo, topo, &asked, count, o->dtype, channels, chunk, partitions, &plan, &e);
             if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, &ro, &e);
             if (brc != AR_OK) {
                 char msg[300];
@@ -413,13 +505,15 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             }
             row_t *row = &rows[nrows++];
             snprintf(row->algo, sizeof row->algo, "%s", label);
-            row->channels = plan->nchannels;
+            row->channels = fused ? plan->nchannels - 1 : plan->nchannels;
             row->root = plan->root;
             row->chunk_bytes = ar_plan_chunk_bytes(plan);
             row->wrong = -1;
             rc = ar__cuda_fill_inputs(be, plan, seed, err);
             /* One eager run: a check and a first estimate for the iteration count. */
-            const int check = o->check && bytes <= CHECK_MAX_BYTES;
+            /* a product's reference costs M x N x K x ranks on the host: small ones only */
+            const int check = o->check && bytes <= CHECK_MAX_BYTES &&
+                              (!fused || (double)count * o->gemm_k * be->nranks * be->nranks <= CHECK_MAX_MACS);
             if (rc == AR_OK && check) rc = ar__cuda_poison(be, plan, err);
             if (rc == AR_OK) rc = ar__cuda_enqueue(be, plan, timeout_s, err);
             if (rc == AR_OK) rc = ar__cuda_sync(be, plan, timeout_s, err);
@@ -464,7 +558,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                  bytes, ar_coll_name(o->coll), count, be->nranks);
         if (have_nccl && nrows && nccl_fits) {
             nccl_ctx_t nc = {&nccl, count, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32,
-                             es, o->coll};
+                             es, o->coll, NULL};
             for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
                 if (nccl.out_cap[r] < count * es) {
                     cudaSetDevice(be->rank_gpu[r]);
@@ -474,6 +568,11 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                     if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating NCCL's output");
                     nccl.out_cap[r] = count * es;
                 }
+            }
+            if (fused && rc == AR_OK) {
+                rc = time_unfused(be, &nc, o, count, sink, &nccl_s, err);
+                if (rc != AR_OK) break;
+                goto rows;
             }
             if (rc == AR_OK) rc = nccl_body(be, &nc, err);
             if (rc == AR_OK) rc = sync_all(be, err);
@@ -492,6 +591,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, iters, reps, &nccl_s, err);
             if (rc != AR_OK) break;
         }
+    rows:
         for (int i = 0; i < nrows; i++) {
             const ar_bench_row_t r = {
                 .bytes = count * es, .count = count, .dtype = o->dtype, .algo = rows[i].algo,

@@ -20,6 +20,8 @@ typedef struct ar_hw_bench_opts_s {
     int force_host;
     double timeout_s;
     ar_coll_t coll;          /* the collective (arsim/plan.h) */
+    uint64_t gemm_n, gemm_k; /* matmul-allreduce: the product's N and K (sizes: M x N elements) */
+    int partitions;          /* ... its partitions (0: the model's) */
 } ar_hw_bench_opts_t;
 
 /* One measured row: one of our plans at one size, NCCL's time at that size beside it. */
