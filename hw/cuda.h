@@ -30,6 +30,8 @@ typedef struct ar__gemm_s {
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc; /* of b (N x K), a (K x m) and c (N x m), column-major */
     cublasLtMatmulAlgo_t algo;
+    void *ws;                  /* its workspace (AR__LT_WORKSPACE_BYTES): products that may run
+                                * at once (on different streams) each need their own */
 } ar__gemm_t;
 
 /* A channel that computes (a COMPUTE among its ops; hw/gemm.c): its products run through
@@ -40,6 +42,7 @@ typedef struct ar__cchan_s {
     int rank, gpu;
     cudaStream_t stream;
     cudaEvent_t done;
+    void *ws;                  /* cuBLASLt's workspace for its products (one stream: one at a time) */
     int nprod;
     ar__gemm_t *prod;          /* nprod */
     ar__gpu_plan_t *seg;       /* nprod + 1: the ops before product s (seg[nprod]: after the last) */
@@ -85,7 +88,7 @@ typedef struct ar__cuda_s {
     ar__cchan_t *cchan;
     int ncchan;
     cublasLtHandle_t lt[AR__MAX_GPUS];
-    void *lt_ws[AR__MAX_GPUS];     /* cuBLASLt's workspace, per GPU */
+    void *lt_ws[AR__MAX_GPUS];     /* cuBLASLt's workspace, per GPU, for products on its stream */
     cudaEvent_t ev_cfork[AR__MAX_GPUS];
 } ar__cuda_t;
 
@@ -108,10 +111,11 @@ ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, 
 int ar__gemm_chan(const ar_plan_t *p, int r, int c);
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
 void ar__gemm_free(ar__cuda_t *be);
-/* One product on GPU g, row-major m x K (a) times K x N (b) into c, on sms SMs at most (0: all);
- * run once at once (its module loaded); launch it on a stream; destroy its descriptors. */
+/* One product on GPU g, row-major m x K (a) times K x N (b) into c, on sms SMs at most (0: all),
+ * with workspace ws (NULL: the GPU's, for products on one stream); run once at once (its module
+ * loaded); launch it on a stream; destroy its descriptors. */
 int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t N, uint64_t K, const void *a,
-                  const void *b, void *c, int32_t sms, ar__gemm_t *x, ar_error_t *err);
+                  const void *b, void *c, int32_t sms, void *ws, ar__gemm_t *x, ar_error_t *err);
 int ar__gemm_launch(ar__cuda_t *be, int g, const ar__gemm_t *x, cudaStream_t stream, ar_error_t *err);
 void ar__gemm_destroy(ar__gemm_t *x);
 /* cuBLASLt's handles and workspaces, when the backend closes. */

@@ -65,9 +65,10 @@ static int32_t sm_target(const ar__cuda_t *be, int g) {
 }
 
 int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t N, uint64_t K, const void *a,
-                  const void *b, void *c, int32_t sms, ar__gemm_t *x, ar_error_t *err) {
+                  const void *b, void *c, int32_t sms, void *ws, ar__gemm_t *x, ar_error_t *err) {
     AR_TRY(lt_open(be, g, err));
     cudaSetDevice(g);
+    x->ws = ws ? ws : be->lt_ws[g];
     x->a = a;
     x->b = b;
     x->c = c;
@@ -81,9 +82,9 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
     AR__LT(cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
     cublasLtMatmulPreference_t pref;
     AR__LT(cublasLtMatmulPreferenceCreate(&pref), "a preference");
-    size_t ws = AR__LT_WORKSPACE_BYTES;
+    size_t ws_bytes = AR__LT_WORKSPACE_BYTES;
     uint32_t al[3] = {align_of(x->b), align_of(x->a), align_of(x->c)};
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -114,7 +115,7 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
 int ar__gemm_launch(ar__cuda_t *be, int g, const ar__gemm_t *x, cudaStream_t stream, ar_error_t *err) {
     const float one = 1.0f, zero = 0.0f;
     AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
-                          be->lt_ws[g], AR__LT_WORKSPACE_BYTES, stream),
+                          x->ws, AR__LT_WORKSPACE_BYTES, stream),
            "a product");
     return AR_OK;
 }
@@ -128,14 +129,16 @@ void ar__gemm_destroy(ar__gemm_t *x) {
 }
 
 /* A plan's COMPUTE, lowered. */
-static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, ar__gemm_t *x, ar_error_t *err) {
+static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, void *ws, ar__gemm_t *x,
+                      ar_error_t *err) {
     const size_t es = ar_dtype_size(p->dtype);
     uint64_t m, N, K;
     ar_op_gemm(op, &m, &N, &K);
     const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
     return ar__gemm_make(be, g, p->dtype, m, N, K, (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es,
                          (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es,
-                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g), x, err);
+                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g), ws, x,
+                         err);
 }
 
 /* Ops [from, to) of channel (r, c), none a COMPUTE, as a one-block plan in seg. */
@@ -175,13 +178,15 @@ static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
     cudaSetDevice(cc->gpu);
     AR__CU(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking), "creating a stream");
     AR__CU(cudaEventCreateWithFlags(&cc->done, cudaEventDisableTiming), "creating an event");
+    /* its own: the channels of ranks sharing a GPU run their products at once */
+    AR__CU(cudaMalloc(&cc->ws, AR__LT_WORKSPACE_BYTES), "allocating cuBLASLt's workspace");
     uint32_t from = 0;
     int s = 0;
     for (uint32_t i = 0; i < ch->nops; i++) {
         const ar_op_t *op = &p->ops[ch->first + i];
         if (op->code != AR_OP_COMPUTE) continue;
         AR_TRY(seg_lower(be, p, r, c, from, i, nflags, &cc->seg[s], err));
-        AR_TRY(gemm_lower(be, p, op, cc->gpu, &cc->prod[s], err));
+        AR_TRY(gemm_lower(be, p, op, cc->gpu, cc->ws, &cc->prod[s], err));
         from = i + 1;
         s++;
     }
@@ -214,6 +219,7 @@ void ar__gemm_free(ar__cuda_t *be) {
         for (int s = 0; cc->prod && s < cc->nprod; s++) ar__gemm_destroy(&cc->prod[s]);
         if (cc->stream) cudaStreamDestroy(cc->stream);
         if (cc->done) cudaEventDestroy(cc->done);
+        if (cc->ws) cudaFree(cc->ws);
         free(cc->seg);
         free(cc->prod);
     }

@@ -127,6 +127,48 @@ static void check_back_to_back(ar_backend_t *b, const ar_topo_t *t, const char *
     ar_plan_free(p);
 }
 
+/* matmul-allreduce: the algorithm's allreduce per partition beside the products (cuBLASLt on
+ * their own streams), checked against the float64 sum of every rank's product, three
+ * executions a call, then 20 back to back with one check. */
+static void check_fused(ar_backend_t *b, const ar_topo_t *t, const char *name, ar_dtype_t dt, int partitions) {
+    ar__cuda_t *be = (ar__cuda_t *)b;
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.coll = AR_COLL_MATMUL_ALLREDUCE;
+    ao.gemm = (ar_gemm_t){96, 72, 40};
+    ao.partitions = partitions;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    char msg[400];
+    int rc = ar_algo_build(name, t, 96 * 72, dt, &ao, &p, &e);
+    if (rc == AR_EUNFIT) {
+        skips++;
+        return;
+    }
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.check = 1;
+    o.iters = 3;
+    ar_result_t res;
+    memset(&res, 0, sizeof res);
+    if (rc == AR_OK) rc = b->ops->execute(b, p, &o, &res, &e);
+    if (rc != AR_OK) report(0, "fused %s %d ranks %s %d partitions: %s", name, t->nranks, ar_dtype_name(dt), partitions,
+                            ar_error_format(&e, msg, sizeof msg));
+    else report(res.checked && res.check_ok, "fused %s %d ranks %s %d partitions: max rel err %.3g %s", name, t->nranks,
+                ar_dtype_name(dt), partitions, res.max_rel_err, res.check_msg);
+    const uint64_t seed = 0x77 + (uint64_t)t->nranks;
+    if (rc == AR_OK) rc = ar__cuda_fill_inputs(be, p, seed, &e);
+    if (rc == AR_OK) rc = ar__cuda_poison(be, p, &e);
+    for (int i = 0; i < 20 && rc == AR_OK; i++) rc = ar__cuda_enqueue(be, p, 5.0, &e);
+    if (rc == AR_OK) rc = ar__cuda_sync(be, p, 5.0, &e);
+    memset(&res, 0, sizeof res);
+    if (rc == AR_OK) rc = ar__cuda_check(be, p, seed, &res, &e);
+    if (rc != AR_OK) report(0, "fused %s back to back %d ranks: %s", name, t->nranks, ar_error_format(&e, msg, sizeof msg));
+    else report(res.check_ok, "fused %s %d ranks %s: 20 executions back to back: %s", name, t->nranks, ar_dtype_name(dt),
+                res.check_msg);
+    be->plan = NULL;
+    ar_plan_free(p);
+}
+
 static void check_timeout(ar_backend_t *b, const ar_topo_t *t) {
     ar_plan_t *p = NULL;
     ar_error_t e;
@@ -317,6 +359,9 @@ int main(int argc, char **argv) {
                     check_one(b, t, names[n], counts[c], (ar_dtype_t)d, c == 3 ? 3 : 0, 0, ++seed);
                 }
         for (int n = 0; n < nn; n++) check_back_to_back(b, t, names[n], quick ? 1003 : 100003, 0);
+        for (int n = 0; n < nn; n++) /* the algorithms (not the probes) fused with a product */
+            if (strncmp(names[n], "x-", 2) && strcmp(names[n], "innet"))
+                for (int d = 0; d < AR_NDTYPE; d += quick ? 2 : 1) check_fused(b, t, names[n], (ar_dtype_t)d, d == 1 ? 1 : 3);
         if (rc_i == 0) {
             check_force_host(b, t);
             check_timeout(b, t);
