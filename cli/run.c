@@ -116,7 +116,12 @@ static void header(run_state_t *s, const char *backend, const ar_topo_t *t, cons
     char ch[32] = "default", ck[32] = "default";
     if (channels > 0) snprintf(ch, sizeof ch, "%d", channels);
     if (chunk > 0) ar_size_format(chunk, ck, sizeof ck);
-    fprintf(f, "# arsim %s: allreduce (sum)\n", PACKAGE_VERSION);
+    const ar_coll_t coll = s->o->coll;
+    if (ar_coll_fused(coll))
+        fprintf(f, "# arsim %s: %s (sum), N = %" PRIu64 ", K = %" PRIu64 "\n", PACKAGE_VERSION, ar_coll_name(coll),
+                s->o->gemm_n, s->o->gemm_k);
+    else
+        fprintf(f, "# arsim %s: %s (%s)\n", PACKAGE_VERSION, ar_coll_name(coll), coll == AR_COLL_ALLGATHER ? "none" : "sum");
     if (s->study) {
         const ar_cli_opts_t *o = s->o;
         char lo[32], hi[32], sizes[96];

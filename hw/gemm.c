@@ -12,6 +12,7 @@
  * Row-major C (m x N) = A (m x K) B (K x N) is column-major C^T (N x m) = B^T (N x K)
  * A^T (K x m): the same bytes, so cuBLASLt multiplies b by a into c with no transposes. Sums
  * in float32 (CUBLAS_COMPUTE_32F: fp32 stays fp32, no TF32), rounded once to the dtype. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/util.h"
@@ -22,6 +23,52 @@ int ar__gemm_chan(const ar_plan_t *p, int r, int c) {
     for (uint32_t i = 0; i < ch->nops; i++)
         if (p->ops[ch->first + i].code == AR_OP_COMPUTE) return 1;
     return 0;
+}
+
+/* cuBLASLt, loaded when a product first runs (dlopen): linked, its hundreds of megabytes would be
+ * mapped into every arsim, the simulators too. */
+static struct {
+    void *lib;
+    __typeof__(cublasLtCreate) *cublasLtCreate;
+    __typeof__(cublasLtDestroy) *cublasLtDestroy;
+    __typeof__(cublasLtMatmul) *cublasLtMatmul;
+    __typeof__(cublasLtMatmulAlgoGetHeuristic) *cublasLtMatmulAlgoGetHeuristic;
+    __typeof__(cublasLtMatmulDescCreate) *cublasLtMatmulDescCreate;
+    __typeof__(cublasLtMatmulDescDestroy) *cublasLtMatmulDescDestroy;
+    __typeof__(cublasLtMatmulDescSetAttribute) *cublasLtMatmulDescSetAttribute;
+    __typeof__(cublasLtMatmulPreferenceCreate) *cublasLtMatmulPreferenceCreate;
+    __typeof__(cublasLtMatmulPreferenceDestroy) *cublasLtMatmulPreferenceDestroy;
+    __typeof__(cublasLtMatmulPreferenceSetAttribute) *cublasLtMatmulPreferenceSetAttribute;
+    __typeof__(cublasLtMatrixLayoutCreate) *cublasLtMatrixLayoutCreate;
+    __typeof__(cublasLtMatrixLayoutDestroy) *cublasLtMatrixLayoutDestroy;
+} lt;
+
+static int lt_load(ar_error_t *err) {
+    if (lt.lib) return AR_OK;
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", NULL};
+    for (int i = 0; names[i] && !lt.lib; i++) lt.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lt.lib)
+        return AR_ERR(err, AR_ENOTSUP, "cuda backend: a matrix product (COMPUTE) needs cuBLASLt: %s", dlerror());
+#define AR__LT_SYM(f)                                                                                   \
+    if (!(*(void **)&lt.f = dlsym(lt.lib, #f))) {                                                      \
+        dlclose(lt.lib);                                                                               \
+        lt.lib = NULL;                                                                                 \
+        return AR_ERR(err, AR_ENOTSUP, "cuda backend: cuBLASLt has no %s", #f);                          \
+    }
+    AR__LT_SYM(cublasLtCreate)
+    AR__LT_SYM(cublasLtDestroy)
+    AR__LT_SYM(cublasLtMatmul)
+    AR__LT_SYM(cublasLtMatmulAlgoGetHeuristic)
+    AR__LT_SYM(cublasLtMatmulDescCreate)
+    AR__LT_SYM(cublasLtMatmulDescDestroy)
+    AR__LT_SYM(cublasLtMatmulDescSetAttribute)
+    AR__LT_SYM(cublasLtMatmulPreferenceCreate)
+    AR__LT_SYM(cublasLtMatmulPreferenceDestroy)
+    AR__LT_SYM(cublasLtMatmulPreferenceSetAttribute)
+    AR__LT_SYM(cublasLtMatrixLayoutCreate)
+    AR__LT_SYM(cublasLtMatrixLayoutDestroy)
+#undef AR__LT_SYM
+    return AR_OK;
 }
 
 static int lt_fail(ar_error_t *err, cublasStatus_t st, const char *what) {
@@ -37,8 +84,9 @@ static int lt_fail(ar_error_t *err, cublasStatus_t st, const char *what) {
 /* cuBLASLt on GPU g, made once per backend. */
 static int lt_open(ar__cuda_t *be, int g, ar_error_t *err) {
     if (be->lt[g]) return AR_OK;
+    AR_TRY(lt_load(err));
     cudaSetDevice(g);
-    AR__LT(cublasLtCreate(&be->lt[g]), "creating a handle");
+    AR__LT(lt.cublasLtCreate(&be->lt[g]), "creating a handle");
     AR__CU(cudaMalloc(&be->lt_ws[g], AR__LT_WORKSPACE_BYTES), "allocating cuBLASLt's workspace");
     AR__CU(cudaEventCreateWithFlags(&be->ev_cfork[g], cudaEventDisableTiming), "creating an event");
     return AR_OK;
@@ -73,31 +121,31 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
     x->b = b;
     x->c = c;
     const cudaDataType_t t = dtype == AR_BF16 ? CUDA_R_16BF : dtype == AR_FP16 ? CUDA_R_16F : CUDA_R_32F;
-    AR__LT(cublasLtMatmulDescCreate(&x->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "a product's descriptor");
+    AR__LT(lt.cublasLtMatmulDescCreate(&x->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "a product's descriptor");
     if (sms > 0)
-        AR__LT(cublasLtMatmulDescSetAttribute(x->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
+        AR__LT(lt.cublasLtMatmulDescSetAttribute(x->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms),
                "the SMs a product may use");
-    AR__LT(cublasLtMatrixLayoutCreate(&x->la, t, N, K, N), "a layout");
-    AR__LT(cublasLtMatrixLayoutCreate(&x->lb, t, K, m, K), "a layout");
-    AR__LT(cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
+    AR__LT(lt.cublasLtMatrixLayoutCreate(&x->la, t, N, K, N), "a layout");
+    AR__LT(lt.cublasLtMatrixLayoutCreate(&x->lb, t, K, m, K), "a layout");
+    AR__LT(lt.cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
     cublasLtMatmulPreference_t pref;
-    AR__LT(cublasLtMatmulPreferenceCreate(&pref), "a preference");
+    AR__LT(lt.cublasLtMatmulPreferenceCreate(&pref), "a preference");
     size_t ws_bytes = AR__LT_WORKSPACE_BYTES;
     uint32_t al[3] = {align_of(x->b), align_of(x->a), align_of(x->c)};
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
+    cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
+        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
+        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
+        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
+        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
     cublasLtMatmulHeuristicResult_t h;
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(be->lt[g], x->desc, x->la, x->lb, x->lc, x->lc, pref, 1, &h, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
+        st = lt.cublasLtMatmulAlgoGetHeuristic(be->lt[g], x->desc, x->la, x->lb, x->lc, x->lc, pref, 1, &h, &found);
+    lt.cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(err, st, "choosing a kernel");
     if (!found)
         return AR_ERR(err, AR_ENOTSUP, "cuda backend: cuBLASLt has no kernel for a %llu x %llu x %llu %s product",
@@ -114,17 +162,17 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
 
 int ar__gemm_launch(ar__cuda_t *be, int g, const ar__gemm_t *x, cudaStream_t stream, ar_error_t *err) {
     const float one = 1.0f, zero = 0.0f;
-    AR__LT(cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
+    AR__LT(lt.cublasLtMatmul(be->lt[g], x->desc, &one, x->b, x->la, x->a, x->lb, &zero, x->c, x->lc, x->c, x->lc, &x->algo,
                           x->ws, AR__LT_WORKSPACE_BYTES, stream),
            "a product");
     return AR_OK;
 }
 
 void ar__gemm_destroy(ar__gemm_t *x) {
-    if (x->la) cublasLtMatrixLayoutDestroy(x->la);
-    if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
-    if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
-    if (x->desc) cublasLtMatmulDescDestroy(x->desc);
+    if (x->la) lt.cublasLtMatrixLayoutDestroy(x->la);
+    if (x->lb) lt.cublasLtMatrixLayoutDestroy(x->lb);
+    if (x->lc) lt.cublasLtMatrixLayoutDestroy(x->lc);
+    if (x->desc) lt.cublasLtMatmulDescDestroy(x->desc);
     memset(x, 0, sizeof *x);
 }
 
@@ -232,7 +280,7 @@ void ar__gemm_close(ar__cuda_t *be) {
     for (int g = 0; g < AR__MAX_GPUS; g++) {
         if (!be->lt[g]) continue;
         cudaSetDevice(g);
-        cublasLtDestroy(be->lt[g]);
+        lt.cublasLtDestroy(be->lt[g]);
         cudaFree(be->lt_ws[g]);
         if (be->ev_cfork[g]) cudaEventDestroy(be->ev_cfork[g]);
         be->lt[g] = NULL;
