@@ -440,7 +440,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops || ar__gemm_chan(p, r, c)) continue;
+                if (!ch->nops || ch->computes) continue; /* hw/gemm.c runs it */
                 nb++;
                 nops += ch->nops;
                 for (uint32_t i = 0; i < ch->nops; i++) {
@@ -469,7 +469,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops || ar__gemm_chan(p, r, c)) continue;
+                if (!ch->nops || ch->computes) continue; /* hw/gemm.c runs it */
                 blocks[bi].first = oi;
                 blocks[bi].nops = ch->nops;
                 blocks[bi].src_first = si;
@@ -520,6 +520,22 @@ static int join_streams(ar__cuda_t *be, ar_error_t *err) {
     return AR_OK;
 }
 
+int ar__cuda_launch(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
+    for (int i = 0; i < be->nused; i++) {
+        const int g = be->used[i];
+        const ar__gpu_plan_t *gp = &be->g[i];
+        cudaSetDevice(g);
+        /* the computing channels start after what came before, beside the executor */
+        AR_TRY(ar__gemm_fork(be, g, err));
+        if (gp->nblocks) {
+            ar__kargs_t k = ar__cuda_plan_kargs(be, gp, timeout_s);
+            AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
+        }
+        AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+    }
+    return AR_OK;
+}
+
 static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int timed, ar_error_t *err) {
     const int g0 = be->used[0];
     cudaSetDevice(g0);
@@ -532,18 +548,7 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
         for (int i = 1; i < be->nused; i++)
             AR__CU(cudaStreamWaitEvent(be->stream[be->used[i]], be->ev_fork, 0), "ordering streams");
     }
-    for (int i = 0; i < be->nused; i++) {
-        const int g = be->used[i];
-        const ar__gpu_plan_t *gp = &be->g[i];
-        cudaSetDevice(g);
-        /* the computing channels start after what came before, beside the executor */
-        AR_TRY(ar__gemm_fork(be, g, err));
-        if (gp->nblocks) {
-            ar__kargs_t k = ar__cuda_kargs(be, i, timeout_s);
-            AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
-        }
-        AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
-    }
+    AR_TRY(ar__cuda_launch(be, p, timeout_s, err));
     AR_TRY(join_streams(be, err));
     cudaSetDevice(g0);
     if (timed) AR__CU(cudaEventRecord(be->ev_end, be->stream[g0]), "recording an event");
@@ -552,10 +557,6 @@ static int enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, int tim
 
 int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
     return enqueue(be, p, timeout_s, 0, err);
-}
-
-ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s) {
-    return ar__cuda_plan_kargs(be, &be->g[gi], timeout_s);
 }
 
 ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s) {

@@ -39,7 +39,7 @@ typedef struct ar__gemm_s {
  * executor launch (the executor's semantics, epochs and timeouts), beside the executor's
  * kernel on the GPU's stream. */
 typedef struct ar__cchan_s {
-    int rank, gpu;
+    int rank, chan, gpu;
     cudaStream_t stream;
     cudaEvent_t done;
     void *ws;                  /* cuBLASLt's workspace for its products (one stream: one at a time) */
@@ -105,10 +105,9 @@ int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
                       ar__dop_t *d, void **srcs, uint32_t *si, ar_error_t *err);
 /* The executor's parameters for an uploaded plan. */
 ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s);
-/* hw/gemm.c: whether channel (r, c) computes (holds a COMPUTE); lower every such channel of
- * p (be->cchan); free them; on GPU g, fork their streams from the GPU's stream (before the
- * executor's launch) and enqueue their ops, the GPU's stream joining them. */
-int ar__gemm_chan(const ar_plan_t *p, int r, int c);
+/* hw/gemm.c: lower every channel of p that computes (ar_chan_t.computes) into be->cchan; free
+ * them; on GPU g, fork their streams from the GPU's stream (before the executor's launch) and
+ * enqueue their ops, the GPU's stream joining them. */
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
 void ar__gemm_free(ar__cuda_t *be);
 /* One product on GPU g, row-major m x K (a) times K x N (b) into c, on sms SMs at most (0: all),
@@ -133,8 +132,10 @@ int ar__cuda_enqueue(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar
 /* Wait for everything enqueued; AR_ETIMEOUT (flags reset, GPUs usable) when a
  * WAIT was never met. */
 int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar_error_t *err);
-/* The executor's parameters for used GPU slot gi (a WAIT spinning past timeout_s ends the run). */
-ar__kargs_t ar__cuda_kargs(const ar__cuda_t *be, int gi, double timeout_s);
+/* One execution's launches on every used GPU's stream, no ordering between the GPUs: the
+ * executor's kernel and the computing channels beside it (what ar__cuda_enqueue wraps in its
+ * fork and join; what bench captures into graphs). */
+int ar__cuda_launch(ar__cuda_t *be, const ar_plan_t *plan, double timeout_s, ar_error_t *err);
 /* ARSIM_CUDA_TIMELINE set: write when each op of the last execution ended (the file
  * is rewritten every time: the last run's stays). AR_OK at once otherwise. */
 int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *plan, ar_error_t *err);

@@ -18,13 +18,6 @@
 #include "arsim/util.h"
 #include "hw/cuda.h"
 
-int ar__gemm_chan(const ar_plan_t *p, int r, int c) {
-    const ar_chan_t *ch = ar_plan_chan(p, r, c);
-    for (uint32_t i = 0; i < ch->nops; i++)
-        if (p->ops[ch->first + i].code == AR_OP_COMPUTE) return 1;
-    return 0;
-}
-
 /* cuBLASLt, loaded when a product first runs (dlopen): linked, its hundreds of megabytes would be
  * mapped into every arsim, the simulators too. */
 static struct {
@@ -130,17 +123,19 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
     AR__LT(lt.cublasLtMatrixLayoutCreate(&x->lc, t, N, m, N), "a layout");
     cublasLtMatmulPreference_t pref;
     AR__LT(lt.cublasLtMatmulPreferenceCreate(&pref), "a preference");
-    size_t ws_bytes = AR__LT_WORKSPACE_BYTES;
-    uint32_t al[3] = {align_of(x->b), align_of(x->a), align_of(x->c)};
-    cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
+    const size_t ws_bytes = AR__LT_WORKSPACE_BYTES;
+    /* cuBLASLt's A is our b, its B our a; C and D are c */
+    const uint32_t al_a = align_of(x->b), al_b = align_of(x->a), al_c = align_of(x->c);
+    const struct { cublasLtMatmulPreferenceAttributes_t attr; const void *v; size_t n; } prefs[] = {
+        {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c},
+    };
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (size_t i = 0; i < sizeof prefs / sizeof *prefs && st == CUBLAS_STATUS_SUCCESS; i++)
+        st = lt.cublasLtMatmulPreferenceSetAttribute(pref, prefs[i].attr, prefs[i].v, prefs[i].n);
     cublasLtMatmulHeuristicResult_t h;
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -213,11 +208,10 @@ static int seg_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t 
     return rc;
 }
 
-static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t nflags, ar__cchan_t *cc,
-                      ar_error_t *err) {
+/* Channel cc->rank, cc->chan: its products and the runs of flags between them. */
+static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar__cchan_t *cc, ar_error_t *err) {
+    const int r = cc->rank, c = cc->chan;
     const ar_chan_t *ch = ar_plan_chan(p, r, c);
-    cc->rank = r;
-    cc->gpu = be->rank_gpu[r];
     for (uint32_t i = 0; i < ch->nops; i++) cc->nprod += p->ops[ch->first + i].code == AR_OP_COMPUTE;
     cc->prod = calloc((size_t)cc->nprod, sizeof *cc->prod);
     cc->seg = calloc((size_t)cc->nprod + 1, sizeof *cc->seg);
@@ -243,19 +237,16 @@ static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
 
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err) {
     int n = 0;
-    for (int r = 0; r < p->nranks; r++)
-        for (int c = 0; c < p->nchannels; c++) n += ar__gemm_chan(p, r, c);
+    for (int i = 0; i < p->nranks * p->nchannels; i++) n += p->chans[i].computes != 0;
     if (!n) return AR_OK;
     be->cchan = calloc((size_t)n, sizeof *be->cchan);
     if (!be->cchan) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
     /* every channel's GPU first: each product's SM target counts them */
     for (int r = 0; r < p->nranks; r++)
         for (int c = 0; c < p->nchannels; c++)
-            if (ar__gemm_chan(p, r, c)) be->cchan[be->ncchan++] = (ar__cchan_t){.rank = r, .gpu = be->rank_gpu[r]};
-    for (int i = 0, k = 0; i < be->ncchan; i++, k++) {
-        while (!ar__gemm_chan(p, k / p->nchannels, k % p->nchannels)) k++;
-        AR_TRY(chan_lower(be, p, k / p->nchannels, k % p->nchannels, nflags, &be->cchan[i], err));
-    }
+            if (ar_plan_chan(p, r, c)->computes)
+                be->cchan[be->ncchan++] = (ar__cchan_t){.rank = r, .chan = c, .gpu = be->rank_gpu[r]};
+    for (int i = 0; i < be->ncchan; i++) AR_TRY(chan_lower(be, p, nflags, &be->cchan[i], err));
     return AR_OK;
 }
 

@@ -305,9 +305,7 @@ static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts
                   c->backend ? c->backend : "analytic", have);
 }
 
-/* auto: every registered algorithm that fits, each at the options ar_case_defaults gives it,
- * by predicted time; the least (the first in the registry among equals). */
-static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
+int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
     double best = INFINITY;
     ar_error_t too_large;
     ar_error_clear(&too_large);
@@ -349,7 +347,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     ar_algo_opts_t opts = c->algo_opts;
     const char *algo = c->algo;
     if (a && a->chooser) {
-        AR_TRY(choose(c, &algo, &opts, err));
+        AR_TRY(ar_case_choose(c, &algo, &opts, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     } else if (!c->own_defaults) {

@@ -102,18 +102,7 @@ typedef struct plan_ctx_s {
 
 static int plan_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     plan_ctx_t *pc = ctx;
-    for (int i = 0; i < be->nused; i++) {
-        const int g = be->used[i];
-        const ar__gpu_plan_t *gp = &be->g[i];
-        cudaSetDevice(g);
-        AR_TRY(ar__gemm_fork(be, g, err)); /* a fused plan's products, beside the executor */
-        if (gp->nblocks) {
-            ar__kargs_t k = ar__cuda_kargs(be, i, pc->timeout_s);
-            AR__CU((cudaError_t)ar__exec_launch(&k, (int)pc->plan->dtype, be->stream[g]), "launching the executor");
-        }
-        AR_TRY(ar__gemm_enqueue(be, g, pc->plan->dtype, pc->timeout_s, err));
-    }
-    return AR_OK;
+    return ar__cuda_launch(be, pc->plan, pc->timeout_s, err);
 }
 
 /* matmul-allreduce unfused: each rank's product by cuBLASLt (prod), then ncclAllReduce of
@@ -276,12 +265,12 @@ out:
 /* An algorithm at its defaults: the channels and chunk the model predicts fastest, as run
  * and sweep give them (a NAME:Nslot variant keeps the algorithm's own); *chunk asked stays. */
 static void model_defaults(const ar_topo_t *topo, const char *name, const ar_algo_opts_t *asked, uint64_t count,
-                           ar_dtype_t dt, int *channels, uint64_t *chunk, int *partitions, double *predicted_s) {
+                           ar_dtype_t dt, int *channels, uint64_t *chunk, int *partitions) {
     ar_algo_opts_t def = *asked, got;
     def.chunk_bytes = *chunk;
     ar_error_t e;
     ar_error_clear(&e);
-    if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, predicted_s, &e) == AR_OK)
+    if (ar_case_defaults(topo, name, count, dt, &def, AR_MEM_HBM, "cuda", &got, NULL, &e) == AR_OK)
         *channels = got.channels, *chunk = got.chunk_bytes, *partitions = got.partitions;
 }
 
@@ -421,10 +410,10 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         else
             note(sink, "NCCL: not run: %s", nccl_why);
     }
-    const int fused_op = ar_coll_fused(o->coll);
+    const int fused = ar_coll_fused(o->coll);
     note(sink, "%s; time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * %s", ar_coll_name(o->coll),
-         o->coll == AR_COLL_ALLREDUCE || fused_op ? "2(p-1)/p" : "(p-1)/p");
-    if (fused_op)
+         o->coll == AR_COLL_ALLREDUCE || fused ? "2(p-1)/p" : "(p-1)/p");
+    if (fused)
         note(sink, "matmul-allreduce: N = %" PRIu64 ", K = %" PRIu64 ", the size M x N; NCCL's column: cuBLASLt's product, "
              "then ncclAllReduce", o->gemm_n, o->gemm_k);
 
@@ -443,7 +432,6 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
     }
 
     const size_t es = ar_dtype_size(o->dtype);
-    const int fused = ar_coll_fused(o->coll);
     for (int si = 0; si < o->nsizes && rc == AR_OK; si++) {
         const uint64_t bytes = o->sizes[si];
         const uint64_t count = bytes / es ? bytes / es : 1;
@@ -461,31 +449,34 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             ar_algo_opts_t asked = AR_ALGO_OPTS_DEFAULT;
             asked.coll = o->coll;
             asked.channels = o->channels;
+            asked.chunk_bytes = o->chunk_bytes;
             asked.partitions = o->partitions;
             if (fused) asked.gemm = (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k};
             if (!strcmp(name, "auto") && fused) {
-                /* the algorithm of least predicted time, at its defaults */
-                static const char *const cands[] = {"ring", "1stage", "2stage"};
-                double best = INFINITY;
-                for (size_t c = 0; c < sizeof cands / sizeof *cands; c++) {
-                    int ch = o->channels, pa = o->partitions;
-                    uint64_t ck = o->chunk_bytes;
-                    double s = INFINITY;
-                    model_defaults(topo, cands[c], &asked, count, o->dtype, &ch, &ck, &pa, &s);
-                    if (s < best) best = s, algo = cands[c], channels = ch, chunk = ck, partitions = pa;
+                /* the runner's choice, as run and sweep make it, on this backend */
+                const ar_case_t cc = {.backend = "cuda", .topo = topo, .topology = topo->name, .algo = name,
+                                      .count = count, .dtype = o->dtype, .algo_opts = asked, .run = ro};
+                ar_algo_opts_t got;
+                ar_error_t ce;
+                ar_error_clear(&ce);
+                if (ar_case_choose(&cc, &algo, &got, &ce) != AR_OK) {
+                    char msg[300];
+                    note(sink, "auto at %" PRIu64 " bytes: skipped: %s", bytes, ar_error_format(&ce, msg, sizeof msg));
+                    continue;
                 }
+                channels = got.channels, chunk = got.chunk_bytes, partitions = got.partitions;
                 snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
             } else if (!strcmp(name, "auto")) {
                 int ach = 0;
                 if (o->coll == AR_COLL_ALLREDUCE) ar_algo_auto(be->nranks, be->nused, bytes, p2p, &algo, &ach);
                 else algo = "direct"; /* every GPU pair linked: each shard crosses once, at once */
                 if (!channels && ach) channels = ach;
-                else if (!channels) model_defaults(topo, algo, &asked, count, o->dtype, &channels, &chunk, &partitions, NULL);
+                else if (!channels) model_defaults(topo, algo, &asked, count, o->dtype, &channels, &chunk, &partitions);
                 snprintf(label, sizeof label, "auto:%s/%d", algo, channels);
             } else if (channels && !fused) {
                 snprintf(label, sizeof label, "%s/%d", name, channels);
             } else {
-                model_defaults(topo, name, &asked, count, o->dtype, &channels, &chunk, &partitions, NULL);
+                model_defaults(topo, name, &asked, count, o->dtype, &channels, &chunk, &partitions);
                 snprintf(label, sizeof label, o->channels ? "%s/%d" : "%s", name, channels);
             }
             ar_plan_t *plan = NULL;

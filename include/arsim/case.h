@@ -63,6 +63,12 @@ typedef struct ar_case_out_s {
     char algo_label[64]; /* --algo auto: what it picked, "auto:NAME/CHANNELS" (the row's algo) */
 } ar_case_out_t;
 
+/* `--algo auto`: every registered algorithm that computes c's collective and fits, each at
+ * the options ar_case_defaults gives it on c's backend, by predicted time; *algo the least
+ * (the first in the registry among equals), *opts its options. AR_EUNFIT when none fits,
+ * AR_ELIMIT when the last left out was over c->max_mem. */
+int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err);
+
 /* Build and (as asked) verify the plan: out->plan and out->row's identity (no result
  * yet), stage AR_CASE_RUN. On failure the stage says where: AR_CASE_BUILD (AR_EUNFIT
  * when the algorithm does not fit the topology) or AR_CASE_VERIFY (AR_EPLAN). */
