@@ -544,16 +544,8 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     return AR_OK;
 }
 
-/* The rank whose product a COMPUTE's left operand row belongs to (a fused collective's
- * left matrix: the executing rank's own A). */
-static int left_owner(const vs_t *v, int exec_rank, uint64_t row) {
-    (void)v;
-    (void)row;
-    return exec_rank;
-}
-
 /* A COMPUTE: its left operand must hold m whole rows of the product's left matrix in order
- * (elements row*K.. of one rank's A), its right operand the executing rank's own B (IN at
+ * (elements row*K.. of the executing rank's A), its right operand its own B (IN at
  * M*K); the tile written is then rows row0.. of the executing rank's product: elements
  * row0*N.. of its contribution, as IN is for a plain allreduce. */
 static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *op) {
@@ -578,11 +570,10 @@ static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_
     int64_t at = a0;
     for (size_t i = 0; i < na; i++) {
         const piece_t *x = &v->pc_src[0][i];
-        const uint64_t row = (uint64_t)at / K, last = ((uint64_t)at + x->len - 1) / K;
-        const int q = left_owner(v, r, row);
-        if (x->base != at || x->vec != v->unit[e * v->P + q] || left_owner(v, r, last) != q)
+        const uint64_t row = (uint64_t)at / K; /* a matmul-allreduce's left matrix: the rank's own A */
+        if (x->base != at || x->vec != v->unit[e * v->P + r])
             return AR_ERR(v->err, AR_EPLAN, "%s: its left operand's row %" PRIu64 " is not row %" PRIu64
-                          " of rank %d's left matrix as it was input in execution %d", b1, row, row, q, e + 1);
+                          " of rank %d's left matrix as it was input in execution %d", b1, row, row, r, e + 1);
         at += (int64_t)x->len;
     }
     const int64_t b0 = (int64_t)(p->gemm.m * p->gemm.k);
