@@ -229,6 +229,34 @@ int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t 
     return append(p, rank, chan, &op);
 }
 
+/* ar_chan_t.after_product: a channel whose first op WAITs (this execution) for a flag that
+ * only computing channels SIGNAL. */
+static int mark_after_product(ar_plan_t *p) {
+    const int nch = p->nranks * p->nchannels;
+    int any = 0;
+    for (int i = 0; i < nch; i++) p->chans[i].after_product = 0, any |= p->chans[i].computes != 0;
+    if (!any) return AR_OK;
+    /* per (rank, flag): 1 signalled by a computing channel, 2 by another */
+    unsigned char *by = calloc((size_t)p->nranks * p->nflags, 1);
+    if (!by) return AR_ENOMEM;
+    for (int i = 0; i < nch; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        for (uint32_t j = 0; j < ch->nops; j++) {
+            const ar_op_t *op = &p->ops[ch->first + j];
+            if (op->code == AR_OP_SIGNAL) by[(size_t)op->dst.rank * p->nflags + op->flag] |= ch->computes ? 1 : 2;
+        }
+    }
+    for (int i = 0; i < nch; i++) {
+        ar_chan_t *ch = &p->chans[i];
+        if (ch->computes || !ch->nops) continue;
+        const ar_op_t *op = &p->ops[ch->first];
+        ch->after_product = op->code == AR_OP_WAIT && !op->back && op->count > 0 &&
+                            by[(size_t)(i / p->nchannels) * p->nflags + op->flag] == 1;
+    }
+    free(by);
+    return AR_OK;
+}
+
 int ar_plan_finish(ar_plan_t *p) {
     if (!p->build) return AR_OK;
     chan_build_t *cb = p->build;
@@ -271,9 +299,36 @@ int ar_plan_finish(ar_plan_t *p) {
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].code == AR_OP_SIGNAL)
             p->per_epoch[(size_t)p->ops[i].dst.rank * p->nflags + p->ops[i].flag]++;
+    AR_TRY(mark_after_product(p));
     free(p->build);
     p->build = NULL;
     return AR_OK;
+}
+
+int ar_plan_products_first_alone(const ar_plan_t *p, const int *rank_dev, int dev) {
+    int computes = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        if (rank_dev[r] != dev) continue;
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if (ch->computes) computes = 1;
+            else if (ch->nops && !ch->after_product) return 0;
+        }
+    }
+    return computes;
+}
+
+int ar_plan_first_compute(const ar_plan_t *p, const ar_op_t *op) {
+    if (op->code != AR_OP_COMPUTE) return 0;
+    const uint32_t at = (uint32_t)(op - p->ops);
+    for (int i = 0; i < p->nranks * p->nchannels; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        if (at < ch->first || at >= ch->first + ch->nops) continue;
+        for (uint32_t j = ch->first; j < at; j++)
+            if (p->ops[j].code == AR_OP_COMPUTE) return 0;
+        return 1;
+    }
+    return 0;
 }
 
 const char *ar_op_name(uint32_t code) {

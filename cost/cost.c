@@ -245,6 +245,27 @@ double ar_cost_gemm_flops(const ar_model_t *m, ar_dtype_t dt) {
     return tf * 1e12;
 }
 
+/* A product's multiply-adds over `units` of the device's gemm_units: in whole waves of
+ * tiles, each tile at the rate of one unit; the largest tile or one halved in rows,
+ * columns or both, whichever takes least (a library picks its tile so). Without a tile or
+ * units, the rate spread evenly over the units. */
+static double gemm_seconds(const ar_model_t *m, double rate, double units, uint64_t rows, uint64_t N, uint64_t K) {
+    const double flops = 2.0 * (double)rows * (double)N * (double)K;
+    if (!(m->gemm_units > 0) || !(m->gemm_tile_rows >= 1) || !(m->gemm_tile_cols >= 1))
+        return flops / (rate * (m->gemm_units > 0 ? units / m->gemm_units : 1));
+    const double unit_rate = rate / m->gemm_units;
+    double best = INFINITY;
+    for (int half = 0; half < 4; half++) {
+        const double tr = floor(m->gemm_tile_rows / (half & 1 ? 2 : 1)), tc = floor(m->gemm_tile_cols / (half & 2 ? 2 : 1));
+        if (tr < 1 || tc < 1) continue;
+        const double tiles = ceil((double)rows / tr) * ceil((double)N / tc);
+        const double waves = ceil(tiles / units);
+        const double s = waves * 2.0 * tr * tc * (double)K / unit_rate;
+        if (s < best) best = s;
+    }
+    return best;
+}
+
 /* A COMPUTE: its amount (c->bytes) is its multiply-adds x 2, streamed through the device's
  * matrix units. */
 static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank, ar_mem_t buffer,
@@ -256,19 +277,22 @@ static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     ar_op_gemm(op, &rows, &N, &K);
     const double flops = 2.0 * (double)rows * (double)N * (double)K;
     const double bytes = ((double)rows * K + (double)K * N + (double)rows * N) * (double)ar_dtype_size(p->dtype);
-    /* the units the device's other channels hold leave the products fewer */
-    double share = 1;
+    /* the units the device's other channels hold leave the products fewer; none where the
+     * first products run before any such channel starts */
+    double units = m->gemm_units;
     if (m->gemm_units > 0) {
         const int dev = t->placement[exec_rank];
         int held = 0;
-        for (int r = 0; r < p->nranks; r++)
-            for (int c = 0; t->placement[r] == dev && c < p->nchannels; c++) {
-                const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                held += ch->nops > 0 && !ch->computes;
-            }
-        share = held < m->gemm_units ? (m->gemm_units - held) / m->gemm_units : 1 / m->gemm_units;
+        if (!(ar_plan_first_compute(p, op) && ar_plan_products_first_alone(p, t->placement, dev)))
+            for (int r = 0; r < p->nranks; r++)
+                for (int ci = 0; t->placement[r] == dev && ci < p->nchannels; ci++) {
+                    const ar_chan_t *ch = ar_plan_chan(p, r, ci);
+                    held += ch->nops > 0 && !ch->computes;
+                }
+        units = held < m->gemm_units ? floor(m->gemm_units) - held : 1;
+        if (units < 1) units = 1;
     }
-    const double comp = flops / (rate * share), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
+    const double comp = gemm_seconds(m, rate, units, rows, N, K), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
     c->bytes = flops;
     c->memory_s = mem;
     c->move_s = comp >= mem ? comp : mem;

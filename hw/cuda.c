@@ -44,6 +44,7 @@ static void free_gpu_plans(ar__cuda_t *be) {
         ar__cuda_plan_free(&be->g[i]);
     }
     ar__gemm_free(be);
+    memset(be->exec_after, 0, sizeof be->exec_after);
     be->plan = NULL;
 }
 
@@ -488,6 +489,8 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
         }
     }
     /* the channels that compute, on streams of their own (hw/gemm.c) */
+    for (int gi = 0; gi < be->nused; gi++)
+        be->exec_after[be->used[gi]] = ar_plan_products_first_alone(p, be->rank_gpu, be->used[gi]);
     if ((rc = ar__gemm_prepare(be, p, nflags, err)) != AR_OK) {
         free_gpu_plans(be);
         return rc;
@@ -525,13 +528,19 @@ int ar__cuda_launch(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_err
         const int g = be->used[i];
         const ar__gpu_plan_t *gp = &be->g[i];
         cudaSetDevice(g);
-        /* the computing channels start after what came before, beside the executor */
+        /* the computing channels start after what came before, beside the executor or,
+         * where it only waits for them, before it */
         AR_TRY(ar__gemm_fork(be, g, err));
+        if (be->exec_after[g]) {
+            AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+            AR_TRY(ar__gemm_after_first(be, g, err));
+        }
         if (gp->nblocks) {
             ar__kargs_t k = ar__cuda_plan_kargs(be, gp, timeout_s);
             AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
         }
-        AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+        if (!be->exec_after[g]) AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+        AR_TRY(ar__gemm_join(be, g, err));
     }
     return AR_OK;
 }

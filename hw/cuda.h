@@ -42,6 +42,7 @@ typedef struct ar__cchan_s {
     int rank, chan, gpu;
     cudaStream_t stream;
     cudaEvent_t done;
+    cudaEvent_t first;         /* recorded after its first product */
     void *ws;                  /* cuBLASLt's workspace for its products (one stream: one at a time) */
     int nprod;
     ar__gemm_t *prod;          /* nprod */
@@ -90,6 +91,9 @@ typedef struct ar__cuda_s {
     cublasLtHandle_t lt[AR__MAX_GPUS];
     void *lt_ws[AR__MAX_GPUS];     /* cuBLASLt's workspace, per GPU, for products on its stream */
     cudaEvent_t ev_cfork[AR__MAX_GPUS];
+    /* per GPU id: the executor is launched after the computing channels' first products
+     * (ar_plan_products_first_alone), which get every SM */
+    int exec_after[AR__MAX_GPUS];
 } ar__cuda_t;
 
 /* cuBLASLt's workspace per GPU. */
@@ -107,7 +111,7 @@ int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
 ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s);
 /* hw/gemm.c: lower every channel of p that computes (ar_chan_t.computes) into be->cchan; free
  * them; on GPU g, fork their streams from the GPU's stream (before the executor's launch) and
- * enqueue their ops, the GPU's stream joining them. */
+ * enqueue their ops. */
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
 void ar__gemm_free(ar__cuda_t *be);
 /* One product on GPU g, row-major m x K (a) times K x N (b) into c, on sms SMs at most (0: all),
@@ -121,6 +125,10 @@ void ar__gemm_destroy(ar__gemm_t *x);
 void ar__gemm_close(ar__cuda_t *be);
 int ar__gemm_fork(ar__cuda_t *be, int g, ar_error_t *err);
 int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, ar_error_t *err);
+/* GPU g's stream waits for its computing channels' first products (ar__cuda_t.exec_after),
+ * then for everything they enqueued. */
+int ar__gemm_after_first(ar__cuda_t *be, int g, ar_error_t *err);
+int ar__gemm_join(ar__cuda_t *be, int g, ar_error_t *err);
 
 /* Index of a GPU id in used[], or -1. */
 int ar__cuda_slot(const ar__cuda_t *be, int gpu);

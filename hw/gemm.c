@@ -7,7 +7,10 @@
  * executor's), each product as cublasLtMatmul, all in program order on the stream. The
  * stream forks from the GPU's stream before the executor's kernel is launched there and the
  * GPU's stream joins it after: the products run beside the executor's blocks, on the SMs
- * those leave, and one execution (a captured graph too) holds both.
+ * those leave, and one execution (a captured graph too) holds both. Where every executor
+ * block of the GPU starts after a product (ar_plan_products_first_alone), the executor is
+ * launched after each computing channel's first product instead, and those products get
+ * every SM: blocks that only wait would hold SMs the product could use.
  *
  * Row-major C (m x N) = A (m x K) B (K x N) is column-major C^T (N x m) = B^T (N x K)
  * A^T (K x m): the same bytes, so cuBLASLt multiplies b by a into c with no transposes. Sums
@@ -97,9 +100,9 @@ static uint32_t align_of(const void *ptr) {
  * sizes its persistent and stream-K kernels to the SMs it targets, and their blocks wait on
  * one another: targeting SMs a spinning block holds would leave some never resident, the
  * product never done, and the executor waiting for it. */
-static int32_t sm_target(const ar__cuda_t *be, int g) {
+static int32_t sm_target(const ar__cuda_t *be, int g, int first) {
     const int slot = ar__cuda_slot(be, g);
-    int busy = slot >= 0 ? be->g[slot].nblocks : 0;
+    int busy = slot >= 0 && !(first && be->exec_after[g]) ? be->g[slot].nblocks : 0;
     for (int i = 0; i < be->ncchan; i++) busy += be->cchan[i].gpu == g;
     const int left = be->sms[g] - busy;
     return left > 1 ? left : 1;
@@ -171,8 +174,8 @@ void ar__gemm_destroy(ar__gemm_t *x) {
     memset(x, 0, sizeof *x);
 }
 
-/* A plan's COMPUTE, lowered. */
-static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, void *ws, ar__gemm_t *x,
+/* A plan's COMPUTE, lowered; first: its channel's first. */
+static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, int first, void *ws, ar__gemm_t *x,
                       ar_error_t *err) {
     const size_t es = ar_dtype_size(p->dtype);
     uint64_t m, N, K;
@@ -180,7 +183,7 @@ static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int
     const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
     return ar__gemm_make(be, g, p->dtype, m, N, K, (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es,
                          (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es,
-                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g), ws, x,
+                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g, first), ws, x,
                          err);
 }
 
@@ -220,6 +223,7 @@ static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar__c
     cudaSetDevice(cc->gpu);
     AR__CU(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking), "creating a stream");
     AR__CU(cudaEventCreateWithFlags(&cc->done, cudaEventDisableTiming), "creating an event");
+    AR__CU(cudaEventCreateWithFlags(&cc->first, cudaEventDisableTiming), "creating an event");
     /* its own: the channels of ranks sharing a GPU run their products at once */
     AR__CU(cudaMalloc(&cc->ws, AR__LT_WORKSPACE_BYTES), "allocating cuBLASLt's workspace");
     uint32_t from = 0;
@@ -228,7 +232,7 @@ static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar__c
         const ar_op_t *op = &p->ops[ch->first + i];
         if (op->code != AR_OP_COMPUTE) continue;
         AR_TRY(seg_lower(be, p, r, c, from, i, nflags, &cc->seg[s], err));
-        AR_TRY(gemm_lower(be, p, op, cc->gpu, cc->ws, &cc->prod[s], err));
+        AR_TRY(gemm_lower(be, p, op, cc->gpu, s == 0, cc->ws, &cc->prod[s], err));
         from = i + 1;
         s++;
     }
@@ -258,6 +262,7 @@ void ar__gemm_free(ar__cuda_t *be) {
         for (int s = 0; cc->prod && s < cc->nprod; s++) ar__gemm_destroy(&cc->prod[s]);
         if (cc->stream) cudaStreamDestroy(cc->stream);
         if (cc->done) cudaEventDestroy(cc->done);
+        if (cc->first) cudaEventDestroy(cc->first);
         if (cc->ws) cudaFree(cc->ws);
         free(cc->seg);
         free(cc->prod);
@@ -299,9 +304,22 @@ int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, 
             }
             if (s == cc->nprod) break;
             AR_TRY(ar__gemm_launch(be, g, &cc->prod[s], cc->stream, err));
+            if (s == 0) AR__CU(cudaEventRecord(cc->first, cc->stream), "recording an event");
         }
         AR__CU(cudaEventRecord(cc->done, cc->stream), "recording an event");
-        AR__CU(cudaStreamWaitEvent(be->stream[g], cc->done, 0), "ordering streams");
     }
+    return AR_OK;
+}
+
+int ar__gemm_after_first(ar__cuda_t *be, int g, ar_error_t *err) {
+    for (int i = 0; i < be->ncchan; i++)
+        if (be->cchan[i].gpu == g && be->cchan[i].nprod)
+            AR__CU(cudaStreamWaitEvent(be->stream[g], be->cchan[i].first, 0), "ordering streams");
+    return AR_OK;
+}
+
+int ar__gemm_join(ar__cuda_t *be, int g, ar_error_t *err) {
+    for (int i = 0; i < be->ncchan; i++)
+        if (be->cchan[i].gpu == g) AR__CU(cudaStreamWaitEvent(be->stream[g], be->cchan[i].done, 0), "ordering streams");
     return AR_OK;
 }

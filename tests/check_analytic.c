@@ -1483,6 +1483,77 @@ START_TEST(test_compute_time) {
 }
 END_TEST
 
+/* A 128 x 128 x 1024 fp32 product per partition on each of 2 ranks: channel 0 computes
+ * two partitions, SIGNALling after each; channel 1 waits for each (lead_wait) or first
+ * copies, then waits. */
+static ar_plan_t *units_plan(int lead_wait) {
+    ar_plan_t *p = tu_plan_new(2, 2, 2 * 128 * 128);
+    p->coll = AR_COLL_MATMUL_ALLREDUCE;
+    p->gemm = (ar_gemm_t){256, 128, 1024};
+    p->in_elems = 256 * 1024 + 1024 * 128;
+    for (int r = 0; r < 2; r++) {
+        for (uint32_t i = 0; i < 2; i++) {
+            ck_assert_int_eq(ar_plan_compute(p, r, 0, ar_addr(r, AR_BUF_SCRATCH, i * 128 * 128),
+                                             ar_addr(r, AR_BUF_IN, i * 128 * 1024), ar_addr(r, AR_BUF_IN, 256 * 1024),
+                                             128, 128, 1024),
+                             AR_OK);
+            ck_assert_int_eq(ar_plan_signal(p, r, 0, r, i), AR_OK);
+        }
+        if (!lead_wait) ck_assert_int_eq(ar_plan_copy(p, r, 1, ar_addr(r, AR_BUF_OUT, 0), ar_addr(r, AR_BUF_IN, 0), 8), AR_OK);
+        for (uint32_t i = 0; i < 2; i++) {
+            ck_assert_int_eq(ar_plan_wait(p, r, 1, i, 1), AR_OK);
+            ck_assert_int_eq(ar_plan_copy(p, r, 1, ar_addr(r, AR_BUF_OUT, i * 128 * 128),
+                                          ar_addr(r, AR_BUF_SCRATCH, i * 128 * 128), 128 * 128),
+                             AR_OK);
+        }
+    }
+    p->scratch_elems = 2 * 128 * 128;
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    return p;
+}
+
+/* gemm_units: a channel that computes nothing holds a unit, except before it starts: where
+ * every such channel of a device begins by waiting for a product, the device's first
+ * products have every unit. With a tile, a product takes whole waves of tiles. */
+START_TEST(test_compute_units) {
+    const double RATE = 2e12, K = 1024, FLOPS = 2.0 * 128 * 128 * K;
+    static const struct { const char *tile; int lead_wait; double first, second; } cases[] = {
+        /* no tile: the rate over the units left, 4 of 4 or 3 of 4 */
+        {"", 1, 1.0, 4.0 / 3},
+        {"", 0, 4.0 / 3, 4.0 / 3},
+        /* 64 x 64 tiles: 4 of them, one wave on 4 units; on 3, the best of 2 waves of 64 x 64
+         * (2 x 1/4 of the product at a quarter of the rate: 2.0), 3 of 32 x 64 or 64 x 32
+         * (8 tiles: 1.5) and 6 of 32 x 32 (16 tiles: 1.5) */
+        {"gemm_tile_rows: 64\ngemm_tile_cols: 64\n", 1, 1.0, 1.5},
+        {"gemm_tile_rows: 64\ngemm_tile_cols: 64\n", 0, 1.5, 1.5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char extra[256];
+        snprintf(extra, sizeof extra, "gemm_tflops: 40\ngemm_fp32_tflops: 2\ngemm_units: 4\n%s", cases[i].tile);
+        ar_topo_t *t = round_topo_with(extra, "ring_1d:2", 2);
+        ar_plan_t *p = units_plan(cases[i].lead_wait);
+        ck_assert_int_eq(p->chans[1].after_product, (uint16_t)cases[i].lead_wait);
+        ck_assert_int_eq(p->chans[0].after_product, 0);
+        ck_assert_int_eq(ar_plan_products_first_alone(p, t->placement, 0), cases[i].lead_wait);
+        int k = 0;
+        for (uint32_t j = 0; j < p->chans[0].nops; j++) {
+            const ar_op_t *op = &p->ops[p->chans[0].first + j];
+            if (op->code != AR_OP_COMPUTE) continue;
+            ck_assert_int_eq(ar_plan_first_compute(p, op), k == 0);
+            ar_op_cost_t c;
+            ck_assert_int_eq(ar_cost_op(t, p, op, 0, AR_MEM_HBM, &c, NULL, 0, NULL, NULL), AR_OK);
+            const double want = FLOPS / RATE * (k == 0 ? cases[i].first : cases[i].second);
+            ck_assert_msg(fabs(c.move_s - want) <= 1e-9 * want, "case %zu product %d: %g us, want %g", i, k,
+                          c.move_s * 1e6, want * 1e6);
+            k++;
+        }
+        ck_assert_int_eq(k, 2);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* A fused op's bound: its allreduce's, or its product's at the matrix rate (q_d ranks of a
  * device sharing its units), whichever is larger. */
 START_TEST(test_bound_fused) {
@@ -1915,6 +1986,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_bound_collectives);
     tcase_add_test(tc, test_bound_fused);
     tcase_add_test(tc, test_compute_time);
+    tcase_add_test(tc, test_compute_units);
     tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);
     tc = tcase_create("defaults");

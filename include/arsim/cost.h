@@ -49,10 +49,15 @@
  * A COMPUTE (m x N x K, on the executing rank's device) multiplies at the device's matrix
  * units and reads a and b and writes dst once from its memory:
  *   lat    = gemm_overhead_ns                          (compute term)
- *   move   = max(2 m N K / (ar_cost_gemm_flops x share), bytes / ar_cost_mem_gbps)  (compute or memory)
- *            share = (gemm_units - h) / gemm_units, h the plan's channels on the device that
- *            compute no product (each holds a unit while the plan runs; one unit at least
- *            left; 1 without gemm_units)
+ *   move   = max(product, bytes / ar_cost_mem_gbps)  (compute or memory)
+ *            product = 2 m N K / (ar_cost_gemm_flops x u / gemm_units), u = gemm_units - h,
+ *            h the plan's channels on the device that compute no product (each holds a unit
+ *            while the plan runs; one unit at least left; 1 without gemm_units); h = 0 for
+ *            a channel's first product where every such channel starts after a product
+ *            (ar_plan_products_first_alone: it holds no unit before). With a tile
+ *            (gemm_tile_rows x gemm_tile_cols): whole waves of tiles over the u units,
+ *            ceil(ceil(m / tr) ceil(N / tc) / u) x 2 tr tc K / (ar_cost_gemm_flops /
+ *            gemm_units), the least over the tile and its halvings in rows, columns or both
  *   total  = lat + move
  * Products on one device share its matrix units (AR_RES_TENSOR, in equal shares or max-min);
  * their bytes are not shared with the channels' memory traffic.

@@ -112,8 +112,14 @@
       "a COMPUTE's fixed cost besides its multiply-adds and bytes: launch, tile setup, the tail (0: none)")    \
     X(ROOT, gemm_units, "units", 0, 1, 1e6,                                                                   \
       "the units a product spreads over (a GPU's SMs); each channel of the plan on the device that computes "  \
-      "no product holds one while the plan runs, so products get gemm_tflops x the units left over all "      \
+      "no product holds one while the plan runs, except during the first products where every such channel " \
+      "starts after one, so products get gemm_tflops x the units left over all "                             \
       "(0: channels take none)")                                                                              \
+    X(ROOT, gemm_tile_rows, "elements", 0, 1, 65536,                                                          \
+      "rows of a product's output one unit computes at a time (its largest tile): a product runs in whole "   \
+      "waves of tiles over the units it has, each tile at gemm_tflops / gemm_units, with tiles of half the "  \
+      "rows, columns or both where that takes less time (0: no waves, the rate spread evenly)")              \
+    X(ROOT, gemm_tile_cols, "elements", 0, 1, 65536, "columns of that tile (0: no waves)")                  \
     AR_MODEL_EXTRA_KEYS(X)
 
 /* A build may add keys here (tests/check_model_keys does): -DAR_MODEL_EXTRA_KEYS(X)=... */

@@ -150,7 +150,12 @@ typedef struct ar_op_s {
 typedef struct ar_chan_s {
     uint32_t first;    /* index of the first op in plan->ops */
     uint32_t nops;
-    uint32_t computes; /* holds a COMPUTE (ar_plan_finish) */
+    uint16_t computes; /* holds a COMPUTE (ar_plan_finish) */
+    /* Its first op WAITs for a flag only channels that compute SIGNAL (ar_plan_finish): it
+     * has nothing to do before a product is done, so it starts after one. Where every channel
+     * of a device that computes nothing does, the device's first products run alone: on the
+     * GPUs the executor is launched after them, and the models give them every unit. */
+    uint16_t after_product;
 } ar_chan_t;
 
 /* Sizing a plan without building it: what its ops would hold, before anything is
@@ -294,6 +299,13 @@ static inline const ar_chan_t *ar_plan_chan(const ar_plan_t *p, int rank, int c)
     return &p->chans[rank * p->nchannels + c];
 }
 uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf);
+
+/* Whether the first product of every computing channel on device dev runs alone: every
+ * channel with ops there that computes nothing starts after a product (after_product), and
+ * one computes. rank_dev[r]: rank r's device. */
+int ar_plan_products_first_alone(const ar_plan_t *p, const int *rank_dev, int dev);
+/* Whether op (of p->ops) is the first COMPUTE of its channel. */
+int ar_plan_first_compute(const ar_plan_t *p, const ar_op_t *op);
 
 /* Verify by symbolic execution that the plan computes its collective (p->coll):
  *  - every op's addresses are in bounds, k and flags valid, no write to IN;
