@@ -1837,6 +1837,37 @@ START_TEST(test_default_hardware_chunk) {
 }
 END_TEST
 
+/* A fused op's defaults: a model backend overlaps partitions where they predict less
+ * (16384 x 8192 x 8192 on 2 x H100); hardware keeps the product whole, alone on every SM,
+ * unless partitions are asked. */
+START_TEST(test_fused_defaults) {
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load("h100_sxm", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("full:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, out;
+    o.coll = AR_COLL_MATMUL_ALLREDUCE;
+    o.gemm = (ar_gemm_t){16384, 8192, 8192};
+    const uint64_t count = (uint64_t)16384 * 8192;
+    double s1, s;
+    ck_assert_int_eq(ar_case_defaults(t, "ring", count, AR_BF16, &o, AR_MEM_HBM, "analytic", &out, &s, &err), AR_OK);
+    ck_assert_int_gt(out.partitions, 1);
+    o.partitions = 1;
+    ck_assert_int_eq(ar_case_defaults(t, "ring", count, AR_BF16, &o, AR_MEM_HBM, "analytic", &out, &s1, &err), AR_OK);
+    ck_assert_msg(s < s1, "overlapped %g s, whole %g s", s, s1);
+    if (ar_backend_find("cuda")) {
+        o.partitions = 0;
+        ck_assert_int_eq(ar_case_defaults(t, "ring", count, AR_BF16, &o, AR_MEM_HBM, "cuda", &out, NULL, &err), AR_OK);
+        ck_assert_int_eq(out.partitions, 1);
+        o.partitions = 4;
+        ck_assert_int_eq(ar_case_defaults(t, "ring", count, AR_BF16, &o, AR_MEM_HBM, "cuda", &out, NULL, &err), AR_OK);
+        ck_assert_int_eq(out.partitions, 4);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* Lanes that load every peer alike: 2stage on full:8 (h200_sxm) takes its peers in turn, lane
  * c's k-th peer k + c around the 7. At 16 MiB per rank the powers of two win (128 lanes);
  * at 128 MiB the most lanes of a multiple of 7 below them (126), each peer's link carrying
@@ -1987,6 +2018,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_bound_fused);
     tcase_add_test(tc, test_compute_time);
     tcase_add_test(tc, test_compute_units);
+    tcase_add_test(tc, test_fused_defaults);
     tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);
     tc = tcase_create("defaults");
