@@ -42,8 +42,8 @@ START_TEST(bench_rows_format) {
     ar_bench_table_row(f, &r);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU,NV18,allreduce\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU,NV18,allreduce\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,,,,,GPU,NV18,allreduce,\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,sum,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,1.638,0,10.0000,0.819,2.0000,GPU,NV18,allreduce,\n"));
     ck_assert_ptr_nonnull(strstr(buf, "redop"));
     ck_assert_ptr_nonnull(strstr(buf, "#wrong"));
     ck_assert_ptr_nonnull(strstr(buf, "  N/A"));
@@ -55,7 +55,18 @@ START_TEST(bench_rows_format) {
     r3.coll = AR_COLL_ALLGATHER;
     ar_bench_csv_row(f, &r3);
     fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,none,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,0.819,,,,,GPU,NV18,allgather\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,none,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,0.819,,,,,GPU,NV18,allgather,\n"));
+    free(buf);
+    /* a fused op: its product and partitions, as run's gemm column */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    ar_bench_row_t r4 = r;
+    r4.coll = AR_COLL_MATMUL_ALLREDUCE;
+    r4.gemm = (ar_gemm_t){2, 2048, 1024};
+    r4.partitions = 2;
+    ar_bench_csv_row(f, &r4);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, ",GPU,NV18,matmul-allreduce,2x2048x1024/2\n"));
     free(buf);
 }
 END_TEST

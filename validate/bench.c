@@ -301,7 +301,7 @@ static int build_plan(const char *name, const ar_topo_t *topo, const ar_algo_opt
 
 typedef struct row_s {
     char algo[64];
-    int channels, root;
+    int channels, root, partitions;
     uint64_t chunk_bytes;
     double time_s;
     int wrong;   /* -1: not checked */
@@ -497,6 +497,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             row_t *row = &rows[nrows++];
             snprintf(row->algo, sizeof row->algo, "%s", label);
             row->channels = fused ? plan->nchannels - 1 : plan->nchannels;
+            row->partitions = plan->partitions;
             row->root = plan->root;
             row->chunk_bytes = ar_plan_chunk_bytes(plan);
             row->wrong = -1;
@@ -589,7 +590,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 .channels = rows[i].channels, .chunk_bytes = rows[i].chunk_bytes,
                 .root = rows[i].root, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
                 .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name, .links_detected = links,
-                .coll = o->coll,
+                .coll = o->coll, .partitions = rows[i].partitions,
+                .gemm = fused ? (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k} : (ar_gemm_t){0, 0, 0},
             };
             sink->row(&r, sink->ctx);
         }

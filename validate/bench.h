@@ -39,6 +39,8 @@ typedef struct ar_bench_row_s {
     const char *device;      /* the GPU's name */
     const char *links_detected; /* NVLink links up on each GPU used: "NV18" (NVML), or "unknown" */
     ar_coll_t coll;
+    ar_gemm_t gemm;          /* a fused op's product (M x N x K); zero otherwise */
+    int partitions;          /* ... in this many partitions of rows */
 } ar_bench_row_t;
 
 /* Where the bench's results go, as they come: rows, and notes (what ran beside what,

@@ -32,7 +32,7 @@ void ar_bench_table_row(FILE *f, const ar_bench_row_t *r) {
 void ar_bench_csv_header(FILE *f) {
     fprintf(f, "size_bytes,count,dtype,redop,root,algo,channels,chunk_bytes,nranks,ngpus,time_us,algbw_gbps,"
                "busbw_gbps,wrong,"
-               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device,links_detected,op\n");
+               "nccl_time_us,nccl_busbw_gbps,speedup_vs_nccl,device,links_detected,op,gemm\n");
 }
 
 /* Empty fields where nothing was measured (no check, no NCCL), as in the result rows. */
@@ -53,6 +53,9 @@ void ar_bench_csv_row(FILE *f, const ar_bench_row_t *r) {
     ar_csv_put(f, r->device);
     fputc(',', f);
     ar_csv_put(f, r->links_detected);
-    fprintf(f, ",%s\n", ar_coll_name(r->coll));
+    fprintf(f, ",%s,", ar_coll_name(r->coll));
+    if (r->gemm.m)
+        fprintf(f, "%" PRIu64 "x%" PRIu64 "x%" PRIu64 "/%d", r->gemm.m, r->gemm.n, r->gemm.k, r->partitions);
+    fputc('\n', f);
 }
 
