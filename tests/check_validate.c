@@ -25,6 +25,16 @@ static char *tmpfile_with(const char *text) {
 
 /* ---- bench's rows: nccl-tests' columns, and nothing where nothing was measured ---- */
 
+/* ar_bench_csv_row's line for r (free it). */
+static char *bench_csv_row(const ar_bench_row_t *r) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ar_bench_csv_row(f, r);
+    fclose(f);
+    return buf;
+}
+
 START_TEST(bench_rows_format) {
     char *buf = NULL;
     size_t len = 0;
@@ -47,26 +57,20 @@ START_TEST(bench_rows_format) {
     ck_assert_ptr_nonnull(strstr(buf, "redop"));
     ck_assert_ptr_nonnull(strstr(buf, "#wrong"));
     ck_assert_ptr_nonnull(strstr(buf, "  N/A"));
-    /* an all-gather: no reduction, busbw (p-1)/p */
     free(buf);
-    buf = NULL;
-    f = open_memstream(&buf, &len);
+    /* an all-gather: no reduction, busbw (p-1)/p */
     ar_bench_row_t r3 = r;
     r3.coll = AR_COLL_ALLGATHER;
-    ar_bench_csv_row(f, &r3);
-    fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, "8192,4096,bf16,none,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,0.819,,,,,GPU,NV18,allgather,\n"));
+    buf = bench_csv_row(&r3);
+    ck_assert_str_eq(buf, "8192,4096,bf16,none,-1,auto:1stage/2,2,4096,2,2,5.0000,1.638,0.819,,,,,GPU,NV18,allgather,\n");
     free(buf);
     /* a fused op: its product and partitions, as run's gemm column */
-    buf = NULL;
-    f = open_memstream(&buf, &len);
     ar_bench_row_t r4 = r;
     r4.coll = AR_COLL_MATMUL_ALLREDUCE;
     r4.gemm = (ar_gemm_t){2, 2048, 1024};
     r4.partitions = 2;
-    ar_bench_csv_row(f, &r4);
-    fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, ",GPU,NV18,matmul-allreduce,2x2048x1024/2\n"));
+    buf = bench_csv_row(&r4);
+    ck_assert_msg(strstr(buf, ",GPU,NV18,matmul-allreduce,2x2048x1024/2\n"), "%s", buf);
     free(buf);
 }
 END_TEST
