@@ -19,6 +19,15 @@ model=${srcdir:-.}/validate/results/h200_calibrated.yaml
 "$bin" validate --measured "$tmp/labels.csv" --model "$model" --predict-with analytic -o "$tmp/out.csv" \
     >"$tmp/stdout" 2>"$tmp/stderr" || { cat "$tmp/stderr" >&2; fail "bench's labels were not matched"; }
 grep -q "rows compared: 2 of 2" "$tmp/stdout" || fail "not every relabelled row was compared: $(cat "$tmp/stdout")"
+# the worst rows, most missed first, each with its predicted time split by term (the terms sum to it)
+grep -q "^## The 2 worst rows, and the predicted time by term (us)" "$tmp/stdout" ||
+    fail "no worst rows in the summary: $(cat "$tmp/stdout")"
+awk -F'|' '/^\| [0-9]+ \| / { n++; e = $6 < 0 ? -$6 : $6; if (n > 1 && e > last + 1e-9) bad = "not in order of |error|"
+                               s = 0; for (i = 7; i <= 12; i++) s += $i
+                               if (s - $5 > 0.05 || $5 - s > 0.05) bad = "terms sum to " s ", predicted " $5
+                               last = e }
+     END { if (n != 2) bad = n " rows"; if (bad != "") { print bad; exit 1 } }' "$tmp/stdout" >"$tmp/worst" ||
+    fail "the worst rows: $(cat "$tmp/worst")"
 # a row of an algorithm that does not exist: exit 2 naming its line, nothing written
 sed 's/,ring\/64,/,nosuch\/8,/' "$tmp/labels.csv" >"$tmp/bad.csv"
 line=$(grep -n 'nosuch' "$tmp/bad.csv" | cut -d: -f1)
@@ -46,5 +55,6 @@ rc=$?
 [ $rc = 2 ] || fail "rows measured on NV4 predicted on 18 lanes: exit $rc, want 2"
 grep -q "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
     "$tmp/stderr" || fail "the NV4 refusal does not say why: $(head -2 "$tmp/stderr")"
-echo "validate_rows: bench's labels matched; an unmatched row exits 2 naming line $line; --allow-partial compares the rest;"
+echo "validate_rows: bench's labels matched, the worst rows listed with their terms; an unmatched row exits 2 naming line $line;"
+echo "validate_rows: --allow-partial compares the rest;"
 echo "validate_rows: rows that recorded NV18 compare on h200_pair, NV4 ones are refused"

@@ -141,6 +141,40 @@ static int links_match(const ar_topo_t *t, const ar_vrow_t *m, ar_error_t *err) 
                   t->model && t->model->nlinks ? t->model->links[0].name : "its first link kind");
 }
 
+/* The rows the model misses most, with what it predicted each term to cost: where to look. */
+#define WORST_ROWS 5
+typedef struct worst_s {
+    double abs_err, err, measured_us, predicted_us, terms_us[AR_NTERM];
+    int line;
+    char what[160];
+} worst_t;
+
+static void worst_add(worst_t *w, int *n, const worst_t *row) {
+    int at = *n < WORST_ROWS ? (*n)++ : WORST_ROWS;
+    if (at == WORST_ROWS) {
+        if (row->abs_err <= w[WORST_ROWS - 1].abs_err) return;
+        at = WORST_ROWS - 1;
+    }
+    while (at > 0 && w[at - 1].abs_err < row->abs_err) w[at] = w[at - 1], at--;
+    w[at] = *row;
+}
+
+static void worst_table(FILE *f, const worst_t *w, int n) {
+    if (!n) return;
+    fprintf(f, "\n## The %d worst rows, and the predicted time by term (us)\n\n", n);
+    fprintf(f, "| line | case | measured | predicted | error %% |");
+    for (int t = 0; t < AR_NTERM; t++) fprintf(f, " %s |", ar_term_name((ar_term_t)t));
+    fprintf(f, "\n|---:|---|---:|---:|---:|");
+    for (int t = 0; t < AR_NTERM; t++) fprintf(f, "---:|");
+    fputc('\n', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "| %d | %s | %.2f | %.2f | %+.1f |", w[i].line, w[i].what, w[i].measured_us, w[i].predicted_us,
+                w[i].err);
+        for (int t = 0; t < AR_NTERM; t++) fprintf(f, " %.2f |", w[i].terms_us[t]);
+        fputc('\n', f);
+    }
+}
+
 int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error_t *err_out) {
     const char *backend = cx->backend, *model = cx->model, *meas_name = cx->measured_name;
     if (!ar_backend_find(backend)) return AR_ERR(err_out, AR_ENOTSUP, "--predict-with %s: not in this build", backend);
@@ -165,6 +199,8 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
     double t0 = ar_now_s();
     int nbad = 0;
     char bad_lines[160] = "";
+    worst_t worst[WORST_ROWS];
+    int nworst = 0;
     for (int i = 0; i < meas->n; i++) {
         const ar_vrow_t *mrow = &meas->rows[i];
         /* bench's labels: NAME/CHANNELS where channels were given, auto:NAME/CHANNELS where
@@ -216,6 +252,11 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
                 res.terms_s[AR_TERM_LINK] * 1e6, res.terms_s[AR_TERM_MEMORY] * 1e6,
                 res.terms_s[AR_TERM_REDUCE] * 1e6, res.terms_s[AR_TERM_SYNC] * 1e6,
                 res.terms_s[AR_TERM_LAUNCH] * 1e6, backend, t->model->name);
+        worst_t w = {.abs_err = fabs(e), .err = e, .measured_us = m->time_us, .predicted_us = pred_us, .line = m->line};
+        for (int tm = 0; tm < AR_NTERM; tm++) w.terms_us[tm] = res.terms_s[tm] * 1e6;
+        snprintf(w.what, sizeof w.what, "%s, %d rank%s, %d per device, %s, %" PRIu64 " B, %d channels", m->algo,
+                 m->nranks, m->nranks == 1 ? "" : "s", rpd, ar_dtype_name(m->dtype), m->bytes, m->channels);
+        worst_add(worst, &nworst, &w);
         ar_result_free(&res);
         char key[40];
         stat_add(by_algo, &nalgo, 32, m->algo, e);
@@ -247,6 +288,7 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
                 fprintf(sf, "\nTarget (median |error| <= 5%%, max <= 15%%): median %.2f%% %s, max %.2f%% %s\n",
                         med, med <= 5 ? "met" : "NOT met", mx, mx <= 15 ? "met" : "NOT met");
             }
+            worst_table(sf, worst, nworst);
         }
     }
     if (nbad && !cx->allow_partial && rc == AR_OK)
