@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
 #include "arsim/out.h"
@@ -33,6 +34,7 @@ typedef struct run_state_s {
     int rows;                   /* rows printed */
     int check_failed;
     int failed;                 /* a run failed in a study that went on: the exit status */
+    const char *timeline;       /* --timeline FILE (cuda) */
 } run_state_t;
 
 /* A row's line in each output asked for, checked: 0, or 1 after naming the file (a
@@ -205,6 +207,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 c.algo_opts.root = roots[ir];
                 ar_cli_case_coll(o, count, &c.algo_opts);
                 c.run.breakdown = o->breakdown;
+                c.run.timeline = s->timeline;
                 if (s->progress) c.run.progress = run_progress, c.run.progress_ctx = s;
                 ar_error_t err;
                 ar_error_clear(&err);
@@ -301,13 +304,56 @@ out:
     return rc;
 }
 
+enum { O_TIMELINE = 1000 };
+
+typedef struct run_extra_s {
+    const char *cmd;
+    const char *timeline;
+} run_extra_t;
+
+static int run_handle(int val, const char *arg, void *ctx) {
+    run_extra_t *x = ctx;
+    if (val != O_TIMELINE) return 2;
+    if (ar_cli_check_path(x->cmd, "--timeline", arg)) return 2;
+    x->timeline = arg;
+    return 0;
+}
+
 static int run_main(const char *cmd, int argc, char **argv, int study) {
+    static const struct option longopts[] = {{"timeline", required_argument, NULL, O_TIMELINE}, {0, 0, 0, 0}};
+    run_extra_t x = {.cmd = cmd};
+    const ar_cli_extra_t extra = {
+        longopts, NULL, run_handle, &x,
+        "  --timeline FILE        cuda, sim: when each op of the last execution started and ended,\n"
+        "                         on the GPUs' clocks or the simulator's (CSV: gpu, rank, chan, op,\n"
+        "                         code, target, start_ns, end_ns; rewritten after every execution;\n"
+        "                         scripts/timeline-compare.py sets the two side by side)\n",
+        0, 0,
+    };
     ar_cli_opts_t o;
-    int rc = ar_cli_opts_parse(cmd, argc, argv, 0, NULL, &o);
+    int rc = ar_cli_opts_parse(cmd, argc, argv, 0, &extra, &o);
     if (rc == AR_CLI_HELP) { ar_cli_opts_free(&o); return 0; }
     if (rc) { ar_cli_opts_free(&o); return rc; }
 
-    run_state_t s = {.cmd = cmd, .who = study ? "arsim" : "arsim run", .o = &o, .study = study};
+    run_state_t s = {.cmd = cmd, .who = study ? "arsim" : "arsim run", .o = &o, .study = study, .timeline = x.timeline};
+    if (x.timeline && strcmp(o.backends[0], "cuda") && strcmp(o.backends[0], "sim"))
+        rc = ar_cli_fail(cmd, "--timeline needs --backend cuda (the GPUs' clocks) or sim (the simulator's), not %s "
+                              "(--breakdown splits its time by term)", o.backends[0]);
+    if (!rc && x.timeline && ((o.csv && ar_out_same(o.csv, x.timeline)) || (o.json && ar_out_same(o.json, x.timeline))))
+        rc = ar_cli_fail(cmd, "--timeline names the same file as --%s ('%s')",
+                         o.csv && ar_out_same(o.csv, x.timeline) ? "csv" : "json", x.timeline);
+    if (!rc && x.timeline) { /* written after each execution: a path that cannot be is said now */
+        struct stat st;
+        ar_out_t probe;
+        ar_error_t err;
+        char label[160];
+        snprintf(label, sizeof label, "--timeline %s", x.timeline);
+        if (stat(x.timeline, &st) != 0 || S_ISREG(st.st_mode)) {
+            if (ar_out_open(&probe, label, x.timeline, &err) != AR_OK) rc = ar_cli_fail_err(cmd, &err);
+            else ar_out_abort(&probe);
+        }
+    }
+    if (rc) { ar_cli_opts_free(&o); return rc; }
     s.progress = !o.quiet && isatty(STDERR_FILENO);
     if (!(o.seen & AR_CLI_O(BACKEND)) && !ar_backend_with(AR_BACKEND_MODEL | AR_BACKEND_CONTENTION))
         fprintf(stderr, "%s: this build has no sim backend (SimGrid); using the %s backend\n", s.who,

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <inttypes.h>
 #include "arsim/check.h"
+#include "arsim/out.h"
 #include "hw/cuda.h"
 #include "arsim/util.h"
 
@@ -411,6 +412,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
     }
     free_gpu_plans(be);
     be->host_mode = (opts && opts->force_host) || !be->p2p;
+    be->timeline = opts && opts->timeline ? opts->timeline : getenv("ARSIM_CUDA_TIMELINE");
 
     const size_t es = ar_dtype_size(p->dtype);
     const uint32_t nflags = p->nflags ? p->nflags : 1;
@@ -579,8 +581,11 @@ ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, 
  * compare ops of one GPU, and across GPUs only roughly. */
 int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err) {
     if (!be->timeline) return AR_OK;
-    FILE *f = fopen(be->timeline, "w");
-    if (!f) return AR_ERR(err, AR_EIO, "cuda backend: ARSIM_CUDA_TIMELINE %s: cannot write", be->timeline);
+    ar_out_t out;
+    char label[160];
+    snprintf(label, sizeof label, "--timeline %s", be->timeline);
+    AR_TRY(ar_out_open(&out, label, be->timeline, err));
+    FILE *f = out.f;
     uint64_t *st[AR__MAX_GPUS] = {0}, t0 = UINT64_MAX;
     int rc = AR_OK;
     for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
@@ -617,7 +622,8 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
         }
     }
     for (int gi = 0; gi < be->nused; gi++) free(st[gi]);
-    if (fclose(f) != 0 && rc == AR_OK) rc = AR_ERR(err, AR_EIO, "cuda backend: ARSIM_CUDA_TIMELINE %s: write failed", be->timeline);
+    if (rc == AR_OK) return ar_out_close(&out, err);
+    ar_out_abort(&out);
     return rc;
 }
 

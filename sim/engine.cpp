@@ -63,6 +63,9 @@
 #include <vector>
 
 #include "sim/internal.h"
+extern "C" {
+#include "arsim/out.h"
+}
 
 namespace sg4 = simgrid::s4u;
 namespace skr = simgrid::kernel::routing;
@@ -539,7 +542,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.trace = ar__sim_trace();
         const char *ex = getenv("ARSIM_SIM_EXEC");
         s.exec_reduce = ex && strcmp(ex, "1") == 0;
-        const char *tl = getenv("ARSIM_SIM_TIMELINE");
+        const char *tl = o->timeline ? o->timeline : getenv("ARSIM_SIM_TIMELINE");
         s.timeline = tl && *tl ? tl : nullptr;
         s.chan_speed = s.m->reduce_gbps * 1e9;
         s.min_signal_s = s.m->signal_lat_ns * 1e-9 * (1 - 1e-9);
@@ -678,8 +681,11 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* The cuda backend's timeline format (ARSIM_CUDA_TIMELINE), on the model's clocks: the
          * two can be set side by side op by op. */
         if (s.timeline) {
-            FILE *f = fopen(s.timeline, "w");
-            if (!f) return AR_ERR(err, AR_EIO, "sim: ARSIM_SIM_TIMELINE %s: cannot write", s.timeline);
+            ar_out_t out;
+            char label[160];
+            snprintf(label, sizeof label, "--timeline %s", s.timeline);
+            if (ar_out_open(&out, label, s.timeline, err) != AR_OK) return err->code;
+            FILE *f = out.f;
             fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
             for (int gi = 0; gi < s.nch; gi++) {
                 const int r = gi / p->nchannels;
@@ -690,7 +696,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                             s.ch[gi].stamps[i].a * 1e9, s.ch[gi].stamps[i].b * 1e9);
                 }
             }
-            if (fclose(f) != 0) return AR_ERR(err, AR_EIO, "sim: ARSIM_SIM_TIMELINE %s: write failed", s.timeline);
+            if (ar_out_close(&out, err) != AR_OK) return err->code;
         }
         for (int gi = 0; gi < s.nch; gi++) {
             const ChanState &c = s.ch[gi];

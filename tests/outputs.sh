@@ -128,4 +128,24 @@ grep -q '1 rows written to root.csv (0 already there' err.txt || fail "--resume 
 grep -q '2 rows written to root.csv (2 already there' err.txt || fail "--root all --resume: $(cat err.txt)"
 [ "$(cut -d, -f10 root.csv | tail -n +2 | sort | tr '\n' ' ')" = "0 1 2 3 " ] || fail "--root all: $(cut -d, -f10 root.csv)"
 
+# --timeline (sim): one row per op of the plan, through a symlink to its target; a path that
+# cannot be written is refused before anything runs, an existing file kept as it was
+if "$bin" list backends | grep -q '^sim  *yes'; then
+    t="--backend sim --topology ring_1d:4 --algo ring --size 64K --channels 2 -q"
+    echo old >tl_target.csv
+    ln -s tl_target.csv tl_link.csv
+    # shellcheck disable=SC2086
+    "$bin" run $t --timeline tl_link.csv >/dev/null || fail "run --timeline exited $?"
+    [ -L tl_link.csv ] || fail "--timeline replaced its symlink"
+    head -1 tl_target.csv | grep -q '^gpu,rank,chan,op,code,target,start_ns,end_ns$' ||
+        fail "--timeline header: $(head -1 tl_target.csv)"
+    # shellcheck disable=SC2086
+    ops=$("$bin" run $t --dump-plan | sed -n 's/^plan ring: .*, \([0-9]*\) ops$/\1/p')
+    [ "$(tail -n +2 tl_target.csv | wc -l)" = "$ops" ] ||
+        fail "--timeline: $(tail -n +2 tl_target.csv | wc -l) rows for $ops ops"
+    # shellcheck disable=SC2086
+    "$bin" run $t --timeline no/such/dir/t.csv 2>err.txt >/dev/null
+    [ $? = 2 ] && grep -q 'no/such/dir/t.csv: cannot write' err.txt || fail "--timeline no/such/dir: $(cat err.txt)"
+fi
+
 echo "outputs: every output check holds"

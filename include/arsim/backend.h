@@ -28,9 +28,12 @@ typedef struct ar_run_opts_s {
      * process that runs the plan (the sim backend's child). */
     void (*progress)(void *ctx, double sim_s, uint64_t ops, uint64_t total_ops, double wall_s);
     void *progress_ctx;
+    /* cuda: write when each op of the last execution started and ended, from the GPUs'
+     * clocks, to this file (CSV; NULL: the environment's ARSIM_CUDA_TIMELINE, else none) */
+    const char *timeline;
 } ar_run_opts_t;
 
-#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0, NULL, NULL}
+#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0, NULL, NULL, NULL}
 
 /* A backend's side of opts->progress: ar_progress_start when the run begins, then
  * ar_progress_tick after every op (cheap: the clock is read every 4096 ticks). */
