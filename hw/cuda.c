@@ -93,7 +93,7 @@ static int cuda_open(const ar_topo_t *topo, ar_backend_t **out, ar_error_t *err)
         return AR_ERR(err, AR_ELIMIT, "cuda backend: %d ranks; this backend runs 1 to 64", topo->nranks);
     ar__cuda_t *be = calloc(1, sizeof *be);
     if (!be) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
-    be->timeline = getenv("ARSIM_CUDA_TIMELINE");
+    be->timeline = be->timeline_env = getenv("ARSIM_CUDA_TIMELINE");
     const char *signals = getenv("ARSIM_CUDA_SIGNALS");
     be->signals_serial = signals && !strcmp(signals, "serial");
     be->base.ops = &ar_cuda_backend;
@@ -412,7 +412,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
     }
     free_gpu_plans(be);
     be->host_mode = (opts && opts->force_host) || !be->p2p;
-    be->timeline = opts && opts->timeline ? opts->timeline : getenv("ARSIM_CUDA_TIMELINE");
+    be->timeline = opts && opts->timeline ? opts->timeline : be->timeline_env;
 
     const size_t es = ar_dtype_size(p->dtype);
     const uint32_t nflags = p->nflags ? p->nflags : 1;

@@ -83,7 +83,8 @@ typedef struct ar__cuda_s {
     int host_mode;             /* flags in host memory, no peer addressing */
     ar__gpu_plan_t g[AR__MAX_GPUS];
     uint64_t check_serial;     /* fresh inputs for every checked execution */
-    const char *timeline;      /* ARSIM_CUDA_TIMELINE: file for each op's end in the last execution */
+    const char *timeline;      /* the prepared run's timeline file (its --timeline, else timeline_env), or NULL */
+    const char *timeline_env;  /* ARSIM_CUDA_TIMELINE when the backend opened: timeline where a run names none */
     int signals_serial;        /* ARSIM_CUDA_SIGNALS=serial: a run of SIGNALs one after another */
     /* Channels that compute (hw/gemm.c). */
     ar__cchan_t *cchan;
