@@ -50,9 +50,9 @@ done <<'EOF_CASES'
 2 | looks like an option      | merge a.csv -o -q
 2 | empty file name           | run --backend analytic --size 8K --csv ''
 2 | needs --backend cuda (the GPUs' clocks) or sim | run --backend analytic --size 8K --timeline t.csv
-2 | looks like an option      | run --backend cuda --size 8K --timeline -q
-2 | same file as --csv        | run --backend cuda --size 8K --timeline t.csv --csv t.csv
-2 | cannot write in its directory | run --backend cuda --size 8K --timeline no/such/dir/t.csv
+2 | looks like an option      | run --backend sim --size 8K --timeline -q
+2 | same file as --csv        | run --backend sim --size 8K --timeline t.csv --csv t.csv
+2 | cannot write in its directory | run --backend sim --size 8K --timeline no/such/dir/t.csv
 2 | is not a number           | run --backend analytic --size ' 8K'
 2 | trailing characters 'B'   | run --backend analytic --size 1KB
 2 | a chunk is 16 bytes to 1G | run --backend analytic --size 8K --chunk 1
@@ -100,10 +100,6 @@ S | a chunk is 16 bytes to 1G | --size 8K --chunk 3
 S | at least 1 element        | --count 0
 S | --size and --count both   | --size 8K --count 100
 2 | empty file name           | run --backend analytic --size 8K --csv ''
-2 | needs --backend cuda (the GPUs' clocks) or sim | run --backend analytic --size 8K --timeline t.csv
-2 | looks like an option      | run --backend cuda --size 8K --timeline -q
-2 | same file as --csv        | run --backend cuda --size 8K --timeline t.csv --csv t.csv
-2 | cannot write in its directory | run --backend cuda --size 8K --timeline no/such/dir/t.csv
 S | unknown element type      | --size 8K --dtype int8
 S | '--dump-plan' takes no value | --size 8K --dump-plan=x
 S | from 1 to 1000000         | --size 8K --iters 0
