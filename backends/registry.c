@@ -184,6 +184,14 @@ double ar_busbw_coll_gbps(ar_coll_t coll, uint64_t bytes, double time_s, int nra
     return ar_algbw_gbps(bytes, time_s) * f * (nranks - 1) / nranks;
 }
 
+void ar_timeline_header(FILE *f) { fputs("gpu,rank,chan,op,code,target,start_ns,end_ns\n", f); }
+
+void ar_timeline_row(FILE *f, int dev, int rank, int chan, uint32_t i, const ar_op_t *op, double start_ns,
+                     double end_ns) {
+    fprintf(f, "%d,%d,%d,%u,%s,%d,%.0f,%.0f\n", dev, rank, chan, i, ar_op_name(op->code),
+            op->code == AR_OP_WAIT ? rank : op->dst.rank, start_ns, end_ns);
+}
+
 /* Both slots of an epoch-parity address (arsim/plan.h) are checked. */
 static int bad_addr(const ar_plan_t *p, const ar_addr_t *a0, uint64_t n, const char **why) {
     if (a0->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY)) {

@@ -39,6 +39,10 @@ int ar__cuda_slot(const ar__cuda_t *be, int gpu) {
     return -1;
 }
 
+/* Whether the executor's kernel runs channel ch: one with ops that computes nothing (a
+ * channel that computes runs on a stream of its own, hw/gemm.c). */
+static int exec_runs(const ar_chan_t *ch) { return ch->nops && !ch->computes; }
+
 static void free_gpu_plans(ar__cuda_t *be) {
     for (int i = 0; i < be->nused; i++) {
         cudaSetDevice(be->used[i]);
@@ -443,7 +447,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops || ch->computes) continue; /* hw/gemm.c runs it */
+                if (!exec_runs(ch)) continue;
                 nb++;
                 nops += ch->nops;
                 for (uint32_t i = 0; i < ch->nops; i++) {
@@ -472,7 +476,7 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
             if (be->rank_gpu[r] != g) continue;
             for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops || ch->computes) continue; /* hw/gemm.c runs it */
+                if (!exec_runs(ch)) continue;
                 blocks[bi].first = oi;
                 blocks[bi].nops = ch->nops;
                 blocks[bi].src_first = si;
@@ -600,7 +604,7 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
         for (int b = 0; rc == AR_OK && b < gp->nblocks; b++)
             if (st[gi][gp->nops + b] < t0) t0 = st[gi][gp->nops + b];
     }
-    fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
+    ar_timeline_header(f);
     for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
         const ar__gpu_plan_t *gp = &be->g[gi];
         uint32_t b = 0, oi = 0;
@@ -608,13 +612,11 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
             if (be->rank_gpu[r] != be->used[gi]) continue;
             for (int c = 0; c < p->nchannels; c++) {
                 const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!ch->nops) continue;
+                if (!exec_runs(ch)) continue;
                 double prev = (double)(st[gi][gp->nops + b] - t0);
                 for (uint32_t i = 0; i < ch->nops; i++, oi++) {
-                    const ar_op_t *op = &p->ops[ch->first + i];
-                    double end = (double)(st[gi][oi] - t0);
-                    fprintf(f, "%d,%d,%d,%u,%s,%d,%.0f,%.0f\n", be->used[gi], r, c, i, ar_op_name(op->code),
-                            op->code == AR_OP_WAIT ? r : op->dst.rank, prev, end);
+                    const double end = (double)(st[gi][oi] - t0);
+                    ar_timeline_row(f, be->used[gi], r, c, i, &p->ops[ch->first + i], prev, end);
                     prev = end;
                 }
                 b++;

@@ -686,15 +686,13 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             snprintf(label, sizeof label, "--timeline %s", s.timeline);
             if (ar_out_open(&out, label, s.timeline, err) != AR_OK) return err->code;
             FILE *f = out.f;
-            fprintf(f, "gpu,rank,chan,op,code,target,start_ns,end_ns\n");
+            ar_timeline_header(f);
             for (int gi = 0; gi < s.nch; gi++) {
                 const int r = gi / p->nchannels;
-                for (size_t i = 0; i < s.ch[gi].stamps.size(); i++) {
-                    const ar_op_t *op = &p->ops[p->chans[gi].first + i];
-                    fprintf(f, "%d,%d,%d,%zu,%s,%d,%.0f,%.0f\n", t->placement[r], r, gi % p->nchannels, i,
-                            ar_op_name(op->code), op->code == AR_OP_WAIT ? r : op->dst.rank,
-                            s.ch[gi].stamps[i].a * 1e9, s.ch[gi].stamps[i].b * 1e9);
-                }
+                for (size_t i = 0; i < s.ch[gi].stamps.size(); i++)
+                    ar_timeline_row(f, t->placement[r], r, gi % p->nchannels, (uint32_t)i,
+                                    &p->ops[p->chans[gi].first + i], s.ch[gi].stamps[i].a * 1e9,
+                                    s.ch[gi].stamps[i].b * 1e9);
             }
             if (ar_out_close(&out, err) != AR_OK) return err->code;
         }

@@ -13,6 +13,13 @@ typedef enum ar_term_e {
 } ar_term_t;
 const char *ar_term_name(ar_term_t t);
 
+/* The timeline both timing backends write (run --timeline; cuda from the GPUs' clocks, sim
+ * from its own): a CSV header, then a row per op: its device, rank, channel and index in the
+ * channel, its code, the rank it targets (a WAIT its own), when it started and ended (ns). */
+void ar_timeline_header(FILE *f);
+void ar_timeline_row(FILE *f, int dev, int rank, int chan, uint32_t i, const ar_op_t *op, double start_ns,
+                     double end_ns);
+
 typedef struct ar_run_opts_s {
     ar_mem_t buffer;     /* where IN/OUT/SCRATCH live */
     int iters;           /* timed executions (cuda: per repeat); >= 1 */
