@@ -339,18 +339,19 @@ static int run_main(const char *cmd, int argc, char **argv, int study) {
     if (x.timeline && strcmp(o.backends[0], "cuda") && strcmp(o.backends[0], "sim"))
         rc = ar_cli_fail(cmd, "--timeline needs --backend cuda (the GPUs' clocks) or sim (the simulator's), not %s "
                               "(--breakdown splits its time by term)", o.backends[0]);
-    if (!rc && x.timeline && ((o.csv && ar_out_same(o.csv, x.timeline)) || (o.json && ar_out_same(o.json, x.timeline))))
-        rc = ar_cli_fail(cmd, "--timeline names the same file as --%s ('%s')",
-                         o.csv && ar_out_same(o.csv, x.timeline) ? "csv" : "json", x.timeline);
-    if (!rc && x.timeline) { /* written after each execution: a path that cannot be is said now */
+    const char *twin = !x.timeline                                   ? NULL
+                       : o.csv && ar_out_same(o.csv, x.timeline)   ? "csv"
+                       : o.json && ar_out_same(o.json, x.timeline) ? "json"
+                                                                   : NULL;
+    if (!rc && twin) rc = ar_cli_fail(cmd, "--timeline names the same file as --%s ('%s')", twin, x.timeline);
+    if (!rc && x.timeline) {
+        /* written after each execution: a path that cannot be is said now (a regular file
+         * or a new one; a device or FIFO is written in place, and opening one may block) */
         struct stat st;
         ar_out_t probe;
-        ar_error_t err;
-        char label[160];
-        snprintf(label, sizeof label, "--timeline %s", x.timeline);
         if (stat(x.timeline, &st) != 0 || S_ISREG(st.st_mode)) {
-            if (ar_out_open(&probe, label, x.timeline, &err) != AR_OK) rc = ar_cli_fail_err(cmd, &err);
-            else ar_out_abort(&probe);
+            rc = ar_cli_out_open(cmd, "--timeline", x.timeline, &probe);
+            if (!rc) ar_out_abort(&probe);
         }
     }
     if (rc) { ar_cli_opts_free(&o); return rc; }

@@ -289,8 +289,7 @@ static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
                     const ar_chan_t *ch = ar_plan_chan(p, r, ci);
                     held += ch->nops > 0 && !ch->computes;
                 }
-        units = held < m->gemm_units ? floor(m->gemm_units) - held : 1;
-        if (units < 1) units = 1;
+        units = fmax(1, floor(m->gemm_units) - held);
     }
     const double comp = gemm_seconds(m, rate, units, rows, N, K), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
     c->bytes = flops;
