@@ -1805,6 +1805,16 @@ START_TEST(test_default_untimed) {
 }
 END_TEST
 
+/* Topology spec on a shipped model (model/NAME.yaml). */
+static ar_topo_t *shipped_topo(const char *model, const char *spec) {
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load(model, &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build(spec, m, &t, &err) == AR_OK, "%s", err.message);
+    return t;
+}
+
 /* On hardware a chunk other than the algorithm's own is taken only with no more ops than
  * the own plan, and for a predicted gain of AR_CASE_TUNE_HW_GAIN: h200_sxm on full:2, ring
  * at its default channels keeps its own chunk at 512 MB (32 KB chunks, predicted 5.8% faster,
@@ -1812,11 +1822,8 @@ END_TEST
  * 24% faster). Needs the cuda backend built (no GPU: only its rules are asked). */
 START_TEST(test_default_hardware_chunk) {
     if (!ar_backend_find("cuda")) return;
-    ar_model_t *m;
-    ar_topo_t *t;
     ar_error_t err;
-    ck_assert_msg(ar_model_load("h200_sxm", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("full:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = shipped_topo("h200_sxm", "full:2");
     static const struct { uint64_t bytes; int own; } cases[] = {{(uint64_t)4 << 20, 0}, {(uint64_t)512 << 20, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, out, own;
@@ -1841,11 +1848,8 @@ END_TEST
  * (16384 x 8192 x 8192 on 2 x H100); hardware keeps the product whole, alone on every SM,
  * unless partitions are asked. */
 START_TEST(test_fused_defaults) {
-    ar_model_t *m;
-    ar_topo_t *t;
     ar_error_t err;
-    ck_assert_msg(ar_model_load("h100_sxm", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("full:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = shipped_topo("h100_sxm", "full:2");
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, out;
     o.coll = AR_COLL_MATMUL_ALLREDUCE;
     o.gemm = (ar_gemm_t){16384, 8192, 8192};
@@ -1874,11 +1878,8 @@ END_TEST
  * 18, predict less than 128 (two peers' links with 19): a model backend takes them. Hardware
  * keeps powers of two. */
 START_TEST(test_default_even_lanes) {
-    ar_model_t *m;
-    ar_topo_t *t;
     ar_error_t err;
-    ck_assert_msg(ar_model_load("h200_sxm", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("full:8", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = shipped_topo("h200_sxm", "full:8");
     ck_assert_int_eq(ar_algo_find("2stage")->lane_period(t), 7);
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, small, large;
     double small_s, large_s;
@@ -1910,11 +1911,8 @@ END_TEST
  * taken where they predict less: torus2d on full:8 (h200_sxm) runs 64 lanes at 16 MB, and
  * at 1 GB 32, faster than 64 at any chunk of no more ops. */
 START_TEST(test_default_fewer_lanes_large) {
-    ar_model_t *m;
-    ar_topo_t *t;
     ar_error_t err;
-    ck_assert_msg(ar_model_load("h200_sxm", &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build("full:8", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_topo_t *t = shipped_topo("h200_sxm", "full:8");
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, small, large;
     double small_s, large_s;
     const uint64_t big = (uint64_t)512 << 20; /* 1 GB of bf16 */
