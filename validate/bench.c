@@ -435,6 +435,8 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
     for (int si = 0; si < o->nsizes && rc == AR_OK; si++) {
         const uint64_t bytes = o->sizes[si];
         const uint64_t count = bytes / es ? bytes / es : 1;
+        /* a fused op's product at this size: M x N is the size */
+        const ar_gemm_t gemm = fused ? (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k} : (ar_gemm_t){0, 0, 0};
         row_t rows[32];
         int nrows = 0;
         const uint64_t seed = ar_gen_mix64(0xa5a5 + bytes);
@@ -451,7 +453,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             asked.channels = o->channels;
             asked.chunk_bytes = o->chunk_bytes;
             asked.partitions = o->partitions;
-            if (fused) asked.gemm = (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k};
+            asked.gemm = gemm;
             if (!strcmp(name, "auto") && fused) {
                 /* the runner's choice, as run and sweep make it, on this backend */
                 const ar_case_t cc = {.backend = "cuda", .topo = topo, .topology = topo->name, .algo = name,
@@ -591,7 +593,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                 .root = rows[i].root, .nranks = be->nranks, .ngpus = be->nused, .time_s = rows[i].time_s,
                 .wrong = rows[i].wrong, .nccl_s = nccl_s, .device = prop.name, .links_detected = links,
                 .coll = o->coll, .partitions = rows[i].partitions,
-                .gemm = fused ? (ar_gemm_t){count / o->gemm_n, o->gemm_n, o->gemm_k} : (ar_gemm_t){0, 0, 0},
+                .gemm = gemm,
             };
             sink->row(&r, sink->ctx);
         }
