@@ -229,6 +229,23 @@ int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t 
     return append(p, rank, chan, &op);
 }
 
+/* Per (rank, flag) of p: which channels SIGNAL it, 1 computing ones, 2 others (or'd). */
+static unsigned char *flag_signallers(const ar_plan_t *p) {
+    unsigned char *by = calloc((size_t)p->nranks * p->nflags, 1);
+    if (!by) return NULL;
+    for (int i = 0; i < p->nranks * p->nchannels; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        for (uint32_t j = 0; j < ch->nops; j++) {
+            const ar_op_t *op = &p->ops[ch->first + j];
+            if (op->code == AR_OP_SIGNAL) by[(size_t)op->dst.rank * p->nflags + op->flag] |= ch->computes ? 1 : 2;
+        }
+    }
+    return by;
+}
+
+/* A WAIT for SIGNALs of this execution (not only earlier ones'). */
+static int waits_now(const ar_op_t *op) { return op->code == AR_OP_WAIT && !op->back && op->count > 0; }
+
 /* ar_chan_t.after_product: a channel whose first op WAITs (this execution) for a flag that
  * only computing channels SIGNAL. */
 static int mark_after_product(ar_plan_t *p) {
@@ -236,16 +253,8 @@ static int mark_after_product(ar_plan_t *p) {
     int any = 0;
     for (int i = 0; i < nch; i++) p->chans[i].after_product = 0, any |= p->chans[i].computes != 0;
     if (!any) return AR_OK;
-    /* per (rank, flag): 1 signalled by a computing channel, 2 by another */
-    unsigned char *by = calloc((size_t)p->nranks * p->nflags, 1);
+    unsigned char *by = flag_signallers(p);
     if (!by) return AR_ENOMEM;
-    for (int i = 0; i < nch; i++) {
-        const ar_chan_t *ch = &p->chans[i];
-        for (uint32_t j = 0; j < ch->nops; j++) {
-            const ar_op_t *op = &p->ops[ch->first + j];
-            if (op->code == AR_OP_SIGNAL) by[(size_t)op->dst.rank * p->nflags + op->flag] |= ch->computes ? 1 : 2;
-        }
-    }
     for (int i = 0; i < nch; i++) {
         ar_chan_t *ch = &p->chans[i];
         if (ch->computes || !ch->nops) continue;
@@ -316,6 +325,80 @@ int ar_plan_products_first_alone(const ar_plan_t *p, const int *rank_dev, int de
         }
     }
     return computes;
+}
+
+int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
+    memset(stage, 0, (size_t)p->nops * sizeof *stage);
+    const int nch = p->nranks * p->nchannels;
+    const size_t nrf = (size_t)p->nranks * p->nflags;
+    unsigned char *by = flag_signallers(p);
+    int64_t *last = malloc(nrf * sizeof *last), *need = malloc(nrf * sizeof *need);
+    int S = 0; /* the channels' common number of product waits; 0: not one number */
+    if (!by || !last || !need) {
+        S = AR_ENOMEM;
+        goto out;
+    }
+    int computes = 0, first = 1;
+    for (int i = 0; i < nch; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        computes |= ch->computes != 0;
+        if (ch->computes || !ch->nops) continue;
+        const unsigned char *rank_by = by + (size_t)(i / p->nchannels) * p->nflags;
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < ch->nops; j++) {
+            const ar_op_t *op = &p->ops[ch->first + j];
+            n += waits_now(op) && rank_by[op->flag] == 1;
+            if (!n) break; /* its first op is not a product wait */
+            stage[ch->first + j] = n - 1;
+        }
+        if (!n || (!first && n != (uint32_t)S)) goto one;
+        S = (int)n, first = 0;
+    }
+    if (!computes || S <= 1) goto one;
+    /* last: per (rank, flag), the latest stage a channel that computes nothing SIGNALs it at */
+    for (size_t f = 0; f < nrf; f++) last[f] = -1, need[f] = -1;
+    for (int i = 0; i < nch; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        for (uint32_t j = ch->first; j < ch->first + ch->nops && !ch->computes; j++) {
+            const ar_op_t *op = &p->ops[j];
+            const size_t f = (size_t)op->dst.rank * p->nflags + op->flag;
+            if (op->code == AR_OP_SIGNAL && (int64_t)stage[j] > last[f]) last[f] = stage[j];
+        }
+    }
+    /* need: per flag computing channels SIGNAL, the latest stage whose SIGNALs they wait for first;
+     * INT64_MAX where that is another computing channel's */
+    for (int i = 0; i < nch; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        const size_t rf = (size_t)(i / p->nchannels) * p->nflags;
+        int64_t before = -1;
+        for (uint32_t j = ch->first; j < ch->first + ch->nops && ch->computes; j++) {
+            const ar_op_t *op = &p->ops[j];
+            if (waits_now(op)) before = by[rf + op->flag] & 1 ? INT64_MAX : before > last[rf + op->flag] ? before : last[rf + op->flag];
+            const size_t f = (size_t)op->dst.rank * p->nflags + op->flag;
+            if (op->code == AR_OP_SIGNAL && before > need[f]) need[f] = before;
+        }
+    }
+    /* each stage's waits are met by SIGNALs of stages up to it and by products made without it */
+    for (int i = 0; i < nch; i++) {
+        const ar_chan_t *ch = &p->chans[i];
+        const size_t rf = (size_t)(i / p->nchannels) * p->nflags;
+        for (uint32_t j = ch->first; j < ch->first + ch->nops && !ch->computes; j++) {
+            const ar_op_t *op = &p->ops[j];
+            if (!waits_now(op)) continue;
+            const unsigned char b = by[rf + op->flag];
+            if (b == 1 ? need[rf + op->flag] >= (int64_t)stage[j] : (b & 1) || last[rf + op->flag] > (int64_t)stage[j])
+                goto one;
+        }
+    }
+    goto out;
+one:
+    memset(stage, 0, (size_t)p->nops * sizeof *stage);
+    S = 1;
+out:
+    free(by);
+    free(last);
+    free(need);
+    return S;
 }
 
 int ar_plan_first_compute(const ar_plan_t *p, const ar_op_t *op) {

@@ -1554,6 +1554,73 @@ START_TEST(test_compute_units) {
 }
 END_TEST
 
+/* Topology spec on a shipped model (model/NAME.yaml). */
+static ar_topo_t *shipped_topo(const char *model, const char *spec) {
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load(model, &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build(spec, m, &t, &err) == AR_OK, "%s", err.message);
+    return t;
+}
+
+/* Stages: channels that wait for products at the same points split there (units_plan with its
+ * leading wait: 2 stages, ops [wait, copy | wait, copy]); without the leading wait, or with a
+ * stage's wait met only by a later stage, the plan is one stage. A fused plan of P partitions
+ * runs in P stages. */
+START_TEST(test_plan_stages) {
+    for (int lead = 0; lead <= 1; lead++) {
+        ar_plan_t *p = units_plan(lead);
+        uint32_t *stage = calloc(p->nops, sizeof *stage);
+        ck_assert_int_eq(ar_plan_stages(p, stage), lead ? 2 : 1);
+        for (int r = 0; r < 2; r++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, 1);
+            for (uint32_t j = 0; j < ch->nops; j++) ck_assert_uint_eq(stage[ch->first + j], lead ? j / 2 : 0);
+        }
+        free(stage);
+        ar_plan_free(p);
+    }
+    /* channel 1 of rank 0 waits in its first stage for channel 1 of rank 1's second */
+    ar_plan_t *p = tu_plan_new(2, 2, 16);
+    for (int r = 0; r < 2; r++) {
+        for (uint32_t i = 0; i < 2; i++) {
+            ck_assert_int_eq(ar_plan_compute(p, r, 0, ar_addr(r, AR_BUF_SCRATCH, i * 4), ar_addr(r, AR_BUF_IN, i * 4),
+                                             ar_addr(r, AR_BUF_IN, 8), 4, 1, 1),
+                             AR_OK);
+            ck_assert_int_eq(ar_plan_signal(p, r, 0, r, i), AR_OK);
+        }
+        for (uint32_t i = 0; i < 2; i++) {
+            ck_assert_int_eq(ar_plan_wait(p, r, 1, i, 1), AR_OK);
+            if (r == 0 && i == 0) ck_assert_int_eq(ar_plan_wait(p, r, 1, 2, 1), AR_OK);
+            if (r == 1 && i == 1) ck_assert_int_eq(ar_plan_signal(p, r, 1, 0, 2), AR_OK);
+        }
+    }
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    uint32_t *stage = calloc(p->nops, sizeof *stage);
+    ck_assert_int_eq(ar_plan_stages(p, stage), 1);
+    free(stage);
+    ar_plan_free(p);
+
+    ar_topo_t *t = shipped_topo("h100_sxm", "full:2");
+    ar_error_t err;
+    static const char *const algos[] = {"ring", "1stage", "2stage"};
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
+        for (int parts = 1; parts <= 4; parts *= 2) {
+            ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+            o.coll = AR_COLL_MATMUL_ALLREDUCE;
+            o.gemm = (ar_gemm_t){512, 256, 128};
+            o.partitions = parts;
+            o.channels = 4;
+            ck_assert_msg(ar_algo_build(algos[a], t, 512 * 256, AR_BF16, &o, &p, &err) == AR_OK, "%s", err.message);
+            stage = calloc(p->nops, sizeof *stage);
+            ck_assert_int_eq(ar_plan_stages(p, stage), parts > 1 ? parts : 1);
+            free(stage);
+            ar_plan_free(p);
+        }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A fused op's bound: its allreduce's, or its product's at the matrix rate (q_d ranks of a
  * device sharing its units), whichever is larger. */
 START_TEST(test_bound_fused) {
@@ -1805,16 +1872,6 @@ START_TEST(test_default_untimed) {
 }
 END_TEST
 
-/* Topology spec on a shipped model (model/NAME.yaml). */
-static ar_topo_t *shipped_topo(const char *model, const char *spec) {
-    ar_model_t *m;
-    ar_topo_t *t;
-    ar_error_t err;
-    ck_assert_msg(ar_model_load(model, &m, &err) == AR_OK, "%s", err.message);
-    ck_assert_msg(ar_topo_build(spec, m, &t, &err) == AR_OK, "%s", err.message);
-    return t;
-}
-
 /* On hardware a chunk other than the algorithm's own is taken only with no more ops than
  * the own plan, and for a predicted gain of AR_CASE_TUNE_HW_GAIN: h200_sxm on full:2, ring
  * at its default channels keeps its own chunk at 512 MB (32 KB chunks, predicted 5.8% faster,
@@ -2016,6 +2073,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_bound_fused);
     tcase_add_test(tc, test_compute_time);
     tcase_add_test(tc, test_compute_units);
+    tcase_add_test(tc, test_plan_stages);
     tcase_add_test(tc, test_fused_defaults);
     tcase_add_test(tc, test_bound_row);
     suite_add_tcase(s, tc);

@@ -304,6 +304,16 @@ uint64_t ar_plan_buf_elems(const ar_plan_t *p, int rank, ar_buf_t buf);
  * channel with ops there that computes nothing starts after a product (after_product), and
  * one computes. rank_dev[r]: rank r's device. */
 int ar_plan_products_first_alone(const ar_plan_t *p, const int *rank_dev, int dev);
+/* The stages a plan runs in: where every channel that computes nothing WAITs for products
+ * (flags only computing channels SIGNAL, this execution) at the same S > 1 points, the first
+ * its first op, each channel's ops from its k-th such WAIT on are stage k - 1 (stage[op]).
+ * Stage k may then start once the products it waits for are done and stage k - 1 has ended,
+ * everywhere: every other WAIT of stage k is met by SIGNALs of stages up to k, and the
+ * computing channels make those products waiting for no SIGNAL of stage k or later. A device
+ * then holds a stage's channels only while they have work (on the GPUs, one executor launch per
+ * stage, after its products). Otherwise 1, every op stage 0. stage: p->nops entries. Returns S,
+ * or AR_ENOMEM (negative). */
+int ar_plan_stages(const ar_plan_t *p, uint32_t *stage);
 /* Whether op (of p->ops) is the first COMPUTE of its channel. */
 int ar_plan_first_compute(const ar_plan_t *p, const ar_op_t *op);
 
