@@ -46,10 +46,12 @@ static int exec_runs(const ar_chan_t *ch) { return ch->nops && !ch->computes; }
 static void free_gpu_plans(ar__cuda_t *be) {
     for (int i = 0; i < be->nused; i++) {
         cudaSetDevice(be->used[i]);
-        ar__cuda_plan_free(&be->g[i]);
+        for (int k = 0; be->g[i] && k < be->nstages; k++) ar__cuda_plan_free(&be->g[i][k]);
+        free(be->g[i]);
+        be->g[i] = NULL;
     }
+    be->nstages = 0;
     ar__gemm_free(be);
-    memset(be->exec_after, 0, sizeof be->exec_after);
     be->plan = NULL;
 }
 
@@ -391,7 +393,75 @@ int ar__cuda_upload(int g, const ar__dop_t *ops, uint32_t nops, void *const *src
 void ar__cuda_plan_free(ar__gpu_plan_t *g) {
     void *const owned[] = {g->d_ops, g->d_srcs, g->d_blocks, g->d_epochs, g->d_stamps};
     for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++) cudaFree(owned[k]);
+    free(g->of);
+    free(g->deps);
     memset(g, 0, sizeof *g);
+}
+
+/* The ops of channel ch in stage k (stage: per op of p, ar_plan_stages'), [*from, *to). */
+static void stage_range(const ar_plan_t *p, const ar_chan_t *ch, const uint32_t *stage, uint32_t k, uint32_t *from,
+                        uint32_t *to) {
+    uint32_t i = 0;
+    while (i < ch->nops && stage[ch->first + i] < k) i++;
+    *from = i;
+    while (i < ch->nops && stage[ch->first + i] == k) i++;
+    *to = i;
+    (void)p;
+}
+
+/* Stage k of the executor on GPU g: a block per channel there with ops in it, lowered and
+ * uploaded into gp. */
+static int stage_lower(ar__cuda_t *be, const ar_plan_t *p, int g, const uint32_t *stage, uint32_t k, uint32_t nflags,
+                       int mb_per_sm, ar__gpu_plan_t *gp, ar_error_t *err) {
+    uint32_t nb = 0, nops = 0, nsrcs = 0, from, to;
+    for (int r = 0; r < p->nranks; r++) {
+        if (be->rank_gpu[r] != g) continue;
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if (!exec_runs(ch)) continue;
+            stage_range(p, ch, stage, k, &from, &to);
+            if (from == to) continue;
+            nb++;
+            nops += to - from;
+            for (uint32_t i = from; i < to; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (op->code == AR_OP_COPY || op->code == AR_OP_REDUCE) nsrcs += op->nsrc;
+            }
+        }
+    }
+    if (!nb) return AR_OK;
+    const int limit = mb_per_sm * be->sms[g];
+    if ((int)nb > limit)
+        return AR_ERR(err, AR_ELIMIT,
+                      "cuda backend: plan %s puts %u channels on GPU %d, but only %d executor blocks "
+                      "fit there at once (%d SMs x %d); spinning blocks that are not resident would "
+                      "deadlock: use fewer channels or fewer ranks per GPU",
+                      p->algo, nb, g, limit, be->sms[g], mb_per_sm);
+    ar__dop_t *ops = calloc(nops, sizeof *ops);
+    void **srcs = calloc(nsrcs ? nsrcs : 1, sizeof *srcs);
+    ar__dblock_t *blocks = calloc(nb, sizeof *blocks);
+    ar__block_of_t *of = calloc(nb, sizeof *of);
+    int rc = ops && srcs && blocks && of ? AR_OK : AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    uint32_t bi = 0, oi = 0, si = 0;
+    for (int r = 0; r < p->nranks && rc == AR_OK; r++) {
+        if (be->rank_gpu[r] != g) continue;
+        for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if (!exec_runs(ch)) continue;
+            stage_range(p, ch, stage, k, &from, &to);
+            if (from == to) continue;
+            blocks[bi] = (ar__dblock_t){oi, to - from, si, 0};
+            of[bi] = (ar__block_of_t){r, c, from, to - from};
+            for (uint32_t i = from; i < to && rc == AR_OK; i++)
+                rc = ar__cuda_lower_op(be, p, r, c, i, g, nflags, &ops[oi++], srcs, &si, err);
+            blocks[bi].nsrcs = si - blocks[bi].src_first;
+            bi++;
+        }
+    }
+    if (rc == AR_OK) rc = ar__cuda_upload(g, ops, nops, srcs, nsrcs, blocks, nb, be->timeline != NULL, gp, err);
+    if (rc == AR_OK) gp->of = of, of = NULL;
+    free(ops), free(srcs), free(blocks), free(of);
+    return rc;
 }
 
 int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *opts, ar_error_t *err) {
@@ -439,65 +509,24 @@ int ar__cuda_prepare(ar__cuda_t *be, const ar_plan_t *p, const ar_run_opts_t *op
     int mb_per_sm = 0;
     AR__CU((cudaError_t)ar__exec_max_blocks_per_sm((int)p->dtype, &mb_per_sm), "occupancy query");
 
-    int rc = AR_OK;
-    for (int gi = 0; gi < be->nused; gi++) {
-        const int g = be->used[gi];
-        uint32_t nb = 0, nops = 0, nsrcs = 0;
-        for (int r = 0; r < p->nranks; r++) {
-            if (be->rank_gpu[r] != g) continue;
-            for (int c = 0; c < p->nchannels; c++) {
-                const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!exec_runs(ch)) continue;
-                nb++;
-                nops += ch->nops;
-                for (uint32_t i = 0; i < ch->nops; i++) {
-                    const ar_op_t *op = &p->ops[ch->first + i];
-                    if (op->code == AR_OP_COPY || op->code == AR_OP_REDUCE) nsrcs += op->nsrc;
-                }
-            }
-        }
-        if (!nb) continue;
-        int limit = mb_per_sm * be->sms[g];
-        if ((int)nb > limit)
-            return AR_ERR(err, AR_ELIMIT,
-                          "cuda backend: plan %s puts %u channels on GPU %d, but only %d executor blocks "
-                          "fit there at once (%d SMs x %d); spinning blocks that are not resident would "
-                          "deadlock: use fewer channels or fewer ranks per GPU",
-                          p->algo, nb, g, limit, be->sms[g], mb_per_sm);
-        ar__dop_t *ops = calloc(nops ? nops : 1, sizeof *ops);
-        void **srcs = calloc(nsrcs ? nsrcs : 1, sizeof *srcs);
-        ar__dblock_t *blocks = calloc(nb, sizeof *blocks);
-        if (!ops || !srcs || !blocks) {
-            free(ops), free(srcs), free(blocks);
-            return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
-        }
-        uint32_t bi = 0, oi = 0, si = 0;
-        for (int r = 0; r < p->nranks && rc == AR_OK; r++) {
-            if (be->rank_gpu[r] != g) continue;
-            for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
-                const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!exec_runs(ch)) continue;
-                blocks[bi].first = oi;
-                blocks[bi].nops = ch->nops;
-                blocks[bi].src_first = si;
-                for (uint32_t i = 0; i < ch->nops && rc == AR_OK; i++) {
-                    rc = ar__cuda_lower_op(be, p, r, c, i, g, nflags, &ops[oi++], srcs, &si, err);
-                }
-                blocks[bi].nsrcs = si - blocks[bi].src_first;
-                bi++;
-            }
-        }
-        if (rc == AR_OK) rc = ar__cuda_upload(g, ops, nops, srcs, nsrcs, blocks, nb, be->timeline != NULL, &be->g[gi], err);
-        free(ops), free(srcs), free(blocks);
-        if (rc != AR_OK) {
-            free_gpu_plans(be);
-            return rc;
-        }
+    uint32_t *stage = malloc((p->nops ? p->nops : 1) * sizeof *stage);
+    int rc = stage ? ar_plan_stages(p, stage) : AR_ENOMEM;
+    if (rc < 0) {
+        free(stage);
+        return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
     }
+    be->nstages = rc;
+    rc = AR_OK;
+    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++)
+        if (!(be->g[gi] = calloc((size_t)be->nstages, sizeof *be->g[gi])))
+            rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++)
+        for (int k = 0; k < be->nstages && rc == AR_OK; k++)
+            rc = stage_lower(be, p, be->used[gi], stage, (uint32_t)k, nflags, mb_per_sm, &be->g[gi][k], err);
     /* the channels that compute, on streams of their own (hw/gemm.c) */
-    for (int gi = 0; gi < be->nused; gi++)
-        be->exec_after[be->used[gi]] = ar_plan_products_first_alone(p, be->rank_gpu, be->used[gi]);
-    if ((rc = ar__gemm_prepare(be, p, nflags, err)) != AR_OK) {
+    if (rc == AR_OK) rc = ar__gemm_prepare(be, p, nflags, err);
+    free(stage);
+    if (rc != AR_OK) {
         free_gpu_plans(be);
         return rc;
     }
@@ -532,20 +561,21 @@ static int join_streams(ar__cuda_t *be, ar_error_t *err) {
 int ar__cuda_launch(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error_t *err) {
     for (int i = 0; i < be->nused; i++) {
         const int g = be->used[i];
-        const ar__gpu_plan_t *gp = &be->g[i];
         cudaSetDevice(g);
         /* the computing channels start after what came before, beside the executor or,
-         * where it only waits for them, before it */
+         * where its stages wait for their products, before it */
+        int deps = 0;
+        for (int k = 0; k < be->nstages; k++) deps |= be->g[i][k].ndeps != 0;
         AR_TRY(ar__gemm_fork(be, g, err));
-        if (be->exec_after[g]) {
-            AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
-            AR_TRY(ar__gemm_after_first(be, g, err));
+        if (deps) AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+        for (int k = 0; k < be->nstages; k++) {
+            const ar__gpu_plan_t *gp = &be->g[i][k];
+            AR_TRY(ar__gemm_wait_deps(be, g, gp, err));
+            if (!gp->nblocks) continue;
+            ar__kargs_t ka = ar__cuda_plan_kargs(be, gp, timeout_s);
+            AR__CU((cudaError_t)ar__exec_launch(&ka, (int)p->dtype, be->stream[g]), "launching the executor");
         }
-        if (gp->nblocks) {
-            ar__kargs_t k = ar__cuda_plan_kargs(be, gp, timeout_s);
-            AR__CU((cudaError_t)ar__exec_launch(&k, (int)p->dtype, be->stream[g]), "launching the executor");
-        }
-        if (!be->exec_after[g]) AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
+        if (!deps) AR_TRY(ar__gemm_enqueue(be, g, p->dtype, timeout_s, err));
         AR_TRY(ar__gemm_join(be, g, err));
     }
     return AR_OK;
@@ -590,40 +620,61 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
     snprintf(label, sizeof label, "--timeline %s", be->timeline);
     AR_TRY(ar_out_open(&out, label, be->timeline, err));
     FILE *f = out.f;
-    uint64_t *st[AR__MAX_GPUS] = {0}, t0 = UINT64_MAX;
-    int rc = AR_OK;
-    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
-        const ar__gpu_plan_t *gp = &be->g[gi];
+    /* every launch with stamps: the executor's stages, then the computing channels' flag runs */
+    int nl = be->nused * be->nstages;
+    for (int i = 0; i < be->ncchan; i++) nl += be->cchan[i].nprod + 1;
+    const ar__gpu_plan_t **gps = calloc((size_t)nl, sizeof *gps);
+    int *dev = calloc((size_t)nl, sizeof *dev);
+    uint64_t **st = calloc((size_t)nl, sizeof *st), t0 = UINT64_MAX;
+    int rc = gps && dev && st ? AR_OK : AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    for (int gi = 0, l = 0; gi < be->nused && rc == AR_OK; gi++)
+        for (int k = 0; k < be->nstages; k++, l++) gps[l] = &be->g[gi][k], dev[l] = be->used[gi];
+    for (int i = 0, l = be->nused * be->nstages; i < be->ncchan && rc == AR_OK; i++)
+        for (int s = 0; s <= be->cchan[i].nprod; s++, l++) gps[l] = &be->cchan[i].seg[s], dev[l] = be->cchan[i].gpu;
+    /* each one's stamps: its ops' ends, then its blocks' starts */
+    for (int l = 0; l < nl && rc == AR_OK; l++) {
+        const ar__gpu_plan_t *gp = gps[l];
         if (!gp->nblocks) continue;
         size_t n = gp->nops + (size_t)gp->nblocks;
-        st[gi] = malloc(n * sizeof(uint64_t));
-        cudaSetDevice(be->used[gi]);
-        if (!st[gi]) rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
-        else if (cudaMemcpy(st[gi], gp->d_stamps, n * sizeof(uint64_t), cudaMemcpyDeviceToHost) != cudaSuccess)
+        st[l] = malloc(n * sizeof(uint64_t));
+        cudaSetDevice(dev[l]);
+        if (!st[l]) rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+        else if (cudaMemcpy(st[l], gp->d_stamps, n * sizeof(uint64_t), cudaMemcpyDeviceToHost) != cudaSuccess)
             rc = AR_ERR(err, AR_EDEVICE, "cuda backend: reading the timeline");
         for (int b = 0; rc == AR_OK && b < gp->nblocks; b++)
-            if (st[gi][gp->nops + b] < t0) t0 = st[gi][gp->nops + b];
+            if (st[l][gp->nops + b] < t0) t0 = st[l][gp->nops + b];
     }
     ar_timeline_header(f);
-    for (int gi = 0; gi < be->nused && rc == AR_OK; gi++) {
-        const ar__gpu_plan_t *gp = &be->g[gi];
-        uint32_t b = 0, oi = 0;
-        for (int r = 0; r < p->nranks && gp->nblocks; r++) {
-            if (be->rank_gpu[r] != be->used[gi]) continue;
-            for (int c = 0; c < p->nchannels; c++) {
-                const ar_chan_t *ch = ar_plan_chan(p, r, c);
-                if (!exec_runs(ch)) continue;
-                double prev = (double)(st[gi][gp->nops + b] - t0);
-                for (uint32_t i = 0; i < ch->nops; i++, oi++) {
-                    const double end = (double)(st[gi][oi] - t0);
-                    ar_timeline_row(f, be->used[gi], r, c, i, &p->ops[ch->first + i], prev, end);
-                    prev = end;
-                }
-                b++;
+    for (int l = 0; l < nl && rc == AR_OK; l++) {
+        const ar__gpu_plan_t *gp = gps[l];
+        for (int b = 0, oi = 0; b < gp->nblocks; b++) {
+            const ar__block_of_t *o = &gp->of[b];
+            const ar_op_t *ops = &p->ops[ar_plan_chan(p, o->rank, o->chan)->first];
+            double prev = (double)(st[l][gp->nops + b] - t0);
+            for (uint32_t i = o->from; i < o->from + o->nops; i++, oi++) {
+                const double end = (double)(st[l][oi] - t0);
+                ar_timeline_row(f, dev[l], o->rank, o->chan, i, &ops[i], prev, end);
+                prev = end;
             }
         }
     }
-    for (int gi = 0; gi < be->nused; gi++) free(st[gi]);
+    /* a product: from the end of the flags before it to the start of those after it (each
+     * launched after it on its stream), where both ran */
+    for (int i = 0, l = be->nused * be->nstages; i < be->ncchan && rc == AR_OK; l += be->cchan[i].nprod + 1, i++) {
+        const ar__cchan_t *cc = &be->cchan[i];
+        const ar_chan_t *ch = ar_plan_chan(p, cc->rank, cc->chan);
+        for (int s = 0; s < cc->nprod; s++) {
+            const ar__gpu_plan_t *before = gps[l + s], *after = gps[l + s + 1];
+            if (!before->nblocks || !after->nblocks) continue;
+            const uint32_t at = before->of[0].from + before->of[0].nops;
+            ar_timeline_row(f, cc->gpu, cc->rank, cc->chan, at, &p->ops[ch->first + at],
+                            (double)(st[l + s][before->nops - 1] - t0), (double)(st[l + s + 1][after->nops] - t0));
+        }
+    }
+    for (int l = 0; st && l < nl; l++) free(st[l]);
+    free(st);
+    free(gps);
+    free(dev);
     if (rc == AR_OK) return ar_out_close(&out, err);
     ar_out_abort(&out);
     return rc;
@@ -651,8 +702,15 @@ int ar__cuda_sync(ar__cuda_t *be, const ar_plan_t *p, double timeout_s, ar_error
         /* Flags and epochs are out of step now: start them again from zero. */
         for (int gi = 0; gi < be->nused; gi++) {
             cudaSetDevice(be->used[gi]);
-            if (be->g[gi].nblocks)
-                AR__CU(cudaMemset(be->g[gi].d_epochs, 0, be->g[gi].nblocks * sizeof(uint64_t)), "reset");
+            for (int k = 0; k < be->nstages; k++)
+                if (be->g[gi][k].nblocks)
+                    AR__CU(cudaMemset(be->g[gi][k].d_epochs, 0, be->g[gi][k].nblocks * sizeof(uint64_t)), "reset");
+        }
+        for (int i = 0; i < be->ncchan; i++) {
+            const ar__cchan_t *cc = &be->cchan[i];
+            cudaSetDevice(cc->gpu);
+            for (int s = 0; s <= cc->nprod; s++)
+                if (cc->seg[s].nblocks) AR__CU(cudaMemset(cc->seg[s].d_epochs, 0, sizeof(uint64_t)), "reset");
         }
         const uint32_t nflags = p->nflags ? p->nflags : 1;
         for (int r = 0; r < be->nranks; r++) {

@@ -12,6 +12,17 @@
 
 #define AR__MAX_GPUS 16
 
+/* Which channel an executor block runs, from which of its ops (the timeline's rows). */
+typedef struct ar__block_of_s {
+    int rank, chan;
+    uint32_t from, nops;
+} ar__block_of_t;
+
+/* A product an executor launch waits for: product prod of computing channel cc (be->cchan). */
+typedef struct ar__dep_s {
+    int cc, prod;
+} ar__dep_t;
+
 typedef struct ar__gpu_plan_s {
     ar__dop_t *d_ops;
     void **d_srcs;
@@ -20,6 +31,9 @@ typedef struct ar__gpu_plan_s {
     uint64_t *d_stamps;        /* ARSIM_CUDA_TIMELINE: see ar__kargs_t.stamps */
     uint32_t nops;
     int nblocks;
+    ar__block_of_t *of;        /* host, per block (an executor stage's; NULL for a flag run) */
+    ar__dep_t *deps;           /* host: the products launched before it that it waits for */
+    int ndeps;
 } ar__gpu_plan_t;
 
 /* A COMPUTE lowered (hw/gemm.c): row-major m x K times K x N into m x N, run as cuBLASLt's
@@ -42,7 +56,7 @@ typedef struct ar__cchan_s {
     int rank, chan, gpu;
     cudaStream_t stream;
     cudaEvent_t done;
-    cudaEvent_t first;         /* recorded after its first product */
+    cudaEvent_t *made;         /* nprod: recorded after each product */
     void *ws;                  /* cuBLASLt's workspace for its products (one stream: one at a time) */
     int nprod;
     ar__gemm_t *prod;          /* nprod */
@@ -81,7 +95,11 @@ typedef struct ar__cuda_s {
     uint32_t plan_nops;
     uint64_t plan_count;
     int host_mode;             /* flags in host memory, no peer addressing */
-    ar__gpu_plan_t g[AR__MAX_GPUS];
+    /* Per used GPU, the executor's launches: nstages, one per stage of the plan
+     * (ar_plan_stages), each after the products its channels wait for (ar__gpu_plan_t.deps),
+     * so that its blocks hold SMs only while they have work beside the products. */
+    ar__gpu_plan_t *g[AR__MAX_GPUS];
+    int nstages;
     uint64_t check_serial;     /* fresh inputs for every checked execution */
     const char *timeline;      /* the prepared run's timeline file (its --timeline, else timeline_env), or NULL */
     const char *timeline_env;  /* ARSIM_CUDA_TIMELINE when the backend opened: timeline where a run names none */
@@ -92,9 +110,6 @@ typedef struct ar__cuda_s {
     cublasLtHandle_t lt[AR__MAX_GPUS];
     void *lt_ws[AR__MAX_GPUS];     /* cuBLASLt's workspace, per GPU, for products on its stream */
     cudaEvent_t ev_cfork[AR__MAX_GPUS];
-    /* per GPU id: the executor is launched after the computing channels' first products
-     * (ar_plan_products_first_alone), which get every SM */
-    int exec_after[AR__MAX_GPUS];
 } ar__cuda_t;
 
 /* cuBLASLt's workspace per GPU. */
@@ -110,7 +125,8 @@ int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
                       ar__dop_t *d, void **srcs, uint32_t *si, ar_error_t *err);
 /* The executor's parameters for an uploaded plan. */
 ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, double timeout_s);
-/* hw/gemm.c: lower every channel of p that computes (ar_chan_t.computes) into be->cchan; free
+/* hw/gemm.c: lower every channel of p that computes (ar_chan_t.computes) into be->cchan, and
+ * give each executor stage (be->g) the products it waits for; free
  * them; on GPU g, fork their streams from the GPU's stream (before the executor's launch) and
  * enqueue their ops. */
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
@@ -126,9 +142,9 @@ void ar__gemm_destroy(ar__gemm_t *x);
 void ar__gemm_close(ar__cuda_t *be);
 int ar__gemm_fork(ar__cuda_t *be, int g, ar_error_t *err);
 int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, ar_error_t *err);
-/* GPU g's stream waits for its computing channels' first products (ar__cuda_t.exec_after),
- * then for everything they enqueued. */
-int ar__gemm_after_first(ar__cuda_t *be, int g, ar_error_t *err);
+/* GPU g's stream waits for the products an executor stage waits for (gp->deps); for
+ * everything the computing channels enqueued. */
+int ar__gemm_wait_deps(ar__cuda_t *be, int g, const ar__gpu_plan_t *gp, ar_error_t *err);
 int ar__gemm_join(ar__cuda_t *be, int g, ar_error_t *err);
 
 /* Index of a GPU id in used[], or -1. */

@@ -7,10 +7,12 @@
  * executor's), each product as cublasLtMatmul, all in program order on the stream. The
  * stream forks from the GPU's stream before the executor's kernel is launched there and the
  * GPU's stream joins it after: the products run beside the executor's blocks, on the SMs
- * those leave, and one execution (a captured graph too) holds both. Where every executor
- * block of the GPU starts after a product (ar_plan_products_first_alone), the executor is
- * launched after each computing channel's first product instead, and those products get
- * every SM: blocks that only wait would hold SMs the product could use.
+ * those leave, and one execution (a captured graph too) holds both. Blocks that only wait
+ * would hold SMs a product could use, so where a plan runs in stages (ar_plan_stages) the
+ * executor is launched once per stage, each launch after the products its channels wait for
+ * (cudaStreamWaitEvent on the event recorded after each product): a product then shares the
+ * SMs only with stages that have work. In one stage that only starts after products
+ * (ar_plan_products_first_alone), the launch waits for each computing channel's first.
  *
  * Row-major C (m x N) = A (m x K) B (K x N) is column-major C^T (N x m) = B^T (N x K)
  * A^T (K x m): the same bytes, so cuBLASLt multiplies b by a into c with no transposes. Sums
@@ -95,14 +97,22 @@ static uint32_t align_of(const void *ptr) {
     return a;
 }
 
-/* The SMs a product on GPU g may count on: those the executor's blocks and the computing
- * channels' flag kernels leave (each spins on an SM of its own while it waits). cuBLASLt
+/* The SMs product s of computing channel ci may count on: those left by the blocks of the
+ * executor's stages that may run beside it (every one not launched after that product or a
+ * later one of the channel: a stage also starts after the stages before it) and by the
+ * computing channels' flag kernels (each spins on an SM of its own while it waits). cuBLASLt
  * sizes its persistent and stream-K kernels to the SMs it targets, and their blocks wait on
  * one another: targeting SMs a spinning block holds would leave some never resident, the
  * product never done, and the executor waiting for it. */
-static int32_t sm_target(const ar__cuda_t *be, int g, int first) {
-    const int slot = ar__cuda_slot(be, g);
-    int busy = slot >= 0 && !(first && be->exec_after[g]) ? be->g[slot].nblocks : 0;
+static int32_t sm_target(const ar__cuda_t *be, int ci, int s) {
+    const int g = be->cchan[ci].gpu, slot = ar__cuda_slot(be, g);
+    int busy = 0, after = -1; /* after: the latest product of ci the stages so far wait for */
+    for (int k = 0; slot >= 0 && k < be->nstages; k++) {
+        const ar__gpu_plan_t *gp = &be->g[slot][k];
+        for (int d = 0; d < gp->ndeps; d++)
+            if (gp->deps[d].cc == ci && gp->deps[d].prod > after) after = gp->deps[d].prod;
+        if (after < s && gp->nblocks > busy) busy = gp->nblocks;
+    }
     for (int i = 0; i < be->ncchan; i++) busy += be->cchan[i].gpu == g;
     const int left = be->sms[g] - busy;
     return left > 1 ? left : 1;
@@ -174,17 +184,18 @@ void ar__gemm_destroy(ar__gemm_t *x) {
     memset(x, 0, sizeof *x);
 }
 
-/* A plan's COMPUTE, lowered; first: its channel's first. */
-static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int g, int first, void *ws, ar__gemm_t *x,
+/* A plan's COMPUTE, lowered: product s of computing channel ci. */
+static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int ci, int s, ar__gemm_t *x,
                       ar_error_t *err) {
+    const int g = be->cchan[ci].gpu;
     const size_t es = ar_dtype_size(p->dtype);
     uint64_t m, N, K;
     ar_op_gemm(op, &m, &N, &K);
     const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
     return ar__gemm_make(be, g, p->dtype, m, N, K, (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es,
                          (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es,
-                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, g, first), ws, x,
-                         err);
+                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, ci, s),
+                         be->cchan[ci].ws, x, err);
 }
 
 /* Ops [from, to) of channel (r, c), none a COMPUTE, as a one-block plan in seg. */
@@ -206,24 +217,28 @@ static int seg_lower(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t 
             rc = ar__cuda_lower_op(be, p, r, c, i, g, nflags, &ops[i - from], NULL, &si, err);
     }
     const ar__dblock_t block = {0, to - from, 0, 0};
-    if (rc == AR_OK) rc = ar__cuda_upload(g, ops, to - from, NULL, 0, &block, 1, 0, seg, err);
+    if (rc == AR_OK) rc = ar__cuda_upload(g, ops, to - from, NULL, 0, &block, 1, be->timeline != NULL, seg, err);
     free(ops);
+    if (rc == AR_OK && !(seg->of = malloc(sizeof *seg->of))) rc = AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    if (rc == AR_OK) *seg->of = (ar__block_of_t){r, c, from, to - from};
     return rc;
 }
 
-/* Channel cc->rank, cc->chan: its products and the runs of flags between them. */
-static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar__cchan_t *cc, ar_error_t *err) {
+/* Computing channel ci: its products and the runs of flags between them. */
+static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, int ci, ar_error_t *err) {
+    ar__cchan_t *cc = &be->cchan[ci];
     const int r = cc->rank, c = cc->chan;
     const ar_chan_t *ch = ar_plan_chan(p, r, c);
-    for (uint32_t i = 0; i < ch->nops; i++) cc->nprod += p->ops[ch->first + i].code == AR_OP_COMPUTE;
     cc->prod = calloc((size_t)cc->nprod, sizeof *cc->prod);
     cc->seg = calloc((size_t)cc->nprod + 1, sizeof *cc->seg);
-    if (!cc->prod || !cc->seg) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    cc->made = calloc((size_t)cc->nprod, sizeof *cc->made);
+    if (!cc->prod || !cc->seg || !cc->made) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
     AR_TRY(lt_open(be, cc->gpu, err));
     cudaSetDevice(cc->gpu);
     AR__CU(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking), "creating a stream");
     AR__CU(cudaEventCreateWithFlags(&cc->done, cudaEventDisableTiming), "creating an event");
-    AR__CU(cudaEventCreateWithFlags(&cc->first, cudaEventDisableTiming), "creating an event");
+    for (int s = 0; s < cc->nprod; s++)
+        AR__CU(cudaEventCreateWithFlags(&cc->made[s], cudaEventDisableTiming), "creating an event");
     /* its own: the channels of ranks sharing a GPU run their products at once */
     AR__CU(cudaMalloc(&cc->ws, AR__LT_WORKSPACE_BYTES), "allocating cuBLASLt's workspace");
     uint32_t from = 0;
@@ -232,11 +247,59 @@ static int chan_lower(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar__c
         const ar_op_t *op = &p->ops[ch->first + i];
         if (op->code != AR_OP_COMPUTE) continue;
         AR_TRY(seg_lower(be, p, r, c, from, i, nflags, &cc->seg[s], err));
-        AR_TRY(gemm_lower(be, p, op, cc->gpu, s == 0, cc->ws, &cc->prod[s], err));
+        AR_TRY(gemm_lower(be, p, op, ci, s, &cc->prod[s], err));
         from = i + 1;
         s++;
     }
     return seg_lower(be, p, r, c, from, ch->nops, nflags, &cc->seg[s], err);
+}
+
+/* Add product prod of computing channel ci to what gp waits for (only the latest of a channel:
+ * its products are made in order). */
+static int add_dep(ar__gpu_plan_t *gp, int ci, int prod, ar_error_t *err) {
+    for (int d = 0; d < gp->ndeps; d++)
+        if (gp->deps[d].cc == ci) {
+            if (prod > gp->deps[d].prod) gp->deps[d].prod = prod;
+            return AR_OK;
+        }
+    ar__dep_t *n = realloc(gp->deps, ((size_t)gp->ndeps + 1) * sizeof *n);
+    if (!n) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
+    gp->deps = n;
+    gp->deps[gp->ndeps++] = (ar__dep_t){ci, prod};
+    return AR_OK;
+}
+
+/* The products each executor stage of GPU slot gi waits for. Split in stages, a stage's
+ * blocks all begin with a WAIT for products (ar_plan_stages): each waits for the products
+ * whose SIGNALs meet that WAIT, made on its GPU. In one stage, it waits for every first product
+ * of the GPU where it only starts after them (ar_plan_products_first_alone). */
+static int stage_deps(ar__cuda_t *be, const ar_plan_t *p, int gi, ar_error_t *err) {
+    const int g = be->used[gi];
+    if (be->nstages == 1) {
+        if (!ar_plan_products_first_alone(p, be->rank_gpu, g)) return AR_OK;
+        for (int ci = 0; ci < be->ncchan; ci++)
+            if (be->cchan[ci].gpu == g && be->cchan[ci].nprod) AR_TRY(add_dep(&be->g[gi][0], ci, 0, err));
+        return AR_OK;
+    }
+    for (int k = 0; k < be->nstages; k++) {
+        ar__gpu_plan_t *gp = &be->g[gi][k];
+        for (int b = 0; b < gp->nblocks; b++) {
+            const ar__block_of_t *o = &gp->of[b];
+            const ar_op_t *w = &p->ops[ar_plan_chan(p, o->rank, o->chan)->first + o->from];
+            for (int ci = 0; ci < be->ncchan; ci++) {
+                if (be->cchan[ci].gpu != g) continue;
+                const ar_chan_t *ch = ar_plan_chan(p, be->cchan[ci].rank, be->cchan[ci].chan);
+                int made = 0;
+                for (uint32_t i = 0; i < ch->nops; i++) {
+                    const ar_op_t *op = &p->ops[ch->first + i];
+                    made += op->code == AR_OP_COMPUTE;
+                    if (op->code == AR_OP_SIGNAL && op->dst.rank == o->rank && op->flag == w->flag && made)
+                        AR_TRY(add_dep(gp, ci, made - 1, err));
+                }
+            }
+        }
+    }
+    return AR_OK;
 }
 
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err) {
@@ -245,12 +308,17 @@ int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_err
     if (!n) return AR_OK;
     be->cchan = calloc((size_t)n, sizeof *be->cchan);
     if (!be->cchan) return AR_ERR(err, AR_ENOMEM, "cuda backend: out of memory");
-    /* every channel's GPU first: each product's SM target counts them */
+    /* every channel's GPU and products first: each product's SM target counts them */
     for (int r = 0; r < p->nranks; r++)
-        for (int c = 0; c < p->nchannels; c++)
-            if (ar_plan_chan(p, r, c)->computes)
-                be->cchan[be->ncchan++] = (ar__cchan_t){.rank = r, .chan = c, .gpu = be->rank_gpu[r]};
-    for (int i = 0; i < be->ncchan; i++) AR_TRY(chan_lower(be, p, nflags, &be->cchan[i], err));
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            if (!ch->computes) continue;
+            ar__cchan_t *cc = &be->cchan[be->ncchan++];
+            *cc = (ar__cchan_t){.rank = r, .chan = c, .gpu = be->rank_gpu[r]};
+            for (uint32_t i = 0; i < ch->nops; i++) cc->nprod += p->ops[ch->first + i].code == AR_OP_COMPUTE;
+        }
+    for (int gi = 0; gi < be->nused; gi++) AR_TRY(stage_deps(be, p, gi, err));
+    for (int i = 0; i < be->ncchan; i++) AR_TRY(chan_lower(be, p, nflags, i, err));
     return AR_OK;
 }
 
@@ -262,10 +330,12 @@ void ar__gemm_free(ar__cuda_t *be) {
         for (int s = 0; cc->prod && s < cc->nprod; s++) ar__gemm_destroy(&cc->prod[s]);
         if (cc->stream) cudaStreamDestroy(cc->stream);
         if (cc->done) cudaEventDestroy(cc->done);
-        if (cc->first) cudaEventDestroy(cc->first);
+        for (int s = 0; cc->made && s < cc->nprod; s++)
+            if (cc->made[s]) cudaEventDestroy(cc->made[s]);
         if (cc->ws) cudaFree(cc->ws);
         free(cc->seg);
         free(cc->prod);
+        free(cc->made);
     }
     free(be->cchan);
     be->cchan = NULL;
@@ -304,17 +374,17 @@ int ar__gemm_enqueue(ar__cuda_t *be, int g, ar_dtype_t dtype, double timeout_s, 
             }
             if (s == cc->nprod) break;
             AR_TRY(ar__gemm_launch(be, g, &cc->prod[s], cc->stream, err));
-            if (s == 0) AR__CU(cudaEventRecord(cc->first, cc->stream), "recording an event");
+            AR__CU(cudaEventRecord(cc->made[s], cc->stream), "recording an event");
         }
         AR__CU(cudaEventRecord(cc->done, cc->stream), "recording an event");
     }
     return AR_OK;
 }
 
-int ar__gemm_after_first(ar__cuda_t *be, int g, ar_error_t *err) {
-    for (int i = 0; i < be->ncchan; i++)
-        if (be->cchan[i].gpu == g && be->cchan[i].nprod)
-            AR__CU(cudaStreamWaitEvent(be->stream[g], be->cchan[i].first, 0), "ordering streams");
+int ar__gemm_wait_deps(ar__cuda_t *be, int g, const ar__gpu_plan_t *gp, ar_error_t *err) {
+    for (int d = 0; d < gp->ndeps; d++)
+        AR__CU(cudaStreamWaitEvent(be->stream[g], be->cchan[gp->deps[d].cc].made[gp->deps[d].prod], 0),
+               "ordering streams");
     return AR_OK;
 }
 
