@@ -233,8 +233,11 @@ static void check_force_host(ar_backend_t *b, const ar_topo_t *t) {
 }
 
 /* ARSIM_CUDA_TIMELINE: after a run, one row per op of the plan, in each block's order,
- * every op starting where the one before it ended and not ending before it starts. */
-static void check_timeline(const ar_topo_t *t) {
+ * every op starting where the one before it ended (or, where it begins a launch of its own,
+ * no earlier: the first op of a stage (ar_plan_stages), a product, the op after one) and not
+ * ending before it starts. fused: a 2stage allreduce fused with a
+ * product in 2 partitions (2 stages, its products rows too), else the allreduce alone. */
+static void check_timeline(const ar_topo_t *t, int fused) {
     char path[1024];
     const char *tmp = getenv("TMPDIR");
     snprintf(path, sizeof path, "%s/arsim-timeline-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -252,7 +255,17 @@ static void check_timeline(const ar_topo_t *t) {
     char msg[400];
     int rc = ar_cuda_backend.open(t, &b, &e);
     unsetenv("ARSIM_CUDA_TIMELINE");
-    if (rc == AR_OK) rc = build("2stage", t, 65536, AR_BF16, 2, &p, &e);
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.channels = 2;
+    if (fused) {
+        ao.coll = AR_COLL_MATMUL_ALLREDUCE;
+        ao.gemm = (ar_gemm_t){256, 256, 64};
+        ao.partitions = 2;
+    }
+    if (rc == AR_OK) rc = ar_algo_build("2stage", t, fused ? 256 * 256 : 65536, AR_BF16, &ao, &p, &e);
+    uint32_t *stage = NULL, nstages = 0;
+    if (rc == AR_OK && !(stage = calloc(p->nops, sizeof *stage))) rc = AR_ENOMEM;
+    if (rc == AR_OK) nstages = (uint32_t)ar_plan_stages(p, stage);
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     if (rc == AR_OK) rc = ar__cuda_prepare((ar__cuda_t *)b, p, &o, &e);
     if (rc == AR_OK) rc = ar__cuda_enqueue((ar__cuda_t *)b, p, 5.0, &e);
@@ -275,8 +288,13 @@ static void check_timeline(const ar_topo_t *t) {
                     bad++;
                     break;
                 }
-                const ar_op_t *op = &p->ops[ar_plan_chan(p, r, c)->first + i];
-                if (strcmp(code, ar_op_name(op->code)) || en < s || s < 0 || (r == lr && c == lc && s != prev_end))
+                const uint32_t at = ar_plan_chan(p, r, c)->first + i;
+                const ar_op_t *op = &p->ops[at];
+                /* a launch of its own: the first op of a stage, a product, the op after one */
+                const int starts_stage = i && (stage[at] != stage[at - 1] || op->code == AR_OP_COMPUTE ||
+                                               p->ops[at - 1].code == AR_OP_COMPUTE);
+                if (strcmp(code, ar_op_name(op->code)) || en < s || s < 0 ||
+                    (r == lr && c == lc && (starts_stage ? s < prev_end : s != prev_end)))
                     bad++;
                 lr = r, lc = c, prev_end = en;
                 rows++;
@@ -284,9 +302,11 @@ static void check_timeline(const ar_topo_t *t) {
         else
             bad++;
         if (f) fclose(f);
-        report(rows == p->nops && !bad, "timeline: %u rows for %u ops, %u out of order or mislabelled", rows, p->nops,
-               bad);
+        report(rows == p->nops && !bad && nstages == (fused ? 2u : 1u),
+               "timeline%s: %u rows for %u ops in %u stages, %u out of order or mislabelled", fused ? " (fused)" : "",
+               rows, p->nops, nstages, bad);
     }
+    free(stage);
     remove(path);
     if (p) ar_plan_free(p);
     if (b) ar_cuda_backend.close(b);
@@ -366,7 +386,8 @@ int main(int argc, char **argv) {
             check_force_host(b, t);
             check_timeout(b, t);
             check_occupancy(b, t);
-            check_timeline(t);
+            check_timeline(t, 0);
+            check_timeline(t, 1);
         }
         ar_cuda_backend.close(b);
         ar_topo_free(t);
