@@ -132,10 +132,11 @@ ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, 
 int ar__gemm_prepare(ar__cuda_t *be, const ar_plan_t *p, uint32_t nflags, ar_error_t *err);
 void ar__gemm_free(ar__cuda_t *be);
 /* One product on GPU g, row-major m x K (a) times K x N (b) into c, on sms SMs at most (0: all),
- * with workspace ws (NULL: the GPU's, for products on one stream); run once at once (its module
- * loaded); launch it on a stream; destroy its descriptors. */
+ * beside: the executor's blocks may hold SMs while it runs (its kernel then takes clusters of one
+ * SM), with workspace ws (NULL: the GPU's, for products on one stream); run once at once (its
+ * module loaded); launch it on a stream; destroy its descriptors. */
 int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t N, uint64_t K, const void *a,
-                  const void *b, void *c, int32_t sms, void *ws, ar__gemm_t *x, ar_error_t *err);
+                  const void *b, void *c, int32_t sms, int beside, void *ws, ar__gemm_t *x, ar_error_t *err);
 int ar__gemm_launch(ar__cuda_t *be, int g, const ar__gemm_t *x, cudaStream_t stream, ar_error_t *err);
 void ar__gemm_destroy(ar__gemm_t *x);
 /* cuBLASLt's handles and workspaces, when the backend closes. */

@@ -39,6 +39,8 @@ static struct {
     __typeof__(cublasLtMatmulPreferenceSetAttribute) *cublasLtMatmulPreferenceSetAttribute;
     __typeof__(cublasLtMatrixLayoutCreate) *cublasLtMatrixLayoutCreate;
     __typeof__(cublasLtMatrixLayoutDestroy) *cublasLtMatrixLayoutDestroy;
+    __typeof__(cublasLtMatmulAlgoConfigSetAttribute) *cublasLtMatmulAlgoConfigSetAttribute;
+    __typeof__(cublasLtMatmulAlgoCheck) *cublasLtMatmulAlgoCheck;
 } lt;
 
 static int lt_load(ar_error_t *err) {
@@ -65,6 +67,8 @@ static int lt_load(ar_error_t *err) {
     AR__LT_SYM(cublasLtMatmulPreferenceSetAttribute)
     AR__LT_SYM(cublasLtMatrixLayoutCreate)
     AR__LT_SYM(cublasLtMatrixLayoutDestroy)
+    AR__LT_SYM(cublasLtMatmulAlgoConfigSetAttribute)
+    AR__LT_SYM(cublasLtMatmulAlgoCheck)
 #undef AR__LT_SYM
     return AR_OK;
 }
@@ -104,7 +108,7 @@ static uint32_t align_of(const void *ptr) {
  * sizes its persistent and stream-K kernels to the SMs it targets, and their blocks wait on
  * one another: targeting SMs a spinning block holds would leave some never resident, the
  * product never done, and the executor waiting for it. */
-static int32_t sm_target(const ar__cuda_t *be, int ci, int s) {
+static int32_t sm_target(const ar__cuda_t *be, int ci, int s, int *beside) {
     const int g = be->cchan[ci].gpu, slot = ar__cuda_slot(be, g);
     int busy = 0, after = -1; /* after: the latest product of ci the stages so far wait for */
     for (int k = 0; slot >= 0 && k < be->nstages; k++) {
@@ -113,13 +117,14 @@ static int32_t sm_target(const ar__cuda_t *be, int ci, int s) {
             if (gp->deps[d].cc == ci && gp->deps[d].prod > after) after = gp->deps[d].prod;
         if (after < s && gp->nblocks > busy) busy = gp->nblocks;
     }
+    *beside = busy > 0;
     for (int i = 0; i < be->ncchan; i++) busy += be->cchan[i].gpu == g;
     const int left = be->sms[g] - busy;
     return left > 1 ? left : 1;
 }
 
 int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t N, uint64_t K, const void *a,
-                  const void *b, void *c, int32_t sms, void *ws, ar__gemm_t *x, ar_error_t *err) {
+                  const void *b, void *c, int32_t sms, int beside, void *ws, ar__gemm_t *x, ar_error_t *err) {
     AR_TRY(lt_open(be, g, err));
     cudaSetDevice(g);
     x->ws = ws ? ws : be->lt_ws[g];
@@ -159,6 +164,19 @@ int ar__gemm_make(ar__cuda_t *be, int g, ar_dtype_t dtype, uint64_t m, uint64_t 
         return AR_ERR(err, AR_ENOTSUP, "cuda backend: cuBLASLt has no kernel for a %llu x %llu x %llu %s product",
                       (unsigned long long)m, (unsigned long long)N, (unsigned long long)K, ar_dtype_name(dtype));
     x->algo = h.algo;
+    /* Beside the executor's blocks, clusters of one SM: a cluster's blocks start together on
+     * SMs of one GPC, and the executor's blocks, spread over the GPCs, leave too few free in
+     * each for the heuristic's clusters (on H200, 2 x 4 for 1024 x 3584 x 8192: beside 16
+     * blocks 123 us a product, 88 with clusters of one). */
+    if (beside) {
+        cublasLtMatmulAlgo_t one = x->algo;
+        const uint16_t shape = CUBLASLT_CLUSTER_SHAPE_1x1x1;
+        cublasLtMatmulHeuristicResult_t ok;
+        if (lt.cublasLtMatmulAlgoConfigSetAttribute(&one, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &shape, sizeof shape) ==
+                CUBLAS_STATUS_SUCCESS &&
+            lt.cublasLtMatmulAlgoCheck(be->lt[g], x->desc, x->la, x->lb, x->lc, x->lc, &one, &ok) == CUBLAS_STATUS_SUCCESS)
+            x->algo = one;
+    }
     /* Once now, alone: the first launch of a kernel loads its module (CUDA's lazy loading),
      * which waits for the kernels running on the GPU; the executor's blocks spin until the
      * product is done, so a first launch beside them would wait forever. Its output is
@@ -191,10 +209,12 @@ static int gemm_lower(ar__cuda_t *be, const ar_plan_t *p, const ar_op_t *op, int
     const size_t es = ar_dtype_size(p->dtype);
     uint64_t m, N, K;
     ar_op_gemm(op, &m, &N, &K);
+    int beside;
+    const int32_t sms = sm_target(be, ci, s, &beside);
     const ar_addr_t *a = &p->srcs[op->src], *b = &p->srcs[op->src + 1];
     return ar__gemm_make(be, g, p->dtype, m, N, K, (const char *)be->buf[ar_addr_buf(*a)][a->rank] + a->off * es,
                          (const char *)be->buf[ar_addr_buf(*b)][b->rank] + b->off * es,
-                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sm_target(be, ci, s),
+                         (char *)be->buf[ar_addr_buf(op->dst)][op->dst.rank] + op->dst.off * es, sms, beside,
                          be->cchan[ci].ws, x, err);
 }
 

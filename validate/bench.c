@@ -341,7 +341,7 @@ static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t
         if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
         const char *in = be->buf[AR_BUF_IN][r];
         if (rc == AR_OK)
-            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * nc->es, prod_out[r], 0,
+            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * nc->es, prod_out[r], 0, 0,
                                NULL, &prod[r], err);
     }
     nc->in = prod_out;
