@@ -504,16 +504,21 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
  * predicted time decides. Channels that hold a device's units (gemm_units) slow its products,
  * so the allreduce's own best is not the fused op's. More partitions, or channels, are taken
  * only where they predict AR_CASE_TUNE_FLAT less (each partition adds a product's fixed cost
- * and a round of the algorithm's own). The same on hardware: there the executor runs a stage
- * per partition, each launched after its product (ar_plan_stages), and the products beside a
- * stage take clusters of one SM, so that a product shares the SMs only with the channels the
- * model gives units to (docs/PERFORMANCE.md, "Fused matmul + allreduce"). */
+ * and a round of the algorithm's own).
+ * On hardware the product stays whole unless partitions are asked: it runs alone on every SM,
+ * then the allreduce at its own defaults. Overlapped, the GPUs run a stage per partition
+ * after its product (ar_plan_stages), the products beside a stage on clusters of one SM; at 8
+ * channels or more the model predicts that within 4.4% median (2 x H200), but with 4 channels,
+ * or partitions of a few hundred rows, it is 13-33% optimistic: the allreduce's copies slow
+ * beside a running product, which the model does not charge (docs/PERFORMANCE.md, "Fused
+ * matmul + allreduce"), and its picks there ran up to 1.54x slower than the whole product. */
 static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                           ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s,
                           ar_error_t *err) {
     const ar_backend_ops_t *target = backend ? ar_backend_find(backend) : NULL;
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const uint64_t M = o->gemm.m;
-    const int most = o->partitions > 0 ? o->partitions : 16;
+    const int most = o->partitions > 0 ? o->partitions : hardware ? 1 : 16;
     double best = INFINITY;
     int built = 0;
     for (int parts = o->partitions > 0 ? o->partitions : 1; parts <= most; parts *= 2) {
