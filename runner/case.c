@@ -507,11 +507,12 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
  * and a round of the algorithm's own).
  * On hardware the product stays whole unless partitions are asked: it runs alone on every SM,
  * then the allreduce at its own defaults. Overlapped, the GPUs run a stage per partition
- * after its product (ar_plan_stages), the products beside a stage on clusters of one SM; at 8
- * channels or more the model predicts that within 4.4% median (2 x H200), but with 4 channels,
- * or partitions of a few hundred rows, it is 13-33% optimistic: the allreduce's copies slow
- * beside a running product, which the model does not charge (docs/PERFORMANCE.md, "Fused
- * matmul + allreduce"), and its picks there ran up to 1.54x slower than the whole product. */
+ * after its product (ar_plan_stages), the products beside a stage on clusters of one SM. The
+ * model predicts that within 4.4% median, 21% max at 1024 rows a partition and more (81
+ * configurations on 2 x H200), but a product of a few hundred rows runs far below its rate
+ * (256 x 8192 x 8192 beside a stage: 85 us, twice its share of the whole product), and its
+ * picks there ran up to 1.54x slower than the whole product (docs/PERFORMANCE.md, "Fused
+ * matmul + allreduce"). */
 static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                           ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s,
                           ar_error_t *err) {
