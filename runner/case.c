@@ -508,7 +508,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
  * On hardware the product stays whole unless partitions are asked: it runs alone on every SM,
  * then the allreduce at its own defaults. Overlapped, the GPUs run a stage per partition
  * after its product (ar_plan_stages), the products beside a stage on clusters of one SM. The
- * model predicts that within 4.4% median, 21% max at 1024 rows a partition and more (81
+ * model predicts that within 4.4% median, 21% max at 512 rows a partition and more (81
  * configurations on 2 x H200), but a product of a few hundred rows runs far below its rate
  * (256 x 8192 x 8192 beside a stage: 85 us, twice its share of the whole product), and its
  * picks there ran up to 1.54x slower than the whole product (docs/PERFORMANCE.md, "Fused
