@@ -112,6 +112,9 @@ typedef struct ar__cuda_s {
     cudaEvent_t ev_cfork[AR__MAX_GPUS];
 } ar__cuda_t;
 
+/* The heuristic's kernels timed for a product beside the executor's blocks (hw/gemm.c). */
+#define AR__LT_CANDIDATES 8
+
 /* cuBLASLt's workspace per GPU. */
 #define AR__LT_WORKSPACE_BYTES ((size_t)32 << 20)
 
