@@ -14,6 +14,7 @@ PyTorch's symmetric memory.
 """
 import argparse
 import csv
+import glob
 import math
 import os
 import re
@@ -368,6 +369,73 @@ def fig_model_vs_measured(results, out):
     save(fig, out, "model_vs_measured.png")
 
 
+# ------------------------------------------------------------ validation, file by file
+
+# The latest validation run of each GPU kind: every compare_*.csv in these folders gets a figure.
+VALIDATION_RUNS = ["h200/fresh_2026-11-28T0615", "h100/fresh_2026-11-27T2130", "h100/fresh_2026-11-28T0620_1gpu"]
+
+
+def fig_validation(results, out):
+    """Predicted against measured, log-log, a panel per algorithm, for each compared file."""
+    drawn = 0
+    for run in VALIDATION_RUNS:
+        d = os.path.join(results, run)
+        for path in sorted(glob.glob(os.path.join(d, "compare_*.csv"))):
+            rows = read_csv(path)
+            if not rows:
+                continue
+            meta = comments(path)
+            algos = algo_order({r["algo"] for r in rows})
+            cols = min(4, len(algos))
+            nrow = (len(algos) + cols - 1) // cols
+            fig, axes = plt.subplots(nrow, cols, figsize=(3.3 * cols, 3.2 * nrow), squeeze=False)
+            places = sorted({int(r["ranks_per_device"]) for r in rows})
+            marks = "os^Dv"
+            for i, a in enumerate(algos):
+                ax = axes[i // cols][i % cols]
+                sub = [r for r in rows if r["algo"] == a]
+                c, _ = style(a)
+                for j, rp in enumerate(places):
+                    pts = [(float(r["measured_us"]), float(r["predicted_us"])) for r in sub
+                           if int(r["ranks_per_device"]) == rp]
+                    if pts:
+                        ax.loglog([p[0] for p in pts], [p[1] for p in pts], linestyle="none",
+                                  marker=marks[j % len(marks)], color=c, ms=3.5, alpha=0.85,
+                                  label="%d rank%s a GPU" % (rp, "" if rp == 1 else "s"))
+                lo = min(min(float(r["measured_us"]), float(r["predicted_us"])) for r in sub) * 0.8
+                hi = max(max(float(r["measured_us"]), float(r["predicted_us"])) for r in sub) * 1.25
+                ax.plot([lo, hi], [lo, hi], color="black", lw=0.7)
+                ax.fill_between([lo, hi], [lo * 0.85, hi * 0.85], [lo * 1.15, hi * 1.15], color="#2ca02c", alpha=0.12,
+                                lw=0)
+                errs = sorted(abs(float(r["error_pct"])) for r in sub)
+                ax.set_title("%s: median %.1f%%, max %.1f%%" % (a, errs[len(errs) // 2], errs[-1]), fontsize=8.5)
+                ax.set_xlim(lo, hi)
+                ax.set_ylim(lo, hi)
+                ax.tick_params(labelsize=7)
+                if i % cols == 0:
+                    ax.set_ylabel("predicted (us)", fontsize=8)
+                if i // cols == nrow - 1 or i + cols >= len(algos):
+                    ax.set_xlabel("measured (us)", fontsize=8)
+                if i == 0 and len(places) > 1:
+                    ax.legend(fontsize=6.5, loc="upper left")
+            for i in range(len(algos), nrow * cols):
+                axes[i // cols][i % cols].axis("off")
+            allerr = sorted(abs(float(r["error_pct"])) for r in rows)
+            fname = os.path.basename(path)[len("compare_"):-len(".csv")]
+            model = rows[0].get("model", "?")
+            fig.suptitle("%s, measured %s UTC (%s.csv), predicted by %s on %s\n%d rows: median |error| %.1f%%, "
+                         "max %.1f%%; the band: within 15%%" %
+                         (meta.get("device", "?"), meta.get("measured on", "?")[:16].replace("T", " "), fname,
+                          rows[0].get("predict_backend", "?"), model, len(rows), allerr[len(allerr) // 2], allerr[-1]),
+                         fontsize=9)
+            fig.tight_layout()
+            kind, when = run.split("/")[0], run.split("/")[-1].replace("fresh_", "")
+            save(fig, out, "validation_%s_%s_%s.png" % (kind, when, fname))
+            drawn += 1
+    if not drawn:
+        note("validation: needs compare_*.csv in %s" % ", ".join(os.path.join(results, r) for r in VALIDATION_RUNS))
+
+
 # ------------------------------------------------------------ model vs reference
 
 def broken_pair(fig, spec, lo, hi):
@@ -556,6 +624,7 @@ FIGS = {
     "buffer_kind": lambda a: fig_buffer_kind(a.data, a.out),
     "topology": lambda a: fig_topologies(a.data, a.out),
     "model_vs_measured": lambda a: fig_model_vs_measured(a.results, a.out),
+    "validation": lambda a: fig_validation(a.validation, a.out),
     "model_vs_reference": lambda a: fig_model_vs_reference(a.data, a.results, a.out),
     "busbw": lambda a: fig_busbw(a.data, a.results, a.out),
     "symm_mem": lambda a: [fig_symm_mem(b, a.out) for b in a.bench.split(",")],
@@ -568,6 +637,8 @@ def main():
     top = os.path.dirname(here)
     ap.add_argument("--data", default=os.path.join(here, "data"), help="simulated sweep CSVs")
     ap.add_argument("--results", default=os.path.join(top, "validate", "results"), help="validate results")
+    ap.add_argument("--validation", default=os.path.join(top, "validate", "results"),
+                    help="the per-kind validation runs (KIND/fresh_DATE/compare_*.csv)")
     ap.add_argument("--bench", default=",".join(os.path.join(top, "bench", "results", d) for d in
                                                  ("h200_2026-11-27T1627", "h200x4_2026-11-27T1635")),
                     help="folders (comma list) of a GPU call's arsim bench and bench/symm_mem.py CSVs")
