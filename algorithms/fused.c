@@ -148,6 +148,183 @@ static int lay_rank(fuse_t *f, int r) {
     return AR_OK;
 }
 
+/* All-gather + matmul (ALLGATHER_MATMUL): the algorithm's all-gather of A's rows into the
+ * rank's SCRATCH (its OUT moved there; its IN the rank's rows, where they lie in IN), and per
+ * rank one more channel, the compute channel, which multiplies each rank's rows by its own B as
+ * soon as they are there:
+ *   compute:  its own rows first, straight from IN; then rank q's, for q = r + 1, r + 2, ...
+ *             around: WAIT ARRIVED_q (a SIGNAL from every op that writes q's rows into r's
+ *             gathered A), COMPUTE them into OUT, SIGNAL CONSUMED_(r,q) to each rank whose
+ *             channels write them;
+ *   channel c: the algorithm's ops; before its first op that writes rank q's rows into rank
+ *             r's gathered A, WAIT until r's products of the executions before have read them
+ *             (CONSUMED_(r,q)), and after each such op SIGNAL ARRIVED_q to r. */
+typedef struct gather_s {
+    const ar_plan_t *in; /* the all-gather of A, M x K elements */
+    ar_plan_t *out;
+    uint64_t M, N, K;
+    int P, C;
+    uint32_t arrived, consumed, inner; /* first flag of each group */
+    uint64_t *writers;                 /* P x P: ops writing rank q's rows into rank r's gathered A */
+    unsigned char *by;                 /* P x P x P: rank w's channels write q's rows at r */
+    ar_addr_t *srcs;
+} gather_t;
+
+/* Where address a of the all-gather lies in the fused plan: OUT is SCRATCH's first M x K. */
+static int gather_addr(const gather_t *f, ar_addr_t a, ar_addr_t *to) {
+    *to = a;
+    if (a.rank == AR_RANK_HOST) return AR_OK;
+    if (ar_addr_buf(a) == AR_BUF_OUT) {
+        if (a.buf & AR_ADDR_PARITY) return AR_EINVAL;
+        to->buf = AR_BUF_SCRATCH;
+    } else if (ar_addr_buf(a) == AR_BUF_SCRATCH) {
+        to->off += f->M * f->K;
+    }
+    return AR_OK;
+}
+
+/* The ranks whose rows op writes into another rank's gathered A: [*q0, *q1); none: q0 == q1. */
+static void rows_written(const gather_t *f, const ar_op_t *op, int *q0, int *q1) {
+    *q0 = *q1 = 0;
+    if (!ar_op_moves_data(op) || op->dst.rank == AR_RANK_HOST || ar_addr_buf(op->dst) != AR_BUF_OUT || !op->n) return;
+    const uint64_t rows = f->M / (uint64_t)f->P * f->K; /* elements of a rank's rows */
+    *q0 = (int)(op->dst.off / rows);
+    *q1 = (int)((op->dst.off + op->n - 1) / rows) + 1;
+}
+
+static int gather_channel(gather_t *f, int w, int c) {
+    const ar_chan_t *ch = ar_plan_chan(f->in, w, c);
+    ar_plan_t *p = f->out;
+    unsigned char *waited = calloc((size_t)f->P * f->P, 1);
+    if (!waited) return AR_ENOMEM;
+    int rc = AR_OK;
+    for (uint32_t j = 0; j < ch->nops && rc == AR_OK; j++) {
+        const ar_op_t *op = &f->in->ops[ch->first + j];
+        int q0, q1;
+        rows_written(f, op, &q0, &q1);
+        const int r = op->dst.rank;
+        for (int q = q0; q < q1 && rc == AR_OK; q++)
+            if (q != r && !waited[r * f->P + q]) {
+                waited[r * f->P + q] = 1;
+                rc = ar_plan_wait_prev(p, w, c, f->consumed + (uint32_t)(r * f->P + q));
+            }
+        if (rc != AR_OK) break;
+        ar_addr_t d;
+        switch (op->code) {
+        case AR_OP_SIGNAL: rc = ar_plan_signal(p, w, c, op->dst.rank, f->inner + op->flag); break;
+        case AR_OP_WAIT: rc = ar_plan_wait_back(p, w, c, f->inner + op->flag, op->back, op->count); break;
+        case AR_OP_COPY:
+        case AR_OP_REDUCE:
+        case AR_OP_NETREDUCE:
+            if (op->nsrc > (uint32_t)f->P + 1) {
+                rc = AR_EINVAL;
+                break;
+            }
+            rc = gather_addr(f, op->dst, &d);
+            for (uint32_t k = 0; k < op->nsrc && rc == AR_OK; k++) rc = gather_addr(f, f->in->srcs[op->src + k], &f->srcs[k]);
+            if (rc != AR_OK) break;
+            rc = op->code == AR_OP_COPY     ? ar_plan_copy(p, w, c, d, f->srcs[0], op->n)
+                 : op->code == AR_OP_REDUCE ? ar_plan_reduce(p, w, c, d, f->srcs, op->nsrc, op->n)
+                                            : ar_plan_netreduce(p, w, c, d, f->srcs[0], op->n);
+            break;
+        default: rc = AR_EINVAL; /* an all-gather computes nothing itself */
+        }
+        for (int q = q0; q < q1 && rc == AR_OK; q++)
+            if (q != r) rc = ar_plan_signal(p, w, c, r, f->arrived + (uint32_t)q);
+    }
+    free(waited);
+    return rc;
+}
+
+static int gather_compute(gather_t *f, int r) {
+    ar_plan_t *p = f->out;
+    const int cc = f->C;
+    const uint64_t rows = f->M / (uint64_t)f->P, b = f->M * f->K;
+    for (int k = 0; k < f->P; k++) {
+        const int q = (r + k) % f->P;
+        const uint64_t row = (uint64_t)q * rows;
+        if (q != r) AR_TRY(ar_plan_wait(p, r, cc, f->arrived + (uint32_t)q, f->writers[r * f->P + q]));
+        const ar_addr_t a = ar_addr(r, q == r ? AR_BUF_IN : AR_BUF_SCRATCH, row * f->K);
+        AR_TRY(ar_plan_compute(p, r, cc, ar_addr(r, AR_BUF_OUT, row * f->N), a, ar_addr(r, AR_BUF_IN, b), rows, f->N,
+                               f->K));
+        for (int w = 0; w < f->P && q != r; w++)
+            if (f->by[((size_t)w * f->P + q) * f->P + r])
+                AR_TRY(ar_plan_signal(p, r, cc, w, f->consumed + (uint32_t)(r * f->P + q)));
+    }
+    return AR_OK;
+}
+
+static int gather_build(const ar_algo_t *a, const ar_topo_t *topo, ar_dtype_t dtype, const ar_algo_opts_t *o,
+                        ar_plan_t **out, ar_error_t *err) {
+    const ar_gemm_t g = o->gemm;
+    const int P = topo->nranks;
+    if (o->partitions > 1)
+        return AR_ERR(err, AR_EUNFIT, "%s: an %s multiplies each rank's rows as they arrive: one partition a rank "
+                      "(asked %d)", a->name, ar_coll_name(o->coll), o->partitions);
+    if (g.m % (uint64_t)P)
+        return AR_ERR(err, AR_EUNFIT, "%s: M = %llu rows do not split evenly over %d ranks", a->name,
+                      (unsigned long long)g.m, P);
+    ar_algo_opts_t io = *o;
+    io.coll = AR_COLL_ALLGATHER;
+    io.sizing = NULL;
+    io.layout = NULL;
+    io.gemm = (ar_gemm_t){0, 0, 0};
+    io.partitions = 0;
+    ar_plan_t *in = NULL;
+    AR_TRY(ar_algo_build(a->name, topo, g.m * g.k, dtype, &io, &in, err));
+    gather_t f = {.in = in, .M = g.m, .N = g.n, .K = g.k, .P = P, .C = in->nchannels};
+    f.arrived = 0;
+    f.consumed = (uint32_t)P;
+    f.inner = f.consumed + (uint32_t)(P * P);
+    int rc = (uint64_t)in->nflags + f.inner > UINT32_MAX / 2 ? AR_ELIMIT : AR_OK;
+    if (rc == AR_OK && (!(f.writers = calloc((size_t)P * P, sizeof *f.writers)) ||
+                        !(f.by = calloc((size_t)P * P * P, 1)) || !(f.srcs = malloc(((size_t)P + 1) * sizeof *f.srcs))))
+        rc = AR_ENOMEM;
+    for (int w = 0; w < P && rc == AR_OK; w++)
+        for (int c = 0; c < f.C; c++) {
+            const ar_chan_t *ch = ar_plan_chan(in, w, c);
+            for (uint32_t j = 0; j < ch->nops; j++) {
+                const ar_op_t *op = &in->ops[ch->first + j];
+                int q0, q1;
+                rows_written(&f, op, &q0, &q1);
+                for (int q = q0; q < q1; q++)
+                    if (q != op->dst.rank) {
+                        f.writers[op->dst.rank * P + q]++;
+                        f.by[((size_t)w * P + q) * P + op->dst.rank] = 1;
+                    }
+            }
+        }
+    ar_algo_opts_t po = *o;
+    po.layout = NULL;
+    if (rc == AR_OK) rc = ar__plan_new(&po, in->algo, P, f.C + 1, g.m * g.n, dtype, &f.out);
+    if (rc == AR_OK) {
+        ar_plan_t *p = f.out;
+        p->gemm = g;
+        p->partitions = 1;
+        p->in_elems = g.m * g.k + g.k * g.n;
+        p->scratch_elems = g.m * g.k + in->scratch_elems;
+        p->host_elems = in->host_elems;
+        p->parity_elems = in->parity_elems;
+        p->root = in->root;
+        for (int r = 0; r < P && rc == AR_OK; r++) rc = gather_compute(&f, r);
+        for (int w = 0; w < P && rc == AR_OK; w++)
+            for (int c = 0; c < f.C && rc == AR_OK; c++) rc = gather_channel(&f, w, c);
+        if (rc == AR_OK) rc = ar_plan_finish(p);
+    }
+    free(f.writers);
+    free(f.by);
+    free(f.srcs);
+    ar_plan_free(in);
+    if (rc != AR_OK) {
+        ar_plan_free(f.out);
+        return rc == AR_ELIMIT || rc == AR_ENOMEM || rc == AR_EINVAL
+                   ? AR_ERR(err, rc, "%s: cannot fuse its all-gather with the product: %s", a->name, ar_plan_strerror(rc))
+                   : rc;
+    }
+    *out = f.out;
+    return AR_OK;
+}
+
 int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                     const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err) {
     const ar_gemm_t g = o->gemm;
@@ -162,6 +339,7 @@ int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, a
     if (g.m > UINT64_MAX / g.k || g.m * g.k > UINT64_MAX / 2 - g.k * g.n)
         return AR_ERR(err, AR_ELIMIT, "%s: M x K + K x N overflows", a->name);
     AR_TRY(ar_plan_check_size(topo->nranks, g.m * g.k + g.k * g.n, dtype, err));
+    if (o->coll == AR_COLL_ALLGATHER_MATMUL) return gather_build(a, topo, dtype, o, out, err);
     ar_algo_opts_t io = *o;
     io.coll = AR_COLL_ALLREDUCE;
     io.sizing = NULL;

@@ -39,8 +39,9 @@ static const ar_algo_t *const algos[] = {&table[0], &table[1], &table[2], &table
 
 int ar_algo_computes(const ar_algo_t *a, ar_coll_t coll) {
     if (a->chooser) return 1;
-    /* a fused collective: the algorithm's allreduce, partition by partition (fused.c) */
-    if (coll == AR_COLL_ALLREDUCE || coll == AR_COLL_MATMUL_ALLREDUCE) return !(a->colls & AR_ALGO_NO_ALLREDUCE);
+    /* a fused collective: the algorithm's allreduce or all-gather, laid out with the products (fused.c) */
+    coll = ar_coll_inner(coll);
+    if (coll == AR_COLL_ALLREDUCE) return !(a->colls & AR_ALGO_NO_ALLREDUCE);
     return (unsigned)coll < AR_NCOLL && ((a->colls >> coll) & 1u);
 }
 

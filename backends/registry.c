@@ -180,7 +180,7 @@ double ar_busbw_gbps(uint64_t bytes, double time_s, int nranks) {
  * other shards once, (p-1)/p, where an allreduce does both, 2(p-1)/p. */
 double ar_busbw_coll_gbps(ar_coll_t coll, uint64_t bytes, double time_s, int nranks) {
     if (nranks < 2) return 0;
-    const double f = coll == AR_COLL_ALLREDUCE || coll == AR_COLL_MATMUL_ALLREDUCE ? 2.0 : 1.0; /* its allreduce's */
+    const double f = ar_coll_inner(coll) == AR_COLL_ALLREDUCE ? 2.0 : 1.0; /* a fused op: its collective's */
     return ar_algbw_gbps(bytes, time_s) * f * (nranks - 1) / nranks;
 }
 

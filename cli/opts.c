@@ -180,14 +180,16 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
     {AR_CLI_O(SET), "  --set KEY=V[,KEY=V..]  change model keys for a what-if: a key of arsim model keys, or\n"
                     "                         memory.LEVEL.KEY, links.KIND.KEY (e.g. switch_reduce=1)\n"},
-    {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather|matmul-allreduce   the collective (default\n"
-                   "                         allreduce); reducescatter and allgather over each rank's shard\n"
-                   "                         of the vector; matmul-allreduce: each rank's M x K by K x N\n"
-                   "                         product, summed over the ranks, overlapped (arsim list algos)\n"},
-    {AR_CLI_O(GEMM_M), "  --m M[:M][,..]         matmul-allreduce: rows of the product, A:B doubles (default\n"
+    {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather|matmul-allreduce|allgather-matmul   the\n"
+                   "                         collective (default allreduce); reducescatter and allgather over\n"
+                   "                         each rank's shard of the vector; matmul-allreduce: each rank's\n"
+                   "                         M x K by K x N product, summed over the ranks, overlapped;\n"
+                   "                         allgather-matmul: A's rows gathered from the ranks, each rank's\n"
+                   "                         multiplied by this rank's B as they arrive (arsim list algos)\n"},
+    {AR_CLI_O(GEMM_M), "  --m M[:M][,..]         fused ops: rows of the product, A:B doubles (default\n"
                        "                         512:16384); the output, M x N elements, is the size\n"},
-    {AR_CLI_O(GEMM_N), "  --n N                  matmul-allreduce: columns of the product (default 8192)\n"},
-    {AR_CLI_O(GEMM_K), "  --k K                  matmul-allreduce: each rank's inner dimension (default 8192)\n"},
+    {AR_CLI_O(GEMM_N), "  --n N                  fused ops: columns of the product (default 8192)\n"},
+    {AR_CLI_O(GEMM_K), "  --k K                  fused ops: the inner dimension (default 8192)\n"},
     {AR_CLI_O(PARTITIONS), "  --partitions P         matmul-allreduce: partitions of rows, each reduced while the\n"
                            "                         next computes (default: the model's fastest; P divides M)\n"},
     {AR_CLI_O(ALGO), "  --algo NAME[,NAME..]|all|auto   algorithms (default all that fit; auto: the fastest predicted)\n"},
@@ -593,7 +595,7 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
             break;
         case O_OP:
             if (ar_coll_parse(optarg, &o->coll) != AR_OK) {
-                rc = ar_cli_fail(cmd, "%s '%s': expected allreduce, reducescatter, allgather or matmul-allreduce", flag,
+                rc = ar_cli_fail(cmd, "%s '%s': expected allreduce, reducescatter, allgather, matmul-allreduce or allgather-matmul", flag,
                                  optarg);
                 goto out;
             }
@@ -729,7 +731,8 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
     /* A fused op's size is its product's: M x N output elements. */
     const unsigned gemm_opts = AR_CLI_O(GEMM_M) | AR_CLI_O(GEMM_N) | AR_CLI_O(GEMM_K) | AR_CLI_O(PARTITIONS);
     if (!ar_coll_fused(o->coll) && (o->seen & gemm_opts)) {
-        rc = ar_cli_fail(cmd, "--m, --n, --k and --partitions shape a fused op's product: they need --op matmul-allreduce");
+        rc = ar_cli_fail(cmd, "--m, --n, --k and --partitions shape a fused op's product: they need --op matmul-allreduce or "
+                         "allgather-matmul");
         goto out;
     }
     if (ar_coll_fused(o->coll)) {

@@ -22,10 +22,12 @@ static double input(ar_dtype_t dtype, const ar_check_inputs_t *in, int q, uint64
 
 int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, const ar_check_inputs_t *inputs,
                  int rank, const void *out, ar_result_t *res) {
-    const int fused = ar_coll_fused(coll);
+    const int fused = ar_coll_fused(coll), gathered = coll == AR_COLL_ALLGATHER_MATMUL;
     const ar_gemm_t g = inputs->gemm;
-    const double tol = fused ? ar_dtype_tolerance(dtype, nranks + 1) + (double)g.k * 0x1p-24
-                             : ar_dtype_tolerance(dtype, nranks);
+    /* a product: one rounding to the dtype, the float32 sums' K roundings; then the allreduce's */
+    const double tol = gathered ? ar_dtype_tolerance(dtype, 1) + (double)g.k * 0x1p-24
+                       : fused  ? ar_dtype_tolerance(dtype, nranks + 1) + (double)g.k * 0x1p-24
+                                : ar_dtype_tolerance(dtype, nranks);
     int ok = 1;
     uint64_t wrong = 0;
     double max_err = 0;
@@ -40,6 +42,16 @@ int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, c
             while (i >= own_lo + own_len) ar_coll_shard(count, nranks, owner++, &own_lo, &own_len);
             want = input(dtype, inputs, owner - 1, i);
             mag = fabs(want);
+        } else if (gathered) { /* row i / N of A, from the rank holding it, times column i % N of this rank's B */
+            const uint64_t row = i / g.n, col = i % g.n, b0 = g.m * g.k;
+            uint64_t rlo = 0, rlen = 0;
+            int q = -1;
+            while (rlo + rlen <= row) ar_coll_shard(g.m, nranks, ++q, &rlo, &rlen);
+            for (uint64_t l = 0; l < g.k; l++) {
+                const double ab = input(dtype, inputs, q, row * g.k + l) * input(dtype, inputs, rank, b0 + l * g.n + col);
+                want += ab;
+                mag += fabs(ab);
+            }
         } else if (fused) { /* row i / N of every A_q times column i % N of its B_q */
             const uint64_t row = i / g.n, col = i % g.n, b0 = g.m * g.k;
             for (int q = 0; q < nranks; q++)

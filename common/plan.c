@@ -429,7 +429,8 @@ void ar_plan_free(ar_plan_t *p) {
     AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
 }
 
-static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce"};
+static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce",
+                                                    "allgather-matmul"};
 
 const char *ar_coll_name(ar_coll_t c) {
     return (unsigned)c < AR_NCOLL ? COLL_NAMES[c] : NULL;

@@ -337,7 +337,10 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
     char b1[96], b2[128], b3[64];
     if (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN) {
         uint64_t lo = 0, len = ar_plan_buf_elems(v->p, a.rank, AR_BUF_IN);
+        const uint64_t a_elems = v->p->gemm.m * v->p->gemm.k;
         if (v->p->coll == AR_COLL_ALLGATHER) ar_coll_shard(v->p->count, v->P, a.rank, &lo, &len);
+        /* all-gather + matmul: the rank's rows of A, or its B */
+        if (v->p->coll == AR_COLL_ALLGATHER_MATMUL && a.off < a_elems) ar_coll_shard(a_elems, v->P, a.rank, &lo, &len);
         if (a.off < lo || a.off + n > lo + len)
             return AR_ERR(v->err, AR_EPLAN,
                           "%s of execution %d reads IN[%" PRIu64 "..%" PRIu64 ") of rank %d (source %d), "
@@ -453,6 +456,14 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
 
 /* ---------- ops ---------- */
 
+/* The rank whose shard holds element j (ar_coll_shard). */
+static int shard_owner(uint64_t count, int P, uint64_t j) {
+    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P;
+    const uint64_t big = extra * (base + 1); /* the first extra shards hold one more */
+    return j < big ? (int)(j / (base + 1)) : (int)(extra + (j - big) / base);
+}
+
+
 /* Source j of a REDUCE or NETREDUCE (the latter's src on rank j). */
 static ar_addr_t source(const ar_plan_t *p, const ar_op_t *op, uint32_t j) {
     if (op->code != AR_OP_NETREDUCE) return p->srcs[op->src + j];
@@ -466,10 +477,16 @@ static int exec_data(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_t *
     char b1[96];
     if (op->n == 0) return AR_OK;
     const ar_addr_t dst = ar_addr_at(p, op->dst, (uint64_t)e);
-    for (uint32_t j = 0; ar_coll_fused(p->coll) && j < op->nsrc; j++)
-        if (p->srcs[op->src + j].rank != AR_RANK_HOST && ar_addr_buf(p->srcs[op->src + j]) == AR_BUF_IN)
-            return AR_ERR(v->err, AR_EPLAN, "%s reads IN (source %u): a %s's IN holds its product's operands, "
-                          "which only a COMPUTE reads", fmt_op(v, b1, sizeof b1, ch, op_i), j, ar_coll_name(p->coll));
+    /* a fused op's IN holds its product's operands, which only a COMPUTE reads; an all-gather +
+     * matmul's all-gather reads A's rows too */
+    for (uint32_t j = 0; ar_coll_fused(p->coll) && j < op->nsrc; j++) {
+        const ar_addr_t *a = &p->srcs[op->src + j];
+        if (a->rank == AR_RANK_HOST || ar_addr_buf(*a) != AR_BUF_IN) continue;
+        if (p->coll == AR_COLL_ALLGATHER_MATMUL && a->off + op->n <= p->gemm.m * p->gemm.k) continue;
+        return AR_ERR(v->err, AR_EPLAN, "%s reads IN (source %u): a %s's IN holds its product's operands, "
+                      "which only a COMPUTE reads%s", fmt_op(v, b1, sizeof b1, ch, op_i), j, ar_coll_name(p->coll),
+                      p->coll == AR_COLL_ALLGATHER_MATMUL ? " (and its all-gather A's rows)" : "");
+    }
     if (op->code == AR_OP_COPY) {
         size_t n = 0;
         AR_TRY(do_read(v, ch, e, op_i, 0, ar_addr_at(p, p->srcs[op->src], (uint64_t)e), op->n, &v->pc_src[0],
@@ -567,13 +584,23 @@ static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_
     if (a0 < 0 || (uint64_t)a0 % K || (uint64_t)a0 / K + m > p->gemm.m)
         return AR_ERR(v->err, AR_EPLAN, "%s: its left operand starts at element %" PRId64
                       ", not at a row of the %" PRIu64 " x %" PRIu64 " left matrix", b1, a0, p->gemm.m, K);
+    /* whose rows: a matmul-allreduce's left matrix is the rank's own A; an all-gather +
+     * matmul's rows are each the rank's that holds them, one rank's in one product */
+    int owner = r;
+    if (p->coll == AR_COLL_ALLGATHER_MATMUL) {
+        owner = shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K);
+        if (shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K + m - 1) != owner)
+            return AR_ERR(v->err, AR_EPLAN, "%s: its rows %" PRIu64 "..%" PRIu64 " are held by ranks %d and %d: an "
+                          "all-gather + matmul multiplies one rank's rows at a time", b1, (uint64_t)a0 / K,
+                          (uint64_t)a0 / K + m, owner, shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K + m - 1));
+    }
     int64_t at = a0;
     for (size_t i = 0; i < na; i++) {
         const piece_t *x = &v->pc_src[0][i];
-        const uint64_t row = (uint64_t)at / K; /* a matmul-allreduce's left matrix: the rank's own A */
-        if (x->base != at || x->vec != v->unit[e * v->P + r])
+        const uint64_t row = (uint64_t)at / K;
+        if (x->base != at || x->vec != v->unit[e * v->P + owner])
             return AR_ERR(v->err, AR_EPLAN, "%s: its left operand's row %" PRIu64 " is not row %" PRIu64
-                          " of rank %d's left matrix as it was input in execution %d", b1, row, row, r, e + 1);
+                          " of rank %d's left matrix as it was input in execution %d", b1, row, row, owner, e + 1);
         at += (int64_t)x->len;
     }
     const int64_t b0 = (int64_t)(p->gemm.m * p->gemm.k);
@@ -585,7 +612,7 @@ static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_
                           "execution %d)", b1, r, b0, e + 1);
         at += (int64_t)x->len;
     }
-    const piece_t out = {m * N, (int64_t)((uint64_t)a0 / K * N), v->unit[e * v->P + r]};
+    const piece_t out = {m * N, (int64_t)((uint64_t)a0 / K * N), v->unit[e * v->P + owner]};
     return do_write(v, ch, e, op_i, ar_addr_at(p, op->dst, (uint64_t)e), &out, 1);
 }
 
@@ -752,13 +779,6 @@ static int check_bounds(vs_t *v) {
     return AR_OK;
 }
 
-/* The rank whose shard holds element j (ar_coll_shard). */
-static int shard_owner(uint64_t count, int P, uint64_t j) {
-    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P;
-    const uint64_t big = extra * (base + 1); /* the first extra shards hold one more */
-    return j < big ? (int)(j / (base + 1)) : (int)(extra + (j - big) / base);
-}
-
 /* Every OUT element the collective defines holds exactly one contribution of every rank
  * of execution e (allreduce; reduce-scatter on the rank's shard), or of the rank whose
  * shard holds it (allgather). */
@@ -775,7 +795,7 @@ static int check_out(vs_t *v, int e) {
             /* a segment holds one value: one element of it checks them all */
             if (coll == AR_COLL_REDUCESCATTER && (end <= lo || g->start >= lo + len)) continue;
             int from = -1; /* allgather: the only rank whose contribution it may hold */
-            if (coll == AR_COLL_ALLGATHER) {
+            if (coll == AR_COLL_ALLGATHER || coll == AR_COLL_ALLGATHER_MATMUL) { /* the latter: by rows */
                 from = shard_owner(v->p->count, v->P, g->start);
                 const int last = shard_owner(v->p->count, v->P, end - 1);
                 if (last != from)

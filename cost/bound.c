@@ -233,7 +233,9 @@ int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, a
 
 int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t g, ar_dtype_t dtype, uint64_t bytes_per_rank,
                    ar_mem_t buffer, int via_host, ar_bound_t *b, ar_error_t *err) {
-    AR_TRY(ar_bound_coll(t, ar_coll_fused(coll) ? AR_COLL_ALLREDUCE : coll, bytes_per_rank, buffer, via_host, b, err));
+    /* the collective a fused op moves: its product's allreduce, or the all-gather of A (M x K) */
+    const uint64_t moved = coll == AR_COLL_ALLGATHER_MATMUL ? g.m * g.k * ar_dtype_size(dtype) : bytes_per_rank;
+    AR_TRY(ar_bound_coll(t, ar_coll_inner(coll), moved, buffer, via_host, b, err));
     const double rate = t->model ? ar_cost_gemm_flops(t->model, dtype) : 0;
     if (!ar_coll_fused(coll) || !(rate > 0)) return AR_OK;
     int *on = malloc((size_t)t->ndevices * sizeof *on);

@@ -127,13 +127,15 @@ static void check_back_to_back(ar_backend_t *b, const ar_topo_t *t, const char *
     ar_plan_free(p);
 }
 
-/* matmul-allreduce: the algorithm's allreduce per partition beside the products (cuBLASLt on
- * their own streams), checked against the float64 sum of every rank's product, three
- * executions a call, then 20 back to back with one check. */
-static void check_fused(ar_backend_t *b, const ar_topo_t *t, const char *name, ar_dtype_t dt, int partitions) {
+/* A fused op: matmul-allreduce, the algorithm's allreduce per partition beside the products
+ * (cuBLASLt on their own streams), checked against the float64 sum of every rank's product;
+ * allgather-matmul, its all-gather of A's rows beside each rank's product of them, checked
+ * against the float64 product. Three executions a call, then 20 back to back with one check. */
+static void check_fused(ar_backend_t *b, const ar_topo_t *t, const char *name, ar_dtype_t dt, int partitions,
+                        ar_coll_t coll) {
     ar__cuda_t *be = (ar__cuda_t *)b;
     ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
-    ao.coll = AR_COLL_MATMUL_ALLREDUCE;
+    ao.coll = coll;
     ao.gemm = (ar_gemm_t){96, 72, 40};
     ao.partitions = partitions;
     ar_plan_t *p = NULL;
@@ -151,10 +153,10 @@ static void check_fused(ar_backend_t *b, const ar_topo_t *t, const char *name, a
     ar_result_t res;
     memset(&res, 0, sizeof res);
     if (rc == AR_OK) rc = b->ops->execute(b, p, &o, &res, &e);
-    if (rc != AR_OK) report(0, "fused %s %d ranks %s %d partitions: %s", name, t->nranks, ar_dtype_name(dt), partitions,
-                            ar_error_format(&e, msg, sizeof msg));
-    else report(res.checked && res.check_ok, "fused %s %d ranks %s %d partitions: max rel err %.3g %s", name, t->nranks,
-                ar_dtype_name(dt), partitions, res.max_rel_err, res.check_msg);
+    if (rc != AR_OK) report(0, "%s %s %d ranks %s %d partitions: %s", ar_coll_name(coll), name, t->nranks,
+                            ar_dtype_name(dt), partitions, ar_error_format(&e, msg, sizeof msg));
+    else report(res.checked && res.check_ok, "%s %s %d ranks %s %d partitions: max rel err %.3g %s", ar_coll_name(coll),
+                name, t->nranks, ar_dtype_name(dt), partitions, res.max_rel_err, res.check_msg);
     const uint64_t seed = 0x77 + (uint64_t)t->nranks;
     if (rc == AR_OK) rc = ar__cuda_fill_inputs(be, p, seed, &e);
     if (rc == AR_OK) rc = ar__cuda_poison(be, p, &e);
@@ -162,9 +164,10 @@ static void check_fused(ar_backend_t *b, const ar_topo_t *t, const char *name, a
     if (rc == AR_OK) rc = ar__cuda_sync(be, p, 5.0, &e);
     memset(&res, 0, sizeof res);
     if (rc == AR_OK) rc = ar__cuda_check(be, p, seed, &res, &e);
-    if (rc != AR_OK) report(0, "fused %s back to back %d ranks: %s", name, t->nranks, ar_error_format(&e, msg, sizeof msg));
-    else report(res.check_ok, "fused %s %d ranks %s: 20 executions back to back: %s", name, t->nranks, ar_dtype_name(dt),
-                res.check_msg);
+    if (rc != AR_OK) report(0, "%s %s back to back %d ranks: %s", ar_coll_name(coll), name, t->nranks,
+                            ar_error_format(&e, msg, sizeof msg));
+    else report(res.check_ok, "%s %s %d ranks %s: 20 executions back to back: %s", ar_coll_name(coll), name, t->nranks,
+                ar_dtype_name(dt), res.check_msg);
     be->plan = NULL;
     ar_plan_free(p);
 }
@@ -381,7 +384,12 @@ int main(int argc, char **argv) {
         for (int n = 0; n < nn; n++) check_back_to_back(b, t, names[n], quick ? 1003 : 100003, 0);
         for (int n = 0; n < nn; n++) /* the algorithms (not the probes) fused with a product */
             if (strncmp(names[n], "x-", 2) && strcmp(names[n], "innet"))
-                for (int d = 0; d < AR_NDTYPE; d += quick ? 2 : 1) check_fused(b, t, names[n], (ar_dtype_t)d, d == 1 ? 1 : 3);
+                for (int d = 0; d < AR_NDTYPE; d += quick ? 2 : 1)
+                    check_fused(b, t, names[n], (ar_dtype_t)d, d == 1 ? 1 : 3, AR_COLL_MATMUL_ALLREDUCE);
+        static const char *const gatherers[] = {"ring", "direct"};
+        for (int n = 0; n < 2; n++)
+            for (int d = 0; d < AR_NDTYPE; d += quick ? 2 : 1)
+                check_fused(b, t, gatherers[n], (ar_dtype_t)d, 1, AR_COLL_ALLGATHER_MATMUL);
         if (rc_i == 0) {
             check_force_host(b, t);
             check_timeout(b, t);

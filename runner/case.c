@@ -519,17 +519,21 @@ static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, 
     const ar_backend_ops_t *target = backend ? ar_backend_find(backend) : NULL;
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const uint64_t M = o->gemm.m;
-    const int most = o->partitions > 0 ? o->partitions : hardware ? 1 : 16;
+    /* an all-gather + matmul multiplies each rank's rows whole, as they arrive: one partition */
+    const int gathered = o->coll == AR_COLL_ALLGATHER_MATMUL;
+    const int most = o->partitions > 0 ? o->partitions : hardware || gathered ? 1 : 16;
     double best = INFINITY;
     int built = 0;
     for (int parts = o->partitions > 0 ? o->partitions : 1; parts <= most; parts *= 2) {
         if (!M || M % (uint64_t)parts) continue;
         ar_algo_opts_t io = *o, inner;
-        io.coll = AR_COLL_ALLREDUCE;
+        io.coll = ar_coll_inner(o->coll);
         io.gemm = (ar_gemm_t){0, 0, 0};
         io.partitions = 0;
         double unused;
-        AR_TRY(ar_case_defaults(t, algo, count / (uint64_t)parts, dt, &io, buffer, backend, &inner, &unused, err));
+        /* the collective's own defaults: one partition's allreduce, or the all-gather of A */
+        const uint64_t inner_count = gathered ? M * o->gemm.k : count / (uint64_t)parts;
+        AR_TRY(ar_case_defaults(t, algo, inner_count, dt, &io, buffer, backend, &inner, &unused, err));
         /* fewest channels first: more are taken for a gain */
         int chans[16], nch = 0;
         for (int ch = inner.channels; ch >= 1 && nch < 16; ch /= 2) chans[nch++] = ch;

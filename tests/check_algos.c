@@ -633,6 +633,89 @@ START_TEST(test_fused_plans) {
 }
 END_TEST
 
+/* allgather-matmul with each algorithm that gathers: A's rows gathered into SCRATCH, each
+ * rank's multiplied by this rank's B as they arrive (one product a rank); verified, and on ref
+ * equal to the float64 product, several executions back to back. Without its arrival WAITs the
+ * plan races; without the WAITs for the products of the execution before, the next gather
+ * overwrites rows a product may still read. */
+START_TEST(test_gather_plans) {
+    static const struct { const char *spec; int ranks; } topos[] = {{"full:4", 4}, {"ring_1d:5", 5}, {"full:2", 4}};
+    static const char *const algos[] = {"ring", "direct"};
+    for (size_t ti = 0; ti < sizeof topos / sizeof *topos; ti++) {
+        ar_topo_t *t = topo(topos[ti].spec);
+        ar_error_t e;
+        if (t->nranks != topos[ti].ranks) ck_assert_int_eq(ar_topo_place_blocks(t, topos[ti].ranks, &e), AR_OK);
+        for (size_t ai = 0; ai < sizeof algos / sizeof *algos; ai++)
+            for (int dt = 0; dt < 2; dt++) {
+                ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+                o.coll = AR_COLL_ALLGATHER_MATMUL;
+                o.gemm = (ar_gemm_t){60, 10, 33};
+                o.channels = dt ? 2 : 0;
+                ar_plan_t *p = NULL;
+                const ar_dtype_t dtype = dt ? AR_FP32 : AR_BF16;
+                ck_assert_msg(ar_algo_build(algos[ai], t, 600, dtype, &o, &p, &e) == AR_OK, "%s on %s: %s", algos[ai],
+                              topos[ti].spec, e.message);
+                ck_assert_int_eq(p->coll, AR_COLL_ALLGATHER_MATMUL);
+                ck_assert_uint_eq(ar_plan_buf_elems(p, 0, AR_BUF_IN), 60 * 33 + 33 * 10);
+                ck_assert_msg(ar_plan_verify(p, &e) == AR_OK, "%s on %s: %s", algos[ai], topos[ti].spec, e.message);
+                /* one product per rank's rows per rank, each of 60 / P rows */
+                uint32_t computes = 0;
+                for (uint32_t i = 0; i < p->nops; i++)
+                    if (p->ops[i].code == AR_OP_COMPUTE) {
+                        uint64_t m, n, k;
+                        ar_op_gemm(&p->ops[i], &m, &n, &k);
+                        ck_assert_uint_eq(m, 60 / (uint64_t)t->nranks);
+                        computes++;
+                    }
+                ck_assert_uint_eq(computes, (uint32_t)(t->nranks * t->nranks));
+                ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+                ro.check = 1;
+                ro.iters = 3;
+                ar_result_t res;
+                memset(&res, 0, sizeof res);
+                ck_assert_msg(ar_backend_run("ref", t, p, &ro, &res, &e) == AR_OK, "%s", e.message);
+                ck_assert_msg(res.checked && res.check_ok && res.wrong == 0, "%s on %s: %s", algos[ai], topos[ti].spec,
+                              res.check_msg);
+                ar_result_free(&res);
+                /* each guard taken out in turn: an arrival WAIT (count > 0), then a WAIT for the
+                 * products before (count 0) */
+                for (int guard = 0; guard < 2; guard++) {
+                    ar_op_t *w = NULL;
+                    for (uint32_t i = 0; i < p->nops && !w; i++)
+                        if (p->ops[i].code == AR_OP_WAIT && (p->ops[i].count > 0) == (guard == 0) &&
+                            p->ops[i].flag < (uint32_t)(t->nranks + t->nranks * t->nranks))
+                            w = &p->ops[i];
+                    ck_assert_ptr_nonnull(w);
+                    const ar_op_t keep = *w;
+                    w->count = 0, w->back = 1; /* met by the execution before */
+                    ck_assert_msg(ar_plan_verify(p, &e) == AR_EPLAN, "%s on %s: guard %d removed, still verified",
+                                  algos[ai], topos[ti].spec, guard);
+                    *w = keep;
+                }
+                ar_plan_free(p);
+            }
+        ar_topo_free(t);
+    }
+    /* M must split evenly over the ranks; one partition a rank */
+    ar_topo_t *t = topo("full:4");
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.coll = AR_COLL_ALLGATHER_MATMUL;
+    o.gemm = (ar_gemm_t){6, 10, 3};
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ck_assert_int_eq(ar_algo_build("ring", t, 60, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "M = 6 rows do not split evenly over 4 ranks"), "%s", e.message);
+    o.gemm = (ar_gemm_t){8, 10, 3};
+    o.partitions = 2;
+    ck_assert_int_eq(ar_algo_build("ring", t, 80, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "one partition a rank"), "%s", e.message);
+    o.partitions = 0;
+    ck_assert_int_eq(ar_algo_build("2stage", t, 80, AR_FP32, &o, &p, &e), AR_EUNFIT);
+    ck_assert_msg(strstr(e.message, "computes no allgather-matmul"), "%s", e.message);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* The verifier refuses what a product does not compute: a left operand off a row, a product
  * in a plan with no GEMM, a product's operands read by a COPY. */
 START_TEST(test_fused_verify_refuses) {
@@ -868,6 +951,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_coll_fits);
     tcase_add_test(tc, test_coll_verify_refuses);
     tcase_add_test(tc, test_fused_plans);
+    tcase_add_test(tc, test_gather_plans);
     tcase_add_test(tc, test_fused_verify_refuses);
     suite_add_tcase(s, tc);
     tc = tcase_create("center_root");

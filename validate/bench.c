@@ -105,22 +105,25 @@ static int plan_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     return ar__cuda_launch(be, pc->plan, pc->timeout_s, err);
 }
 
-/* matmul-allreduce unfused: each rank's product by cuBLASLt (prod), then ncclAllReduce of
- * it; or either alone. */
+/* A fused op unfused: each rank's product by cuBLASLt (prod), then NCCL's collective of it
+ * (matmul-allreduce: ncclAllReduce), or NCCL's first (allgather-matmul: ncclAllGather of A,
+ * then the product of the gathered rows); or either alone. */
 typedef struct unfused_ctx_s {
     struct nccl_ctx_s *nc;
-    ar__gemm_t *prod;     /* per rank */
-    int products, reduce; /* which parts run */
+    ar__gemm_t *prod;         /* per rank */
+    int products, collective; /* which parts run */
+    int gather_first;
 } unfused_ctx_t;
 static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err);
 static int unfused_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     unfused_ctx_t *u = ctx;
+    if (u->collective && u->gather_first) AR_TRY(nccl_body(be, u->nc, err));
     for (int r = 0; u->products && r < be->nranks; r++) {
         const int g = be->rank_gpu[r];
         cudaSetDevice(g);
         AR_TRY(ar__gemm_launch(be, g, &u->prod[r], be->stream[g], err));
     }
-    return u->reduce ? nccl_body(be, u->nc, err) : AR_OK;
+    return u->collective && !u->gather_first ? nccl_body(be, u->nc, err) : AR_OK;
 }
 
 typedef struct nccl_ctx_s {
@@ -138,7 +141,8 @@ static int nccl_body(ar__cuda_t *be, void *ctx, ar_error_t *err) {
     nccl_ctx_t *nc = ctx;
     nccl_t *n = nc->n;
     const uint64_t shard = nc->count / (uint64_t)be->nranks;
-    static const char *const names[AR_NCOLL] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclAllReduce"};
+    static const char *const names[AR_NCOLL] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclAllReduce",
+                                                "ncclAllGather"};
     n->group_start();
     for (int r = 0; r < be->nranks; r++) {
         int g = be->rank_gpu[r];
@@ -324,12 +328,15 @@ static void note(const ar_bench_sink_t *sink, const char *fmt, ...) {
     sink->note(line, sink->ctx);
 }
 
-/* matmul-allreduce unfused, on the same inputs: each rank's product by cuBLASLt into a buffer
- * of its own, then ncclAllReduce of it (the row's NCCL time); and each of the two alone (a
- * note). */
+/* A fused op unfused, on the same inputs: matmul-allreduce, each rank's product by cuBLASLt
+ * into a buffer of its own, then ncclAllReduce of it; allgather-matmul, ncclAllGather of A's
+ * rows into NCCL's output, then each rank's product of them by its B (the row's NCCL time);
+ * and each of the two alone (a note). */
 static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t *o, uint64_t count,
                         const ar_bench_sink_t *sink, double *unfused_s, ar_error_t *err) {
     const uint64_t m = count / o->gemm_n;
+    const int gather = o->coll == AR_COLL_ALLGATHER_MATMUL;
+    const char *cname = gather ? "ncclAllGather" : "ncclAllReduce";
     void *prod_out[64] = {0};
     ar__gemm_t prod[64];
     memset(prod, 0, sizeof prod);
@@ -339,20 +346,20 @@ static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t
         cudaSetDevice(g);
         cudaError_t ce = cudaMalloc(&prod_out[r], count * nc->es);
         if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
-        const char *in = be->buf[AR_BUF_IN][r];
+        const char *in = be->buf[AR_BUF_IN][r], *a = gather ? (const char *)nc->n->out[r] : in;
         if (rc == AR_OK)
-            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * nc->es, prod_out[r], 0, 0,
+            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, a, in + m * o->gemm_k * nc->es, prod_out[r], 0, 0,
                                NULL, &prod[r], err);
     }
-    nc->in = prod_out;
+    if (!gather) nc->in = prod_out;
     /* once eagerly: NCCL connects its peers on a first collective, which a graph capture
      * cannot hold */
-    unfused_ctx_t first = {nc, prod, 1, 1};
+    unfused_ctx_t first = {nc, prod, 1, 1, gather};
     if (rc == AR_OK) rc = unfused_body(be, &first, err);
     if (rc == AR_OK) rc = sync_all(be, err);
     double alone[2] = {NAN, NAN};
     for (int part = 0; part < 3 && rc == AR_OK; part++) {
-        unfused_ctx_t u = {nc, prod, part != 2, part != 1};
+        unfused_ctx_t u = {nc, prod, part != 2, part != 1, gather};
         double est = 0, *out = part ? &alone[part - 1] : unfused_s;
         int iters, reps;
         rc = time_graphs(be, unfused_body, &u, 2, 1, &est, err);
@@ -360,8 +367,9 @@ static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t
         if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, iters, reps, out, err);
     }
     if (rc == AR_OK)
-        note(sink, "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": cuBLASLt + ncclAllReduce %.2f us, the product alone %.2f us, "
-             "ncclAllReduce alone %.2f us", m, o->gemm_n, o->gemm_k, *unfused_s * 1e6, alone[0] * 1e6, alone[1] * 1e6);
+        note(sink, "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": %s %.2f us, the product alone %.2f us, %s alone %.2f us", m,
+             o->gemm_n, o->gemm_k, gather ? "ncclAllGather + cuBLASLt" : "cuBLASLt + ncclAllReduce", *unfused_s * 1e6,
+             alone[0] * 1e6, cname, alone[1] * 1e6);
     nc->in = NULL;
     for (int r = 0; r < be->nranks; r++) {
         cudaSetDevice(be->rank_gpu[r]);
@@ -412,10 +420,12 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
     }
     const int fused = ar_coll_fused(o->coll);
     note(sink, "%s; time: CUDA graph of many executions per GPU, median of repeats; busbw = algbw * %s", ar_coll_name(o->coll),
-         o->coll == AR_COLL_ALLREDUCE || fused ? "2(p-1)/p" : "(p-1)/p");
+         ar_coll_inner(o->coll) == AR_COLL_ALLREDUCE ? "2(p-1)/p" : "(p-1)/p");
     if (fused)
-        note(sink, "matmul-allreduce: N = %" PRIu64 ", K = %" PRIu64 ", the size M x N; NCCL's column: cuBLASLt's product, "
-             "then ncclAllReduce", o->gemm_n, o->gemm_k);
+        note(sink, "%s: N = %" PRIu64 ", K = %" PRIu64 ", the size M x N; NCCL's column: %s", ar_coll_name(o->coll),
+             o->gemm_n, o->gemm_k,
+             o->coll == AR_COLL_ALLGATHER_MATMUL ? "ncclAllGather of A's rows, then cuBLASLt's product"
+                                                 : "cuBLASLt's product, then ncclAllReduce");
 
     /* The algorithm list. */
     char list[1024];
@@ -546,21 +556,25 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
         if (rc != AR_OK) break;
 
         double nccl_s = NAN;
-        const int nccl_fits = o->coll == AR_COLL_ALLREDUCE || count % (uint64_t)be->nranks == 0;
+        /* NCCL's collective: of the vector, or of a fused op's (its product's allreduce, the
+         * all-gather of A's M x K) */
+        const ar_coll_t ncoll = ar_coll_inner(o->coll);
+        const uint64_t ncount = o->coll == AR_COLL_ALLGATHER_MATMUL ? gemm.m * gemm.k : count;
+        const int nccl_fits = ncoll == AR_COLL_ALLREDUCE || ncount % (uint64_t)be->nranks == 0;
         if (have_nccl && nrows && !nccl_fits)
             note(sink, "NCCL at %" PRIu64 " bytes: not run: its %s takes equal shards, %" PRIu64 " elements on %d ranks",
-                 bytes, ar_coll_name(o->coll), count, be->nranks);
+                 bytes, ar_coll_name(ncoll), ncount, be->nranks);
         if (have_nccl && nrows && nccl_fits) {
-            nccl_ctx_t nc = {&nccl, count, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32,
-                             es, o->coll, NULL};
+            nccl_ctx_t nc = {&nccl, ncount, o->dtype == AR_BF16 ? NCCL_BFLOAT16 : o->dtype == AR_FP16 ? NCCL_FLOAT16 : NCCL_FLOAT32,
+                             es, ncoll, NULL};
             for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
-                if (nccl.out_cap[r] < count * es) {
+                if (nccl.out_cap[r] < ncount * es) {
                     cudaSetDevice(be->rank_gpu[r]);
                     if (nccl.out[r]) cudaFree(nccl.out[r]);
                     nccl.out[r] = NULL;
-                    cudaError_t ce = cudaMalloc(&nccl.out[r], count * es);
+                    cudaError_t ce = cudaMalloc(&nccl.out[r], ncount * es);
                     if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating NCCL's output");
-                    nccl.out_cap[r] = count * es;
+                    nccl.out_cap[r] = ncount * es;
                 }
             }
             if (fused && rc == AR_OK) {

@@ -72,7 +72,8 @@ int ar_bound(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t buffer, int v
 int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, ar_mem_t buffer, int via_host,
                   ar_bound_t *out, ar_error_t *err);
 /* The same for any collective, a fused one (arsim/plan.h) too, bytes_per_rank its output:
- * its allreduce's bound, and the product's, compute = q_d x 2 M N K / the device's matrix
+ * the bound of the collective it moves (its product's allreduce, or the all-gather of A's
+ * M x K elements), and the product's, compute = q_d x 2 M N K / the device's matrix
  * rate (ar_cost_gemm_flops; the ranks of a device share its units), whichever is larger:
  * launch + max(latency, injection, cut, memory, compute). Perfect overlap reaches the larger
  * of the two, never less. */

@@ -86,6 +86,12 @@
  *                  (M x K, row-major) at element 0 and B_r (K x N) at element M*K, so IN
  *                  holds M*K + K*N elements; OUT@r (count = M*N elements) = A_0 B_0 + ... +
  *                  A_(P-1) B_(P-1). Each product is rounded once to the dtype before the sum.
+ *   ALLGATHER_MATMUL  an all-gather, then a matrix product (a column-parallel layer of
+ *                  tensor parallelism), over the plan's GEMM (M, N, K), M a multiple of P:
+ *                  IN@r holds rank r's rows of A (rows [lo, lo + len) of ar_coll_shard(M, P,
+ *                  r), at element lo * K, the rest of A never read: the all-gather's in-place
+ *                  layout) and B_r (K x N) at element M*K; OUT@r (count = M*N elements) = A B_r,
+ *                  A's rows each from the rank that holds them, rounded once to the dtype.
  * Sums as for REDUCE. */
 #ifndef ARSIM_PLAN_H
 #define ARSIM_PLAN_H
@@ -97,16 +103,22 @@ typedef enum ar_buf_e { AR_BUF_IN = 0, AR_BUF_OUT = 1, AR_BUF_SCRATCH = 2, AR_NB
 
 /* The collective a plan computes (above). */
 typedef enum ar_coll_e {
-    AR_COLL_ALLREDUCE = 0, AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER, AR_COLL_MATMUL_ALLREDUCE
+    AR_COLL_ALLREDUCE = 0, AR_COLL_REDUCESCATTER, AR_COLL_ALLGATHER, AR_COLL_MATMUL_ALLREDUCE,
+    AR_COLL_ALLGATHER_MATMUL
 } ar_coll_t;
-#define AR_NCOLL 4
+#define AR_NCOLL 5
 /* Whether c computes a matrix product as well (its plan has a GEMM, ar_plan_t.gemm). */
-static inline int ar_coll_fused(ar_coll_t c) { return c == AR_COLL_MATMUL_ALLREDUCE; }
+static inline int ar_coll_fused(ar_coll_t c) { return c == AR_COLL_MATMUL_ALLREDUCE || c == AR_COLL_ALLGATHER_MATMUL; }
+/* The collective a fused one moves: the allreduce of the product, or the all-gather of A. */
+static inline ar_coll_t ar_coll_inner(ar_coll_t c) {
+    return c == AR_COLL_MATMUL_ALLREDUCE ? AR_COLL_ALLREDUCE : c == AR_COLL_ALLGATHER_MATMUL ? AR_COLL_ALLGATHER : c;
+}
 /* The matrix product of a fused collective: M x K times K x N on every rank. */
 typedef struct ar_gemm_s {
     uint64_t m, n, k;
 } ar_gemm_t;
-/* "allreduce", "reducescatter", "allgather", "matmul-allreduce"; NULL for any other value. */
+/* "allreduce", "reducescatter", "allgather", "matmul-allreduce", "allgather-matmul"; NULL for
+ * any other value. */
 const char *ar_coll_name(ar_coll_t c);
 /* AR_OK and *c for a name of ar_coll_name, else AR_EINVAL. */
 int ar_coll_parse(const char *name, ar_coll_t *c);
