@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Predicted against measured for `arsim bench --op matmul-allreduce` rows.
+"""Predicted against measured for `arsim bench --op matmul-allreduce|allgather-matmul` rows.
 
     scripts/fused-vs-model.py DIR MODEL [TOPOLOGY]
 
@@ -26,10 +26,10 @@ def main():
         for r in csv.DictReader(open(f)):
             mnk, parts = r["gemm"].split("/")
             m, n, k = mnk.split("x")
-            label = r["algo"].split(":")[-1]  # auto:NAME/C or NAME/C
-            algo, chans = label.split("/")
+            label = r["algo"].split(":")[-1]  # auto:NAME/C, NAME/C or NAME
+            algo, chans = label.split("/") if "/" in label else (label, r["channels"])
             cmd = [arsim, "run", "--backend", "analytic", "--model", model, "--topology", topo, "--op",
-                   "matmul-allreduce", "--m", m, "--n", n, "--k", k, "--algo", algo, "--partitions", parts,
+                   r.get("op") or "matmul-allreduce", "--m", m, "--n", n, "--k", k, "--algo", algo, "--partitions", parts,
                    "--channels", chans, "--chunk", r["chunk_bytes"], "--csv", "-", "-q"]
             out = subprocess.run(cmd, capture_output=True, text=True)
             rows = list(csv.DictReader(out.stdout.splitlines()))
