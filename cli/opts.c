@@ -741,6 +741,11 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
                              ar_coll_name(o->coll));
             goto out;
         }
+        if (o->coll == AR_COLL_ALLGATHER_MATMUL && o->partitions > 1) {
+            rc = ar_cli_fail(cmd, "--partitions %d: an allgather-matmul multiplies each rank's rows whole, as they "
+                             "arrive (--partitions is matmul-allreduce's)", o->partitions);
+            goto out;
+        }
         if (!o->gemm_n) o->gemm_n = 8192;
         if (!o->gemm_k) o->gemm_k = 8192;
         if (!o->ngemm_ms) ar_size_range_parse("512:16384", o->gemm_ms, AR_CLI_MAX_SIZES, &o->ngemm_ms, NULL);

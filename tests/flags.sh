@@ -72,6 +72,8 @@ done <<'EOF_CASES'
 2 | expected a number from 1  | sweep --backend analytic --op matmul-allreduce --k x --out x.csv
 2 | expected a number from 1  | run --backend analytic --op matmul-allreduce --partitions 0
 2 | does not divide           | sweep --backend analytic --op matmul-allreduce --m 12 --partitions 8 --out x.csv
+2 | rows whole, as they arrive | run --backend analytic --op allgather-matmul --partitions 2
+2 | computes no allgather-matmul | run --backend analytic --op allgather-matmul --algo 2stage --m 64
 2 | computes no allreduce     | sweep --backend analytic --size 8K --algo direct --out x.csv
 2 | given twice               | run --backend analytic --size 8K --buffer hbm,hbm
 2 | number of channels        | run --backend analytic --size 8K --channels ' 4'
