@@ -148,6 +148,21 @@ static int lay_rank(fuse_t *f, int r) {
     return AR_OK;
 }
 
+/* The end of a fused build: the collective's own plan freed; on success the fused plan out,
+ * else freed and the failure said (what: the collective fused). */
+static int fused_done(const ar_algo_t *a, const char *what, int rc, ar_plan_t *in, ar_plan_t *fused, ar_plan_t **out,
+                      ar_error_t *err) {
+    ar_plan_free(in);
+    if (rc != AR_OK) {
+        ar_plan_free(fused);
+        return rc == AR_ELIMIT || rc == AR_ENOMEM || rc == AR_EINVAL
+                   ? AR_ERR(err, rc, "%s: cannot fuse its %s with the product: %s", a->name, what, ar_plan_strerror(rc))
+                   : rc;
+    }
+    *out = fused;
+    return AR_OK;
+}
+
 /* All-gather + matmul (ALLGATHER_MATMUL): the algorithm's all-gather of A's rows into the
  * rank's SCRATCH (its OUT moved there; its IN the rank's rows, where they lie in IN), and per
  * rank one more channel, the compute channel, which multiplies each rank's rows by its own B as
@@ -314,15 +329,7 @@ static int gather_build(const ar_algo_t *a, const ar_topo_t *topo, ar_dtype_t dt
     free(f.writers);
     free(f.by);
     free(f.srcs);
-    ar_plan_free(in);
-    if (rc != AR_OK) {
-        ar_plan_free(f.out);
-        return rc == AR_ELIMIT || rc == AR_ENOMEM || rc == AR_EINVAL
-                   ? AR_ERR(err, rc, "%s: cannot fuse its all-gather with the product: %s", a->name, ar_plan_strerror(rc))
-                   : rc;
-    }
-    *out = f.out;
-    return AR_OK;
+    return fused_done(a, "all-gather", rc, in, f.out, out, err);
 }
 
 int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
@@ -376,13 +383,5 @@ int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, a
     }
     free(f.reads);
     free(f.srcs);
-    ar_plan_free(in);
-    if (rc != AR_OK) {
-        ar_plan_free(f.out);
-        return rc == AR_ELIMIT || rc == AR_ENOMEM || rc == AR_EINVAL
-                   ? AR_ERR(err, rc, "%s: cannot fuse its allreduce with the product: %s", a->name, ar_plan_strerror(rc))
-                   : rc;
-    }
-    *out = f.out;
-    return AR_OK;
+    return fused_done(a, "allreduce", rc, in, f.out, out, err);
 }

@@ -583,6 +583,19 @@ START_TEST(test_coll_fits) {
 }
 END_TEST
 
+/* Three checked executions of p on ref: every rank's OUT equal to the float64 reference. */
+static void assert_ref_exact(const ar_topo_t *t, const ar_plan_t *p, const char *algo, const char *spec) {
+    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+    ro.check = 1;
+    ro.iters = 3;
+    ar_result_t res;
+    ar_error_t e;
+    memset(&res, 0, sizeof res);
+    ck_assert_msg(ar_backend_run("ref", t, p, &ro, &res, &e) == AR_OK, "%s", e.message);
+    ck_assert_msg(res.checked && res.check_ok && res.wrong == 0, "%s on %s: %s", algo, spec, res.check_msg);
+    ar_result_free(&res);
+}
+
 /* The verifier holds a plan to its collective: each plan checked as another fails, saying
  * why; an algorithm asked for a collective it does not build says which do. */
 /* matmul-allreduce with each algorithm: its allreduce laid out once per partition, the
@@ -617,15 +630,7 @@ START_TEST(test_fused_plans) {
                     uint32_t computes = 0;
                     for (uint32_t i = 0; i < p->nops; i++) computes += p->ops[i].code == AR_OP_COMPUTE;
                     ck_assert_uint_eq(computes, (uint32_t)(parts * t->nranks));
-                    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
-                    ro.check = 1;
-                    ro.iters = 3;
-                    ar_result_t res;
-                    memset(&res, 0, sizeof res);
-                    ck_assert_msg(ar_backend_run("ref", t, p, &ro, &res, &e) == AR_OK, "%s", e.message);
-                    ck_assert_msg(res.checked && res.check_ok && res.wrong == 0, "%s on %s: %s", algos[ai],
-                                  topos[ti].spec, res.check_msg);
-                    ar_result_free(&res);
+                    assert_ref_exact(t, p, algos[ai], topos[ti].spec);
                     ar_plan_free(p);
                 }
         ar_topo_free(t);
@@ -668,15 +673,7 @@ START_TEST(test_gather_plans) {
                         computes++;
                     }
                 ck_assert_uint_eq(computes, (uint32_t)(t->nranks * t->nranks));
-                ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
-                ro.check = 1;
-                ro.iters = 3;
-                ar_result_t res;
-                memset(&res, 0, sizeof res);
-                ck_assert_msg(ar_backend_run("ref", t, p, &ro, &res, &e) == AR_OK, "%s", e.message);
-                ck_assert_msg(res.checked && res.check_ok && res.wrong == 0, "%s on %s: %s", algos[ai], topos[ti].spec,
-                              res.check_msg);
-                ar_result_free(&res);
+                assert_ref_exact(t, p, algos[ai], topos[ti].spec);
                 /* each guard taken out in turn: an arrival WAIT (count > 0), then a WAIT for the
                  * products before (count 0) */
                 for (int guard = 0; guard < 2; guard++) {
