@@ -32,8 +32,34 @@ typedef struct fuse_s {
     ar_addr_t *srcs;       /* P + 1: a REDUCE's sources, moved */
 } fuse_t;
 
+/* Where address a of the collective's plan lies in the fused one (part: the partition laid),
+ * AR_EINVAL where it cannot. */
+typedef int (*mover_t)(const void *ctx, int part, ar_addr_t a, ar_addr_t *to);
+
+/* Op of the collective's plan in, laid into the fused plan p by channel (r, c): its flags from
+ * flag0 on, its addresses moved by move; srcs: room for in->nranks + 1 sources. */
+static int lay_op(ar_plan_t *p, int r, int c, const ar_plan_t *in, const ar_op_t *op, uint32_t flag0, mover_t move,
+                  const void *ctx, int part, ar_addr_t *srcs) {
+    ar_addr_t d;
+    switch (op->code) {
+    case AR_OP_SIGNAL: return ar_plan_signal(p, r, c, op->dst.rank, flag0 + op->flag);
+    case AR_OP_WAIT: return ar_plan_wait_back(p, r, c, flag0 + op->flag, op->back, op->count);
+    case AR_OP_COPY:
+    case AR_OP_REDUCE:
+    case AR_OP_NETREDUCE:
+        if (op->nsrc > (uint32_t)in->nranks + 1) return AR_EINVAL;
+        AR_TRY(move(ctx, part, op->dst, &d));
+        for (uint32_t k = 0; k < op->nsrc; k++) AR_TRY(move(ctx, part, in->srcs[op->src + k], &srcs[k]));
+        return op->code == AR_OP_COPY     ? ar_plan_copy(p, r, c, d, srcs[0], op->n)
+               : op->code == AR_OP_REDUCE ? ar_plan_reduce(p, r, c, d, srcs, op->nsrc, op->n)
+                                          : ar_plan_netreduce(p, r, c, d, srcs[0], op->n);
+    default: return AR_EINVAL; /* the collective computes nothing itself */
+    }
+}
+
 /* Where address a of the partition's plan lies in partition i of the fused one. */
-static int move_addr(const fuse_t *f, int i, ar_addr_t a, ar_addr_t *to) {
+static int move_addr(const void *ctx, int i, ar_addr_t a, ar_addr_t *to) {
+    const fuse_t *f = ctx;
     *to = a;
     if (a.rank == AR_RANK_HOST) {
         to->off += (uint64_t)i * f->in->host_elems;
@@ -60,28 +86,8 @@ static int lay_partition(fuse_t *f, int q, int c, int i) {
     const ar_chan_t *ch = ar_plan_chan(f->in, q, c);
     ar_plan_t *p = f->out;
     const uint32_t flags = f->inner + (uint32_t)i * f->in->nflags;
-    for (uint32_t j = 0; j < ch->nops; j++) {
-        const ar_op_t *op = &f->in->ops[ch->first + j];
-        ar_addr_t d, *s = f->srcs;
-        switch (op->code) {
-        case AR_OP_SIGNAL: AR_TRY(ar_plan_signal(p, q, c, op->dst.rank, flags + op->flag)); break;
-        case AR_OP_WAIT:
-            if (op->count == 0 || op->back) AR_TRY(ar_plan_wait_back(p, q, c, flags + op->flag, op->back, op->count));
-            else AR_TRY(ar_plan_wait(p, q, c, flags + op->flag, op->count));
-            break;
-        case AR_OP_COPY:
-        case AR_OP_REDUCE:
-        case AR_OP_NETREDUCE:
-            if (op->nsrc > (uint32_t)f->P + 1) return AR_EINVAL;
-            AR_TRY(move_addr(f, i, op->dst, &d));
-            for (uint32_t k = 0; k < op->nsrc; k++) AR_TRY(move_addr(f, i, f->in->srcs[op->src + k], &s[k]));
-            if (op->code == AR_OP_COPY) AR_TRY(ar_plan_copy(p, q, c, d, s[0], op->n));
-            else if (op->code == AR_OP_REDUCE) AR_TRY(ar_plan_reduce(p, q, c, d, s, op->nsrc, op->n));
-            else AR_TRY(ar_plan_netreduce(p, q, c, d, s[0], op->n));
-            break;
-        default: return AR_EINVAL; /* a partition's allreduce computes nothing itself */
-        }
-    }
+    for (uint32_t j = 0; j < ch->nops; j++)
+        AR_TRY(lay_op(p, q, c, f->in, &f->in->ops[ch->first + j], flags, move_addr, f, i, f->srcs));
     return AR_OK;
 }
 
@@ -186,7 +192,9 @@ typedef struct gather_s {
 } gather_t;
 
 /* Where address a of the all-gather lies in the fused plan: OUT is SCRATCH's first M x K. */
-static int gather_addr(const gather_t *f, ar_addr_t a, ar_addr_t *to) {
+static int gather_addr(const void *ctx, int part, ar_addr_t a, ar_addr_t *to) {
+    const gather_t *f = ctx;
+    (void)part; /* one partition */
     *to = a;
     if (a.rank == AR_RANK_HOST) return AR_OK;
     if (ar_addr_buf(a) == AR_BUF_OUT) {
@@ -223,27 +231,7 @@ static int gather_channel(gather_t *f, int w, int c) {
                 waited[r * f->P + q] = 1;
                 rc = ar_plan_wait_prev(p, w, c, f->consumed + (uint32_t)(r * f->P + q));
             }
-        if (rc != AR_OK) break;
-        ar_addr_t d;
-        switch (op->code) {
-        case AR_OP_SIGNAL: rc = ar_plan_signal(p, w, c, op->dst.rank, f->inner + op->flag); break;
-        case AR_OP_WAIT: rc = ar_plan_wait_back(p, w, c, f->inner + op->flag, op->back, op->count); break;
-        case AR_OP_COPY:
-        case AR_OP_REDUCE:
-        case AR_OP_NETREDUCE:
-            if (op->nsrc > (uint32_t)f->P + 1) {
-                rc = AR_EINVAL;
-                break;
-            }
-            rc = gather_addr(f, op->dst, &d);
-            for (uint32_t k = 0; k < op->nsrc && rc == AR_OK; k++) rc = gather_addr(f, f->in->srcs[op->src + k], &f->srcs[k]);
-            if (rc != AR_OK) break;
-            rc = op->code == AR_OP_COPY     ? ar_plan_copy(p, w, c, d, f->srcs[0], op->n)
-                 : op->code == AR_OP_REDUCE ? ar_plan_reduce(p, w, c, d, f->srcs, op->nsrc, op->n)
-                                            : ar_plan_netreduce(p, w, c, d, f->srcs[0], op->n);
-            break;
-        default: rc = AR_EINVAL; /* an all-gather computes nothing itself */
-        }
+        if (rc == AR_OK) rc = lay_op(p, w, c, f->in, op, f->inner, gather_addr, f, 0, f->srcs);
         for (int q = q0; q < q1 && rc == AR_OK; q++)
             if (q != r) rc = ar_plan_signal(p, w, c, r, f->arrived + (uint32_t)q);
     }
