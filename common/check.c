@@ -44,9 +44,7 @@ int ar_check_out(ar_dtype_t dtype, ar_coll_t coll, int nranks, uint64_t count, c
             mag = fabs(want);
         } else if (gathered) { /* row i / N of A, from the rank holding it, times column i % N of this rank's B */
             const uint64_t row = i / g.n, col = i % g.n, b0 = g.m * g.k;
-            uint64_t rlo = 0, rlen = 0;
-            int q = -1;
-            while (rlo + rlen <= row) ar_coll_shard(g.m, nranks, ++q, &rlo, &rlen);
+            const int q = ar_coll_shard_owner(g.m, nranks, row);
             for (uint64_t l = 0; l < g.k; l++) {
                 const double ab = input(dtype, inputs, q, row * g.k + l) * input(dtype, inputs, rank, b0 + l * g.n + col);
                 want += ab;

@@ -456,14 +456,6 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
 
 /* ---------- ops ---------- */
 
-/* The rank whose shard holds element j (ar_coll_shard). */
-static int shard_owner(uint64_t count, int P, uint64_t j) {
-    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P;
-    const uint64_t big = extra * (base + 1); /* the first extra shards hold one more */
-    return j < big ? (int)(j / (base + 1)) : (int)(extra + (j - big) / base);
-}
-
-
 /* Source j of a REDUCE or NETREDUCE (the latter's src on rank j). */
 static ar_addr_t source(const ar_plan_t *p, const ar_op_t *op, uint32_t j) {
     if (op->code != AR_OP_NETREDUCE) return p->srcs[op->src + j];
@@ -588,11 +580,12 @@ static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_
      * matmul's rows are each the rank's that holds them, one rank's in one product */
     int owner = r;
     if (p->coll == AR_COLL_ALLGATHER_MATMUL) {
-        owner = shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K);
-        if (shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K + m - 1) != owner)
+        owner = ar_coll_shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K);
+        const int last = ar_coll_shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K + m - 1);
+        if (last != owner)
             return AR_ERR(v->err, AR_EPLAN, "%s: its rows %" PRIu64 "..%" PRIu64 " are held by ranks %d and %d: an "
                           "all-gather + matmul multiplies one rank's rows at a time", b1, (uint64_t)a0 / K,
-                          (uint64_t)a0 / K + m, owner, shard_owner(p->gemm.m, v->P, (uint64_t)a0 / K + m - 1));
+                          (uint64_t)a0 / K + m, owner, last);
     }
     int64_t at = a0;
     for (size_t i = 0; i < na; i++) {
@@ -796,8 +789,8 @@ static int check_out(vs_t *v, int e) {
             if (coll == AR_COLL_REDUCESCATTER && (end <= lo || g->start >= lo + len)) continue;
             int from = -1; /* allgather: the only rank whose contribution it may hold */
             if (coll == AR_COLL_ALLGATHER || coll == AR_COLL_ALLGATHER_MATMUL) { /* the latter: by rows */
-                from = shard_owner(v->p->count, v->P, g->start);
-                const int last = shard_owner(v->p->count, v->P, end - 1);
+                from = ar_coll_shard_owner(v->p->count, v->P, g->start);
+                const int last = ar_coll_shard_owner(v->p->count, v->P, end - 1);
                 if (last != from)
                     return AR_ERR(v->err, AR_EPLAN,
                                   "rank %d OUT[%" PRIu64 "..%" PRIu64 ") holds one value across the shards of "

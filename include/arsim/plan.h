@@ -129,6 +129,12 @@ static inline void ar_coll_shard(uint64_t count, int P, int r, uint64_t *lo, uin
     *len = base + (rr < extra);
     *lo = rr * base + (rr < extra ? rr : extra);
 }
+/* The rank whose shard (ar_coll_shard) holds element j of count. */
+static inline int ar_coll_shard_owner(uint64_t count, int P, uint64_t j) {
+    const uint64_t base = count / (uint64_t)P, extra = count % (uint64_t)P;
+    const uint64_t big = extra * (base + 1); /* the first extra shards hold one more */
+    return j < big ? (int)(j / (base + 1)) : (int)(extra + (j - big) / base);
+}
 
 #define AR_RANK_HOST (-1)
 /* The cuda executor stages a channel's ops this many at a time (hw/exec.cu). A run of
