@@ -398,15 +398,13 @@ void ar__cuda_plan_free(ar__gpu_plan_t *g) {
     memset(g, 0, sizeof *g);
 }
 
-/* The ops of channel ch in stage k (stage: per op of p, ar_plan_stages'), [*from, *to). */
-static void stage_range(const ar_plan_t *p, const ar_chan_t *ch, const uint32_t *stage, uint32_t k, uint32_t *from,
-                        uint32_t *to) {
+/* The ops of channel ch in stage k (stage: per op of the plan, ar_plan_stages'), [*from, *to). */
+static void stage_range(const ar_chan_t *ch, const uint32_t *stage, uint32_t k, uint32_t *from, uint32_t *to) {
     uint32_t i = 0;
     while (i < ch->nops && stage[ch->first + i] < k) i++;
     *from = i;
     while (i < ch->nops && stage[ch->first + i] == k) i++;
     *to = i;
-    (void)p;
 }
 
 /* Stage k of the executor on GPU g: a block per channel there with ops in it, lowered and
@@ -419,7 +417,7 @@ static int stage_lower(ar__cuda_t *be, const ar_plan_t *p, int g, const uint32_t
         for (int c = 0; c < p->nchannels; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
             if (!exec_runs(ch)) continue;
-            stage_range(p, ch, stage, k, &from, &to);
+            stage_range(ch, stage, k, &from, &to);
             if (from == to) continue;
             nb++;
             nops += to - from;
@@ -448,7 +446,7 @@ static int stage_lower(ar__cuda_t *be, const ar_plan_t *p, int g, const uint32_t
         for (int c = 0; c < p->nchannels && rc == AR_OK; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
             if (!exec_runs(ch)) continue;
-            stage_range(p, ch, stage, k, &from, &to);
+            stage_range(ch, stage, k, &from, &to);
             if (from == to) continue;
             blocks[bi] = (ar__dblock_t){oi, to - from, si, 0};
             of[bi] = (ar__block_of_t){r, c, from, to - from};
