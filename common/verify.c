@@ -56,11 +56,26 @@ typedef struct seg_s {
     uint32_t rset, rlen; /* reads since the last write, in the read arena */
 } seg_t;
 
-typedef struct space_s {
-    seg_t *s;
+/* A buffer's segments in order, held in blocks of at most SEG_BLOCK: a split or a merge
+ * moves at most one block's segments, so an access costs the same in a buffer cut into a
+ * few segments and in one cut into 100000 (16-byte chunks of a large plan). */
+#define SEG_BLOCK 64
+
+typedef struct blk_s {
     uint32_t n, cap;
+    seg_t s[];
+} blk_t;
+
+typedef struct space_s {
+    blk_t **b;
+    uint64_t *first; /* each block's first start, searched without touching the blocks */
+    uint32_t nb, capb;
     uint64_t size;
 } space_t;
+
+typedef struct cur_s { /* a segment: the j-th of block b; b == nb past the last */
+    uint32_t b, j;
+} cur_t;
 
 typedef struct piece_s {
     uint64_t len;
@@ -208,61 +223,175 @@ static int vec_intern(vs_t *v, const uint8_t *x, uint32_t *id) {
 
 /* ---------- segments ---------- */
 
+static blk_t *blk_new(uint32_t cap) {
+    blk_t *k = malloc(sizeof *k + cap * sizeof k->s[0]);
+    if (k) {
+        k->n = 0;
+        k->cap = cap;
+    }
+    return k;
+}
+
 static int space_init(space_t *s, uint64_t size) {
     s->size = size;
-    s->n = 0;
-    s->cap = 16;
-    s->s = malloc(s->cap * sizeof *s->s);
-    if (!s->s) return AR_ENOMEM;
+    s->nb = 0;
+    s->capb = 4;
+    s->b = malloc(s->capb * sizeof *s->b);
+    s->first = malloc(s->capb * sizeof *s->first);
+    if (!s->b || !s->first) return AR_ENOMEM;
     if (size) {
-        seg_t z = {0, 0, 0, NONE, 0, 0, 0};
-        s->s[s->n++] = z;
+        if (!(s->b[0] = blk_new(4))) return AR_ENOMEM;
+        s->b[0]->s[s->b[0]->n++] = (seg_t){0, 0, 0, NONE, 0, 0, 0};
+        s->first[0] = 0;
+        s->nb = 1;
     }
     return AR_OK;
 }
 
-static uint64_t seg_end(const space_t *s, uint32_t i) {
-    return i + 1 < s->n ? s->s[i + 1].start : s->size;
+static void space_free(space_t *s) {
+    for (uint32_t k = 0; k < s->nb; k++) free(s->b[k]);
+    free(s->b);
+    free(s->first);
 }
 
-static int space_insert(space_t *s, uint32_t at, const seg_t *segs, uint32_t k, uint32_t remove) {
-    uint32_t nn = s->n - remove + k;
-    if (nn > s->cap) {
-        uint32_t nc = s->cap;
-        while (nc < nn) nc *= 2;
-        seg_t *ns = realloc(s->s, nc * sizeof *ns);
-        if (!ns) return AR_ENOMEM;
-        s->s = ns;
-        s->cap = nc;
-    }
-    memmove(s->s + at + k, s->s + at + remove, (s->n - at - remove) * sizeof *s->s);
-    memcpy(s->s + at, segs, k * sizeof *segs);
-    s->n = nn;
-    return AR_OK;
+static seg_t *seg_at(const space_t *s, cur_t c) {
+    return &s->b[c.b]->s[c.j];
 }
 
-/* Index of the segment that starts at x (splitting one if needed); s->n for x == size. */
-static int space_split(space_t *s, uint64_t x, uint32_t *idx) {
-    if (x >= s->size) {
-        *idx = s->n;
-        return AR_OK;
-    }
-    uint32_t lo = 0, hi = s->n; /* last segment with start <= x */
+static int cur_valid(const space_t *s, cur_t c) {
+    return c.b < s->nb;
+}
+
+static cur_t cur_first(void) {
+    return (cur_t){0, 0};
+}
+
+static cur_t cur_next(const space_t *s, cur_t c) {
+    return ++c.j < s->b[c.b]->n ? c : (cur_t){c.b + 1, 0};
+}
+
+/* The segment before c; 0 when c is the first. */
+static int cur_prev(const space_t *s, cur_t *c) {
+    if (c->j) c->j--;
+    else if (c->b) *c = (cur_t){c->b - 1, s->b[c->b - 1]->n - 1};
+    else return 0;
+    return 1;
+}
+
+static uint64_t seg_end(const space_t *s, cur_t c) {
+    c = cur_next(s, c);
+    return cur_valid(s, c) ? seg_at(s, c)->start : s->size;
+}
+
+/* The segment holding element x < size. */
+static cur_t space_find(const space_t *s, uint64_t x) {
+    uint32_t lo = 0, hi = s->nb; /* last block starting at or before x */
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
-        if (s->s[mid].start <= x) lo = mid;
+        if (s->first[mid] <= x) lo = mid;
         else hi = mid;
     }
-    if (s->s[lo].start == x) {
-        *idx = lo;
+    const blk_t *k = s->b[lo];
+    uint32_t l = 0, h = k->n;
+    while (h - l > 1) {
+        uint32_t mid = (l + h) / 2;
+        if (k->s[mid].start <= x) l = mid;
+        else h = mid;
+    }
+    return (cur_t){lo, l};
+}
+
+/* Replace the segment at c with g. */
+static void seg_set(space_t *s, cur_t c, seg_t g) {
+    s->b[c.b]->s[c.j] = g;
+    if (!c.j) s->first[c.b] = g.start;
+}
+
+/* Insert g before c (c past the last: at the end); *c becomes the new segment. A full block
+ * is halved, which moves block pointers, so cursors other than *c are stale afterwards. */
+static int seg_insert(space_t *s, cur_t *c, seg_t g) {
+    if (!cur_valid(s, *c)) {
+        if (!s->nb) {
+            if (!(s->b[0] = blk_new(4))) return AR_ENOMEM;
+            s->nb = 1;
+        }
+        *c = (cur_t){s->nb - 1, s->b[s->nb - 1]->n};
+    }
+    blk_t *k = s->b[c->b];
+    if (k->n == SEG_BLOCK) {
+        if (s->nb == s->capb) {
+            blk_t **nbs = realloc(s->b, 2 * s->capb * sizeof *nbs);
+            if (nbs) s->b = nbs;
+            uint64_t *nf = nbs ? realloc(s->first, 2 * s->capb * sizeof *nf) : NULL;
+            if (!nf) return AR_ENOMEM;
+            s->first = nf;
+            s->capb *= 2;
+        }
+        blk_t *hi = blk_new(SEG_BLOCK);
+        if (!hi) return AR_ENOMEM;
+        const uint32_t half = k->n / 2;
+        hi->n = k->n - half;
+        memcpy(hi->s, k->s + half, hi->n * sizeof k->s[0]);
+        k->n = half;
+        memmove(s->b + c->b + 2, s->b + c->b + 1, (s->nb - c->b - 1) * sizeof *s->b);
+        memmove(s->first + c->b + 2, s->first + c->b + 1, (s->nb - c->b - 1) * sizeof *s->first);
+        s->b[c->b + 1] = hi;
+        s->first[c->b + 1] = hi->s[0].start;
+        s->nb++;
+        if (c->j > half) *c = (cur_t){c->b + 1, c->j - half};
+        k = s->b[c->b];
+    }
+    if (k->n == k->cap) {
+        uint32_t nc = 2 * k->cap < SEG_BLOCK ? 2 * k->cap : SEG_BLOCK;
+        blk_t *nk = realloc(k, sizeof *nk + nc * sizeof nk->s[0]);
+        if (!nk) return AR_ENOMEM;
+        nk->cap = nc;
+        s->b[c->b] = k = nk;
+    }
+    memmove(k->s + c->j + 1, k->s + c->j, (k->n - c->j) * sizeof k->s[0]);
+    k->n++;
+    seg_set(s, *c, g);
+    return AR_OK;
+}
+
+/* Remove the segment at c; c then holds the one after it. */
+static cur_t seg_remove(space_t *s, cur_t c) {
+    blk_t *k = s->b[c.b];
+    memmove(k->s + c.j, k->s + c.j + 1, (k->n - c.j - 1) * sizeof k->s[0]);
+    if (--k->n) {
+        s->first[c.b] = k->s[0].start;
+        return c.j < k->n ? c : (cur_t){c.b + 1, 0};
+    }
+    free(k);
+    memmove(s->b + c.b, s->b + c.b + 1, (s->nb - c.b - 1) * sizeof *s->b);
+    memmove(s->first + c.b, s->first + c.b + 1, (s->nb - c.b - 1) * sizeof *s->first);
+    s->nb--;
+    return (cur_t){c.b, 0};
+}
+
+/* The segment that starts at x, splitting one if needed; past the last for x == size. */
+static int space_split(space_t *s, uint64_t x, cur_t *at) {
+    if (x >= s->size) {
+        *at = (cur_t){s->nb, 0};
         return AR_OK;
     }
-    seg_t t = s->s[lo];
-    if (t.vec) t.base += (int64_t)(x - t.start);
-    t.start = x;
-    AR_TRY(space_insert(s, lo + 1, &t, 1, 0));
-    *idx = lo + 1;
+    cur_t c = space_find(s, x);
+    seg_t t = *seg_at(s, c);
+    if (t.start != x) {
+        if (t.vec) t.base += (int64_t)(x - t.start);
+        t.start = x;
+        c.j++;
+        AR_TRY(seg_insert(s, &c, t));
+    }
+    *at = c;
     return AR_OK;
+}
+
+/* Split at x0 and x1; *c0 is then the segment starting at x0. */
+static int space_split2(space_t *s, uint64_t x0, uint64_t x1, cur_t *c0) {
+    cur_t c1;
+    AR_TRY(space_split(s, x1, &c1));
+    return space_split(s, x0, c0); /* last: a split may halve a block under c1 */
 }
 
 static int seg_mergeable(const seg_t *a, const seg_t *b) {
@@ -271,18 +400,19 @@ static int seg_mergeable(const seg_t *a, const seg_t *b) {
     return !a->vec || a->base + (int64_t)(b->start - a->start) == b->base;
 }
 
-/* Merge equal neighbours among segments lo..hi+1. */
-static void space_compact(space_t *s, uint32_t lo, uint32_t hi) {
-    if (s->n < 2) return;
-    if (hi > s->n - 2) hi = s->n - 2;
-    if (lo > hi) return;
-    uint32_t w = lo;
-    for (uint32_t i = lo + 1; i <= hi + 1; i++)
-        if (!seg_mergeable(&s->s[w], &s->s[i])) s->s[++w] = s->s[i];
-    uint32_t removed = hi + 1 - w;
-    if (removed) {
-        memmove(s->s + w + 1, s->s + hi + 2, (s->n - hi - 2) * sizeof *s->s);
-        s->n -= removed;
+/* Merge equal neighbours from the segment before the one holding x0 to the first one
+ * starting after x1. */
+static void space_compact(space_t *s, uint64_t x0, uint64_t x1) {
+    if (x0 >= s->size) return;
+    cur_t w = space_find(s, x0);
+    cur_prev(s, &w);
+    for (;;) {
+        cur_t i = cur_next(s, w);
+        if (!cur_valid(s, i)) return;
+        const int last = seg_at(s, i)->start > x1;
+        if (seg_mergeable(seg_at(s, w), seg_at(s, i))) seg_remove(s, i); /* w stays: it is before i */
+        else w = i;
+        if (last) return;
     }
 }
 
@@ -351,13 +481,13 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
     }
     int si = space_of(v, a);
     space_t *s = &v->sp[si];
-    uint32_t i0, i1;
-    AR_TRY(space_split(s, a.off, &i0));
-    AR_TRY(space_split(s, a.off + n, &i1));
+    const uint64_t end = a.off + n;
+    cur_t i;
+    AR_TRY(space_split2(s, a.off, end, &i));
     uint32_t clk = v->vc[(size_t)ch * v->nch + ch];
     uint32_t single = NONE; /* read set holding only this read, made on first use */
-    for (uint32_t i = i0; i < i1; i++) {
-        seg_t *g = &s->s[i];
+    for (; cur_valid(s, i) && seg_at(s, i)->start < end; i = cur_next(s, i)) {
+        seg_t *g = seg_at(s, i);
         if (g->wch != NONE && !hb(v, ch, (acc_t){g->wch, g->wclk})) {
             const char *kind = race_kind(v, (acc_t){g->wch, g->wclk}, e);
             return AR_ERR(v->err, AR_EPLAN,
@@ -384,13 +514,11 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
                 single = (uint32_t)v->nra;
                 v->ra[v->nra++] = (acc_t){ch, clk};
             }
-            g = &s->s[i];
             g->rset = single;
             g->rlen = 1;
             continue;
         }
         AR_TRY(ra_reserve(v, keep + 1));
-        g = &s->s[i];
         uint32_t at = (uint32_t)v->nra;
         for (uint32_t r = 0; r < g->rlen; r++)
             if (!hb(v, ch, v->ra[g->rset + r])) v->ra[v->nra++] = v->ra[g->rset + r];
@@ -398,7 +526,7 @@ static int do_read(vs_t *v, uint32_t ch, int e, uint32_t op_i, int srci, ar_addr
         g->rset = at;
         g->rlen = keep + 1;
     }
-    space_compact(s, i0 ? i0 - 1 : 0, i1);
+    space_compact(s, a.off, end);
     return AR_OK;
 }
 
@@ -411,12 +539,12 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
     space_t *s = &v->sp[si];
     uint64_t n = 0;
     for (size_t k = 0; k < npcs; k++) n += pcs[k].len;
-    uint32_t i0, i1;
-    AR_TRY(space_split(s, a.off, &i0));
-    AR_TRY(space_split(s, a.off + n, &i1));
+    const uint64_t end = a.off + n;
+    cur_t c0;
+    AR_TRY(space_split2(s, a.off, end, &c0));
     uint32_t clk = v->vc[(size_t)ch * v->nch + ch];
-    for (uint32_t i = i0; i < i1; i++) {
-        const seg_t *g = &s->s[i];
+    for (cur_t i = c0; cur_valid(s, i) && seg_at(s, i)->start < end; i = cur_next(s, i)) {
+        const seg_t *g = seg_at(s, i);
         acc_t other = {NONE, 0};
         const char *what = NULL;
         if (g->wch != NONE && !hb(v, ch, (acc_t){g->wch, g->wclk})) {
@@ -438,19 +566,19 @@ static int do_write(vs_t *v, uint32_t ch, int e, uint32_t op_i, ar_addr_t a, con
                           fmt_acc(v, b2, sizeof b2, other.ch, other.clk));
         }
     }
-    /* replace segments [i0, i1) with the pieces */
-    seg_t stack[64];
-    seg_t *ns = npcs <= 64 ? stack : malloc(npcs * sizeof *ns);
-    if (!ns) return AR_ENOMEM;
+    /* the pieces take the place of the segments in [a.off, end): overwritten in order, the
+     * rest inserted or removed */
+    cur_t c = c0;
     uint64_t at = a.off;
     for (size_t k = 0; k < npcs; k++) {
-        ns[k] = (seg_t){at, pcs[k].base, pcs[k].vec, ch, clk, 0, 0};
+        const seg_t g = {at, pcs[k].base, pcs[k].vec, ch, clk, 0, 0};
+        if (cur_valid(s, c) && seg_at(s, c)->start < end) seg_set(s, c, g);
+        else AR_TRY(seg_insert(s, &c, g));
+        c = cur_next(s, c);
         at += pcs[k].len;
     }
-    int rc = space_insert(s, i0, ns, (uint32_t)npcs, i1 - i0);
-    if (ns != stack) free(ns);
-    AR_TRY(rc);
-    space_compact(s, i0 ? i0 - 1 : 0, i0 + (uint32_t)npcs);
+    while (cur_valid(s, c) && seg_at(s, c)->start < end) c = seg_remove(s, c);
+    space_compact(s, a.off, end);
     return AR_OK;
 }
 
@@ -609,82 +737,83 @@ static int exec_compute(vs_t *v, uint32_t ch, int e, uint32_t op_i, const ar_op_
     return do_write(v, ch, e, op_i, ar_addr_at(p, op->dst, (uint64_t)e), &out, 1);
 }
 
-/* Static checks of one op: bounds, k, flags, IN read-only, overlaps. */
+/* Static checks of one op: bounds, k, flags, IN read-only, overlaps. They run for every op,
+ * so the op's name is formatted only at a fault. */
+#define THIS_OP fmt_op(v, b1, sizeof b1, ch, i)
 static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
     const ar_plan_t *p = v->p;
     char b1[96], b2[64];
-    fmt_op(v, b1, sizeof b1, ch, i);
     if (op->code >= AR_NOPCODE)
         return AR_ERR(v->err, AR_EPLAN, "rank %u chan %u op %u: unknown opcode %u",
                       ch / (uint32_t)p->nchannels, ch % (uint32_t)p->nchannels, i, op->code);
     if (op->code == AR_OP_SIGNAL) {
         if (op->dst.rank < 0 || op->dst.rank >= p->nranks)
-            return AR_ERR(v->err, AR_EPLAN, "%s: target rank %d out of range (%d ranks)", b1,
+            return AR_ERR(v->err, AR_EPLAN, "%s: target rank %d out of range (%d ranks)", THIS_OP,
                           (int)op->dst.rank, p->nranks);
         if (op->flag >= p->nflags)
-            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", b1, op->flag,
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", THIS_OP, op->flag,
                           p->nflags);
         return AR_OK;
     }
     if (op->code == AR_OP_WAIT) {
         if (op->flag >= p->nflags)
-            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", b1, op->flag,
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", THIS_OP, op->flag,
                           p->nflags);
         if (op->back > 1)
-            return AR_ERR(v->err, AR_EPLAN, "%s: WAIT %u executions back, at most 1", b1, op->back);
+            return AR_ERR(v->err, AR_EPLAN, "%s: WAIT %u executions back, at most 1", THIS_OP, op->back);
         uint32_t r = ch / (uint32_t)p->nchannels;
         uint64_t pe = p->per_epoch[(size_t)r * p->nflags + op->flag];
         if (op->count > pe)
             return AR_ERR(v->err, AR_EPLAN,
                           "deadlock: %s waits for count %" PRIu64 " on flag %u but the plan sends "
                           "only %" PRIu64 " SIGNALs to it per execution",
-                          b1, op->count, op->flag, pe);
+                          THIS_OP, op->count, op->flag, pe);
         return AR_OK;
     }
     if ((op->code == AR_OP_COPY || op->code == AR_OP_NETREDUCE) && op->nsrc != 1)
-        return AR_ERR(v->err, AR_EPLAN, "%s: %s with %u sources", b1, ar_op_name(op->code), op->nsrc);
+        return AR_ERR(v->err, AR_EPLAN, "%s: %s with %u sources", THIS_OP, ar_op_name(op->code), op->nsrc);
     if (op->code == AR_OP_COMPUTE && (op->nsrc != 2 || op->flag == 0 || op->count == 0))
         return AR_ERR(v->err, AR_EPLAN, "%s: COMPUTE with %u sources, %u columns, inner %" PRIu64 " (want 2, >= 1, >= 1)",
-                      b1, op->nsrc, op->flag, op->count);
+                      THIS_OP, op->nsrc, op->flag, op->count);
     if (op->code == AR_OP_COMPUTE && (uint64_t)op->src + 2 <= p->nsrcs &&
         (op->dst.rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
          p->srcs[op->src].rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
          p->srcs[op->src + 1].rank != (int32_t)(ch / (uint32_t)p->nchannels)))
         return AR_ERR(v->err, AR_EPLAN, "%s: COMPUTE names another rank's buffer (a product runs on its own device)",
-                      b1);
+                      THIS_OP);
     if (op->code == AR_OP_NETREDUCE && op->nsrc == 1 && (uint64_t)op->src < p->nsrcs &&
         (op->dst.rank != (int32_t)(ch / (uint32_t)p->nchannels) ||
          p->srcs[op->src].rank != (int32_t)(ch / (uint32_t)p->nchannels)))
         return AR_ERR(v->err, AR_EPLAN, "%s: NETREDUCE names another rank's buffer (it names its own: every rank's)",
-                      b1);
+                      THIS_OP);
     if (op->code == AR_OP_REDUCE && (op->nsrc < 2 || op->nsrc > (uint32_t)p->nranks + 1))
-        return AR_ERR(v->err, AR_EPLAN, "%s: k = %u sources, want 2..%d", b1, op->nsrc,
+        return AR_ERR(v->err, AR_EPLAN, "%s: k = %u sources, want 2..%d", THIS_OP, op->nsrc,
                       p->nranks + 1);
     if ((uint64_t)op->src + op->nsrc > p->nsrcs)
-        return AR_ERR(v->err, AR_EPLAN, "%s: source list out of range", b1);
+        return AR_ERR(v->err, AR_EPLAN, "%s: source list out of range", THIS_OP);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         const ar_addr_t *a = ar_op_operand(p, op, s);
         const char *role = s == op->nsrc ? "destination" : "source";
         if (a->rank != AR_RANK_HOST && (a->rank < 0 || a->rank >= p->nranks))
-            return AR_ERR(v->err, AR_EPLAN, "%s: %s rank %d out of range (%d ranks)", b1, role,
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s rank %d out of range (%d ranks)", THIS_OP, role,
                           (int)a->rank, p->nranks);
         if (a->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY))
-            return AR_ERR(v->err, AR_EPLAN, "%s: %s address flags 0x%x unknown", b1, role,
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s address flags 0x%x unknown", THIS_OP, role,
                           a->buf & ~(AR_ADDR_BUF_MASK | AR_ADDR_PARITY));
         if (a->rank != AR_RANK_HOST && ar_addr_buf(*a) >= AR_NBUF)
-            return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", b1, role, (unsigned)ar_addr_buf(*a));
+            return AR_ERR(v->err, AR_EPLAN, "%s: %s buffer %u unknown", THIS_OP, role, (unsigned)ar_addr_buf(*a));
         uint64_t size = ar_plan_buf_elems(p, a->rank, ar_addr_buf(*a)), n = ar_op_operand_elems(op, s);
         for (uint64_t par = 0; par < 2; par++) { /* both slots of a parity address */
             ar_addr_t x = ar_addr_at(p, *a, par);
             if (n > size || x.off < a->off || x.off > size - n)
                 return AR_ERR(v->err, AR_EPLAN,
-                              "%s: out of bounds: %s %s%s, buffer holds %" PRIu64 " elements", b1, role,
+                              "%s: out of bounds: %s %s%s, buffer holds %" PRIu64 " elements", THIS_OP, role,
                               fmt_addr(b2, sizeof b2, x, n), par ? " (odd executions' slot)" : "",
                               size);
         }
     }
     if (op->dst.rank != AR_RANK_HOST && ar_addr_buf(op->dst) == AR_BUF_IN)
-        return AR_ERR(v->err, AR_EPLAN, "%s: writes %s, but IN is read-only", b1,
+        return AR_ERR(v->err, AR_EPLAN, "%s: writes %s, but IN is read-only", THIS_OP,
                       fmt_addr(b2, sizeof b2, ar_addr_at(p, op->dst, 0), op->n));
     const uint64_t nd = ar_op_operand_elems(op, op->nsrc);
     for (uint64_t par = 0; par < 2; par++) {
@@ -695,12 +824,13 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
             if (space_of(v, a) != space_of(v, d) || (a.rank != AR_RANK_HOST && a.buf == AR_BUF_IN)) continue;
             if (a.off + na <= d.off || d.off + nd <= a.off) continue;
             if (op->code != AR_OP_COPY && op->code != AR_OP_COMPUTE && a.off == d.off) continue;
-            return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", b1, s,
+            return AR_ERR(v->err, AR_EPLAN, "%s: source %u %s overlaps the destination", THIS_OP, s,
                           fmt_addr(b2, sizeof b2, a, na));
         }
     }
     return AR_OK;
 }
+#undef THIS_OP
 
 static int exec_signal(vs_t *v, uint32_t ch, const ar_op_t *op, uint32_t opidx) {
     sender_t *x = &v->snd[v->op_sender[opidx]];
@@ -782,9 +912,9 @@ static int check_out(vs_t *v, int e) {
         const space_t *s = &v->sp[2 * r];
         uint64_t lo, len;
         ar_coll_shard(v->p->count, v->P, r, &lo, &len);
-        for (uint32_t i = 0; i < s->n; i++) {
-            const seg_t *g = &s->s[i];
-            const uint64_t end = i + 1 < s->n ? s->s[i + 1].start : v->p->count;
+        for (cur_t i = cur_first(); cur_valid(s, i); i = cur_next(s, i)) {
+            const seg_t *g = seg_at(s, i);
+            const uint64_t end = seg_end(s, i);
             /* a segment holds one value: one element of it checks them all */
             if (coll == AR_COLL_REDUCESCATTER && (end <= lo || g->start >= lo + len)) continue;
             int from = -1; /* allgather: the only rank whose contribution it may hold */
@@ -960,7 +1090,7 @@ static void teardown(vs_t *v) {
     free(v->unit);
     free(v->ra);
     if (v->sp)
-        for (int i = 0; i < v->nsp; i++) free(v->sp[i].s);
+        for (int i = 0; i < v->nsp; i++) space_free(&v->sp[i]);
     AR_FREE_EACH(v->sp, v->vc, v->pc, v->arrived, v->snd, v->flag_first, v->flag_n, v->op_sender, v->snap, v->xc,
                  v->pc_src[0], v->pc_src[1]);
     free(v->pc_out);

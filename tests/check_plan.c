@@ -174,6 +174,33 @@ START_TEST(test_verify_race) {
 }
 END_TEST
 
+/* A buffer cut into hundreds of segments, written in a scattered order (each copy splits
+ * a segment far from the last, merges fill the holes): verified, and a race on one late
+ * element among them still named. */
+static ar_plan_t *scattered_plan(int flag_between) {
+    const uint64_t n = 1000, stride = 7919; /* coprime with n: every element once */
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("scattered", 1, 2, n, AR_FP32, &p), AR_OK);
+    for (uint64_t i = 0; i < n; i++) ar_plan_copy(p, 0, 0, OUT(0, i * stride % n), IN(0, i * stride % n), 1);
+    if (flag_between) {
+        ar_plan_signal(p, 0, 0, 0, 0);
+        ar_plan_wait(p, 0, 1, 0, 1);
+    }
+    ar_plan_copy(p, 0, 1, OUT(0, 997), IN(0, 997), 1);
+    if (flag_between) {
+        ar_plan_signal(p, 0, 1, 0, 1);
+        ar_plan_wait(p, 0, 0, 1, 1);
+    }
+    return p;
+}
+
+START_TEST(test_verify_scattered) {
+    expect_ok(scattered_plan(1));
+    const char *m[] = {"race:", "r0.OUT[997]", "rank 0 chan 0 op 963 (COPY)", "rank 0 chan 1 op 0 (COPY)", NULL};
+    expect_fail(scattered_plan(0), m);
+}
+END_TEST
+
 START_TEST(test_verify_cross_epoch) {
     /* without the acknowledgement, the next execution's push overwrites SCRATCH
      * while the peer may still be reducing it */
@@ -389,6 +416,7 @@ Suite *suite_plan(void) {
     tcase_add_test(tc, test_verify_poison);
     tcase_add_test(tc, test_verify_race);
     tcase_add_test(tc, test_verify_cross_epoch);
+    tcase_add_test(tc, test_verify_scattered);
     tcase_add_test(tc, test_verify_flag_bound);
     tcase_add_test(tc, test_verify_parity_slots);
     tcase_add_test(tc, test_verify_unwaited_out);
