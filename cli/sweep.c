@@ -293,14 +293,14 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     ar_error_clear(&err);
     ar_case_out_t co;
     int rc = ar_case_plan(&c, &co, &err);
-    if (rc != AR_OK) {
-        snprintf(msg, len, "%c %s does not fit %s: %s", rc == AR_EUNFIT ? MSG_SKIP : MSG_FAIL,
-                 aname, spec, ar_cli_unprefixed(ar_error_format(&err, ebuf, sizeof ebuf), aname));
+    if (rc == AR_EUNFIT) {
+        snprintf(msg, len, "%c %s does not fit %s: %s", MSG_SKIP, aname, spec,
+                 ar_cli_unprefixed(ar_error_format(&err, ebuf, sizeof ebuf), aname));
         ar_case_out_free(&co);
         return;
     }
     /* The row's key (its inputs), to skip what the CSV already holds. */
-    if (w->resume) {
+    if (rc == AR_OK && w->resume) {
         char *line = row_line(&co.row);
         char *key = line ? row_key(line) : NULL;
         int have = key && keyset_has(&w->done, key);
@@ -312,7 +312,8 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
             return;
         }
     }
-    rc = ar_case_execute(&c, &co, &err);
+    const int planned = rc == AR_OK; /* a plan refused (memory, verification) is a failed row */
+    if (planned) rc = ar_case_execute(&c, &co, &err);
     if (note) note->total = 0;
     if (rc == AR_OK) {
         char *line = row_line(&co.row);
@@ -321,8 +322,8 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
         free(line);
     } else {
         snprintf(msg, len, "%c %s on %s, %s %s, %s, backend %s: %s",
-                 rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, aname, spec, sz, ar_dtype_name(dt),
-                 ar_mem_name(buffer), backend, ar_error_format(&err, ebuf, sizeof ebuf));
+                 planned && rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, aname, spec, sz, ar_dtype_name(dt),
+                 ar_mem_name(buffer), backend, ar_cli_unprefixed(ar_error_format(&err, ebuf, sizeof ebuf), aname));
     }
     ar_case_out_free(&co);
 }

@@ -366,7 +366,11 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     if (a && !a->probe && (c->verify == 1 || (c->verify == -1 && cheap))) {
         ar_error_t v;
         ar_error_clear(&v);
-        if (ar_plan_verify(p, &v) != AR_OK)
+        const int vrc = ar_plan_verify(p, &v);
+        /* too large to verify is no fault of the plan's: a limit, with the way past it */
+        if (vrc == AR_ELIMIT)
+            return ar_error_set(err, AR_ELIMIT, NULL, 0, 0, "%s (--no-verify runs it unverified)", v.message);
+        if (vrc != AR_OK)
             return ar_error_set(err, AR_EPLAN, v.file[0] ? v.file : NULL, v.line, v.column,
                                 "plan failed verification: %s", v.message);
     }

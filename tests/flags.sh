@@ -44,6 +44,7 @@ while IFS='|' read -r want frag args; do
         case1 "$want" "$frag" "$args"
     fi
 done <<'EOF_CASES'
+2 | vector clocks (--no-verify runs it unverified) | run --backend analytic --topology full:64 --algo 1stage --size 64K --chunk 64 --verify -q
 2 | looks like an option      | run --backend analytic --size 8K --csv -q
 2 | looks like an option      | run --backend analytic --size 8K --json -q
 2 | looks like an option      | sweep --backend analytic --size 8K --out -q
