@@ -27,13 +27,14 @@
 #include "backends/internal.h"
 #include "arsim/util.h"
 
-/* ---- a binary heap of events, ordered by (time, sequence) ---- */
+/* ---- a binary heap of events, ordered by (time, sequence) ----
+ * The heap moves small keys; the events (80 bytes, mostly an arrival's path) stay where
+ * they were put, in a pool whose freed places are used again. */
 
 enum { EV_READY, EV_ARRIVE };
 
 typedef struct event_s {
     double t;
-    uint64_t seq;
     int kind;
     int chan;                  /* EV_READY: global channel index */
     int rank;                  /* EV_ARRIVE: target rank and flag */
@@ -41,41 +42,58 @@ typedef struct event_s {
     double terms[AR_NTERM];    /* EV_ARRIVE: the sender's path + signal latency */
 } event_t;
 
+typedef struct hkey_s {
+    double t;
+    uint64_t seq;
+    size_t at; /* the event's place in the pool */
+} hkey_t;
+
 typedef struct heap_s {
-    event_t *ev;
+    hkey_t *k;
     size_t n, cap;
     uint64_t seq;
+    event_t *pool;
+    size_t npool, cap_pool;
+    size_t *freed;
+    size_t nfreed, cap_freed;
 } heap_t;
 
-static int ev_less(const event_t *a, const event_t *b) {
+static int key_less(const hkey_t *a, const hkey_t *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int heap_push(heap_t *h, event_t e) {
-    if (ar_grow(&h->ev, &h->cap, h->n, sizeof *h->ev) != AR_OK) return AR_ENOMEM;
-    e.seq = h->seq++;
+static int heap_push(heap_t *h, const event_t *e) {
+    if (ar_grow(&h->k, &h->cap, h->n, sizeof *h->k) != AR_OK) return AR_ENOMEM;
+    if (!h->nfreed && ar_grow(&h->pool, &h->cap_pool, h->npool, sizeof *h->pool) != AR_OK) return AR_ENOMEM;
+    const size_t at = h->nfreed ? h->freed[--h->nfreed] : h->npool++;
+    h->pool[at] = *e;
+    const hkey_t key = {e->t, h->seq++, at};
     size_t i = h->n++;
-    while (i > 0 && ev_less(&e, &h->ev[(i - 1) / 2])) {
-        h->ev[i] = h->ev[(i - 1) / 2];
+    while (i > 0 && key_less(&key, &h->k[(i - 1) / 2])) {
+        h->k[i] = h->k[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    h->ev[i] = e;
+    h->k[i] = key;
     return AR_OK;
 }
 
-static event_t heap_pop(heap_t *h) {
-    event_t top = h->ev[0], last = h->ev[--h->n];
+/* The first event, out of the heap; its place in the pool is free again. */
+static int heap_pop(heap_t *h, event_t *out) {
+    const hkey_t top = h->k[0], last = h->k[--h->n];
+    if (ar_grow(&h->freed, &h->cap_freed, h->nfreed, sizeof *h->freed) != AR_OK) return AR_ENOMEM;
+    *out = h->pool[top.at];
+    h->freed[h->nfreed++] = top.at;
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && ev_less(&h->ev[c + 1], &h->ev[c])) c++;
-        if (!ev_less(&h->ev[c], &last)) break;
-        h->ev[i] = h->ev[c];
+        if (c + 1 < h->n && key_less(&h->k[c + 1], &h->k[c])) c++;
+        if (!key_less(&h->k[c], &last)) break;
+        h->k[i] = h->k[c];
         i = c;
     }
-    if (h->n) h->ev[i] = last;
-    return top;
+    if (h->n) h->k[i] = last;
+    return AR_OK;
 }
 
 /* ---- an indexed binary heap: ids ordered by key[id] (ties by id), each id's place in
@@ -264,7 +282,7 @@ typedef struct walk_s {
 /* Channel gi goes on once every event before its clock has happened. */
 static int requeue(walk_t *w, int gi, ar_error_t *err) {
     event_t e = {.t = ar_clock_now(&w->clk, gi), .kind = EV_READY, .chan = gi};
-    if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    if (heap_push(&w->heap, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     return AR_OK;
 }
 
@@ -566,7 +584,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         case AR_OP_SIGNAL: {
             event_t e = {.kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
             e.t = ar_clock_signal(&w->clk, gi, c->pc, op, e.terms);
-            if (heap_push(&w->heap, e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            if (heap_push(&w->heap, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
         default: /* a flow: end_flow() moves the channel on once its bytes have crossed */
@@ -649,8 +667,9 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     for (;;) {
         const double next_flow = w.events.n ? w.ekey[w.events.id[0]] : INFINITY;
-        if (w.heap.n && w.heap.ev[0].t < next_flow) {
-            event_t e = heap_pop(&w.heap);
+        if (w.heap.n && w.heap.k[0].t < next_flow) {
+            event_t e;
+            AR_TRY_GOTO(heap_pop(&w.heap, &e) == AR_OK ? AR_OK : oom(err), rc, out);
             ar_progress_tick(&pg, e.t, w.ops);
             if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
             else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
@@ -719,7 +738,7 @@ out:
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);
-    free(w.heap.ev);
+    AR_FREE_EACH(w.heap.k, w.heap.pool, w.heap.freed);
     res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
