@@ -64,7 +64,10 @@ static int key_less(const hkey_t *a, const hkey_t *b) {
 
 static int heap_push(heap_t *h, const event_t *e) {
     if (ar_grow(&h->k, &h->cap, h->n, sizeof *h->k) != AR_OK) return AR_ENOMEM;
-    if (!h->nfreed && ar_grow(&h->pool, &h->cap_pool, h->npool, sizeof *h->pool) != AR_OK) return AR_ENOMEM;
+    /* the freed list grows with the pool, so that popping never needs memory */
+    if (!h->nfreed && (ar_grow(&h->pool, &h->cap_pool, h->npool, sizeof *h->pool) != AR_OK ||
+                       ar_grow(&h->freed, &h->cap_freed, h->npool, sizeof *h->freed) != AR_OK))
+        return AR_ENOMEM;
     const size_t at = h->nfreed ? h->freed[--h->nfreed] : h->npool++;
     h->pool[at] = *e;
     const hkey_t key = {e->t, h->seq++, at};
@@ -78,10 +81,8 @@ static int heap_push(heap_t *h, const event_t *e) {
 }
 
 /* The first event, out of the heap; its place in the pool is free again. */
-static int heap_pop(heap_t *h, event_t *out) {
+static event_t heap_pop(heap_t *h) {
     const hkey_t top = h->k[0], last = h->k[--h->n];
-    if (ar_grow(&h->freed, &h->cap_freed, h->nfreed, sizeof *h->freed) != AR_OK) return AR_ENOMEM;
-    *out = h->pool[top.at];
     h->freed[h->nfreed++] = top.at;
     size_t i = 0;
     for (;;) {
@@ -93,7 +94,7 @@ static int heap_pop(heap_t *h, event_t *out) {
         i = c;
     }
     if (h->n) h->k[i] = last;
-    return AR_OK;
+    return h->pool[top.at];
 }
 
 /* ---- an indexed binary heap: ids ordered by key[id] (ties by id), each id's place in
@@ -668,8 +669,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     for (;;) {
         const double next_flow = w.events.n ? w.ekey[w.events.id[0]] : INFINITY;
         if (w.heap.n && w.heap.k[0].t < next_flow) {
-            event_t e;
-            AR_TRY_GOTO(heap_pop(&w.heap, &e) == AR_OK ? AR_OK : oom(err), rc, out);
+            event_t e = heap_pop(&w.heap);
             ar_progress_tick(&pg, e.t, w.ops);
             if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
             else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);

@@ -69,7 +69,8 @@ typedef struct blk_s {
 typedef struct space_s {
     blk_t **b;
     uint64_t *first; /* each block's first start, searched without touching the blocks */
-    uint32_t nb, capb;
+    uint32_t nb;
+    size_t capb, capf;
     uint64_t size;
 } space_t;
 
@@ -232,20 +233,28 @@ static blk_t *blk_new(uint32_t cap) {
     return k;
 }
 
-static int space_init(space_t *s, uint64_t size) {
-    s->size = size;
-    s->nb = 0;
-    s->capb = 4;
-    s->b = malloc(s->capb * sizeof *s->b);
-    s->first = malloc(s->capb * sizeof *s->first);
-    if (!s->b || !s->first) return AR_ENOMEM;
-    if (size) {
-        if (!(s->b[0] = blk_new(4))) return AR_ENOMEM;
-        s->b[0]->s[s->b[0]->n++] = (seg_t){0, 0, 0, NONE, 0, 0, 0};
-        s->first[0] = 0;
-        s->nb = 1;
+/* Block k, holding at least one segment, enters as the at-th. */
+static int blk_insert(space_t *s, uint32_t at, blk_t *k) {
+    if (ar_grow(&s->b, &s->capb, s->nb, sizeof *s->b) != AR_OK ||
+        ar_grow(&s->first, &s->capf, s->nb, sizeof *s->first) != AR_OK) {
+        free(k);
+        return AR_ENOMEM;
     }
+    memmove(s->b + at + 1, s->b + at, (s->nb - at) * sizeof *s->b);
+    memmove(s->first + at + 1, s->first + at, (s->nb - at) * sizeof *s->first);
+    s->b[at] = k;
+    s->first[at] = k->s[0].start;
+    s->nb++;
     return AR_OK;
+}
+
+static int space_init(space_t *s, uint64_t size) {
+    *s = (space_t){.size = size};
+    if (!size) return AR_OK;
+    blk_t *k = blk_new(4);
+    if (!k) return AR_ENOMEM;
+    k->s[k->n++] = (seg_t){0, 0, 0, NONE, 0, 0, 0};
+    return blk_insert(s, 0, k);
 }
 
 static void space_free(space_t *s) {
@@ -311,33 +320,24 @@ static void seg_set(space_t *s, cur_t c, seg_t g) {
  * is halved, which moves block pointers, so cursors other than *c are stale afterwards. */
 static int seg_insert(space_t *s, cur_t *c, seg_t g) {
     if (!cur_valid(s, *c)) {
-        if (!s->nb) {
-            if (!(s->b[0] = blk_new(4))) return AR_ENOMEM;
-            s->nb = 1;
+        if (!s->nb) { /* a space of size 0 holds no block; a write there is out of bounds */
+            blk_t *k = blk_new(4);
+            if (!k) return AR_ENOMEM;
+            k->s[k->n++] = g;
+            *c = (cur_t){0, 0};
+            return blk_insert(s, 0, k);
         }
         *c = (cur_t){s->nb - 1, s->b[s->nb - 1]->n};
     }
     blk_t *k = s->b[c->b];
     if (k->n == SEG_BLOCK) {
-        if (s->nb == s->capb) {
-            blk_t **nbs = realloc(s->b, 2 * s->capb * sizeof *nbs);
-            if (nbs) s->b = nbs;
-            uint64_t *nf = nbs ? realloc(s->first, 2 * s->capb * sizeof *nf) : NULL;
-            if (!nf) return AR_ENOMEM;
-            s->first = nf;
-            s->capb *= 2;
-        }
         blk_t *hi = blk_new(SEG_BLOCK);
         if (!hi) return AR_ENOMEM;
         const uint32_t half = k->n / 2;
         hi->n = k->n - half;
         memcpy(hi->s, k->s + half, hi->n * sizeof k->s[0]);
         k->n = half;
-        memmove(s->b + c->b + 2, s->b + c->b + 1, (s->nb - c->b - 1) * sizeof *s->b);
-        memmove(s->first + c->b + 2, s->first + c->b + 1, (s->nb - c->b - 1) * sizeof *s->first);
-        s->b[c->b + 1] = hi;
-        s->first[c->b + 1] = hi->s[0].start;
-        s->nb++;
+        AR_TRY(blk_insert(s, c->b + 1, hi));
         if (c->j > half) *c = (cur_t){c->b + 1, c->j - half};
         k = s->b[c->b];
     }
