@@ -3,8 +3,8 @@
  * channel's lowered ops in order (see hw/internal.h).
  *
  * Data ops move 16-byte vectors when every pointer of the op has the same
- * alignment within 16 bytes (a scalar head and tail around them), and fall back
- * to element-wise otherwise. Loads bypass L1 (ld.global.cg): a peer may have
+ * alignment within 16 bytes (a scalar head and tail around them, loaded before
+ * the vectors and stored after), and fall back to element-wise otherwise. Loads bypass L1 (ld.global.cg): a peer may have
  * rewritten the data since an earlier execution. Reductions sum in fp32 and
  * round once.
  *
@@ -137,6 +137,10 @@ __device__ __forceinline__ void elem_op(typename Elt<DT>::raw *dst, void *const 
     dst[i] = Elt<DT>::from_f(acc);
 }
 
+template <int DT, bool SYS, bool PAR>
+__device__ __forceinline__ void vec_op(typename Elt<DT>::raw *dst_, void *const *src_, uint64_t par, int k,
+                                       uint64_t head, uint64_t nvec);
+
 /* COPY / REDUCE over n elements by the whole block. */
 template <int DT, bool SYS, bool PAR>
 __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
@@ -159,24 +163,62 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
         return;
     }
 
+    /* Whole vectors, the common case (plans cut on them where they can: ar__split): straight
+     * to the vector loop, none of the head-and-tail bookkeeping below (which cost every op
+     * about 130 ns on H200, probe x-pairs34: docs/PERFORMANCE.md). */
+    if (!mis && n % VEC == 0) {
+        vec_op<DT, SYS, PAR>(dst, src_, par, k, 0, n / VEC);
+        return;
+    }
     uint64_t head = mis ? (16 - mis) / sizeof(raw) : 0;
     if (head > n) head = n;
     const uint64_t nvec = (n - head) / VEC;
     const uint64_t tail_at = head + nvec * VEC;
 
-    /* Scalar head and tail: fewer than VEC elements each, one per thread. */
+    /* Scalar head and tail: fewer than VEC elements each, one per thread. Their
+     * loads are issued here and consumed after the vectors, so a remote load's
+     * latency hides under the vector loop instead of adding to the op's (a lane
+     * that starts at an odd element has both, on every op). More sources than
+     * PRE: loaded and stored here. */
+    constexpr int PRE = 3;
+    uint64_t si = UINT64_MAX;
     {
         const uint64_t ntail = n - tail_at;
-        uint64_t i = UINT64_MAX;
-        if ((uint64_t)tid < head) i = tid;
-        else if ((uint64_t)tid - head < ntail) i = tail_at + ((uint64_t)tid - head);
-        if (i != UINT64_MAX) {
-            elem_op<DT, SYS, PAR>(dst, src_, par, k, i);
+        if ((uint64_t)tid < head) si = tid;
+        else if ((uint64_t)tid - head < ntail) si = tail_at + ((uint64_t)tid - head);
+    }
+    const bool pre = si != UINT64_MAX && k <= PRE;
+    raw pv[PRE];
+    if (pre) {
+#pragma unroll
+        for (int j = 0; j < PRE; j++)
+            if (j < k) pv[j] = ld_elt<DT, SYS>((const raw *)src(j) + si);
+    } else if (si != UINT64_MAX) {
+        elem_op<DT, SYS, PAR>(dst, src_, par, k, si);
+    }
+    if (nvec) vec_op<DT, SYS, PAR>(dst + head, src_, par, k, head, nvec);
+    if (pre) {
+        if (k == 1) {
+            dst[si] = pv[0];
+        } else {
+            float acc = 0.f;
+#pragma unroll
+            for (int j = 0; j < PRE; j++)
+                if (j < k) acc += Elt<DT>::to_f(pv[j]);
+            dst[si] = Elt<DT>::from_f(acc);
         }
     }
-    if (!nvec) return;
+}
 
-    uint4 *vdst = (uint4 *)(dst + head);
+/* The whole vectors of a COPY (k == 1) or REDUCE: nvec 16-byte vectors at dst_,
+ * from each source's element head on. */
+template <int DT, bool SYS, bool PAR>
+__device__ __forceinline__ void vec_op(typename Elt<DT>::raw *dst_, void *const *src_, uint64_t par, int k,
+                                       uint64_t head, uint64_t nvec) {
+    typedef typename Elt<DT>::raw raw;
+    constexpr int VEC = Elt<DT>::VEC;
+    const int tid = threadIdx.x, nth = blockDim.x;
+    uint4 *vdst = (uint4 *)dst_;
     if (k == 1) {
         const uint4 *s = (const uint4 *)((const raw *)src(0) + head);
         constexpr int U = 2 * UNROLL;

@@ -1,11 +1,11 @@
 # Sourced by the GPU scripts that run on the device machine after
 # `scripts/gpu-check.sh build` here: sets top (this tree), out (logs: $OUT, else
 # out/gpu), the environment (NVLink multicast off, the carried libraries and data) and
-# a (the GPU-only arsim in .devcarry/).
+# a (the GPU-only arsim in .devcarry/, or $ARSIM_BIN).
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$top/out/gpu}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ARSIM_DATADIR="${ARSIM_DATADIR:-$top}"
-a="$top/.devcarry/arsim"
+a="${ARSIM_BIN:-$top/.devcarry/arsim}" # ARSIM_BIN: another build, to compare side by side
 [ -x "$a" ] || { echo "no $a: run 'scripts/gpu-check.sh build' first"; exit 2; }
