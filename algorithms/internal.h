@@ -22,7 +22,10 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
  * o->gemm's rows, overlapped with the product of the next. */
 int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                     const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err);
-/* Part b of [lo, hi) cut into n near-equal parts (the first ones one larger). */
+/* Part b of [lo, hi) cut into n near-equal parts, the cuts on whole blocks or vectors of the
+ * element index where the parts are large enough (algorithms/util.c). */
+#define AR__SPLIT_BLOCK 16u
+#define AR__SPLIT_VEC 8u
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);
 
 /* Number of lanes: from opts->channels, else enough to fill one neighbour link at
@@ -46,9 +49,11 @@ void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *
 int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt,
               int max_lanes);
 /* The distance in elements between per-peer slots of `count` elements in SCRATCH or host
- * staging: count rounded up to whole 16-byte vectors, so that a slot's element x lies at the
- * same alignment as IN's and OUT's element x and the GPU executor moves them as vectors (it
- * goes element by element when an op's operands disagree on alignment). */
+ * staging: count rounded up to whole 256-byte blocks, so that a slot's element x lies at the
+ * same alignment as IN's and OUT's element x: the GPU executor moves them as vectors (it goes
+ * element by element when an op's operands disagree on alignment), and on the same 32-byte
+ * memory sectors. */
+#define AR__SLOT_ALIGN_BYTES 256u
 uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt);
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);

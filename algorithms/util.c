@@ -6,9 +6,28 @@
 #include "arsim/util.h"
 #include "algorithms/internal.h"
 
+/* Where part b of [lo, hi) in n parts starts: the exact cut (ar_coll_shard's) moved to the
+ * nearest multiple of grain elements of the whole vector. */
+static uint64_t split_at(uint64_t lo, uint64_t hi, int n, int b, uint64_t grain) {
+    if (b <= 0) return lo;
+    if (b >= n) return hi;
+    uint64_t at, len;
+    ar_coll_shard(hi - lo, n, b, &at, &len);
+    at += lo;
+    return grain > 1 ? (at + grain / 2) / grain * grain : at;
+}
+
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
-    ar_coll_shard(hi - lo, n, b, off, len);
-    *off += lo;
+    /* Cuts on whole blocks of 16 elements (32 bytes of bf16, 64 of fp32) where every part
+     * holds 8 of them, else on multiples of 8 elements (a 16-byte vector of bf16, two of fp32)
+     * where it holds 8 of those: an op starting
+     * there moves whole 32-byte memory sectors on a GPU, and no scalar head (an odd count's cuts
+     * fall mid-vector otherwise: 5-11% slower at 16 M elements, docs/PERFORMANCE.md). A cut
+     * stays within half a grain of the exact one. */
+    const uint64_t each = n > 0 ? (hi - lo) / (uint64_t)n : 0;
+    const uint64_t grain = each >= 8 * AR__SPLIT_BLOCK ? AR__SPLIT_BLOCK : each >= 8 * AR__SPLIT_VEC ? AR__SPLIT_VEC : 1;
+    *off = split_at(lo, hi, n, b, grain);
+    *len = split_at(lo, hi, n, b + 1, grain) - *off;
 }
 
 /* Bandwidth of the fattest neighbour link bundle, GB/s one way. */
@@ -47,7 +66,7 @@ int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dt
 }
 
 uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt) {
-    const uint64_t v = 16 / ar_dtype_size(dt);
+    const uint64_t v = AR__SLOT_ALIGN_BYTES / ar_dtype_size(dt);
     return (count + v - 1) / v * v;
 }
 
@@ -57,8 +76,9 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
     if (o && o->chunk_bytes) {
         c = o->chunk_bytes / es;
     } else {
-        /* About 4 pipeline steps per piece of the lane, between 8 KB and 512 KB. */
-        uint64_t per = lane_elems / (uint64_t)(pieces > 0 ? pieces : 1) / 4;
+        /* About 4 pipeline steps per piece of the lane, between 8 KB and 512 KB, in whole
+         * blocks of the cuts (ar__split) so that the pieces start on them too. */
+        uint64_t per = lane_elems / (uint64_t)(pieces > 0 ? pieces : 1) / 4 / AR__SPLIT_BLOCK * AR__SPLIT_BLOCK;
         uint64_t lo = 8192 / es, hi = 524288 / es;
         c = per < lo ? lo : per > hi ? hi : per;
     }
