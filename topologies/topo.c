@@ -391,6 +391,15 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
         if (t->next_link) {
             const size_t ij = (size_t)cur * n + dev_to;
             l = t->next_link[ij], next = t->next_hop[ij];
+        } else if (k == h - 1) { /* the last hop: to dev_to itself, its first link in cur's sorted list */
+            int lo = t->adj_start[cur], hi = t->adj_start[cur + 1];
+            while (lo < hi) { /* a switch has a neighbour per device: search, not scan */
+                const int mid = lo + (hi - lo) / 2;
+                if (t->adj_nbr[mid] < dev_to) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo == t->adj_start[cur + 1] || t->adj_nbr[lo] != dev_to) return -1;
+            next = dev_to, l = t->adj_link[lo];
         } else { /* the tables' rule: the first neighbour, by (node, link), one hop closer */
             for (int e = t->adj_start[cur]; e < t->adj_start[cur + 1] && next < 0; e++)
                 if (ar_topo_hops(t, t->adj_nbr[e], dev_to) == h - k - 1) next = t->adj_nbr[e], l = t->adj_link[e];
