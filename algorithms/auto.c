@@ -21,7 +21,8 @@
  * they were, the differences being within run-to-run noise: 8 MB 1stage:2slot/128
  * 31.60 against 2stage/128 31.78-31.81 (and two slots there would double SCRATCH
  * past its limit); 16 MB 2stage/96 54.68, /128 54.39, /112 58.51 (keep 128);
- * 1 MB 1stage/64 8.41 against /128 8.59 (keep 64).
+ * 1 MB 1stage/64 8.41 against /128 8.59 (keep 64). Up to 1 MB the model's channels are
+ * taken now (below).
  * Four GPUs (one rank each; docs/PERFORMANCE.md, 4 x H100 and 4 x H200, 2026-11-26 and
  * -27): 1stage to 1 MB (at 512 KB 1stage/64-128 took 14.0-16.7 us where 2stage/64 took
  * 17.5-23.9), 2stage to 32 MB, then ring at the model's defaults (128 channels): from
@@ -34,6 +35,14 @@ void ar_algo_auto(int nranks, int ngpus, uint64_t bytes, int p2p, const char **a
         return;
     }
     int ch;
+    if (nranks == 2 && bytes <= (1u << 20)) {
+        /* the model's channels (arsim/case.h), twice the table's below 256 KB: since whole
+         * vectors skip the head-and-tail bookkeeping, 4.89 us at 16 KB against the table's
+         * 5.19, 5.13 at 64 KB against 5.37 (2 x H200, 2026-11-28 12:43 UTC) */
+        *algo = "1stage";
+        *channels = 0;
+        return;
+    }
     if (nranks <= 1 || (nranks == 2 && bytes <= (4u << 20))) {
         *algo = "1stage";
         ch = bytes <= 16 * 1024 ? 2 : bytes <= 32 * 1024 ? 4 : bytes <= 64 * 1024 ? 8 : bytes <= 128 * 1024 ? 16

@@ -925,7 +925,8 @@ START_TEST(test_center_root_beats_corner) {
 }
 END_TEST
 
-/* --algo auto: 1stage up to 4 MB a rank with 2 ranks, 2stage past it, the host-staging
+/* --algo auto: 1stage up to 4 MB a rank with 2 ranks (to 1 MB at the model's channels),
+ * 2stage past it, the host-staging
  * naive without P2P; channels shrink so several ranks per GPU stay resident (128 blocks).
  * On 4 GPUs 1stage to 1 MB, 2stage, then from 64 MB ring at the model's defaults
  * (channels 0), but 2stage where ranks share GPUs. */
@@ -934,7 +935,10 @@ START_TEST(test_algo_auto) {
     int ch;
     ar_algo_auto(2, 2, 8192, 1, &a, &ch);
     ck_assert_str_eq(a, "1stage");
-    ck_assert_int_eq(ch, 2);
+    ck_assert_int_eq(ch, 0); /* the model's, up to 1 MB */
+    ar_algo_auto(2, 2, 2u << 20, 1, &a, &ch);
+    ck_assert_str_eq(a, "1stage");
+    ck_assert_int_eq(ch, 128);
     ar_algo_auto(2, 2, 4u << 20, 1, &a, &ch);
     ck_assert_str_eq(a, "1stage");
     ck_assert_int_eq(ch, 128);
