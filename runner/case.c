@@ -594,9 +594,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
      * are timed with their chunk chosen alike, and taken where they predict AR_CASE_TUNE_FLAT
-     * less. */
-    if (!hardware && count * ar_dtype_size(dt) <= AR_CASE_TUNE_MAX_BYTES && 2 * out->channels <= a->max_channels &&
-        (uint64_t)(2 * out->channels) <= count) {
+     * less, at every size (where only up to AR_CASE_TUNE_MAX_BYTES, a series stepped down
+     * past it: center_root on mesh_2d:4x4, 8 channels at 16 MB, 71.5 GB/s, and 4 at 32 MB,
+     * 62.3). */
+    if (!hardware && 2 * out->channels <= a->max_channels && (uint64_t)(2 * out->channels) <= count) {
         ar_algo_opts_t alt = *out;
         alt.channels = 2 * out->channels;
         alt.chunk_bytes = 0;
