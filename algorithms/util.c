@@ -20,10 +20,9 @@ static uint64_t split_at(uint64_t lo, uint64_t hi, int n, int b, uint64_t grain)
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
     /* Cuts on whole blocks of 16 elements (32 bytes of bf16, 64 of fp32) where every part
      * holds 8 of them, else on multiples of 8 elements (a 16-byte vector of bf16, two of fp32)
-     * where it holds 8 of those: an op starting
-     * there moves whole 32-byte memory sectors on a GPU, and no scalar head (an odd count's cuts
-     * fall mid-vector otherwise: 5-11% slower at 16 M elements, docs/PERFORMANCE.md). A cut
-     * stays within half a grain of the exact one. */
+     * where it holds 8 of those: an op starting there moves whole 32-byte memory sectors on a
+     * GPU and has no scalar head (an odd count's cuts fell mid-vector: 5-12% slower at 16 M
+     * elements, docs/PERFORMANCE.md). A cut stays within half a grain of the exact one. */
     const uint64_t each = n > 0 ? (hi - lo) / (uint64_t)n : 0;
     const uint64_t grain = each >= 8 * AR__SPLIT_BLOCK ? AR__SPLIT_BLOCK : each >= 8 * AR__SPLIT_VEC ? AR__SPLIT_VEC : 1;
     *off = split_at(lo, hi, n, b, grain);
