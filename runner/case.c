@@ -502,6 +502,19 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     *predicted_s = time[pick];
 }
 
+/* Another lane count for the defaults found (*out, *predicted_s): timed with its chunk chosen
+ * as default_chunk chooses, and taken where it predicts a share `gain` less. */
+static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                                 ar_mem_t buffer, const ar_backend_ops_t *target, int channels, double gain,
+                                 ar_algo_opts_t *out, double *predicted_s) {
+    ar_algo_opts_t alt = *out;
+    alt.channels = channels;
+    alt.chunk_bytes = 0;
+    double alt_s = INFINITY;
+    default_chunk(t, algo, count, dt, buffer, target, &alt, &alt_s);
+    if (alt_s < *predicted_s * (1 - gain)) *out = alt, *predicted_s = alt_s;
+}
+
 /* A fused op's defaults: for each partition count (o's, else 1, 2, 4, ... 16 that divide M),
  * its allreduce's defaults at one partition's size, and (channels not asked) half as many
  * channels, a quarter, ... one, each with the algorithm's own chunk: the fused plan's
@@ -597,14 +610,9 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
      * less, at every size (where only up to AR_CASE_TUNE_MAX_BYTES, a series stepped down
      * past it: center_root on mesh_2d:4x4, 8 channels at 16 MB, 71.5 GB/s, and 4 at 32 MB,
      * 62.3). */
-    if (!hardware && 2 * out->channels <= a->max_channels && (uint64_t)(2 * out->channels) <= count) {
-        ar_algo_opts_t alt = *out;
-        alt.channels = 2 * out->channels;
-        alt.chunk_bytes = 0;
-        double alt_s = INFINITY;
-        default_chunk(t, algo, count, dt, buffer, target, &alt, &alt_s);
-        if (alt_s < *predicted_s * (1 - AR_CASE_TUNE_FLAT)) *out = alt, *predicted_s = alt_s;
-    }
+    if (!hardware && 2 * out->channels <= a->max_channels && (uint64_t)(2 * out->channels) <= count)
+        take_lanes_if_faster(t, algo, count, dt, buffer, target, 2 * out->channels, AR_CASE_TUNE_FLAT, out,
+                             predicted_s);
     /* Beyond the size the channels were found at, fewer lanes can gain where the search at
      * AR_CASE_TUNE_MAX_BYTES could not see it. Each is timed with its chunk chosen alike, on
      * a model backend only (hardware keeps the counts measured):
@@ -627,15 +635,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
             {period > 1 && found > period && found % period ? found / period * period : 0, 0},
             {found / 2, AR_CASE_TUNE_FLAT},
         };
-        for (size_t i = 0; i < sizeof fewer / sizeof fewer[0]; i++) {
-            if (fewer[i].channels < 1) continue;
-            ar_algo_opts_t alt = *out;
-            alt.channels = fewer[i].channels;
-            alt.chunk_bytes = 0;
-            double alt_s = INFINITY;
-            default_chunk(t, algo, count, dt, buffer, target, &alt, &alt_s);
-            if (alt_s < *predicted_s * (1 - fewer[i].gain)) *out = alt, *predicted_s = alt_s;
-        }
+        for (size_t i = 0; i < sizeof fewer / sizeof fewer[0]; i++)
+            if (fewer[i].channels >= 1)
+                take_lanes_if_faster(t, algo, count, dt, buffer, target, fewer[i].channels, fewer[i].gain, out,
+                                     predicted_s);
     }
     tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
