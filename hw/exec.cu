@@ -177,9 +177,9 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
 
     /* Scalar head and tail: fewer than VEC elements each, one per thread. Their
      * loads are issued here and consumed after the vectors, so a remote load's
-     * latency hides under the vector loop instead of adding to the op's (a lane
-     * that starts at an odd element has both, on every op). More sources than
-     * PRE: loaded and stored here. */
+     * latency hides under the vector loop instead of adding to the op's (the last
+     * op of an odd count has a tail; a plan cut off whole vectors, every op a head
+     * and tail). More sources than PRE: loaded and stored here. */
     constexpr int PRE = 3;
     uint64_t si = UINT64_MAX;
     {
