@@ -81,7 +81,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
         return AR_ERR(err, AR_EUNFIT, "direct: reduce-scatter and all-gather only (an allreduce: 1stage or 2stage)");
     const int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_DIRECT);
     /* each rank, per lane and chunk: a COPY to each peer, and a REDUCE of every rank's */
-    AR_TRY(ar__plan_fits("direct", P, (uint64_t)lanes * (uint64_t)P * 2u * (uint64_t)P, err));
+    AR_TRY(ar__plan_fits(o, "direct", P, (uint64_t)lanes * (uint64_t)P * 2u * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);

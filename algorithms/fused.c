@@ -271,6 +271,7 @@ static int gather_build(const ar_algo_t *a, const ar_topo_t *topo, ar_dtype_t dt
     io.coll = AR_COLL_ALLGATHER;
     io.sizing = NULL;
     io.layout = NULL;
+    io.symmetry = AR_SYMMETRY_OFF; /* every rank's ops: the product's channels join them */
     io.gemm = (ar_gemm_t){0, 0, 0};
     io.partitions = 0;
     ar_plan_t *in = NULL;
@@ -339,6 +340,7 @@ int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, a
     io.coll = AR_COLL_ALLREDUCE;
     io.sizing = NULL;
     io.layout = NULL;
+    io.symmetry = AR_SYMMETRY_OFF; /* every rank's ops: the product's channels join them */
     ar_plan_t *in = NULL;
     AR_TRY(ar_algo_build(a->name, topo, g.m / (uint64_t)parts * g.n, dtype, &io, &in, err));
     fuse_t f = {.in = in, .rows = g.m / (uint64_t)parts, .N = g.n, .K = g.k, .M = g.m, .parts = parts,

@@ -20,7 +20,7 @@ int ar__build_innet(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     /* each rank, per lane and chunk: one NETREDUCE of one source (lane 0 has the most chunks) */
     uint64_t lo0, len0, chunk0, nck0;
     ar__pipe_lane(o, count, dt, lanes, 0, &lo0, &len0, &chunk0, &nck0);
-    AR_TRY(ar__plan_fits("innet", P, (uint64_t)P * (uint64_t)lanes * nck0, err));
+    AR_TRY(ar__plan_fits(o, "innet", P, (uint64_t)P * (uint64_t)lanes * nck0, err));
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "innet", P, lanes, count, dt, &p));
     int rc = AR_OK;

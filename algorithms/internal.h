@@ -78,7 +78,7 @@ int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
 /* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:
  * `srcs` is the least it would hold (a lower bound the algorithm computes from its shape),
  * so that building it never starts. AR_OK or AR_ELIMIT naming the algorithm and ranks. */
-int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err);
+int ar__plan_fits(const ar_algo_opts_t *o, const char *algo, int nranks, uint64_t srcs, ar_error_t *err);
 /* A probe plan (algorithms/probes.c) by name: x-oneshot, x-chainN, ...; channels < 1 is 1. */
 int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dtype, int channels, ar_plan_t **out,
                     ar_error_t *err);

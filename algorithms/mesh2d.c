@@ -69,7 +69,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     const int dmax = W - 1 + H - 1; /* the deepest any tree goes */
     /* per lane and tree, every rank but the root reduces at least one source into its
      * parent and copies the result back */
-    if (rc == AR_OK) rc = ar__plan_fits("mesh2d", P, (uint64_t)lanes * (uint64_t)ntrees * (uint64_t)(P - 1) * 3u, err);
+    if (rc == AR_OK) rc = ar__plan_fits(o, "mesh2d", P, (uint64_t)lanes * (uint64_t)ntrees * (uint64_t)(P - 1) * 3u, err);
     int *par = rc == AR_OK ? malloc((size_t)ntrees * (size_t)P * sizeof *par) : NULL;
     ar__tree_t *tr = rc == AR_OK ? calloc((size_t)ntrees, sizeof *tr) : NULL;
     task_t *task = NULL; /* one rank's chunks of one lane */

@@ -12,7 +12,7 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
     /* one lane unless asked: the host link is shared by everything anyway */
     int lanes = o && o->channels > 0 ? ar__lanes(t, o, count, dt, AR__MAX_LANES_NAIVE) : 1;
     /* each rank, per lane: a REDUCE of every rank's host slot */
-    AR_TRY(ar__plan_fits("naive", P, (uint64_t)lanes * (uint64_t)P * (uint64_t)P, err));
+    AR_TRY(ar__plan_fits(o, "naive", P, (uint64_t)lanes * (uint64_t)P * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "naive", P, lanes, count, dt, &p));
     const uint64_t stride = ar__slot_stride(count, dt);

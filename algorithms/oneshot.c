@@ -34,7 +34,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     int P = t->nranks;
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_ONESHOT);
     /* each rank, per lane: a COPY to each peer and a REDUCE of every rank's slot */
-    AR_TRY(ar__plan_fits("1stage", P, (uint64_t)lanes * (uint64_t)P * (2u * (uint64_t)P - 1), err));
+    AR_TRY(ar__plan_fits(o, "1stage", P, (uint64_t)lanes * (uint64_t)P * (2u * (uint64_t)P - 1), err));
     ar_plan_t *p;
     int slots = o && o->slots ? o->slots : count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
     if (slots != 1 && slots != 2)

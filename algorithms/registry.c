@@ -1,6 +1,7 @@
 /* The algorithm registry (arsim/algo.h). */
 #include <string.h>
 #include "algorithms/internal.h"
+#include "arsim/cost.h"
 
 /* name, alias, builder, one line for `arsim list algos` */
 #define ALGO(n, a, fn, lanes, what) {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what}
@@ -77,6 +78,116 @@ const ar_algo_t *ar_algo_find(const char *name) {
     return ar__probe_find(name);
 }
 
+/* a's plan, counted first, then written where it lies: no per-channel arrays grown by
+ * doubling and copied, which held about two and a half times the plan at once */
+static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                          const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err) {
+    *out = NULL;
+    if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    size.keep_layout = 1;
+    ar_algo_opts_t k = *opts;
+    k.sizing = &size;
+    int rc = a->build(topo, count, dtype, &k, out, err);
+    ar_plan_free(*out);
+    *out = NULL;
+    if (rc == AR_OK && !size.chan_ops) rc = AR_ERR(err, AR_ENOMEM, "%s: out of memory", a->name);
+    if (rc == AR_OK) {
+        k.sizing = NULL;
+        k.layout = &size;
+        rc = a->build(topo, count, dtype, &k, out, err);
+    }
+    ar_plan_size_free(&size);
+    return rc;
+}
+
+/* Whether rank k's plan (b, of rank k alone) is rank 0's (a) moved by the translation that
+ * takes 0 to k, op for op: what a plan of one rank stands for (arsim/plan.h). Offsets may
+ * differ (each rank has its own part of the vector), not their alignment to 16 bytes, which
+ * the model charges. */
+static int translates(const ar_topo_t *t, const ar_plan_t *a, const ar_plan_t *b, int k) {
+    if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
+        a->host_elems != b->host_elems || a->nops != b->nops)
+        return 0;
+    const uint64_t es = ar_dtype_size(a->dtype);
+    for (int c = 0; c < a->nchannels; c++) {
+        const ar_chan_t *ca = ar_plan_chan(a, 0, c), *cb = ar_plan_chan(b, k, c);
+        if (ca->nops != cb->nops) return 0;
+        for (uint32_t i = 0; i < ca->nops; i++) {
+            const ar_op_t *x = &a->ops[ca->first + i], *y = &b->ops[cb->first + i];
+            if (x->code != y->code || x->back != y->back || x->nsrc != y->nsrc || x->n != y->n ||
+                x->flag != y->flag || x->count != y->count)
+                return 0;
+            if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) {
+                if (ar_topo_translate(t, k, y->dst.rank) != x->dst.rank) return 0;
+                continue;
+            }
+            for (uint32_t s = 0; s <= x->nsrc; s++) {
+                const ar_addr_t *u = ar_op_operand(a, x, s), *v = ar_op_operand(b, y, s);
+                if (u->buf != v->buf || (u->off * es) % 16 != (v->off * es) % 16) return 0;
+                const int host = u->rank == AR_RANK_HOST;
+                if (host != (v->rank == AR_RANK_HOST) || (!host && ar_topo_translate(t, k, v->rank) != u->rank))
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The ranks rank 0's plan is compared with: neighbours both ways, and ranks across the
+ * topology (a torus's next row, its far side). */
+static int symmetry_probes(const ar_topo_t *t, int *k) {
+    const int P = t->nranks, w = t->kind == AR_TOPO_TORUS_2D ? t->grid_w : 1;
+    const int want[AR_ALGO_SYMMETRY_PROBES] = {1, P - 1, (P / 2 + w / 2) % P, (w > 1 ? w : P / 3) % P};
+    int n = 0;
+    for (int i = 0; i < AR_ALGO_SYMMETRY_PROBES; i++) {
+        int seen = want[i] <= 0;
+        for (int j = 0; j < n && !seen; j++) seen = k[j] == want[i];
+        if (!seen) k[n++] = want[i];
+    }
+    return n;
+}
+
+/* Rank 0's plan alone, where it stands for every rank's (opts->symmetry, algo.h); else NULL
+ * (every rank's is to be built). */
+static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                              const ar_algo_opts_t *opts) {
+    if (a->probe || a->chooser || !ar_topo_translatable(topo) || ar_cost_tracks_warmth(topo->model)) return NULL;
+    ar_algo_opts_t k = *opts;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ar_plan_t *p = NULL;
+    k.one_rank = 1;
+    if (opts->symmetry == AR_SYMMETRY_AUTO) { /* small enough to run every rank's */
+        ar_plan_size_t size;
+        memset(&size, 0, sizeof size);
+        size.max_ops = AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)topo->nranks + 1;
+        k.sizing = &size;
+        const int rc = a->build(topo, count, dtype, &k, &p, &e);
+        ar_plan_free(p);
+        p = NULL;
+        ar_plan_size_free(&size);
+        if (rc == AR_OK && !size.over && size.ops * (uint64_t)topo->nranks < AR_ALGO_ONE_RANK_MIN_OPS) return NULL;
+        k.sizing = NULL;
+    }
+    k.sizing = NULL;
+    if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+    int probe[AR_ALGO_SYMMETRY_PROBES];
+    const int n = symmetry_probes(topo, probe);
+    for (int i = 0; i < n && p; i++) {
+        ar_plan_t *q = NULL;
+        k.one_rank = probe[i] + 1;
+        const int ok = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK && translates(topo, p, q, probe[i]);
+        ar_plan_free(q);
+        if (!ok) {
+            ar_plan_free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                   const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err) {
     const ar_algo_t *a = ar_algo_find(name);
@@ -101,23 +212,18 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
         return AR_ERR(err, AR_EUNFIT, "%s computes no %s (%s do)", a->name, ar_coll_name(opts->coll), list);
     }
     if (ar_coll_fused(opts->coll)) return ar__fused_build(a, topo, count, dtype, opts, out, err);
-    if (opts->sizing) return a->build(topo, count, dtype, opts, out, err);
-    /* counted first, then written where it lies: no per-channel arrays grown by doubling and
-     * copied, which held about two and a half times the plan at once */
-    ar_plan_size_t size;
-    memset(&size, 0, sizeof size);
-    size.keep_layout = 1;
-    ar_algo_opts_t k = *opts;
-    k.sizing = &size;
-    int rc = a->build(topo, count, dtype, &k, out, err);
-    ar_plan_free(*out);
-    *out = NULL;
-    if (rc == AR_OK && !size.chan_ops) rc = AR_ERR(err, AR_ENOMEM, "%s: out of memory", a->name);
-    if (rc == AR_OK) {
-        k.sizing = NULL;
-        k.layout = &size;
-        rc = a->build(topo, count, dtype, &k, out, err);
+    if (opts->symmetry != AR_SYMMETRY_OFF && !opts->one_rank) {
+        ar_plan_t *one = rank0_alone(a, topo, count, dtype, opts);
+        if (one && !opts->sizing) {
+            *out = one;
+            return AR_OK;
+        }
+        ar_plan_free(one);
+        if (one) { /* counted as rank 0's alone */
+            ar_algo_opts_t k = *opts;
+            k.one_rank = 1;
+            return a->build(topo, count, dtype, &k, out, err);
+        }
     }
-    ar_plan_size_free(&size);
-    return rc;
+    return build_in_place(a, topo, count, dtype, opts, out, err);
 }

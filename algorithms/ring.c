@@ -13,7 +13,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
     {
         const uint64_t len = count / (uint64_t)lanes, group = ar__chunk_elems(o, len ? len : 1, dt, P) * (uint64_t)P;
         const uint64_t groups = len / (group ? group : 1) + 1;
-        AR_TRY(ar__plan_fits("ring", P, (uint64_t)lanes * groups * (uint64_t)P * 3u * (uint64_t)(P - 1), err));
+        AR_TRY(ar__plan_fits(o, "ring", P, (uint64_t)lanes * groups * (uint64_t)P * 3u * (uint64_t)(P - 1), err));
     }
     int *ord = malloc((size_t)P * sizeof *ord), *rev = malloc((size_t)P * sizeof *rev);
     uint64_t *nrecv = calloc((size_t)P, sizeof *nrecv);

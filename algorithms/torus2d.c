@@ -20,7 +20,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TORUS2D);
     /* each rank, per lane: a ring over its row (reduce-scatter, all-gather) and its column */
     if (rc == AR_OK)
-        rc = ar__plan_fits("torus2d", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(W - 1 + H - 1), err);
+        rc = ar__plan_fits(o, "torus2d", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(W - 1 + H - 1), err);
     if (rc == AR_OK) rc = ar__plan_new(o, "torus2d", P, lanes, count, dt, &p);
     const uint64_t stride = ar__slot_stride(count, dt); /* the second dimension's rings from here */
     if (rc == AR_OK) p->scratch_elems = 2 * stride;

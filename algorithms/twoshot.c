@@ -82,7 +82,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     int P = t->nranks;
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TWOSHOT);
     /* each rank, per lane: a COPY to each peer per phase and a REDUCE of every rank's slice */
-    AR_TRY(ar__plan_fits("2stage", P, (uint64_t)lanes * (uint64_t)P * (3u * (uint64_t)P - 2), err));
+    AR_TRY(ar__plan_fits(o, "2stage", P, (uint64_t)lanes * (uint64_t)P * (3u * (uint64_t)P - 2), err));
     const int pulls = rs_pulls(t, P, o ? o->buffer : AR_MEM_HBM);
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "2stage", P, lanes, count, dt, &p));

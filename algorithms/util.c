@@ -88,6 +88,22 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
 
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/* The ring positions whose ops the plan keeps, [*first, *last): every one, or in a plan of
+ * one rank (arsim/plan.h) that rank's position, none where the ring does not pass it. A
+ * position's own count of WAITs (nrecv) is all it keeps of the others: the rest need not
+ * run. */
+static void ring_span(const ar__ring_t *r, int *first, int *last) {
+    const int only = r->p->only_rank;
+    *first = 0, *last = r->n;
+    if (only < 0) return;
+    for (int i = 0; i < r->n; i++)
+        if (r->ranks[i] == only) {
+            *first = i, *last = i + 1;
+            return;
+        }
+    *last = 0;
+}
+
 int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
     ar_plan_t *p = r->p;
     int n = r->n;
@@ -98,8 +114,10 @@ int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
         return AR_OK;
     }
     uint64_t off, len;
+    int i0, i1;
+    ring_span(r, &i0, &i1);
     for (int s = 0; s < n - 1; s++)
-        for (int i = 0; i < n; i++) {
+        for (int i = i0; i < i1; i++) {
             int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
             ar__split(lo, hi, n, mod(i - s, n), &off, &len);
             ar_addr_t dst = ar_addr(nx, AR_BUF_SCRATCH, r->scr_base + off);
@@ -113,7 +131,7 @@ int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
             }
             EMIT(ar_plan_signal(p, me, r->chan, nx, r->fdata));
         }
-    for (int i = 0; i < n; i++) {
+    for (int i = i0; i < i1; i++) {
         int me = r->ranks[i];
         ar__split(lo, hi, n, (i + 1) % n, &off, &len);
         EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
@@ -128,8 +146,10 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
     int n = r->n;
     if (n == 1) return AR_OK;
     uint64_t off, len;
+    int i0, i1;
+    ring_span(r, &i0, &i1);
     for (int t = 0; t < n - 1; t++)
-        for (int i = 0; i < n; i++) {
+        for (int i = i0; i < i1; i++) {
             int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
             ar__split(lo, hi, n, mod(i + 1 - t, n), &off, &len);
             if (t > 0) EMIT(ar_plan_wait(p, me, r->chan, r->fdata, ++r->nrecv[i]));
@@ -138,10 +158,10 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
             EMIT(ar_plan_signal(p, me, r->chan, nx, r->fdata));
         }
     /* Everything pushed to a position has been read by it now: acknowledge. */
-    for (int i = 0; i < n; i++)
+    for (int i = i0; i < i1; i++)
         EMIT(ar_plan_signal(p, r->ranks[i], r->chan, r->ranks[mod(i - 1, n)], r->fack));
     r->nack++;
-    for (int i = 0; i < n; i++)
+    for (int i = i0; i < i1; i++)
         EMIT(ar_plan_wait(p, r->ranks[i], r->chan, r->fdata, ++r->nrecv[i]));
     return AR_OK;
 }
@@ -202,10 +222,12 @@ int ar__ring_pipe(ar__ring_t *r, uint64_t lo, uint64_t hi, uint64_t group, ar_bu
         return ar__ring_ag(r, lo, hi);
     }
     const uint64_t G = (hi - lo - 1) / group + 1, K = 2u * (uint64_t)n - 1;
+    int i0, i1;
+    ring_span(r, &i0, &i1);
     for (uint64_t d = 0; d < K + G - 1; d++)
         for (uint64_t g = d >= K ? d - K + 1 : 0; g < G && g <= d; g++) {
             const uint64_t glo = lo + g * group, ghi = hi - glo < group ? hi : glo + group;
-            for (int i = 0; i < n; i++) AR_TRY(ring_stage(r, glo, ghi, src, i, (int)(d - g)));
+            for (int i = i0; i < i1; i++) AR_TRY(ring_stage(r, glo, ghi, src, i, (int)(d - g)));
             if (d - g == K - 1) r->nack++;
         }
     return AR_OK;
@@ -243,9 +265,11 @@ int ar__ring_coll_pipe(ar__ring_t *r, uint64_t chunk) {
         return ar_plan_copy(r->p, r->ranks[0], r->chan, ar_addr(r->ranks[0], AR_BUF_OUT, r->part_lo[0]),
                             ar_addr(r->ranks[0], AR_BUF_IN, r->part_lo[0]), r->part_len[0]);
     const uint64_t G = (most - 1) / chunk + 1, K = (uint64_t)n;
+    int i0, i1;
+    ring_span(r, &i0, &i1);
     for (uint64_t d = 0; d < K + G - 1; d++)
         for (uint64_t g = d >= K ? d - K + 1 : 0; g < G && g <= d; g++) {
-            for (int i = 0; i < n; i++) AR_TRY(ring_coll_stage(r, g * chunk, (g + 1) * chunk, i, (int)(d - g)));
+            for (int i = i0; i < i1; i++) AR_TRY(ring_coll_stage(r, g * chunk, (g + 1) * chunk, i, (int)(d - g)));
             if (d - g == K - 1) r->nack++;
         }
     return AR_OK;
@@ -253,7 +277,9 @@ int ar__ring_coll_pipe(ar__ring_t *r, uint64_t chunk) {
 
 int ar__ring_end(ar__ring_t *r) {
     if (r->n == 1 || !r->nack) return AR_OK;
-    for (int i = 0; i < r->n; i++) EMIT(ar_plan_wait(r->p, r->ranks[i], r->chan, r->fack, r->nack));
+    int i0, i1;
+    ring_span(r, &i0, &i1);
+    for (int i = i0; i < i1; i++) EMIT(ar_plan_wait(r->p, r->ranks[i], r->chan, r->fack, r->nack));
     return AR_OK;
 }
 
@@ -807,6 +833,7 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
                  ar_dtype_t dtype, ar_plan_t **out) {
     AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
     if (o) (*out)->coll = o->coll;
+    if (o && o->one_rank) ar_plan_only_rank(*out, o->one_rank - 1);
     if (o && o->sizing) ar_plan_sizing(*out, o->sizing);
     else if (o && o->layout) {
         const int rc = ar_plan_layout(*out, o->layout);
@@ -819,7 +846,8 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
     return AR_OK;
 }
 
-int ar__plan_fits(const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {
+int ar__plan_fits(const ar_algo_opts_t *o, const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {
+    if (o && o->one_rank && nranks > 0) srcs /= (uint64_t)nranks; /* a plan of one rank holds one rank's */
     if (srcs <= AR_PLAN_MAX_SRCS) return AR_OK;
     return AR_ERR(err, AR_ELIMIT,
                   "%s: %d ranks need at least %llu source addresses here, more than a plan may hold (%u): "

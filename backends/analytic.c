@@ -276,6 +276,7 @@ typedef struct walk_s {
     int *begun;               /* channels whose flow began at this moment */
     int *scratch;             /* per channel: a copy of a resource's bound flows */
     size_t nbegun;
+    int *fold;                /* a plan of one rank: each link slot's orbit (ar_topo_fold_links); else NULL */
     uint64_t epoch;           /* marks slots and flows seen at this moment */
     uint64_t ops;
 } walk_t;
@@ -294,12 +295,16 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
     const int L = 2 * t->nlinks, D = t->ndevices;
+    /* a plan of one rank: every device's own resources are device 0's, by translation */
+    const int dev = w->fold ? 0 : r->link;
     switch (r->res) {
-    case AR_RES_LINK: *cap = ar_topo_link_gbps(t, r->link) * 1e9; return r->link * 2 + (r->dir < 0);
-    case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + r->link;
-    case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + r->link;
-    case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + r->link : -1;
-    case AR_RES_TENSOR: *cap = ar_cost_gemm_flops(m, w->p->dtype); return *cap > 0 ? L + 3 * D + r->link : -1;
+    case AR_RES_LINK:
+        *cap = ar_topo_link_gbps(t, r->link) * 1e9;
+        return w->fold ? w->fold[r->link * 2 + (r->dir < 0)] : r->link * 2 + (r->dir < 0);
+    case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + dev;
+    case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + dev;
+    case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + dev : -1;
+    case AR_RES_TENSOR: *cap = ar_cost_gemm_flops(m, w->p->dtype); return *cap > 0 ? L + 3 * D + dev : -1;
     }
     return -1;
 }
@@ -443,9 +448,16 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
         double cap;
         const int slot = resource_slot(w, &w->traffic[i], &cap);
         if (slot < 0 || !(cap > 0) || w->traffic[i].bytes <= 0) continue;
+        const double per = w->traffic[i].bytes / f->cost.bytes;
+        size_t u = 0;
+        while (u < f->nuse && f->use[u].slot != slot) u++; /* two resources of one orbit: one slot */
+        if (u < f->nuse) {
+            f->use[u].per += per;
+            continue;
+        }
         if (ar_grow(&f->use, &f->cap_use, f->nuse, sizeof *f->use) != AR_OK) return oom(err);
         w->slot[slot].cap = cap;
-        f->use[f->nuse++] = (use_t){slot, w->traffic[i].bytes / f->cost.bytes, 0};
+        f->use[f->nuse++] = (use_t){slot, per, 0};
     }
     if (place_event(w, w->nslots + gi, f->from) != AR_OK) return oom(err);
     return AR_OK;
@@ -583,7 +595,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
             ar_clock_wait(&w->clk, gi, -1, before, before, NULL);
             break;
         case AR_OP_SIGNAL: {
-            event_t e = {.kind = EV_ARRIVE, .rank = op->dst.rank, .flag = op->flag};
+            event_t e = {.kind = EV_ARRIVE, .rank = ar_plan_signal_rank(p, op), .flag = op->flag};
             e.t = ar_clock_signal(&w->clk, gi, c->pc, op, e.terms);
             if (heap_push(&w->heap, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
@@ -654,8 +666,16 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.tag = calloc((size_t)nch, sizeof *w.tag);
     w.tpos = malloc((size_t)nch * sizeof *w.tpos);
     if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
+    if (p->only_rank >= 0) {
+        w.fold = malloc((size_t)2 * t->nlinks * sizeof *w.fold + 1);
+        if (w.fold && ar_topo_fold_links(t, w.fold) != AR_OK) {
+            rc = AR_ERR(err, AR_EPLAN, "analytic: %s has no translations for a plan of one rank", t->name);
+            goto out;
+        }
+    }
     if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.slot || !w.touched || !w.dirty || !w.flow ||
-        !w.begun || !w.scratch || !w.ekey || !w.epos || !w.tag || !w.tpos || (w.breakdown && !w.links)) {
+        !w.begun || !w.scratch || !w.ekey || !w.epos || !w.tag || !w.tpos || (w.breakdown && !w.links) ||
+        (p->only_rank >= 0 && !w.fold)) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
         goto out;
     }
@@ -718,6 +738,7 @@ out:
     if (w.links)
         for (int l = 0; l < 2 * t->nlinks + 1; l++) free(w.links[l].spans);
     free(w.links);
+    free(w.fold);
     free(w.traffic);
     for (size_t k = 0; w.slot && k < nslots; k++) {
         free(w.slot[k].m);

@@ -149,7 +149,9 @@ int ar_backend_run(const char *name, const ar_topo_t *topo, const ar_plan_t *pla
     int rc = backend_open(name, topo, &be, err);
     if (rc != AR_OK) return rc;
     const ar_backend_ops_t *ops = be->ops;
-    if (ops->prepare) rc = ops->prepare(be, plan, opts, err);
+    if (plan->only_rank >= 0 && !(ops->caps & AR_BACKEND_MODEL))
+        rc = AR_ERR(err, AR_EINVAL, "%s: a plan of one rank's ops (arsim/plan.h) can only be timed from a model", name);
+    if (rc == AR_OK && ops->prepare) rc = ops->prepare(be, plan, opts, err);
     if (rc == AR_OK) rc = ops->execute(be, plan, opts, res, err);
     backend_close(be);
     return rc;
@@ -232,6 +234,9 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
     if (topo && topo->nranks != p->nranks)
         return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
                       topo->name, topo->nranks);
+    if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo))
+        return AR_ERR(err, AR_EPLAN, "a plan of rank %d's ops alone runs only on a topology whose translations map "
+                      "it onto itself (ring_1d, torus_2d, full, switch; a rank per device)", p->only_rank);
     /* why a NETREDUCE cannot run here, if the plan has one (NULL: it can, or no topology) */
     const char *net_unfit = topo ? ar_topo_netreduce_unfit(topo) : NULL;
     for (int r = 0; r < p->nranks; r++)

@@ -168,6 +168,7 @@ static const struct option base_longopts[] = {
     {"n", required_argument, NULL, O_GEMM_N},
     {"k", required_argument, NULL, O_GEMM_K},
     {"partitions", required_argument, NULL, O_PARTITIONS},
+    {"symmetry", required_argument, NULL, O_SYMMETRY},
     {"help", no_argument, NULL, 'h'},
 };
 #define NBASE ((int)(sizeof base_longopts / sizeof base_longopts[0]))
@@ -217,6 +218,10 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(MAX_MEM), "  --max-mem B            refuse a case whose estimated memory is larger, before building\n"
                         "                         it (K/M/G/T; default 80% of this machine's memory)\n"},
     {AR_CLI_O(QUIET), "  -q, --quiet            no progress notes\n"},
+    {AR_CLI_O(SYMMETRY), "  --symmetry auto|on|off analytic, sim: where every rank's ops are a translate of rank\n"
+                         "                         0's on a ring_1d, torus_2d, full or switch topology, run rank\n"
+                         "                         0's for all (auto: where the plan has 2^20 ops or more; on:\n"
+                         "                         always; off: never); the same time (docs/SIM.md, \"Symmetry\")\n"},
 };
 
 void ar_cli_opts_usage(FILE *f, unsigned shows) {
@@ -464,6 +469,7 @@ static void defaults(ar_cli_opts_t *o, const char *cmd, unsigned flags) {
     o->seed = 1;
     o->timeout_s = 5.0;
     o->verify = -1;
+    o->symmetry = AR_SYMMETRY_AUTO;
     o->max_mem = ar_case_default_max_mem();
     if (!(flags & AR_CLI_NO_SIZE)) {
         int n = 0;
@@ -622,6 +628,15 @@ int ar_cli_opts_parse(const char *cmd, int argc, char **argv, unsigned flags,
                 goto out;
             }
             *(c == O_GEMM_N ? &o->gemm_n : &o->gemm_k) = u;
+            break;
+        case O_SYMMETRY:
+            if (!strcmp(optarg, "auto")) o->symmetry = AR_SYMMETRY_AUTO;
+            else if (!strcmp(optarg, "on")) o->symmetry = AR_SYMMETRY_ON;
+            else if (!strcmp(optarg, "off")) o->symmetry = AR_SYMMETRY_OFF;
+            else {
+                rc = ar_cli_fail(cmd, "%s '%s': expected auto, on or off", flag, optarg);
+                goto out;
+            }
             break;
         case O_PARTITIONS:
             if (ar_cli_parse_int(optarg, 1, 4096, &v) != AR_OK) {

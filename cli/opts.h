@@ -76,6 +76,7 @@ typedef struct ar_cli_opts_s {
     uint64_t gemm_ms[AR_CLI_MAX_SIZES]; /* --m, as given (default 512:16384) */
     int ngemm_ms;
     int partitions;                  /* --partitions (default 0: from the model) */
+    ar_symmetry_t symmetry;          /* --symmetry (default auto): plans of one rank (arsim/algo.h) */
 
     /* Run control. */
     int iters;                       /* --iters N (default 1; >= 1) */
@@ -106,7 +107,7 @@ void ar_cli_case_coll(const ar_cli_opts_t *o, uint64_t count, ar_algo_opts_t *ao
     X(BACKEND) X(TOPOLOGY) X(MODEL) X(SET) X(ALGO) X(SIZE) X(COUNT) X(DTYPE) X(BUFFER) X(CHANNELS)       \
     X(CHUNK) X(RANKS) X(ROOT) X(ITERS) X(WARMUP) X(SEED) X(TIMEOUT) X(CHECK) X(BREAKDOWN)          \
     X(VERIFY) X(NO_VERIFY) X(DUMP_PLAN) X(CSV) X(JSON) X(QUIET) X(MAX_MEM) X(OP) X(GEMM_M) X(GEMM_N)  \
-    X(GEMM_K) X(PARTITIONS)
+    X(GEMM_K) X(PARTITIONS) X(SYMMETRY)
 enum {
 #define AR_CLI_BIT_ENUM(name) AR_CLI_BIT_##name,
     AR_CLI_SHARED_OPTS(AR_CLI_BIT_ENUM)
@@ -114,7 +115,7 @@ enum {
     AR_CLI_NOPTS
 };
 #define AR_CLI_O(name) (1u << AR_CLI_BIT_##name)
-#define AR_CLI_ALL_OPTS ((1u << AR_CLI_NOPTS) - 1u)
+#define AR_CLI_ALL_OPTS (~0u >> (32 - AR_CLI_NOPTS)) /* 1 <= AR_CLI_NOPTS <= 32 */
 
 /* Extra options a subcommand adds to the shared ones (sweep: --out, --jobs ...).
  * longopts is terminated by a zero entry; each entry's `val` must be >= 1000 and

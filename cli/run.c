@@ -205,6 +205,7 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                 c.algo_opts.channels = o->channels[ic];
                 c.algo_opts.chunk_bytes = o->chunks[ik];
                 c.algo_opts.root = roots[ir];
+                c.algo_opts.symmetry = o->symmetry;
                 ar_cli_case_coll(o, count, &c.algo_opts);
                 c.run.breakdown = o->breakdown;
                 c.run.timeline = s->timeline;

@@ -286,6 +286,7 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
     c.algo_opts.channels = o->channels[x.ch];
     c.algo_opts.chunk_bytes = o->chunks[x.ck];
     c.algo_opts.root = roots[x.r];
+    c.algo_opts.symmetry = o->symmetry;
     ar_cli_case_coll(o, count, &c.algo_opts);
     inflight_t *note = w->inflight ? &w->inflight[slot] : NULL;
     if (note) c.run.progress = inflight_note, c.run.progress_ctx = note;

@@ -62,6 +62,7 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     p->count = count;
     p->dtype = dtype;
     p->root = -1;
+    p->only_rank = -1;
     p->build = calloc((size_t)nranks * nchannels, sizeof(chan_build_t));
     p->chans = calloc((size_t)nranks * nchannels, sizeof(ar_chan_t));
     if (!p->build || !p->chans) {
@@ -71,6 +72,11 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     *out = p;
     return AR_OK;
 }
+
+void ar_plan_only_rank(ar_plan_t *p, int rank) { p->only_rank = rank; }
+
+/* An op of `rank` that a plan of one other rank drops (its emitter returns AR_OK). */
+static int dropped(const ar_plan_t *p, int rank) { return p->only_rank >= 0 && rank != p->only_rank; }
 
 void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
     const uint64_t max_ops = s->max_ops;
@@ -117,6 +123,8 @@ static void size_finish(ar_plan_t *p) {
     const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
     if (s->keep_layout && (s->chan_ops = malloc((nch ? nch : 1) * sizeof *s->chan_ops)))
         for (uint64_t i = 0; i < nch; i++) s->chan_ops[i] = cb[i].n;
+    s->busy_chans = 0;
+    for (uint64_t i = 0; i < nch; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
@@ -169,6 +177,7 @@ static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *f
 int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n) {
     ar_op_t op = {.code = AR_OP_COPY, .nsrc = 1, .n = n, .dst = dst};
     if (n == 0) return AR_OK; /* an empty tail is no op */
+    if (dropped(p, rank)) return AR_OK;
     AR_TRY(add_srcs(p, &src, 1, &op.src));
     return append(p, rank, chan, &op);
 }
@@ -178,6 +187,7 @@ int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_add
     if (n == 0) return AR_OK;
     if (k == 1) return ar_plan_copy(p, rank, chan, dst, srcs[0], n);
     ar_op_t op = {.code = AR_OP_REDUCE, .nsrc = k, .n = n, .dst = dst};
+    if (dropped(p, rank)) return AR_OK;
     AR_TRY(add_srcs(p, srcs, k, &op.src));
     return append(p, rank, chan, &op);
 }
@@ -186,6 +196,7 @@ int ar_plan_netreduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t
     if (dst.rank != rank || src.rank != rank) return AR_EINVAL;
     if (n == 0) return AR_OK;
     ar_op_t op = {.code = AR_OP_NETREDUCE, .nsrc = 1, .n = n, .dst = dst};
+    if (dropped(p, rank)) return AR_OK;
     AR_TRY(add_srcs(p, &src, 1, &op.src));
     return append(p, rank, chan, &op);
 }
@@ -197,6 +208,7 @@ int ar_plan_compute(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t a
     if (m == 0) return AR_OK;
     ar_op_t op = {.code = AR_OP_COMPUTE, .nsrc = 2, .n = m, .dst = dst, .flag = (uint32_t)N, .count = K};
     const ar_addr_t ab[2] = {a, b};
+    if (dropped(p, rank)) return AR_OK;
     AR_TRY(add_srcs(p, ab, 2, &op.src));
     return append(p, rank, chan, &op);
 }
@@ -205,20 +217,20 @@ int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t f
     if (target_rank < 0 || target_rank >= p->nranks) return AR_EINVAL;
     ar_op_t op = {.code = AR_OP_SIGNAL, .dst = {target_rank, 0, 0}, .flag = flag};
     if (flag >= p->nflags) p->nflags = flag + 1;
-    return append(p, rank, chan, &op);
+    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
 }
 
 int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count) {
     if (count == 0) return AR_OK;
     ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = count};
     if (flag >= p->nflags) p->nflags = flag + 1;
-    return append(p, rank, chan, &op);
+    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
 }
 
 int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag) {
     ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = 0};
     if (flag >= p->nflags) p->nflags = flag + 1;
-    return append(p, rank, chan, &op);
+    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
 }
 
 int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count) {
@@ -226,7 +238,7 @@ int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t 
     if (back == 0 && count == 0) return ar_plan_wait_prev(p, rank, chan, flag);
     ar_op_t op = {.code = AR_OP_WAIT, .back = (uint8_t)back, .dst = {rank, 0, 0}, .flag = flag, .count = count};
     if (flag >= p->nflags) p->nflags = flag + 1;
-    return append(p, rank, chan, &op);
+    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
 }
 
 /* Per (rank, flag) of p: which channels SIGNAL it, 1 computing ones, 2 others (or'd). */
@@ -237,7 +249,7 @@ static unsigned char *flag_signallers(const ar_plan_t *p) {
         const ar_chan_t *ch = &p->chans[i];
         for (uint32_t j = 0; j < ch->nops; j++) {
             const ar_op_t *op = &p->ops[ch->first + j];
-            if (op->code == AR_OP_SIGNAL) by[(size_t)op->dst.rank * p->nflags + op->flag] |= ch->computes ? 1 : 2;
+            if (op->code == AR_OP_SIGNAL) by[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag] |= ch->computes ? 1 : 2;
         }
     }
     return by;
@@ -307,7 +319,7 @@ int ar_plan_finish(ar_plan_t *p) {
     }
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].code == AR_OP_SIGNAL)
-            p->per_epoch[(size_t)p->ops[i].dst.rank * p->nflags + p->ops[i].flag]++;
+            p->per_epoch[(size_t)ar_plan_signal_rank(p, &p->ops[i]) * p->nflags + p->ops[i].flag]++;
     AR_TRY(mark_after_product(p));
     free(p->build);
     p->build = NULL;
@@ -361,7 +373,7 @@ int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
         const ar_chan_t *ch = &p->chans[i];
         for (uint32_t j = ch->first; j < ch->first + ch->nops && !ch->computes; j++) {
             const ar_op_t *op = &p->ops[j];
-            const size_t f = (size_t)op->dst.rank * p->nflags + op->flag;
+            const size_t f = (size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag;
             if (op->code == AR_OP_SIGNAL && (int64_t)stage[j] > last[f]) last[f] = stage[j];
         }
     }
@@ -374,7 +386,7 @@ int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
         for (uint32_t j = ch->first; j < ch->first + ch->nops && ch->computes; j++) {
             const ar_op_t *op = &p->ops[j];
             if (waits_now(op)) before = by[rf + op->flag] & 1 ? INT64_MAX : before > last[rf + op->flag] ? before : last[rf + op->flag];
-            const size_t f = (size_t)op->dst.rank * p->nflags + op->flag;
+            const size_t f = (size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag;
             if (op->code == AR_OP_SIGNAL && before > need[f]) need[f] = before;
         }
     }

@@ -1168,6 +1168,8 @@ static int run(vs_t *v) {
 int ar_plan_verify(const ar_plan_t *p, ar_error_t *err) {
     if (!p || p->build || !p->chans || !p->per_epoch)
         return AR_ERR(err, AR_EINVAL, "plan not finished (call ar_plan_finish)");
+    if (p->only_rank >= 0)
+        return AR_ERR(err, AR_EINVAL, "a plan of rank %d's ops alone holds no other rank's to verify", p->only_rank);
     vs_t v;
     memset(&v, 0, sizeof v);
     v.p = p;

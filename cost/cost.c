@@ -654,10 +654,14 @@ int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
 #define WARM_MAX_PAGES (4u << 20)
 #define WARM_MIN_PAGE 4096.0
 
+int ar_cost_tracks_warmth(const ar_model_t *m) {
+    return m && m->cold_lat_ns > 0 && m->mem[AR_MEM_SRAM].capacity_bytes > 0;
+}
+
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p) {
     memset(w, 0, sizeof *w);
     const ar_model_t *m = t->model;
-    if (m->cold_lat_ns <= 0 || m->mem[AR_MEM_SRAM].capacity_bytes <= 0) return AR_OK;
+    if (!ar_cost_tracks_warmth(m)) return AR_OK;
     const double es = (double)ar_dtype_size(p->dtype);
     double *traffic = calloc((size_t)t->ndevices, sizeof *traffic);
     w->nbufs = p->nranks * AR_NBUF;

@@ -357,13 +357,18 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
                                 &opts, NULL, err));
     }
     opts.buffer = c->run.buffer;
+    /* a plan of one rank only where it is timed from the model, and nothing asks for every
+     * rank's ops (a verification, the traffic of each link) */
+    const ar_backend_ops_t *bo = ar_backend_find(c->backend);
+    if (!bo || !(bo->caps & AR_BACKEND_MODEL) || c->verify == 1 || c->run.breakdown)
+        opts.symmetry = AR_SYMMETRY_OFF;
     if (a && !a->probe) AR_TRY(check_memory(c, algo, &opts, err));
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;
     const int cheap = (uint64_t)p->nops * (uint64_t)p->nranks * (uint64_t)p->nchannels <= AR_CASE_VERIFY_MAX_WORK;
     /* a probe computes no allreduce: nothing to verify it against */
-    if (a && !a->probe && (c->verify == 1 || (c->verify == -1 && cheap))) {
+    if (a && !a->probe && p->only_rank < 0 && (c->verify == 1 || (c->verify == -1 && cheap))) {
         ar_error_t v;
         ar_error_clear(&v);
         const int vrc = ar_plan_verify(p, &v);

@@ -203,6 +203,11 @@ struct Sim {
     std::vector<ChanState> ch;
     std::vector<FlagState> flags;
     std::vector<int> hop_links, hop_dirs;
+    /* A plan of one rank (plan.h): each link direction's orbit (ar_topo_fold_links), and
+     * every device's own resources are device 0's. Empty otherwise. */
+    std::vector<int> fold;
+    int net_res(int slot) const { return fold.empty() ? slot : fold[(size_t)slot]; }
+    int dev_res(int dev) const { return fold.empty() ? dev : 0; }
     /* Weights on the links: SimGrid charges a flow once per time a link is on its route, so
      * a link's capacity is net_weight x its bandwidth and a flow crosses it net_weight
      * times; a pull's requests cross the reverse direction req_weight[kind] times
@@ -229,33 +234,33 @@ struct Sim {
             int n = ar_topo_route(t, from, to, hop_links.data(), hop_dirs.data(), t->nnodes);
             if (n < 0) return false;
             for (int h = 0; h < n; h++) {
-                out.push_back(hop_links[h] * 2 + (hop_dirs[h] < 0));
+                out.push_back(net_res(hop_links[h] * 2 + (hop_dirs[h] < 0)));
                 if (pull && req_weight[(size_t)t->links[hop_links[h]].kind] > 0)
-                    req.push_back(hop_links[h] * 2 + (hop_dirs[h] >= 0));
+                    req.push_back(net_res(hop_links[h] * 2 + (hop_dirs[h] >= 0)));
                 /* a device it passes through stores and loads it again (cost.c's acc_route) */
                 const int via = h + 1 < n ? ar_topo_forwarder(t, hop_links[h], hop_dirs[h]) : -1;
-                if (via >= 0) out.insert(out.end(), 2, base_mem + via);
+                if (via >= 0) out.insert(out.end(), 2, base_mem + dev_res(via));
             }
             return true;
         };
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
-            out.push_back(base_mem + a);
+            out.push_back(base_mem + dev_res(a));
             if (a != e) {
                 if (!net(a, e, true)) return -1;
-                if (res[base_issue + e].link) out.push_back(base_issue + e);
+                if (res[base_issue + e].link) out.push_back(base_issue + dev_res(e));
             }
         } else if (a >= ndev && a < ep_host && b < ndev) { /* channel -> memory: a write */
             int gi = a - ndev, e = t->placement[gi / p->nchannels];
             if (b != e) {
                 if (!net(e, b, false)) return -1;
-                if (res[base_issue + e].link) out.push_back(base_issue + e);
+                if (res[base_issue + e].link) out.push_back(base_issue + dev_res(e));
             }
-            out.push_back(base_mem + b);
+            out.push_back(base_mem + dev_res(b));
         } else if ((a == ep_host && b >= ndev && b < ep_host) ||
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
             int gi = (a == ep_host ? b : a) - ndev;
-            out.push_back(base_host + t->placement[gi / p->nchannels]);
+            out.push_back(base_host + dev_res(t->placement[gi / p->nchannels]));
         } else {
             return -1;
         }
@@ -301,7 +306,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
                      gi % p->nchannels, cs.pc);
             return;
         }
-        s.route.push_back(base_tensor + t->placement[rank]);
+        s.route.push_back(base_tensor + dev_res(t->placement[rank]));
     }
     if (op->code == AR_OP_NETREDUCE) {
         s.traffic.resize((size_t)2 * t->nlinks + t->ndevices + 1);
@@ -312,7 +317,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         }
         for (int i = 0; i < nt && cost.bytes > 0; i++) {
             const ar_op_traffic_t &x = s.traffic[(size_t)i];
-            const int r = x.res == AR_RES_LINK ? x.link * 2 + (x.dir < 0) : base_mem + x.link;
+            const int r = x.res == AR_RES_LINK ? net_res(x.link * 2 + (x.dir < 0)) : base_mem + dev_res(x.link);
             for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
         }
     }
@@ -420,7 +425,7 @@ void Sim::wake_at(int gi, double T) {
 void Sim::signal_op(int gi, const ar_op_t *op) {
     Arrival a;
     a.t = ar_clock_signal(&clk, gi, ch[gi].pc, op, a.terms);
-    FlagState &f = flags[(size_t)op->dst.rank * p->nflags + op->flag];
+    FlagState &f = flags[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag];
     auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
                                [](double x, const Arrival &y) { return x < y.t; });
     f.arr.insert(it, a);
@@ -582,6 +587,11 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_tensor = s.base_issue + s.ndev;
         s.res.resize((size_t)s.base_tensor + s.ndev);
         net_weights(s.m, &s.net_weight, s.req_weight);
+        if (p->only_rank >= 0) {
+            s.fold.resize((size_t)2 * t->nlinks);
+            if (ar_topo_fold_links(t, s.fold.data()) != AR_OK)
+                return AR_ERR(err, AR_EPLAN, "sim: %s has no translations for a plan of one rank", t->name);
+        }
         for (int l = 0; l < t->nlinks; l++) {
             const ar_link_t *lk = &t->links[l];
             const ar_link_kind_t *k = &s.m->links[lk->kind];
@@ -662,7 +672,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 for (uint32_t i = 0; i < c->nops; i++) {
                     const ar_op_t *op = &p->ops[c->first + i];
                     if (op->code != AR_OP_SIGNAL) continue;
-                    int &x = sender[(size_t)op->dst.rank * p->nflags + op->flag];
+                    int &x = sender[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag];
                     x = x == -2 || x == gi ? gi : -1;
                 }
             }

@@ -194,9 +194,11 @@ int ar__sim_guard_pages(long actors) {
  * a host, a link, a mailbox and an actor (about 16 KB measured, plus its whole stack where it
  * has no guard page), per flag its state, per SIGNAL its arrival. */
 static double sim_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
-    const double chans = (double)s->nranks * s->nchannels;
-    const double per_chan = 16384.0 + (ar__sim_guard_pages((long)chans) ? 0 : AR__SIM_STACK_KIB * 1024.0);
-    return 8e6 + 2048.0 * t->nlinks + chans * per_chan + 64.0 * s->nranks * s->nflags + 16.0 * (double)s->signals;
+    /* an actor, its host and stack per channel with ops; a channel's state for every one */
+    const double chans = (double)s->nranks * s->nchannels, busy = (double)s->busy_chans;
+    const double per_actor = 16384.0 + (ar__sim_guard_pages((long)busy) ? 0 : AR__SIM_STACK_KIB * 1024.0);
+    return 8e6 + 2048.0 * t->nlinks + 256.0 * chans + busy * per_actor + 64.0 * s->nranks * s->nflags +
+           16.0 * (double)s->signals;
 }
 
 const ar_backend_ops_t ar_sim_backend = {

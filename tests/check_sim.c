@@ -811,6 +811,105 @@ START_TEST(test_sweep_shards_resume) {
 }
 END_TEST
 
+/* ---- a plan of one rank (arsim/plan.h): rank 0's ops stand for every rank's ---- */
+
+static ar_plan_t *build_sym(const char *algo, const ar_topo_t *t, uint64_t count, ar_coll_t coll, int channels,
+                            ar_symmetry_t sym) {
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = channels;
+    o.coll = coll;
+    o.symmetry = sym;
+    ar_plan_t *p;
+    ar_error_t err;
+    ck_assert_msg(ar_algo_build(algo, t, count, AR_BF16, &o, &p, &err) == AR_OK, "%s on %s: %s", algo, t->name,
+                  err.message);
+    return p;
+}
+
+/* Where the topology's translations map the plan onto itself, rank 0's ops alone give
+ * every backend that times from the model the time of every rank's, to the last digit;
+ * a plan of one rank holds 1/P of the ops. */
+START_TEST(test_one_rank_plan) {
+    static const struct {
+        const char *topo, *algo;
+        uint64_t count;
+        ar_coll_t coll;
+        int channels;
+    } cases[] = {
+        {"torus_2d:4x4", "torus2d", 1u << 19, AR_COLL_ALLREDUCE, 4},
+        {"torus_2d:8x4", "torus2d", 3u << 18, AR_COLL_ALLREDUCE, 8},
+        {"torus_2d:4x4", "torus2d", 1u << 21, AR_COLL_ALLREDUCE, 16},
+        {"ring_1d:8", "ring", 1u << 20, AR_COLL_ALLREDUCE, 4},
+        {"ring_1d:8", "ring", 1u << 20, AR_COLL_REDUCESCATTER, 2},
+        {"ring_1d:8", "ring", 1u << 20, AR_COLL_ALLGATHER, 2},
+        {"full:8", "ring", 1u << 19, AR_COLL_ALLREDUCE, 2},
+        {"switch:8", "ring", 1u << 18, AR_COLL_ALLREDUCE, 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* (full and switch open with a GPU's model, which charges warmth: not this one) */
+        ar_topo_t *t = tu_topo_open(cases[i].topo, "accel_tcm");
+        ar_plan_t *one = build_sym(cases[i].algo, t, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_ON);
+        ar_plan_t *all = build_sym(cases[i].algo, t, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_OFF);
+        ck_assert_msg(one->only_rank == 0, "%s on %s: every rank's ops, not rank 0's", cases[i].algo, cases[i].topo);
+        ck_assert_int_eq(all->only_rank, -1);
+        ck_assert_uint_eq((uint64_t)one->nops * (uint64_t)t->nranks, all->nops);
+        const char *backends[] = {"analytic", "sim"};
+        for (int b = 0; b < 2; b++) {
+            ar_result_t r1, ra;
+            run_on(backends[b], t, one, AR_MEM_HBM, 0, &r1);
+            run_on(backends[b], t, all, AR_MEM_HBM, 0, &ra);
+            ck_assert_msg(fabs(r1.time_s - ra.time_s) <= 1e-9 * ra.time_s, "%s %s on %s: rank 0 alone %.9g us, every rank %.9g us",
+                          backends[b], cases[i].algo, cases[i].topo, r1.time_s * 1e6, ra.time_s * 1e6);
+            for (int k = 0; k < AR_NTERM; k++) ck_assert_double_eq_tol(r1.terms_s[k], ra.terms_s[k], 1e-9 * ra.time_s);
+            ar_result_free(&r1);
+            ar_result_free(&ra);
+        }
+        /* it carries no data: nothing verifies or runs it on data */
+        ar_error_t err;
+        ck_assert_int_eq(ar_plan_verify(one, &err), AR_EINVAL);
+        ck_assert_msg(strstr(err.message, "rank 0's ops alone") != NULL, "%s", err.message);
+        ar_result_t r;
+        ck_assert_int_eq(ar_backend_run("ref", t, one, NULL, &r, &err), AR_EINVAL);
+        ck_assert_msg(strstr(err.message, "only be timed from a model") != NULL, "%s", err.message);
+        ar_result_free(&r);
+        ar_plan_free(one);
+        ar_plan_free(all);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* Every rank's ops where a translation does not map the plan onto itself (a tree rooted at
+ * one rank, a snake ring over a torus, peers taken by rank number on a torus, flags named by
+ * the sender, sizes that differ by rank), on a topology without translations, with a model
+ * that charges bytes by their warmth, and (auto) where every rank's plan is small. */
+START_TEST(test_one_rank_plan_refused) {
+    static const struct {
+        const char *topo, *model, *algo;
+        uint64_t count;
+        ar_symmetry_t sym;
+    } cases[] = {
+        {"torus_2d:4x4", NULL, "center_root", 1u << 16, AR_SYMMETRY_ON},
+        {"torus_2d:4x4", NULL, "ring", 1u << 16, AR_SYMMETRY_ON},
+        {"torus_2d:4x4", NULL, "2stage", 1u << 16, AR_SYMMETRY_ON},
+        {"full:4", NULL, "1stage", 1u << 16, AR_SYMMETRY_ON},
+        {"ring_1d:8", NULL, "ring", (1u << 16) + 8, AR_SYMMETRY_ON},
+        {"mesh_2d:4x4", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},
+        {"ring_1d:8", "h200_sxm", "ring", 1u << 16, AR_SYMMETRY_ON},
+        {"ring_1d:8", NULL, "ring", 1u << 16, AR_SYMMETRY_AUTO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = tu_topo_open(cases[i].topo, cases[i].model);
+        ar_plan_t *p = build_sym(cases[i].algo, t, cases[i].count, AR_COLL_ALLREDUCE, 2, cases[i].sym);
+        ck_assert_msg(p->only_rank == -1, "%s on %s: rank 0's ops alone", cases[i].algo, cases[i].topo);
+        ar_error_t err;
+        ck_assert_msg(ar_plan_verify(p, &err) == AR_OK, "%s", err.message);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 Suite *suite_sim(void) {
     Suite *s = suite_create("sim");
     struct {
@@ -835,6 +934,8 @@ Suite *suite_sim(void) {
         {"shipped_topologies", test_shipped_topologies},
         {"reduce_as_exec", test_reduce_as_exec},
         {"sweep_shards_resume", test_sweep_shards_resume},
+        {"one_rank_plan", test_one_rank_plan},
+        {"one_rank_plan_refused", test_one_rank_plan_refused},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -129,6 +129,7 @@ S | not a whole number of fp32 elements | --size 1002 --dtype bf16,fp32
 S | seconds from 0.001        | --size 8K --timeout 0
 S | expected at least 1M      | --size 8K --max-mem 1000
 S | --max-mem 'x'             | --size 8K --max-mem x
+S | expected auto, on or off  | --size 8K --symmetry sometimes
 S | unknown 'nosuch'          | --size 8K --topology nosuch
 S | '--verify' takes no value | --size 8K --verify=1
 S | from 0 to 1000000         | --size 8K --warmup -1

@@ -417,6 +417,48 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
     return node < t->ndevices ? node : -1;
 }
 
+/* ---- translations ---- */
+
+int ar_topo_translatable(const ar_topo_t *t) {
+    if (t->kind != AR_TOPO_RING_1D && t->kind != AR_TOPO_TORUS_2D && t->kind != AR_TOPO_FULL &&
+        t->kind != AR_TOPO_SWITCH)
+        return 0;
+    if (t->ndevices < 2 || t->nranks != t->ndevices) return 0;
+    for (int r = 0; r < t->nranks; r++)
+        if (t->placement[r] != r) return 0;
+    return 1;
+}
+
+int ar_topo_translate(const ar_topo_t *t, int base, int node) {
+    const int nd = t->ndevices;
+    if (node < 0 || node >= nd) return node;
+    if (t->kind == AR_TOPO_TORUS_2D) {
+        const int w = t->grid_w, h = t->grid_h;
+        return ((node / w - base / w + h) % h) * w + (node % w - base % w + w) % w;
+    }
+    return (node - base + nd) % nd;
+}
+
+int ar_topo_fold_links(const ar_topo_t *t, int *slot) {
+    if (!ar_topo_translatable(t)) return AR_EINVAL;
+    for (int l = 0; l < t->nlinks; l++)
+        for (int d = 0; d < 2; d++) {
+            const int u = d ? t->links[l].b : t->links[l].a, v = d ? t->links[l].a : t->links[l].b;
+            const int base = u < t->ndevices ? u : v < t->ndevices ? v : 0;
+            const int fu = ar_topo_translate(t, base, u), fv = ar_topo_translate(t, base, v);
+            int lo = t->adj_start[fu], hi = t->adj_start[fu + 1];
+            while (lo < hi) { /* fu's neighbours are sorted */
+                const int mid = lo + (hi - lo) / 2;
+                if (t->adj_nbr[mid] < fv) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo == t->adj_start[fu + 1] || t->adj_nbr[lo] != fv) return AR_EINVAL;
+            const int fl = t->adj_link[lo];
+            slot[2 * l + d] = 2 * fl + (t->links[fl].a != fu);
+        }
+    return AR_OK;
+}
+
 /* ---- builders ---- */
 
 static int parse_int(const char *s, const char **end, long *out) {

@@ -6,6 +6,18 @@
 #include "arsim/plan.h"
 #include "arsim/topo.h"
 
+/* A plan of one rank (arsim/plan.h) stands for the whole where the topology's translations
+ * map the plan onto itself (arsim/topo.h): rank 0's ops alone, which only the timing backends
+ * run. ar_algo_build returns one never (OFF: a plan to verify, run on data or break down by
+ * link), where the whole plan would hold AR_ALGO_ONE_RANK_MIN_OPS ops or more (AUTO: where
+ * running every rank costs seconds), or wherever it can (ON). It checks the translation
+ * first: the plans of rank 0 and of AR_ALGO_SYMMETRY_PROBES other ranks, spread over the
+ * topology, must be each other's translates op for op (sizes, flags, buffers, each offset's
+ * alignment to 16 bytes); otherwise every rank's ops are built. */
+typedef enum ar_symmetry_e { AR_SYMMETRY_OFF = 0, AR_SYMMETRY_AUTO, AR_SYMMETRY_ON } ar_symmetry_t;
+#define AR_ALGO_ONE_RANK_MIN_OPS (1u << 20)
+#define AR_ALGO_SYMMETRY_PROBES 4
+
 typedef struct ar_algo_opts_s {
     int channels;          /* 0: the algorithm's default */
     uint64_t chunk_bytes;  /* pipelining chunk; 0: the algorithm's default */
@@ -22,9 +34,12 @@ typedef struct ar_algo_opts_s {
                             * it does not build (ar_algo_t.colls) */
     ar_gemm_t gemm;        /* a fused collective's product (count = M x N) */
     int partitions;        /* ... split into this many partitions of rows (0: one) */
+    ar_symmetry_t symmetry; /* whether ar_algo_build may return a plan of one rank (below) */
+    int one_rank;          /* ar_algo_build's own: 1 + the rank whose ops alone are emitted (a
+                            * plan of one rank, arsim/plan.h); 0: every rank's */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0, AR_SYMMETRY_OFF, 0}
 
 typedef struct ar_algo_s {
     const char *name;

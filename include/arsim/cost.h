@@ -95,6 +95,11 @@
 #include "arsim/backend.h"
 
 typedef struct ar_cost_warm_s ar_cost_warm_t; /* cost/internal.h */
+/* Whether the model charges an op by which bytes of a buffer it touches, not only by where
+ * its ranks sit: bytes another op touched lately are warm (cold_lat_ns, with an SRAM level
+ * to hold them). A plan of one rank (arsim/plan.h) cannot stand for the others' then: their
+ * writes into its buffers would be missing. */
+int ar_cost_tracks_warmth(const ar_model_t *m);
 typedef struct ar_cost_cross_s ar_cost_cross_t;
 
 typedef struct ar_op_cost_s {

@@ -73,6 +73,18 @@
  * Ops within one channel execute in order; a later op may rely on an earlier
  * op's writes (program order). Channels are ordered only by SIGNAL/WAIT.
  *
+ * A plan of one rank (only_rank >= 0) holds that rank's ops alone, every other rank's
+ * being their image under the topology's translations (arsim/topo.h): rank q's ops are
+ * only_rank's with every rank moved by the translation taking only_rank to q, sizes,
+ * flags and buffers the same. Every rank then runs alike, at the same moments, so a
+ * timing backend (AR_BACKEND_MODEL) runs only_rank's channels for all: the SIGNAL some
+ * other rank sends to only_rank at the moment only_rank sends one is the one that
+ * increments only_rank's flag (ar_plan_signal_rank), and each link or memory it uses is
+ * shared with the translates of only_rank's ops that use it at that moment, which are
+ * only_rank's own ops using the links and memories of the same orbit
+ * (ar_topo_fold_links). Routes are then translates of only_rank's. Such a plan carries
+ * no data: it is never verified nor run on data.
+ *
  * What a plan computes (ar_plan_t.coll), over IN and OUT of count elements on every
  * rank, rank r's shard being elements [lo, lo + len) of ar_coll_shard(count, P, r):
  *   ALLREDUCE      OUT@r[j] = IN@0[j] + ... + IN@(P-1)[j] for every j;
@@ -186,6 +198,7 @@ typedef struct ar_plan_size_s {
     uint64_t ops, srcs, signals;    /* out: every op, source address and SIGNAL */
     uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
+    uint64_t busy_chans;            /* out: channels with an op (a plan of one rank: its own) */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
     uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's) */
     /* out, from ar_plan_finish: the bytes the plan holds built in place (ar_plan_layout):
@@ -223,6 +236,7 @@ typedef struct ar_plan_s {
                               * collective's operands); 0: count */
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
+    int only_rank;           /* a plan of one rank (above): its rank; -1: every rank's ops */
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -230,6 +244,9 @@ typedef struct ar_plan_s {
  * AR_ENOMEM / AR_EINVAL (bad rank, channel or flag). */
 int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_dtype_t dtype,
                 ar_plan_t **out);
+/* Make p, fresh from ar_plan_new, a plan of one rank (above): the emitters keep rank's ops
+ * and drop every other rank's. */
+void ar_plan_only_rank(ar_plan_t *p, int rank);
 int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
 int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_addr_t *srcs,
                    uint32_t k, uint64_t n);
@@ -279,6 +296,11 @@ static inline ar_addr_t ar_addr(int rank, ar_buf_t buf, uint64_t off) {
 static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
     return a;
+}
+/* The rank whose flag SIGNAL op increments when p runs: its target, or in a plan of one rank
+ * that rank (above). */
+static inline int ar_plan_signal_rank(const ar_plan_t *p, const ar_op_t *op) {
+    return p->only_rank >= 0 ? p->only_rank : op->dst.rank;
 }
 /* Whether op moves elements (COPY, REDUCE, NETREDUCE), as opposed to SIGNAL and WAIT. */
 static inline int ar_op_moves_data(const ar_op_t *op) {

@@ -101,6 +101,19 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
  * network. */
 int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
 
+/* Translations: the shifts of a ring_1d, torus_2d, full or switch topology (a torus's
+ * along both axes; a switch stays where it is) map its links onto its links, and every
+ * device onto device 0 by exactly one of them. A plan that such shifts map onto itself
+ * runs alike on every rank, so the timing backends can run one rank's ops for all
+ * (arsim/plan.h, "A plan of one rank"). Whether t has them, each rank on its own device: */
+int ar_topo_translatable(const ar_topo_t *t);
+/* Node `node` under the translation that moves device `base` to device 0 (a switch: itself). */
+int ar_topo_translate(const ar_topo_t *t, int base, int node);
+/* For each link direction (slot link x 2 + (dir < 0)), the one of its orbit under the
+ * translations that leaves or enters device 0 (links between switches: itself): slot[2 *
+ * nlinks]. AR_EINVAL when t is not translatable. */
+int ar_topo_fold_links(const ar_topo_t *t, int *slot);
+
 /* Names of the shipped topology files, NULL-terminated. */
 const char *const *ar_topo_shipped(void);
 const char *ar_topo_dir(void);
