@@ -1,4 +1,5 @@
 /* The algorithm registry (arsim/algo.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "algorithms/internal.h"
 #include "arsim/cost.h"
@@ -102,14 +103,64 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
     return rc;
 }
 
+/* Routes as translates: a route from device 0 and a route from device k that the translation
+ * taking k to 0 should map onto each other. The topology's routes are its shortest paths with
+ * ties broken by node number, which a translation need not keep (halfway round an even ring);
+ * a plan of one rank stands for the others only where every route it takes does. Each offset
+ * (where the far end sits seen from the near one) is compared once. */
+typedef struct route_check_s {
+    const ar_topo_t *t;
+    int *fold;              /* ar_topo_fold_links */
+    int *h0, *d0, *h1, *d1; /* two routes, ar_topo_diameter hops at most */
+    unsigned char *seen;    /* per offset: 1 checked alike, 2 differs */
+} route_check_t;
+
+static void route_check_free(route_check_t *c) {
+    free(c->fold), free(c->h0), free(c->d0), free(c->h1), free(c->d1), free(c->seen);
+    memset(c, 0, sizeof *c);
+}
+
+static int route_check_init(route_check_t *c, const ar_topo_t *t) {
+    memset(c, 0, sizeof *c);
+    c->t = t;
+    const size_t hops = (size_t)ar_topo_diameter(t) + 1;
+    c->fold = malloc((size_t)2 * t->nlinks * sizeof *c->fold + 1);
+    c->h0 = malloc(hops * sizeof(int)), c->d0 = malloc(hops * sizeof(int));
+    c->h1 = malloc(hops * sizeof(int)), c->d1 = malloc(hops * sizeof(int));
+    c->seen = calloc((size_t)t->ndevices, 1);
+    if (!c->fold || !c->h0 || !c->d0 || !c->h1 || !c->d1 || !c->seen || ar_topo_fold_links(t, c->fold) != AR_OK) {
+        route_check_free(c);
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether the route from device k to device to is the translate of device 0's to the same
+ * offset, hop for hop (each link direction of the same orbit). */
+static int route_alike(route_check_t *c, int k, int to) {
+    const ar_topo_t *t = c->t;
+    const int off = ar_topo_translate(t, k, to);
+    if (!c->seen[off]) {
+        const int max = ar_topo_diameter(t) + 1;
+        const int n0 = ar_topo_route(t, 0, off, c->h0, c->d0, max), n1 = ar_topo_route(t, k, to, c->h1, c->d1, max);
+        int alike = n0 == n1 && n0 >= 0;
+        for (int h = 0; h < n0 && alike; h++)
+            alike = c->fold[2 * c->h0[h] + (c->d0[h] < 0)] == c->fold[2 * c->h1[h] + (c->d1[h] < 0)];
+        c->seen[off] = alike ? 1 : 2;
+    }
+    return c->seen[off] == 1;
+}
+
 /* Whether rank k's plan (b, of rank k alone) is rank 0's (a) moved by the translation that
- * takes 0 to k, op for op: what a plan of one rank stands for (arsim/plan.h). Offsets may
- * differ (each rank has its own part of the vector), not their alignment to 16 bytes, which
- * the model charges. */
-static int translates(const ar_topo_t *t, const ar_plan_t *a, const ar_plan_t *b, int k) {
+ * takes 0 to k, op for op, and its routes rank 0's moved alike: what a plan of one rank
+ * stands for (arsim/plan.h). Offsets may differ (each rank has its own part of the vector),
+ * not their alignment to 16 bytes, which the model charges. */
+static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k) {
+    const ar_topo_t *t = rc->t;
     if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
         a->host_elems != b->host_elems || a->nops != b->nops)
         return 0;
+    memset(rc->seen, 0, (size_t)t->ndevices);
     const uint64_t es = ar_dtype_size(a->dtype);
     for (int c = 0; c < a->nchannels; c++) {
         const ar_chan_t *ca = ar_plan_chan(a, 0, c), *cb = ar_plan_chan(b, k, c);
@@ -120,15 +171,15 @@ static int translates(const ar_topo_t *t, const ar_plan_t *a, const ar_plan_t *b
                 x->flag != y->flag || x->count != y->count)
                 return 0;
             if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) {
-                if (ar_topo_translate(t, k, y->dst.rank) != x->dst.rank) return 0;
+                if (ar_topo_translate(t, k, y->dst.rank) != x->dst.rank || !route_alike(rc, k, y->dst.rank)) return 0;
                 continue;
             }
             for (uint32_t s = 0; s <= x->nsrc; s++) {
                 const ar_addr_t *u = ar_op_operand(a, x, s), *v = ar_op_operand(b, y, s);
                 if (u->buf != v->buf || (u->off * es) % 16 != (v->off * es) % 16) return 0;
                 const int host = u->rank == AR_RANK_HOST;
-                if (host != (v->rank == AR_RANK_HOST) || (!host && ar_topo_translate(t, k, v->rank) != u->rank))
-                    return 0;
+                if (host != (v->rank == AR_RANK_HOST)) return 0;
+                if (!host && (ar_topo_translate(t, k, v->rank) != u->rank || !route_alike(rc, k, v->rank))) return 0;
             }
         }
     }
@@ -175,16 +226,22 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
     int probe[AR_ALGO_SYMMETRY_PROBES];
     const int n = symmetry_probes(topo, probe);
+    route_check_t rc;
+    if (!route_check_init(&rc, topo)) {
+        ar_plan_free(p);
+        return NULL;
+    }
     for (int i = 0; i < n && p; i++) {
         ar_plan_t *q = NULL;
         k.one_rank = probe[i] + 1;
-        const int ok = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK && translates(topo, p, q, probe[i]);
+        const int ok = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK && translates(&rc, p, q, probe[i]);
         ar_plan_free(q);
         if (!ok) {
             ar_plan_free(p);
             p = NULL;
         }
     }
+    route_check_free(&rc);
     return p;
 }
 

@@ -256,7 +256,7 @@ typedef struct walk_s {
     ar_mem_t buffer;
     ar_clock_t clk;           /* the channel clock (cost.h): every channel's time and path */
     chan_state_t *ch;
-    uint64_t *flags;          /* nranks * nflags: arrivals so far */
+    uint64_t *flags;          /* per flag counter (ar_plan_flag): arrivals so far */
     heap_t heap;              /* the channels' events */
     /* The flows' events, one per id at most: a resource's next end (id: its slot), a
      * channel's flow's first byte, or its end where no resource binds it (nslots + channel). */
@@ -588,7 +588,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         switch (op->code) {
         case AR_OP_WAIT:
             /* epoch 0: a WAIT back 1 (or count 0) looks at no SIGNAL of this execution */
-            if (!op->back && w->flags[(size_t)rank * p->nflags + op->flag] < op->count) {
+            if (!op->back && w->flags[ar_plan_flag(p, rank, op->flag)] < op->count) {
                 c->waiting = 1;
                 return AR_OK;
             }
@@ -614,7 +614,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
 
 static int arrive(walk_t *w, const event_t *e, ar_error_t *err) {
     const ar_plan_t *p = w->p;
-    uint64_t have = ++w->flags[(size_t)e->rank * p->nflags + e->flag];
+    uint64_t have = ++w->flags[ar_plan_flag(p, e->rank, e->flag)];
     for (int c = 0; c < p->nchannels; c++) {
         int gi = e->rank * p->nchannels + c;
         chan_state_t *cs = &w->ch[gi];
@@ -648,7 +648,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.p = p;
     w.breakdown = opts->breakdown;
     w.ch = calloc((size_t)nch, sizeof *w.ch);
-    w.flags = calloc((size_t)p->nranks * p->nflags, sizeof *w.flags);
+    w.flags = calloc(ar_plan_flag_slots(p), sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.buffer = opts->buffer;
     w.max_traffic = 2 * t->nlinks + t->ndevices + 4;
@@ -709,7 +709,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
                         "deadlock: rank %d channel %d op %u waits for flag %u to reach %" PRIu64
                         " but only %" PRIu64 " SIGNALs arrive",
                         rank, gi % p->nchannels, c->pc, op->flag, op->count,
-                        w.flags[(size_t)rank * p->nflags + op->flag]);
+                        w.flags[ar_plan_flag(p, rank, op->flag)]);
             goto out;
         }
     }
@@ -766,7 +766,7 @@ out:
 
 /* Beside the plan: each channel's clock, state and flow, each flag's, each resource's rate. */
 static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
-    return 512.0 * s->nranks * s->nchannels + 16.0 * s->nranks * s->nflags + 64.0 * t->nlinks +
+    return 512.0 * s->nranks * s->nchannels + 16.0 * (double)s->flag_slots + 64.0 * t->nlinks +
            24.0 * (2.0 * t->nlinks + 3.0 * t->ndevices);
 }
 

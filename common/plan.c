@@ -126,11 +126,12 @@ static void size_finish(ar_plan_t *p) {
     s->busy_chans = 0;
     for (uint64_t i = 0; i < nch; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
+    s->flag_slots = (uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * s->nflags;
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
     s->in_elems = p->in_elems ? p->in_elems : p->count;
     s->bytes = s->ops * sizeof(ar_op_t) + s->srcs * sizeof(ar_addr_t) +
-               nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + (uint64_t)p->nranks * s->nflags * sizeof(uint64_t);
+               nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + s->flag_slots * sizeof(uint64_t);
 }
 
 static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
@@ -285,7 +286,7 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (int i = 0; i < nch; i++) total += cb[i].n;
     if (total > UINT32_MAX) return AR_ELIMIT;
-    if ((uint64_t)p->nranks * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
+    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
     if (p->sizing) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
@@ -301,7 +302,7 @@ int ar_plan_finish(ar_plan_t *p) {
         if (!p->ops) return AR_ENOMEM;
     }
     if (p->nflags == 0) p->nflags = 1;
-    p->per_epoch = calloc((size_t)p->nranks * p->nflags, sizeof(uint64_t));
+    p->per_epoch = calloc(ar_plan_flag_slots(p), sizeof(uint64_t));
     if (!p->per_epoch) return AR_ENOMEM;
     uint32_t at = 0;
     for (int i = 0; i < nch && !p->laid_out; i++) {
@@ -319,7 +320,7 @@ int ar_plan_finish(ar_plan_t *p) {
     }
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i].code == AR_OP_SIGNAL)
-            p->per_epoch[(size_t)ar_plan_signal_rank(p, &p->ops[i]) * p->nflags + p->ops[i].flag]++;
+            p->per_epoch[ar_plan_flag(p, ar_plan_signal_rank(p, &p->ops[i]), p->ops[i].flag)]++;
     AR_TRY(mark_after_product(p));
     free(p->build);
     p->build = NULL;

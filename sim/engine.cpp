@@ -425,7 +425,7 @@ void Sim::wake_at(int gi, double T) {
 void Sim::signal_op(int gi, const ar_op_t *op) {
     Arrival a;
     a.t = ar_clock_signal(&clk, gi, ch[gi].pc, op, a.terms);
-    FlagState &f = flags[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag];
+    FlagState &f = flags[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)];
     auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
                                [](double x, const Arrival &y) { return x < y.t; });
     f.arr.insert(it, a);
@@ -450,7 +450,7 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
         ar_clock_wait(&clk, gi, -1, t_enter, t_enter, nullptr);
         return;
     }
-    FlagState &f = flags[(size_t)rank * p->nflags + op->flag];
+    FlagState &f = flags[ar_plan_flag(p, rank, op->flag)];
     double clock = t_enter;
     bool blocked = false;
     for (;;) {
@@ -663,7 +663,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
 
         s.res_bytes.assign(s.res.size(), 0.0);
         if (o->breakdown) s.spans.resize((size_t)2 * t->nlinks);
-        s.flags.resize((size_t)p->nranks * p->nflags);
+        s.flags.resize(ar_plan_flag_slots(p));
         for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].arr.reserve(p->per_epoch[i]);
         {
             std::vector<int> sender(s.flags.size(), -2); /* -2 none, -1 several */
@@ -672,7 +672,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                 for (uint32_t i = 0; i < c->nops; i++) {
                     const ar_op_t *op = &p->ops[c->first + i];
                     if (op->code != AR_OP_SIGNAL) continue;
-                    int &x = sender[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag];
+                    int &x = sender[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)];
                     x = x == -2 || x == gi ? gi : -1;
                 }
             }
@@ -714,7 +714,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
                           "deadlock: rank %d channel %d op %u waits for flag %u to reach %llu but "
                           "only %zu SIGNALs arrive",
                           gi / p->nchannels, gi % p->nchannels, c.pc, op->flag, (unsigned long long)op->count,
-                          s.flags[(size_t)(gi / p->nchannels) * p->nflags + op->flag].arr.size());
+                          s.flags[ar_plan_flag(p, gi / p->nchannels, op->flag)].arr.size());
         }
         ar_clock_result(&s.clk, r);
         r->ops_executed = s.ops;

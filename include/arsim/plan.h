@@ -108,6 +108,7 @@
 #ifndef ARSIM_PLAN_H
 #define ARSIM_PLAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "arsim/types.h"
 
@@ -199,6 +200,7 @@ typedef struct ar_plan_size_s {
     uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
     uint64_t busy_chans;            /* out: channels with an op (a plan of one rank: its own) */
+    uint64_t flag_slots;            /* out: flag counters (ar_plan_flag_slots) */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
     uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's) */
     /* out, from ar_plan_finish: the bytes the plan holds built in place (ar_plan_layout):
@@ -225,7 +227,7 @@ typedef struct ar_plan_s {
     uint32_t nops, cap_ops;
     ar_addr_t *srcs;
     uint32_t nsrcs, cap_srcs;
-    uint64_t *per_epoch;     /* nranks * nflags: SIGNALs per execution (ar_plan_finish) */
+    uint64_t *per_epoch;     /* per flag counter (ar_plan_flag): SIGNALs per execution (ar_plan_finish) */
     void *build;             /* builder internals, NULL once finished */
     uint64_t parity_elems;   /* offset of the odd executions' slot for AR_ADDR_PARITY addresses */
     int root;                /* the rank the algorithm reduces to, where it has one; else -1 */
@@ -301,6 +303,15 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
  * that rank (above). */
 static inline int ar_plan_signal_rank(const ar_plan_t *p, const ar_op_t *op) {
     return p->only_rank >= 0 ? p->only_rank : op->dst.rank;
+}
+/* The flag counters a run of p keeps: one per rank and flag, or in a plan of one rank that
+ * rank's alone. */
+static inline size_t ar_plan_flag_slots(const ar_plan_t *p) {
+    return (size_t)(p->only_rank >= 0 ? 1 : p->nranks) * p->nflags;
+}
+/* The counter of `rank`'s flag (a SIGNAL's ar_plan_signal_rank, a WAIT's own rank) among them. */
+static inline size_t ar_plan_flag(const ar_plan_t *p, int rank, uint32_t flag) {
+    return (size_t)(p->only_rank >= 0 ? 0 : rank) * p->nflags + flag;
 }
 /* Whether op moves elements (COPY, REDUCE, NETREDUCE), as opposed to SIGNAL and WAIT. */
 static inline int ar_op_moves_data(const ar_op_t *op) {
