@@ -37,7 +37,8 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
     uint64_t mlo, mlen, off, n;
     share(count, P, lanes, c, r, &mlo, &mlen);
     /* one slot: every peer has read what I pushed it in the previous execution */
-    if (coll == AR_COLL_REDUCESCATTER && slots == 1) AR_TRY(ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, 0, 1));
+    for (int q = 0; q < P && coll == AR_COLL_REDUCESCATTER && slots == 1; q++)
+        if (q != r) AR_TRY(ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q)));
     for (uint64_t i = 0; i <= nck; i++) {
         if (coll == AR_COLL_ALLGATHER && i < nck) {
             piece(mlo, mlen, chunk, i, &off, &n);
@@ -45,7 +46,7 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
             for (int k = 1; k < P; k++)
                 AR_TRY(ar_plan_copy(p, r, c, ar_addr(ar__peer(r, c, k, P), AR_BUF_OUT, off),
                                     ar_addr(r, AR_BUF_IN, off), n));
-            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
+            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
         }
         if (coll != AR_COLL_REDUCESCATTER) continue;
         if (i < nck) { /* every peer's chunk i, into its slot for me */
@@ -57,7 +58,7 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
                 AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                     ar_addr(r, AR_BUF_IN, off), n));
             }
-            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
+            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
         }
         if (i == 0) continue;
         /* my chunk i - 1 once every peer's has arrived */
@@ -65,9 +66,11 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
         AR_TRY(ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, i, sv));
     }
     if (coll == AR_COLL_REDUCESCATTER) /* every slot read: the peers may push the next execution */
-        return slots == 1 ? ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P) : AR_OK;
+        return slots == 1 ? ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)) : AR_OK;
     /* all-gather: every peer's chunks have arrived */
-    return ar__wait_peer_flags(p, r, c, fbase, nck, 0);
+    for (int q = 0; q < P; q++)
+        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, nck));
+    return AR_OK;
 }
 
 int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
