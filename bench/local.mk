@@ -1,6 +1,7 @@
 # bench: `make bench` builds and runs the model backends' speed benchmark (ring and
-# torus2d allreduce at 16 .. 16384 devices on sim and analytic, beside a bare SimGrid
-# program: wall time, ops per second, peak memory; bench/scaling.csv and, with matplotlib,
+# torus2d allreduce at 16 .. 16384 devices on sim and analytic, every rank's ops and rank
+# 0's for all (docs/SIM.md, "Symmetry"), beside a bare SimGrid program: wall time, ops per
+# second, peak memory; bench/scaling.csv and, with matplotlib,
 # the scaling figure bench/scaling.png), then
 # the what-if efficiency table (scripts/efficiency.sh: each algorithm on its topology at
 # its defaults, its share of the physical bound). Not part of `make check`. BENCH_ARGS

@@ -5,14 +5,16 @@
  * table is markdown, for docs/PERFORMANCE.md, and --csv writes the rows for
  * plots/scaling.py (the scaling figure).
  *
- *   simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic] [--sizes 16,64,...]
+ *   simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic,..] [--sizes 16,64,...]
  *            [--bare PATH] [--csv FILE]
  *
  * A row whose plan would exceed --max-ops (default 40M; a ring's op count grows as
  * p^2) is skipped with the count it would have had. With --bare (bench/bare_torus, a bare
  * SimGrid program of torus2d's pattern), a second table sets each sim torus2d row beside it:
  * wall time and peak memory per simulated communication, and their ratios (the CSV gets the
- * bare program's rows as backend "bare-simgrid"). */
+ * bare program's rows as backend "bare-simgrid"). A backend named B+symmetry runs rank 0's ops
+ * for every rank's (--symmetry on, docs/SIM.md "Symmetry"): its COPY/REDUCE ops are those it
+ * stands for, every rank's, so that its cost per communication compares with the others'. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,11 @@ static void spec_for(const char *algo, int n, char *buf, size_t len) {
 }
 
 /* In a child process: open, build, simulate; the row goes back through fd. */
-static void measure(const char *backend, const char *algo, const char *spec, uint64_t bytes, int fd) {
+static void measure(const char *backend_name, const char *algo, const char *spec, uint64_t bytes, int fd) {
+    char backend[32];
+    snprintf(backend, sizeof backend, "%s", backend_name);
+    char *sym = strstr(backend, "+symmetry");
+    if (sym) *sym = 0;
     row_t r;
     memset(&r, 0, sizeof r);
     ar_error_t err;
@@ -55,11 +61,13 @@ static void measure(const char *backend, const char *algo, const char *spec, uin
     ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
     o.channels = 1;
     o.chunk_bytes = bytes; /* one chunk */
+    o.symmetry = sym ? AR_SYMMETRY_ON : AR_SYMMETRY_OFF;
     double t1 = ar_now_s();
     if (ar_algo_build(algo, t, bytes / 2, AR_BF16, &o, &p, &err) != AR_OK) goto fail;
     r.build_s = ar_now_s() - t1;
     for (uint32_t i = 0; i < p->nops; i++)
         r.data_ops += p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE;
+    if (p->only_rank >= 0) r.data_ops *= p->nranks; /* the communications it stands for */
     ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
     ar_result_t res;
     if (ar_backend_run(backend, t, p, &ro, &res, &err) != AR_OK) goto fail;
@@ -102,11 +110,11 @@ static void csv_row(FILE *f, const char *backend, const char *algo, int n, const
 int main(int argc, char **argv) {
     double max_ops = 40e6;
     const char *only = NULL, *bare = NULL, *csv = NULL;
-    struct { int n; char spec[64]; row_t r; } tor[16];
+    struct { int n; char spec[64]; const char *backend; row_t r; double bare[4]; } tor[32];
     int ntor = 0;
     int sizes[16] = {16, 64, 256, 1024, 4096, 16384}, nsizes = 6;
-    const char *backends[4] = {"sim", "analytic"};
-    int nbackends = 2;
+    const char *backends[4] = {"sim", "analytic", "sim+symmetry", "analytic+symmetry"};
+    int nbackends = 4;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
             max_ops = atof(argv[++i]);
@@ -125,7 +133,7 @@ int main(int argc, char **argv) {
             for (char *s = strtok(argv[++i], ","); s && nsizes < 16; s = strtok(NULL, ","))
                 sizes[nsizes++] = atoi(s);
         } else {
-            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic] "
+            fprintf(stderr, "usage: simbench [--max-ops N] [--only ring|torus2d] [--backends sim,analytic,sim+symmetry,..] "
                             "[--sizes 16,64,..] [--bare PATH] [--csv FILE]\n");
             return 2;
         }
@@ -196,8 +204,8 @@ int main(int argc, char **argv) {
                 fflush(stdout);
                 prev_ops = r.ops;
                 prev_n = n;
-                if (a == 1 && strcmp(backends[b], "sim") == 0 && ntor < 16) {
-                    tor[ntor].n = n, tor[ntor].r = r;
+                if (a == 1 && strncmp(backends[b], "sim", 3) == 0 && ntor < 32) {
+                    tor[ntor].n = n, tor[ntor].r = r, tor[ntor].backend = backends[b];
                     snprintf(tor[ntor++].spec, sizeof tor[0].spec, "%s", spec);
                 }
             }
@@ -206,21 +214,31 @@ int main(int argc, char **argv) {
         printf("\nBeside a bare SimGrid program of the same pattern (bench/bare_torus: one actor per device,\n"
                "one communication per ring step along X then Y on a torus zone, nothing else), per simulated\n"
                "communication (arsim: its COPY/REDUCE ops):\n\n");
-        printf("| devices | arsim comms | bare comms | arsim wall us/comm | bare wall us/comm | time ratio "
+        printf("| arsim | devices | arsim comms | bare comms | arsim wall us/comm | bare wall us/comm | time ratio "
                "| arsim KB/comm | bare KB/comm | memory ratio | simulated us arsim / bare |\n");
-        printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (int k = 0; k < ntor; k++) {
             double comms, wall, peak, sim_us;
             const row_t *r = &tor[k].r;
-            if (!run_bare(bare, tor[k].spec, bytes, &comms, &wall, &peak, &sim_us)) {
-                printf("| %d | %.0f | the bare program did not run | | | | | | | |\n", tor[k].n, r->data_ops);
+            int j = 0; /* the bare program once per size */
+            while (j < k && tor[j].n != tor[k].n) j++;
+            if (j < k) {
+                comms = tor[j].bare[0], wall = tor[j].bare[1], peak = tor[j].bare[2], sim_us = tor[j].bare[3];
+            } else if (!run_bare(bare, tor[k].spec, bytes, &comms, &wall, &peak, &sim_us)) {
+                comms = 0;
+            }
+            tor[k].bare[0] = comms, tor[k].bare[1] = wall, tor[k].bare[2] = peak, tor[k].bare[3] = sim_us;
+            if (comms <= 0) {
+                printf("| %s | %d | %.0f | the bare program did not run | | | | | | | |\n", tor[k].backend, tor[k].n,
+                       r->data_ops);
                 continue;
             }
-            csv_row(cf, "bare-simgrid", "torus2d", tor[k].n, tor[k].spec, comms, wall, peak, sim_us);
+            if (j == k)
+                csv_row(cf, "bare-simgrid", "torus2d", tor[k].n, tor[k].spec, comms, wall, peak, sim_us);
             const double at = 1e6 * r->sim_wall_s / r->data_ops, bt = 1e6 * wall / comms;
             const double am = r->peak_kb / r->data_ops, bm = peak / comms;
-            printf("| %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f / %.2f |\n", tor[k].n,
-                   r->data_ops, comms, at, bt, at / bt, am, bm, am / bm, r->time_us, sim_us);
+            printf("| %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f / %.2f |\n", tor[k].backend,
+                   tor[k].n, r->data_ops, comms, at, bt, at / bt, am, bm, am / bm, r->time_us, sim_us);
             fflush(stdout);
         }
     }

@@ -22,6 +22,10 @@ STYLE = {  # (backend, algo): colour, marker, line
     ("sim", "ring"): ("tab:orange", "s", "-"),
     ("analytic", "torus2d"): ("tab:blue", "o", "--"),
     ("analytic", "ring"): ("tab:orange", "s", "--"),
+    ("sim+symmetry", "torus2d"): ("tab:green", "o", "-"),
+    ("sim+symmetry", "ring"): ("tab:red", "s", "-"),
+    ("analytic+symmetry", "torus2d"): ("tab:green", "o", "--"),
+    ("analytic+symmetry", "ring"): ("tab:red", "s", "--"),
     ("bare-simgrid", "torus2d"): ("black", "x", ":"),
 }
 
@@ -42,7 +46,9 @@ def main():
     for key in sorted(series, key=lambda k: list(STYLE).index(k) if k in STYLE else 99):
         pts = sorted(series[key])
         colour, marker, line = STYLE.get(key, ("grey", ".", "-"))
-        label = "bare SimGrid, torus2d pattern" if key[0] == "bare-simgrid" else "%s, %s" % key
+        label = ("bare SimGrid, torus2d pattern" if key[0] == "bare-simgrid"
+                 else "%s, %s (rank 0 for all)" % (key[0].split("+")[0], key[1]) if "+symmetry" in key[0]
+                 else "%s, %s" % key)
         for ax, col in ((ax_t, 1), (ax_m, 2)):
             ax.plot([p[0] for p in pts], [p[col] for p in pts], line, color=colour, marker=marker, label=label)
     for ax, what in ((ax_t, "wall time (s)"), (ax_m, "peak memory (MB)")):
