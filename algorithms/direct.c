@@ -98,9 +98,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
         }
         const uint64_t chunk = ar__chunk_elems(o, most ? most : 1, dt, 1);
         const uint64_t nck = most ? (most - 1) / chunk + 1 : 0;
-        int r0, r1;
-        ar__rank_span(p, &r0, &r1);
-        for (int r = r0; r < r1 && rc == AR_OK; r++) {
+        for (int r = 0; r < P && rc == AR_OK; r++) {
             if (P == 1) {
                 share(count, P, lanes, c, r, &lo, &len);
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);

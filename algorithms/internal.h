@@ -73,9 +73,6 @@ int ar__signal_each_copy(uint64_t copy_bytes);
 int ar__peer(int r, int c, int k, int P);
 /* The peers ar__peer takes in turn: every rank but the lane's own (ar_algo_t.lane_period). */
 int ar__peer_period(const ar_topo_t *t);
-/* The ranks whose ops p keeps, [*first, *last): every rank, or in a plan of one rank
- * (arsim/plan.h) that one; for algorithms whose ranks' ops are built each on its own. */
-void ar__rank_span(const ar_plan_t *p, int *first, int *last);
 /* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first. */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
 /* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:

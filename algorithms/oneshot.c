@@ -54,9 +54,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
         /* flags of lane c: data from peer q at 2Pc + q, done-reading from q at 2Pc + P + q */
         const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
-        int r0, r1;
-        ar__rank_span(p, &r0, &r1);
-        for (int r = r0; r < r1 && rc == AR_OK; r++) {
+        for (int r = 0; r < P && rc == AR_OK; r++) {
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;

@@ -11,10 +11,10 @@
     {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what, .lane_period = ar__peer_period}
 #define RS_AG ((1u << AR_COLL_REDUCESCATTER) | (1u << AR_COLL_ALLGATHER))
 static const ar_algo_t table[] = {
-    {.name = "ring", .build = ar__build_ring, .max_channels = AR__MAX_LANES_RING, .colls = RS_AG,
+    {.name = "ring", .build = ar__build_ring, .max_channels = AR__MAX_LANES_RING, .colls = RS_AG, .one_rank = 1,
      .summary = "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"},
-    ALGO("torus2d", NULL, ar__build_torus2d, AR__MAX_LANES_TORUS2D,
-         "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"),
+    {.name = "torus2d", .build = ar__build_torus2d, .max_channels = AR__MAX_LANES_TORUS2D, .one_rank = 1,
+     .summary = "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"},
     ALGO("mesh2d", NULL, ar__build_mesh2d, AR__MAX_LANES_MESH2D,
          "2D mesh, neighbour links only: each block reduced up a tree to its owner, X or Y first, broadcast back"),
     ALGO_PEERS("1stage", "oneshot", ar__build_oneshot, AR__MAX_LANES_ONESHOT,
@@ -204,7 +204,7 @@ static int symmetry_probes(const ar_topo_t *t, int *k) {
  * (every rank's is to be built). */
 static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                               const ar_algo_opts_t *opts) {
-    if (a->probe || a->chooser || !ar_topo_translatable(topo) || ar_cost_tracks_warmth(topo->model)) return NULL;
+    if (!a->one_rank || !ar_topo_translatable(topo) || ar_cost_tracks_warmth(topo->model)) return NULL;
     ar_algo_opts_t k = *opts;
     ar_error_t e;
     ar_error_clear(&e);

@@ -91,17 +91,15 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     int rc = AR_OK;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
-    int r0, r1;
-    ar__rank_span(p, &r0, &r1);
     for (int c = 0; c < lanes && rc == AR_OK && pulls; c++)
-        for (int r = r0; r < r1 && rc == AR_OK; r++) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
+        for (int r = 0; r < P && rc == AR_OK; r++) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
     for (int c = 0; c < lanes && rc == AR_OK && !pulls; c++) {
         uint64_t lo, len, chunk, nck;
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
         /* flags of lane c: reduce-scatter data from peer q at 2Pc + q, all-gather
          * data (and done-reading) from q at 2Pc + P + q */
         const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
-        for (int r = r0; r < r1 && rc == AR_OK; r++) {
+        for (int r = 0; r < P && rc == AR_OK; r++) {
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;

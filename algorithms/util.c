@@ -877,11 +877,6 @@ uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i) {
     return len - i * chunk < chunk ? len - i * chunk : chunk;
 }
 
-void ar__rank_span(const ar_plan_t *p, int *first, int *last) {
-    *first = p->only_rank >= 0 ? p->only_rank : 0;
-    *last = p->only_rank >= 0 ? p->only_rank + 1 : p->nranks;
-}
-
 int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
                      uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv) {

@@ -879,10 +879,11 @@ START_TEST(test_one_rank_plan) {
 }
 END_TEST
 
-/* Every rank's ops where a translation does not map the plan onto itself (a tree rooted at
- * one rank, a snake ring over a torus, peers taken by rank number on a torus, flags named by
- * the sender's number, sizes that differ by rank), on a topology without translations, with a
- * model that charges bytes by their warmth, and (auto) where every rank's plan is small. */
+/* Every rank's ops for an algorithm whose builder makes every rank's (a tree rooted at one
+ * rank, 1stage and 2stage with flags named by the sender's number, mesh2d), where a
+ * translation does not map the plan onto itself (a snake ring over a torus, sizes that differ
+ * by rank), with a model that charges bytes by their warmth, and (auto) where every rank's
+ * plan is small. */
 START_TEST(test_one_rank_plan_refused) {
     static const struct {
         const char *topo, *model, *algo;

@@ -61,6 +61,9 @@ typedef struct ar_algo_s {
     unsigned colls;
     int chooser;           /* `auto`: no plan of its own; the runner (arsim/case.h) picks among
                             * the registry's algorithms by predicted time */
+    int one_rank;          /* its builder emits one rank's ops at about one rank's cost where
+                            * asked (ar_algo_opts_t.one_rank): a plan of one rank is tried for it
+                            * (AR_SYMMETRY_AUTO, ON); for any other, every rank's ops are built */
     int probe;             /* a probe plan (algorithms/probes.c): it measures the executor and
                             * computes no allreduce; `--algo all` and ar_algo_all leave it out.
                             * A name ending in N (x-chainN) is used with a count: x-chain34 */
