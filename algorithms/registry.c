@@ -3,6 +3,7 @@
 #include <string.h>
 #include "algorithms/internal.h"
 #include "arsim/cost.h"
+#include "arsim/util.h"
 
 /* name, alias, builder, one line for `arsim list algos` */
 #define ALGO(n, a, fn, lanes, what) {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what}
@@ -116,7 +117,7 @@ typedef struct route_check_s {
 } route_check_t;
 
 static void route_check_free(route_check_t *c) {
-    free(c->fold), free(c->h0), free(c->d0), free(c->h1), free(c->d1), free(c->seen);
+    AR_FREE_EACH(c->fold, c->h0, c->d0, c->h1, c->d1, c->seen);
     memset(c, 0, sizeof *c);
 }
 
@@ -222,7 +223,6 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         if (rc == AR_OK && !size.over && size.ops * (uint64_t)topo->nranks < AR_ALGO_ONE_RANK_MIN_OPS) return NULL;
         k.sizing = NULL;
     }
-    k.sizing = NULL;
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
     int probe[AR_ALGO_SYMMETRY_PROBES];
     const int n = symmetry_probes(topo, probe);
@@ -275,8 +275,8 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
             *out = one;
             return AR_OK;
         }
-        ar_plan_free(one);
         if (one) { /* counted as rank 0's alone */
+            ar_plan_free(one);
             ar_algo_opts_t k = *opts;
             k.one_rank = 1;
             return a->build(topo, count, dtype, &k, out, err);
