@@ -37,8 +37,7 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
     uint64_t mlo, mlen, off, n;
     share(count, P, lanes, c, r, &mlo, &mlen);
     /* one slot: every peer has read what I pushed it in the previous execution */
-    for (int q = 0; q < P && coll == AR_COLL_REDUCESCATTER && slots == 1; q++)
-        if (q != r) AR_TRY(ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q)));
+    if (coll == AR_COLL_REDUCESCATTER && slots == 1) AR_TRY(ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, 0, 1));
     for (uint64_t i = 0; i <= nck; i++) {
         if (coll == AR_COLL_ALLGATHER && i < nck) {
             piece(mlo, mlen, chunk, i, &off, &n);
@@ -46,7 +45,7 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
             for (int k = 1; k < P; k++)
                 AR_TRY(ar_plan_copy(p, r, c, ar_addr(ar__peer(r, c, k, P), AR_BUF_OUT, off),
                                     ar_addr(r, AR_BUF_IN, off), n));
-            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
+            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
         }
         if (coll != AR_COLL_REDUCESCATTER) continue;
         if (i < nck) { /* every peer's chunk i, into its slot for me */
@@ -58,7 +57,7 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
                 AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                     ar_addr(r, AR_BUF_IN, off), n));
             }
-            AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
+            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
         }
         if (i == 0) continue;
         /* my chunk i - 1 once every peer's has arrived */
@@ -66,11 +65,9 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
         AR_TRY(ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, i, sv));
     }
     if (coll == AR_COLL_REDUCESCATTER) /* every slot read: the peers may push the next execution */
-        return slots == 1 ? ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)) : AR_OK;
+        return slots == 1 ? ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P) : AR_OK;
     /* all-gather: every peer's chunks have arrived */
-    for (int q = 0; q < P; q++)
-        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, nck));
-    return AR_OK;
+    return ar__wait_peer_flags(p, r, c, fbase, nck, 0);
 }
 
 int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
@@ -99,6 +96,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
         const uint64_t chunk = ar__chunk_elems(o, most ? most : 1, dt, 1);
         const uint64_t nck = most ? (most - 1) / chunk + 1 : 0;
         for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (!ar_plan_keeps_rank(p, r)) continue;
             if (P == 1) {
                 share(count, P, lanes, c, r, &lo, &len);
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);

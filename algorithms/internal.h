@@ -75,6 +75,16 @@ int ar__peer(int r, int c, int k, int P);
 int ar__peer_period(const ar_topo_t *t);
 /* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first. */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
+/* A flag per peer, named by where the sender sits seen from the receiver: what rank `from`
+ * signals rank `to` lands on flag base + (from - to) mod P. Every rank's plan is then every
+ * other's with the ranks rotated (a plan of one rank, arsim/plan.h), where flags named by
+ * the sender's number would differ from rank to rank. */
+uint32_t ar__peer_flag(uint32_t base, int from, int to, int P);
+/* Rank r's channel c SIGNALs every other rank q, r + 1 first, on ar__peer_flag(base, r, q). */
+int ar__signal_peer_flags(ar_plan_t *p, int r, int c, uint32_t base);
+/* ... WAITs for every peer q's flag ar__peer_flag(base, q, r), r + 1 first: to reach count,
+ * or (prev) for every SIGNAL of the previous executions (ar_plan_wait_prev). */
+int ar__wait_peer_flags(ar_plan_t *p, int r, int c, uint32_t base, uint64_t count, int prev);
 /* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:
  * `srcs` is the least it would hold (a lower bound the algorithm computes from its shape),
  * so that building it never starts. AR_OK or AR_ELIMIT naming the algorithm and ranks. */
@@ -197,7 +207,7 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
 /* Length of piece i when a lane of len elements is cut into pieces of chunk. */
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);
 
-/* Rank r on channel c: WAIT for flag fbase + q of every peer q to reach nwait, then
+/* Rank r on channel c: WAIT for every peer q's flag ar__peer_flag(fbase, q, r) to reach nwait, then
  * REDUCE IN[off] with slot(r, SCRATCH, q * stride + off) of every peer into OUT[off],
  * n elements (slot is ar_addr or ar_addr_parity). sv holds nranks addresses. */
 int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),

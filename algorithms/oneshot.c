@@ -52,17 +52,18 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len, chunk, nck;
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
-        /* flags of lane c: data from peer q at 2Pc + q, done-reading from q at 2Pc + P + q */
+        /* flags of lane c (ar__peer_flag): data from the peers from 2Pc on, done-reading
+         * from 2Pc + P on */
         const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
         for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (!ar_plan_keeps_rank(p, r)) continue;
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
             /* One slot: every peer has read what this rank pushed in the previous
              * execution. Two: the data flags order it (above). */
-            for (int q = 0; q < P && rc == AR_OK && slots == 1; q++)
-                if (q != r) rc = ar_plan_wait_prev(p, r, c, fbase + (uint32_t)(P + q));
+            if (slots == 1) rc = ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, 0, 1);
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
@@ -71,9 +72,9 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                         int q = ar__peer(r, c, k, P);
                         rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
-                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase, r, q, P));
                     }
-                    if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)r);
+                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase);
                 }
                 if (i == 0) continue;
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
@@ -82,7 +83,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
-            if (rc == AR_OK && slots == 1) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r));
+            if (rc == AR_OK && slots == 1) rc = ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P);
         }
     }
     free(sv);

@@ -9,7 +9,8 @@
 #define ALGO(n, a, fn, lanes, what) {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what}
 /* an algorithm whose lanes take its peers in turn (ar__peer) */
 #define ALGO_PEERS(n, a, fn, lanes, what)                                                              \
-    {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what, .lane_period = ar__peer_period}
+    {.name = n, .alias = a, .build = fn, .max_channels = lanes, .summary = what, .lane_period = ar__peer_period, \
+     .one_rank = 1}
 #define RS_AG ((1u << AR_COLL_REDUCESCATTER) | (1u << AR_COLL_ALLGATHER))
 static const ar_algo_t table[] = {
     {.name = "ring", .build = ar__build_ring, .max_channels = AR__MAX_LANES_RING, .colls = RS_AG, .one_rank = 1,
@@ -30,7 +31,7 @@ static const ar_algo_t table[] = {
          "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "
          "(a model whose switches reduce; simulators only)"),
     {.name = "direct", .build = ar__build_direct, .max_channels = AR__MAX_LANES_DIRECT,
-     .colls = RS_AG | AR_ALGO_NO_ALLREDUCE, .lane_period = ar__peer_period,
+     .colls = RS_AG | AR_ALGO_NO_ALLREDUCE, .lane_period = ar__peer_period, .one_rank = 1,
      .summary = "reduce-scatter or all-gather only: every rank sends each peer its shard at once"},
 };
 #undef ALGO

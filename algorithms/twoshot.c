@@ -45,7 +45,7 @@ static int rs_pulls(const ar_topo_t *t, int P, ar_mem_t level) {
 
 /* The pulling reduce-scatter's lane c on rank r: tell every peer my IN is ready and wait
  * for theirs (a peer reads it from now on), then per chunk reduce my slice from every
- * rank's IN into my OUT and push it into every peer's OUT (the all-gather, flag P + r);
+ * rank's IN into my OUT and push it into every peer's OUT (the all-gather, flags from P on);
  * done once every peer's slices of every chunk have arrived, which also says each has
  * finished reading my IN. */
 static int pull_lane(ar_plan_t *p, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int r,
@@ -54,9 +54,8 @@ static int pull_lane(ar_plan_t *p, const ar_algo_opts_t *o, uint64_t count, ar_d
     uint64_t lo, len, chunk, nck;
     ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
     const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
-    AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)r));
-    for (int q = 0; q < P; q++)
-        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, 1));
+    AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
+    AR_TRY(ar__wait_peer_flags(p, r, c, fbase, 1, 0));
     for (uint64_t i = 0; i < nck; i++) {
         uint64_t so, sl;
         const uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
@@ -68,13 +67,11 @@ static int pull_lane(ar_plan_t *p, const ar_algo_opts_t *o, uint64_t count, ar_d
         for (int k = 1; k < P; k++) {
             const int q = ar__peer(r, c, k, P);
             AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl));
-            if (each) AR_TRY(ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r)));
+            if (each) AR_TRY(ar_plan_signal(p, r, c, q, ar__peer_flag(fbase + (uint32_t)P, r, q, P)));
         }
-        if (!each) AR_TRY(ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r)));
+        if (!each) AR_TRY(ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P));
     }
-    for (int q = 0; q < P; q++)
-        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)(P + q), nck));
-    return AR_OK;
+    return ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, nck, 0);
 }
 
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
@@ -92,14 +89,16 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
     for (int c = 0; c < lanes && rc == AR_OK && pulls; c++)
-        for (int r = 0; r < P && rc == AR_OK; r++) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
+        for (int r = 0; r < P && rc == AR_OK; r++)
+            if (ar_plan_keeps_rank(p, r)) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
     for (int c = 0; c < lanes && rc == AR_OK && !pulls; c++) {
         uint64_t lo, len, chunk, nck;
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
-        /* flags of lane c: reduce-scatter data from peer q at 2Pc + q, all-gather
-         * data (and done-reading) from q at 2Pc + P + q */
+        /* flags of lane c (ar__peer_flag): reduce-scatter data from peer q from 2Pc on,
+         * all-gather data (and done-reading) from 2Pc + P on */
         const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
         for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (!ar_plan_keeps_rank(p, r)) continue;
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
@@ -114,9 +113,9 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                         ar__split(off, off + n, P, q, &so, &sl);
                         rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + so),
                                           ar_addr(r, AR_BUF_IN, so), sl);
-                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)r);
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase, r, q, P));
                     }
-                    if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)r);
+                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase);
                 }
                 if (i == 0) continue;
                 /* chunk i-1: reduce my slice once every peer's part has arrived, then
@@ -129,13 +128,12 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = ar__peer(r, c, kk, P);
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
-                    if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, fbase + (uint32_t)(P + r));
+                    if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase + (uint32_t)P, r, q, P));
                 }
-                if (rc == AR_OK && !each) rc = ar__signal_peers(p, r, c, fbase + (uint32_t)(P + r));
+                if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P);
             }
             /* every peer's slices have arrived (and my pushes to them were read) */
-            for (int q = 0; q < P && rc == AR_OK; q++)
-                if (q != r) rc = ar_plan_wait(p, r, c, fbase + (uint32_t)(P + q), nck);
+            if (rc == AR_OK) rc = ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, nck, 0);
         }
     }
     free(sv);

@@ -877,12 +877,28 @@ uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i) {
     return len - i * chunk < chunk ? len - i * chunk : chunk;
 }
 
+uint32_t ar__peer_flag(uint32_t base, int from, int to, int P) { return base + (uint32_t)(((from - to) % P + P) % P); }
+
+int ar__signal_peer_flags(ar_plan_t *p, int r, int c, uint32_t base) {
+    const int P = p->nranks;
+    for (int k = 1; k < P; k++) AR_TRY(ar_plan_signal(p, r, c, (r + k) % P, ar__peer_flag(base, r, (r + k) % P, P)));
+    return AR_OK;
+}
+
+int ar__wait_peer_flags(ar_plan_t *p, int r, int c, uint32_t base, uint64_t count, int prev) {
+    const int P = p->nranks;
+    for (int k = 1; k < P; k++) {
+        const uint32_t f = ar__peer_flag(base, (r + k) % P, r, P);
+        AR_TRY(prev ? ar_plan_wait_prev(p, r, c, f) : ar_plan_wait(p, r, c, f, count));
+    }
+    return AR_OK;
+}
+
 int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
                      uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv) {
     int P = p->nranks;
-    for (int q = 0; q < P; q++)
-        if (q != r) AR_TRY(ar_plan_wait(p, r, c, fbase + (uint32_t)q, nwait));
+    AR_TRY(ar__wait_peer_flags(p, r, c, fbase, nwait, 0));
     int k = 0;
     sv[k++] = ar_addr(r, AR_BUF_IN, off);
     for (int q = 0; q < P; q++)

@@ -844,6 +844,11 @@ START_TEST(test_one_rank_plan) {
         {"ring_1d:8", "ring", 1u << 20, AR_COLL_ALLGATHER, 2},
         {"full:8", "ring", 1u << 19, AR_COLL_ALLREDUCE, 2},
         {"switch:8", "ring", 1u << 18, AR_COLL_ALLREDUCE, 4},
+        {"switch:8", "1stage", 1u << 18, AR_COLL_ALLREDUCE, 4},
+        {"switch:8", "2stage", 1u << 18, AR_COLL_ALLREDUCE, 2},
+        {"switch:8", "direct", 1u << 18, AR_COLL_REDUCESCATTER, 2},
+        {"full:8", "2stage", 1u << 18, AR_COLL_ALLREDUCE, 2},
+        {"ring_1d:7", "1stage", 7u << 16, AR_COLL_ALLREDUCE, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* (full and switch open with a GPU's model, which charges warmth: not this one) */
@@ -879,11 +884,11 @@ START_TEST(test_one_rank_plan) {
 }
 END_TEST
 
-/* Every rank's ops for an algorithm whose builder makes every rank's (a tree rooted at one
- * rank, 1stage and 2stage with flags named by the sender's number, mesh2d), where a
- * translation does not map the plan onto itself (a snake ring over a torus, sizes that differ
- * by rank), with a model that charges bytes by their warmth, and (auto) where every rank's
- * plan is small. */
+/* Every rank's ops where a translation does not map the plan onto itself (a tree rooted at
+ * one rank, a snake ring over a torus, peers taken by rank number on a torus, routes whose
+ * ties break by node number halfway round an even ring, sizes that differ by rank), on a
+ * topology without translations, with a model that charges bytes by their warmth, and (auto)
+ * where every rank's plan is small. */
 START_TEST(test_one_rank_plan_refused) {
     static const struct {
         const char *topo, *model, *algo;
@@ -893,11 +898,11 @@ START_TEST(test_one_rank_plan_refused) {
         {"torus_2d:4x4", NULL, "center_root", 1u << 16, AR_SYMMETRY_ON},
         {"torus_2d:4x4", NULL, "ring", 1u << 16, AR_SYMMETRY_ON},
         {"torus_2d:4x4", NULL, "2stage", 1u << 16, AR_SYMMETRY_ON},
-        {"switch:8", "accel_tcm", "1stage", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", NULL, "2stage", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", NULL, "ring", (1u << 16) + 8, AR_SYMMETRY_ON},
         {"mesh_2d:4x4", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", "h200_sxm", "ring", 1u << 16, AR_SYMMETRY_ON},
+        {"switch:8", "h200_sxm", "2stage", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", NULL, "ring", 1u << 16, AR_SYMMETRY_AUTO},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -299,6 +299,11 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
     return a;
 }
+/* Whether p keeps rank's ops: every rank's, or in a plan of one rank (above) that rank's.
+ * A builder skips the ranks it does not keep, so a plan of one rank costs one rank's work. */
+static inline int ar_plan_keeps_rank(const ar_plan_t *p, int rank) {
+    return p->only_rank < 0 || p->only_rank == rank;
+}
 /* The rank whose flag SIGNAL op increments when p runs: its target, or in a plan of one rank
  * that rank (above). */
 static inline int ar_plan_signal_rank(const ar_plan_t *p, const ar_op_t *op) {
