@@ -608,6 +608,22 @@ ar__kargs_t ar__cuda_plan_kargs(const ar__cuda_t *be, const ar__gpu_plan_t *gp, 
     return k;
 }
 
+/* The rows of one launch's ops: each from the end of the op before it (or its block's
+ * start) to its own end; st holds the ops' ends, then the blocks' starts. */
+static void timeline_launch(FILE *f, const ar_plan_t *p, const ar__gpu_plan_t *gp, const uint64_t *st, int dev,
+                            uint64_t t0) {
+    for (int b = 0, oi = 0; b < gp->nblocks; b++) {
+        const ar__block_of_t *o = &gp->of[b];
+        const ar_op_t *ops = &p->ops[ar_plan_chan(p, o->rank, o->chan)->first];
+        double prev = (double)(st[gp->nops + b] - t0);
+        for (uint32_t i = o->from; i < o->from + o->nops; i++, oi++) {
+            const double end = (double)(st[oi] - t0);
+            ar_timeline_row(f, dev, o->rank, o->chan, i, &ops[i], prev, end);
+            prev = end;
+        }
+    }
+}
+
 /* Every op of the last execution, when it started (the end of the op before it, or its
  * block's start) and ended, in ns from the earliest block start. The clocks are per GPU:
  * compare ops of one GPU, and across GPUs only roughly. */
@@ -643,26 +659,18 @@ int ar__cuda_write_timeline(ar__cuda_t *be, const ar_plan_t *p, ar_error_t *err)
             if (st[l][gp->nops + b] < t0) t0 = st[l][gp->nops + b];
     }
     ar_timeline_header(f);
-    for (int l = 0; l < nl && rc == AR_OK; l++) {
-        const ar__gpu_plan_t *gp = gps[l];
-        for (int b = 0, oi = 0; b < gp->nblocks; b++) {
-            const ar__block_of_t *o = &gp->of[b];
-            const ar_op_t *ops = &p->ops[ar_plan_chan(p, o->rank, o->chan)->first];
-            double prev = (double)(st[l][gp->nops + b] - t0);
-            for (uint32_t i = o->from; i < o->from + o->nops; i++, oi++) {
-                const double end = (double)(st[l][oi] - t0);
-                ar_timeline_row(f, dev[l], o->rank, o->chan, i, &ops[i], prev, end);
-                prev = end;
-            }
-        }
-    }
-    /* a product: from the end of the flags before it to the start of those after it (each
-     * launched after it on its stream), where both ran */
+    for (int l = 0; l < be->nused * be->nstages && rc == AR_OK; l++) timeline_launch(f, p, gps[l], st[l], dev[l], t0);
+    /* a computing channel in op order: each flag run, then the product after it, from the end
+     * of the flags before it to the start of those after it (each launched after it on its
+     * stream), where both ran */
     for (int i = 0, l = be->nused * be->nstages; i < be->ncchan && rc == AR_OK; l += be->cchan[i].nprod + 1, i++) {
         const ar__cchan_t *cc = &be->cchan[i];
         const ar_chan_t *ch = ar_plan_chan(p, cc->rank, cc->chan);
-        for (int s = 0; s < cc->nprod; s++) {
-            const ar__gpu_plan_t *before = gps[l + s], *after = gps[l + s + 1];
+        for (int s = 0; s <= cc->nprod; s++) {
+            const ar__gpu_plan_t *before = gps[l + s];
+            timeline_launch(f, p, before, st[l + s], cc->gpu, t0);
+            if (s == cc->nprod) break;
+            const ar__gpu_plan_t *after = gps[l + s + 1];
             if (!before->nblocks || !after->nblocks) continue;
             const uint32_t at = before->of[0].from + before->of[0].nops;
             ar_timeline_row(f, cc->gpu, cc->rank, cc->chan, at, &p->ops[ch->first + at],
