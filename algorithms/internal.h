@@ -120,6 +120,9 @@ typedef struct ar__ring_s {
      * lane's share of it). Allreduce passes leave them 0 and split [lo, hi) in n. */
     ar_coll_t coll;
     const uint64_t *part_lo, *part_len;
+    /* the positions whose ops the plan keeps, once found (util.c, ring_span): 0 not yet,
+     * else 1 + first, with last */
+    int span_first1, span_last;
 } ar__ring_t;
 
 /* Reduce-scatter [lo, hi) of `src` (IN or OUT): position i ends with block (i+1)%n

@@ -43,7 +43,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
             total += part[P + k];
         }
         for (int i = 0; i < P; i++) nrecv[i] = 0;
-        ar__ring_t r = {p, P, pos, c, 2u * c, 2u * c + 1, 0, nrecv, 0, coll, part, part + P};
+        ar__ring_t r = {p, P, pos, c, 2u * c, 2u * c + 1, 0, nrecv, 0, coll, part, part + P, 0, 0};
         rc = ar__ring_coll_pipe(&r, ar__chunk_elems(o, total ? total : 1, dt, P));
         if (rc == AR_OK) rc = ar__ring_end(&r);
     }
@@ -51,7 +51,7 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         for (int i = 0; i < P; i++) nrecv[i] = 0;
-        ar__ring_t r = {p, P, (c % 2 && P > 2) ? rev : ord, c, 2u * c, 2u * c + 1, 0, nrecv, 0, AR_COLL_ALLREDUCE, NULL, NULL};
+        ar__ring_t r = {p, P, (c % 2 && P > 2) ? rev : ord, c, 2u * c, 2u * c + 1, 0, nrecv, 0, AR_COLL_ALLREDUCE, NULL, NULL, 0, 0};
         uint64_t chunk = ar__chunk_elems(o, len, dt, P);
         uint64_t group = chunk * (uint64_t)P;
         rc = ar__ring_pipe(&r, lo, lo + len, group, AR_BUF_IN);

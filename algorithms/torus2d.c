@@ -46,10 +46,10 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         ar__ring_t rx[H > 0 ? H : 1], ry[W > 0 ? W : 1];
         for (int y = 0; y < H; y++)
             rx[y] = (ar__ring_t){p, W, rows + d * P + y * W, c, 4u * c, 4u * c + 1, 0,
-                                 nrecv + y * W, 0, AR_COLL_ALLREDUCE, NULL, NULL};
+                                 nrecv + y * W, 0, AR_COLL_ALLREDUCE, NULL, NULL, 0, 0};
         for (int x = 0; x < W; x++)
             ry[x] = (ar__ring_t){p, H, cols + d * P + x * H, c, 4u * c + 2, 4u * c + 3, stride,
-                                 nrecv + P + x * H, 0, AR_COLL_ALLREDUCE, NULL, NULL};
+                                 nrecv + P + x * H, 0, AR_COLL_ALLREDUCE, NULL, NULL, 0, 0};
         /* first: the rings of the dimension reduce-scattered first (nf of them, n1 long),
          * second: those of the other (the allreduce of the block each rank holds) */
         ar__ring_t *first = yx ? ry : rx, *second = yx ? rx : ry;

@@ -92,16 +92,21 @@ static int mod(int a, int n) { return ((a % n) + n) % n; }
  * one rank (arsim/plan.h) that rank's position, none where the ring does not pass it. A
  * position's own count of WAITs (nrecv) is all it keeps of the others: the rest need not
  * run. */
-static void ring_span(const ar__ring_t *r, int *first, int *last) {
-    const int only = r->p->only_rank;
-    *first = 0, *last = r->n;
-    if (only < 0) return;
-    for (int i = 0; i < r->n; i++)
-        if (r->ranks[i] == only) {
-            *first = i, *last = i + 1;
-            return;
+static void ring_span(ar__ring_t *r, int *first, int *last) {
+    if (!r->span_first1) { /* found once per ring: a torus asks for each of its rings per chunk */
+        const int only = r->p->only_rank;
+        int f = 0, l = r->n;
+        if (only >= 0) {
+            l = 0;
+            for (int i = 0; i < r->n; i++)
+                if (r->ranks[i] == only) {
+                    f = i, l = i + 1;
+                    break;
+                }
         }
-    *last = 0;
+        r->span_first1 = f + 1, r->span_last = l;
+    }
+    *first = r->span_first1 - 1, *last = r->span_last;
 }
 
 int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
@@ -116,6 +121,7 @@ int ar__ring_rs(ar__ring_t *r, uint64_t lo, uint64_t hi, ar_buf_t src) {
     uint64_t off, len;
     int i0, i1;
     ring_span(r, &i0, &i1);
+    if (i0 >= i1) return AR_OK;
     for (int s = 0; s < n - 1; s++)
         for (int i = i0; i < i1; i++) {
             int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
@@ -148,6 +154,10 @@ int ar__ring_ag(ar__ring_t *r, uint64_t lo, uint64_t hi) {
     uint64_t off, len;
     int i0, i1;
     ring_span(r, &i0, &i1);
+    if (i0 >= i1) { /* no position kept: only the count of acknowledgements moves */
+        r->nack++;
+        return AR_OK;
+    }
     for (int t = 0; t < n - 1; t++)
         for (int i = i0; i < i1; i++) {
             int me = r->ranks[i], nx = r->ranks[(i + 1) % n];
