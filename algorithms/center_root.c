@@ -4,6 +4,17 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
+/* AR_ELIMIT when a tree whose widest rank has maxdeg children needs more flags than a plan
+ * may hold. */
+static int too_many_flags(int P, int lanes, int maxdeg, ar_error_t *err) {
+    const uint64_t need = (uint64_t)P * (uint64_t)lanes * ar__tree_nflags(maxdeg);
+    if (need <= AR_PLAN_MAX_FLAGS) return AR_OK;
+    return AR_ERR(err, AR_ELIMIT,
+                  "center_root: %d ranks need %llu flags here (a rank with %d children, %d lane%s), more than a "
+                  "plan may hold (%u): fewer ranks per device, or an algorithm that is not one tree",
+                  P, (unsigned long long)need, maxdeg, lanes, lanes == 1 ? "" : "s", (unsigned)AR_PLAN_MAX_FLAGS);
+}
+
 int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
                           const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -22,6 +33,11 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
         if (root == -2) rc = AR_ENOMEM;
         else if (root < 0) rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     }
+    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
+    /* the root adopts every rank adjacent to it: refuse a tree too wide before walking it */
+    const int root_deg = rc == AR_OK ? ar__rank_degree(t, root) : 0;
+    if (rc == AR_OK && root_deg < 0) rc = AR_ENOMEM;
+    if (rc == AR_OK) rc = too_many_flags(P, lanes, root_deg > 1 ? root_deg : 1, err);
     if (rc == AR_OK && ar__bfs(t, root, dist, par) < 0)
         rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     int maxdeg = 1;
@@ -32,14 +48,8 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
             if (par[v] >= 0 && ++deg[par[v]] > maxdeg) maxdeg = deg[par[v]];
         free(deg);
     }
-    int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
     uint32_t nf = ar__tree_nflags(maxdeg);
-    if (rc == AR_OK && (uint64_t)P * lanes * nf > AR_PLAN_MAX_FLAGS)
-        rc = AR_ERR(err, AR_ELIMIT,
-                    "center_root: %d ranks need %llu flags here (a rank with %d children, %d lane%s), more than a "
-                    "plan may hold (%u): fewer ranks per device, or an algorithm that is not one tree",
-                    P, (unsigned long long)P * lanes * nf, maxdeg, lanes, lanes == 1 ? "" : "s",
-                    (unsigned)AR_PLAN_MAX_FLAGS);
+    if (rc == AR_OK) rc = too_many_flags(P, lanes, maxdeg, err);
     if (rc == AR_OK) rc = ar__plan_new(o, "center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = (uint64_t)maxdeg * ar__slot_stride(count, dt);

@@ -187,6 +187,11 @@ int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent);
 /* The rank of least eccentricity in the rank graph (the lowest on ties); -1 when it is
  * not connected, -2 out of memory. */
 int ar__center_rank(const ar_topo_t *t);
+/* How many ranks are adjacent to rank r: the other ranks of its device and those of every
+ * device one link, or a path through switches alone, away. What a tree rooted at r adopts
+ * at once, known from one walk of r's surroundings before any tree is built; -1 out of
+ * memory. */
+int ar__rank_degree(const ar_topo_t *t, int r);
 
 /* A cycle through all ranks, consecutive ranks adjacent where one can be found:
  * identity, the devices' snake on grids, else a bounded search. Returns 1 when it is a

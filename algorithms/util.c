@@ -507,7 +507,9 @@ static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
                 g->nfirst[i + 1] = g->nfirst[i] + n;
                 continue;
             }
-            qsort(found, (size_t)n, sizeof *found, cmp_int); /* ascending, as a scan of every pair gave them */
+            int ascending = 1; /* (through one switch they come ascending already) */
+            for (int x = 1; x < n && ascending; x++) ascending = found[x - 1] < found[x];
+            if (!ascending) qsort(found, (size_t)n, sizeof *found, cmp_int); /* as a scan of every pair gave them */
             memcpy(g->nbr + g->nfirst[i], found, (size_t)n * sizeof *found);
         }
         if (!pass && !(g->nbr = malloc((size_t)(g->nfirst[g->nd] ? g->nfirst[g->nd] : 1) * sizeof *g->nbr)))
@@ -568,13 +570,21 @@ int ar__center_rank(const ar_topo_t *t) {
     /* A rank's eccentricity is its device's over the other devices that hold ranks, or 1
      * when only its device's other ranks are there: one walk per device, not per rank. */
     const int P = t->nranks;
-    rgraph_t g;
-    if (rgraph_init(&g, t) != AR_OK) return -2;
-    if (g.nd == t->ndevices && g.nd > 1) { /* every device holds ranks: the builders' geometry decides */
+    /* every device holds ranks: the builders' geometry decides, before the rank graph (a
+     * clique of devices squared on a switch) is built */
+    char *held = calloc((size_t)t->ndevices, 1);
+    if (!held) return -2;
+    int nheld = 0;
+    for (int r = 0; r < P; r++) {
+        const int d = ar_topo_rank_device(t, r);
+        nheld += !held[d];
+        held[d] = 1;
+    }
+    free(held);
+    if (nheld == t->ndevices && nheld > 1) {
         const int w = t->grid_w, h = t->grid_h;
         switch (t->kind) {
         case AR_TOPO_RING_1D: case AR_TOPO_TORUS_2D: case AR_TOPO_FULL: case AR_TOPO_SWITCH:
-            rgraph_free(&g);
             return 0; /* every device alike: the lowest rank */
         case AR_TOPO_MESH_2D: {
             int root = 0, least = -1;
@@ -583,12 +593,13 @@ int ar__center_rank(const ar_topo_t *t) {
                 const int e = (x > w - 1 - x ? x : w - 1 - x) + (y > h - 1 - y ? y : h - 1 - y);
                 if (least < 0 || e < least) least = e, root = v;
             }
-            rgraph_free(&g);
             return root;
         }
         default: break;
         }
     }
+    rgraph_t g;
+    if (rgraph_init(&g, t) != AR_OK) return -2;
     int *dd = malloc((size_t)g.nd * sizeof *dd), *q = malloc((size_t)g.nd * sizeof *q),
         *ecc = malloc((size_t)g.nd * sizeof *ecc);
     int root = -2;
@@ -621,6 +632,33 @@ out:
     free(ecc);
     rgraph_free(&g);
     return root;
+}
+
+int ar__rank_degree(const ar_topo_t *t, int r) {
+    int *per_dev = calloc((size_t)t->ndevices, sizeof *per_dev);
+    char *seen = calloc((size_t)t->nnodes, 1);
+    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
+    int deg = -1;
+    if (per_dev && seen && queue) {
+        for (int q = 0; q < t->nranks; q++) per_dev[ar_topo_rank_device(t, q)]++;
+        const int home = ar_topo_rank_device(t, r);
+        int head = 0, tail = 0;
+        deg = per_dev[home] - 1;
+        seen[home] = 1;
+        queue[tail++] = home;
+        while (head < tail) { /* as rgraph_init walks: on through switches, stop at devices */
+            const int u = queue[head++];
+            for (int k = t->adj_start[u]; k < t->adj_start[u + 1]; k++) {
+                const int v = t->adj_nbr[k];
+                if (seen[v]) continue;
+                seen[v] = 1;
+                if (v >= t->ndevices) queue[tail++] = v;
+                else deg += per_dev[v];
+            }
+        }
+    }
+    AR_FREE_EACH(per_dev, seen, queue);
+    return deg;
 }
 
 int ar__snake_cycle(int W, int H, int *o) {
