@@ -241,7 +241,8 @@ EOF_CASES
 # timeout multiplier that a sanitizer build sets, since it runs everything slower).
 limit=$((5 * ${CK_TIMEOUT_MULTIPLIER:-1}))
 for args in "--ranks 4096 --algo center_root" "--ranks 65536 --algo center_root --topology torus_2d:8x8" \
-    "--ranks 65536 --algo 1stage --topology switch:8" "--size 1G --chunk 16 --algo ring"; do
+    "--ranks 65536 --algo 1stage --topology switch:8" "--size 1G --chunk 16 --algo ring" \
+    "--algo center_root --topology switch:16384"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
     timeout "$limit" "$bin" run --backend analytic --size 8K $args -q >/dev/null 2>&1
