@@ -78,6 +78,14 @@ void ar_plan_only_rank(ar_plan_t *p, int rank) { p->only_rank = rank; }
 /* An op of `rank` that a plan of one other rank drops (its emitter returns AR_OK). */
 static int dropped(const ar_plan_t *p, int rank) { return p->only_rank >= 0 && rank != p->only_rank; }
 
+/* The channels [*lo, *hi) that may hold ops: every rank's, or in a plan of one rank that
+ * rank's alone (the others stay empty: a pass over them would cost every rank's). */
+static void kept_chans(const ar_plan_t *p, uint64_t *lo, uint64_t *hi) {
+    const uint64_t per = (uint64_t)p->nchannels;
+    *lo = p->only_rank >= 0 ? (uint64_t)p->only_rank * per : 0;
+    *hi = p->only_rank >= 0 ? *lo + per : (uint64_t)p->nranks * per;
+}
+
 void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
     const uint64_t max_ops = s->max_ops;
     const int keep_layout = s->keep_layout;
@@ -107,7 +115,9 @@ int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s) {
     p->cap_ops = (uint32_t)s->ops;
     p->cap_srcs = (uint32_t)s->srcs;
     uint32_t at = 0;
-    for (uint64_t i = 0; i < nch; i++) {
+    uint64_t lo, hi;
+    kept_chans(p, &lo, &hi);
+    for (uint64_t i = lo; i < hi && i < nch; i++) {
         p->chans[i].first = at;
         p->chans[i].nops = 0;
         ((chan_build_t *)p->build)[i].cap = s->chan_ops[i]; /* each channel's room */
@@ -121,10 +131,12 @@ static void size_finish(ar_plan_t *p) {
     ar_plan_size_t *s = p->sizing;
     const chan_build_t *cb = p->build;
     const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
-    if (s->keep_layout && (s->chan_ops = malloc((nch ? nch : 1) * sizeof *s->chan_ops)))
-        for (uint64_t i = 0; i < nch; i++) s->chan_ops[i] = cb[i].n;
+    uint64_t lo, hi;
+    kept_chans(p, &lo, &hi);
+    if (s->keep_layout && (s->chan_ops = calloc(nch ? nch : 1, sizeof *s->chan_ops)))
+        for (uint64_t i = lo; i < hi; i++) s->chan_ops[i] = cb[i].n;
     s->busy_chans = 0;
-    for (uint64_t i = 0; i < nch; i++) s->busy_chans += cb[i].n > 0;
+    for (uint64_t i = lo; i < hi; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
     s->flag_slots = (uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * s->nflags;
     s->scratch_elems = p->scratch_elems;
@@ -262,13 +274,14 @@ static int waits_now(const ar_op_t *op) { return op->code == AR_OP_WAIT && !op->
 /* ar_chan_t.after_product: a channel whose first op WAITs (this execution) for a flag that
  * only computing channels SIGNAL. */
 static int mark_after_product(ar_plan_t *p) {
-    const int nch = p->nranks * p->nchannels;
+    uint64_t lo, hi;
+    kept_chans(p, &lo, &hi);
     int any = 0;
-    for (int i = 0; i < nch; i++) p->chans[i].after_product = 0, any |= p->chans[i].computes != 0;
+    for (uint64_t i = lo; i < hi; i++) p->chans[i].after_product = 0, any |= p->chans[i].computes != 0;
     if (!any) return AR_OK;
     unsigned char *by = flag_signallers(p);
     if (!by) return AR_ENOMEM;
-    for (int i = 0; i < nch; i++) {
+    for (uint64_t i = lo; i < hi; i++) {
         ar_chan_t *ch = &p->chans[i];
         if (ch->computes || !ch->nops) continue;
         const ar_op_t *op = &p->ops[ch->first];
@@ -282,9 +295,10 @@ static int mark_after_product(ar_plan_t *p) {
 int ar_plan_finish(ar_plan_t *p) {
     if (!p->build) return AR_OK;
     chan_build_t *cb = p->build;
-    int nch = p->nranks * p->nchannels;
+    uint64_t lo, hi;
+    kept_chans(p, &lo, &hi);
     uint64_t total = 0;
-    for (int i = 0; i < nch; i++) total += cb[i].n;
+    for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
     if (total > UINT32_MAX) return AR_ELIMIT;
     if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
     if (p->sizing) {
@@ -292,7 +306,7 @@ int ar_plan_finish(ar_plan_t *p) {
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
     }
     if (p->laid_out) { /* in place already: every channel as full as the sizing said */
-        for (int i = 0; i < nch; i++)
+        for (uint64_t i = lo; i < hi; i++)
             if (p->chans[i].nops != cb[i].cap) return AR_EINVAL;
         if (p->nsrcs != p->cap_srcs) return AR_EINVAL;
         total = p->cap_ops;
@@ -305,7 +319,7 @@ int ar_plan_finish(ar_plan_t *p) {
     p->per_epoch = calloc(ar_plan_flag_slots(p), sizeof(uint64_t));
     if (!p->per_epoch) return AR_ENOMEM;
     uint32_t at = 0;
-    for (int i = 0; i < nch && !p->laid_out; i++) {
+    for (uint64_t i = lo; i < hi && !p->laid_out; i++) {
         p->chans[i].first = at;
         p->chans[i].nops = cb[i].n;
         if (cb[i].n) memcpy(p->ops + at, cb[i].ops, cb[i].n * sizeof(ar_op_t));
@@ -313,7 +327,7 @@ int ar_plan_finish(ar_plan_t *p) {
         free(cb[i].ops);
     }
     p->nops = p->cap_ops = p->laid_out ? (uint32_t)total : at;
-    for (int i = 0; i < nch; i++) {
+    for (uint64_t i = lo; i < hi; i++) {
         p->chans[i].computes = 0;
         for (uint32_t j = 0; j < p->chans[i].nops && !p->chans[i].computes; j++)
             p->chans[i].computes = p->ops[p->chans[i].first + j].code == AR_OP_COMPUTE;
@@ -436,7 +450,9 @@ void ar_plan_free(ar_plan_t *p) {
     if (!p) return;
     if (p->build) {
         chan_build_t *cb = p->build;
-        for (int i = 0; i < p->nranks * p->nchannels; i++) free(cb[i].ops);
+        uint64_t lo, hi;
+        kept_chans(p, &lo, &hi);
+        for (uint64_t i = lo; i < hi; i++) free(cb[i].ops);
         free(p->build);
     }
     AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
