@@ -90,11 +90,14 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
     ar_plan_size_t size;
     memset(&size, 0, sizeof size);
     size.keep_layout = 1;
+    size.max_ops = opts->max_ops;
     ar_algo_opts_t k = *opts;
     k.sizing = &size;
     int rc = a->build(topo, count, dtype, &k, out, err);
     ar_plan_free(*out);
     *out = NULL;
+    if (size.over)
+        rc = AR_ERR(err, AR_ELIMIT, "%s: more than %llu ops", a->name, (unsigned long long)opts->max_ops);
     if (rc == AR_OK && !size.chan_ops) rc = AR_ERR(err, AR_ENOMEM, "%s: out of memory", a->name);
     if (rc == AR_OK) {
         k.sizing = NULL;

@@ -54,8 +54,8 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
 }
 
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
- * be built or run, or has more than max_ops ops (0: any); *build_rc the build's status (its
- * error in err), *nops the plan's ops. */
+ * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
+ * AR_ELIMIT); *build_rc the build's status (its error in err), *nops the plan's ops. */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
                       ar_error_t *err) {
@@ -66,6 +66,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     *nops = 0;
     ar_algo_opts_t at = *o;
     at.buffer = buffer;
+    at.max_ops = max_ops; /* past it the plan is not timed: not built either */
     *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
