@@ -30,6 +30,7 @@ int ar__build_innet(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
         if (!len) continue;
         const uint32_t started = 2u * (uint32_t)c, landed = started + 1;
         for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (!ar_plan_keeps_rank(p, r)) continue;
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;

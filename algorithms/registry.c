@@ -27,9 +27,9 @@ static const ar_algo_t table[] = {
      .takes_root = 1, .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"},
     {.name = "naive", .build = ar__build_naive, .max_channels = AR__MAX_LANES_NAIVE, .via_host = 1,
      .summary = "no P2P: stage through host memory"},
-    ALGO("innet", NULL, ar__build_innet, AR__MAX_LANES_INNET,
-         "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "
-         "(a model whose switches reduce; simulators only)"),
+    {.name = "innet", .build = ar__build_innet, .max_channels = AR__MAX_LANES_INNET, .one_rank = 1,
+     .summary = "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "
+                "(a model whose switches reduce; simulators only)"},
     {.name = "direct", .build = ar__build_direct, .max_channels = AR__MAX_LANES_DIRECT,
      .colls = RS_AG | AR_ALGO_NO_ALLREDUCE, .lane_period = ar__peer_period, .one_rank = 1,
      .summary = "reduce-scatter or all-gather only: every rank sends each peer its shard at once"},

@@ -849,10 +849,12 @@ START_TEST(test_one_rank_plan) {
         {"switch:8", "direct", 1u << 18, AR_COLL_REDUCESCATTER, 2},
         {"full:8", "2stage", 1u << 18, AR_COLL_ALLREDUCE, 2},
         {"ring_1d:7", "1stage", 7u << 16, AR_COLL_ALLREDUCE, 2},
+        {"switch:8", "innet", 1u << 18, AR_COLL_ALLREDUCE, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* (full and switch open with a GPU's model, which charges warmth: not this one) */
         ar_topo_t *t = tu_topo_open(cases[i].topo, "accel_tcm");
+        if (!strcmp(cases[i].algo, "innet")) t->model->switch_reduce = 1; /* its switch reduces */
         ar_plan_t *one = build_sym(cases[i].algo, t, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_ON);
         ar_plan_t *all = build_sym(cases[i].algo, t, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_OFF);
         ck_assert_msg(one->only_rank == 0, "%s on %s: every rank's ops, not rank 0's", cases[i].algo, cases[i].topo);
