@@ -445,6 +445,29 @@ static void rgraph_free(rgraph_t *g) {
     memset(g, 0, sizeof *g);
 }
 
+/* The devices one link, or a path through switches alone, away from device home (what
+ * ar_topo_rank_adjacent calls adjacent), each once into found: as idx[d] where idx is given
+ * (devices with idx[d] < 0 left out), else as d. mark and queue hold nnodes each; mark[v] ==
+ * stamp means v was reached in this walk. Returns how many were found. */
+static int near_devices(const ar_topo_t *t, int home, int *mark, int stamp, int *queue, const int *idx,
+                        int *found) {
+    int n = 0, head = 0, tail = 0;
+    mark[home] = stamp;
+    queue[tail++] = home;
+    while (head < tail) {
+        const int u = queue[head++];
+        for (int k = t->adj_start[u]; k < t->adj_start[u + 1]; k++) {
+            const int v = t->adj_nbr[k];
+            if (mark[v] == stamp) continue;
+            mark[v] = stamp;
+            if (v >= t->ndevices) queue[tail++] = v; /* a switch: on through it */
+            else if (!idx) found[n++] = v;
+            else if (idx[v] >= 0) found[n++] = idx[v];
+        }
+    }
+    return n;
+}
+
 static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
     const int P = t->nranks, D = t->ndevices;
     memset(g, 0, sizeof *g);
@@ -488,21 +511,7 @@ static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
     }
     for (int pass = 0; rc == AR_OK && pass < 2; pass++) { /* count, then fill, the neighbours */
         for (int i = 0; i < g->nd; i++) {
-            const int home = ar_topo_rank_device(t, rep[i]);
-            int n = 0, head = 0, tail = 0;
-            const int stamp = pass * g->nd + i;
-            mark[home] = stamp;
-            queue[tail++] = home;
-            while (head < tail) {
-                const int u = queue[head++];
-                for (int k = t->adj_start[u]; k < t->adj_start[u + 1]; k++) {
-                    const int v = t->adj_nbr[k];
-                    if (mark[v] == stamp) continue;
-                    mark[v] = stamp;
-                    if (v >= t->ndevices) queue[tail++] = v; /* a switch: on through it */
-                    else if (idx[v] >= 0) found[n++] = idx[v];
-                }
-            }
+            const int n = near_devices(t, ar_topo_rank_device(t, rep[i]), mark, pass * g->nd + i, queue, idx, found);
             if (!pass) {
                 g->nfirst[i + 1] = g->nfirst[i] + n;
                 continue;
@@ -635,29 +644,16 @@ out:
 }
 
 int ar__rank_degree(const ar_topo_t *t, int r) {
-    int *per_dev = calloc((size_t)t->ndevices, sizeof *per_dev);
-    char *seen = calloc((size_t)t->nnodes, 1);
-    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
+    int *per_dev = calloc((size_t)t->ndevices, sizeof *per_dev), *found = malloc((size_t)t->ndevices * sizeof *found);
+    int *mark = calloc((size_t)t->nnodes, sizeof *mark), *queue = malloc((size_t)t->nnodes * sizeof *queue);
     int deg = -1;
-    if (per_dev && seen && queue) {
+    if (per_dev && found && mark && queue) {
         for (int q = 0; q < t->nranks; q++) per_dev[ar_topo_rank_device(t, q)]++;
-        const int home = ar_topo_rank_device(t, r);
-        int head = 0, tail = 0;
+        const int home = ar_topo_rank_device(t, r), n = near_devices(t, home, mark, 1, queue, NULL, found);
         deg = per_dev[home] - 1;
-        seen[home] = 1;
-        queue[tail++] = home;
-        while (head < tail) { /* as rgraph_init walks: on through switches, stop at devices */
-            const int u = queue[head++];
-            for (int k = t->adj_start[u]; k < t->adj_start[u + 1]; k++) {
-                const int v = t->adj_nbr[k];
-                if (seen[v]) continue;
-                seen[v] = 1;
-                if (v >= t->ndevices) queue[tail++] = v;
-                else deg += per_dev[v];
-            }
-        }
+        for (int i = 0; i < n; i++) deg += per_dev[found[i]];
     }
-    AR_FREE_EACH(per_dev, seen, queue);
+    AR_FREE_EACH(per_dev, found, mark, queue);
     return deg;
 }
 
