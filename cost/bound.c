@@ -218,8 +218,15 @@ int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, a
     if (!on) return AR_ERR(err, AR_ENOMEM, "bound: out of memory");
     const int most = ar_topo_ranks_per_device(t, on);
     free(on);
-    const double touched = coll == AR_COLL_ALLREDUCE ? 2.0 : 1.0 + 1.0 / t->nranks; /* per rank, in S */
-    b->memory_s = touched * most * S / (b->memory_gbps * 1e9);
+    /* per rank, it reads its vector and writes its result at least (a reduce-scatter's
+     * result is its shard, an all-gather reads only its own) */
+    const double rd = (coll == AR_COLL_ALLGATHER ? 1.0 / t->nranks : 1.0) * most * S;
+    const double wr = (coll == AR_COLL_REDUCESCATTER ? 1.0 / t->nranks : 1.0) * most * S;
+    /* each byte is touched first one execution after its last touch, at least these bytes
+     * ago: the L2 may still hold a share of them */
+    const double cold = ar_cost_l2_cold(m, buffer, rd + wr);
+    b->memory_s = (rd * ar_cost_mem_weight(m, buffer, 0, cold) + wr * ar_cost_mem_weight(m, buffer, 1, cold)) /
+                  (b->memory_gbps * 1e9);
     const struct { const char *name; double s; } terms[] = {
         {"latency", b->latency_s}, {"injection", b->injection_s}, {"cut", b->cut_s}, {"memory", b->memory_s},
     };

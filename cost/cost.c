@@ -335,7 +335,10 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
             else if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
         }
-        acc_mem(&a, dev, is_dst ? 0 : B, is_dst ? B : 0);
+        /* bytes in the time of the memory's one link: by kind, and by what the L2 holds */
+        const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold(warm, p, ad, dev, B) : 1;
+        const double hb = B * ar_cost_mem_weight(m, buffer, is_dst, cold);
+        acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
         if (is_dst) acc_route(&a, t, edev, dev, B, 0, mem_lat, &hop_lat);
@@ -658,6 +661,52 @@ int ar_cost_tracks_warmth(const ar_model_t *m) {
     return m && m->cold_lat_ns > 0 && m->mem[AR_MEM_SRAM].capacity_bytes > 0;
 }
 
+/* The L2's reach: a line last touched at most *hit bytes ago is there, one touched more
+ * than *miss bytes ago is not. */
+static void l2_reach(const ar_model_t *m, double *hit, double *miss) {
+    const double cap = m->mem[AR_MEM_SRAM].capacity_bytes;
+    *hit = m->l2_hit_bytes > 0 ? m->l2_hit_bytes : cap;
+    *miss = m->l2_miss_bytes > 0 ? m->l2_miss_bytes : cap;
+    if (*hit > *miss) *hit = *miss;
+}
+
+static double miss_share(double hit, double miss, double d) {
+    if (d > miss) return 1;
+    if (d <= hit) return 0;
+    return (d - hit) / (miss - hit);
+}
+
+/* The memory's one link runs at ar_cost_mem_gbps(level), its reads and writes together;
+ * a byte counts on it by the time its own kind takes: at the level's read or write rate,
+ * and its share still in the L2 (cold < 1; an HBM level with warmth) at the L2's, where
+ * that is faster. */
+double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, double cold) {
+    const ar_mem_level_t *lvl = &m->mem[buffer];
+    const double one = ar_cost_mem_gbps(lvl), own = write ? lvl->write_gbps : lvl->read_gbps;
+    if (!(one > 0) || !(own > 0)) return 1;
+    double w = cold * one / own;
+    if (cold < 1) {
+        const ar_mem_level_t *l2 = &m->mem[AR_MEM_SRAM];
+        double fast = write ? l2->write_gbps : l2->read_gbps;
+        if (buffer != AR_MEM_HBM || !ar_cost_tracks_warmth(m) || fast < own) fast = own;
+        w += (1 - cold) * one / fast;
+    }
+    return w;
+}
+
+int ar_cost_mem_weighted(const ar_model_t *m, ar_mem_t buffer) {
+    return ar_cost_mem_weight(m, buffer, 0, 1) != 1 || ar_cost_mem_weight(m, buffer, 1, 1) != 1 ||
+           ar_cost_mem_weight(m, buffer, 0, 0) != ar_cost_mem_weight(m, buffer, 0, 1) ||
+           ar_cost_mem_weight(m, buffer, 1, 0) != ar_cost_mem_weight(m, buffer, 1, 1);
+}
+
+double ar_cost_l2_cold(const ar_model_t *m, ar_mem_t buffer, double d) {
+    if (buffer != AR_MEM_HBM || !ar_cost_tracks_warmth(m)) return 1;
+    double hit, miss;
+    l2_reach(m, &hit, &miss);
+    return miss_share(hit, miss, d);
+}
+
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p) {
     memset(w, 0, sizeof *w);
     const ar_model_t *m = t->model;
@@ -679,6 +728,15 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             if (d >= 0) traffic[d] += (double)op->n * es;
         }
     }
+    /* ... or fewer: every byte between two touches of a line is in the device's buffers,
+     * and the L2 holds lines, not touches (its reach was measured touching each line once) */
+    double *footprint = calloc((size_t)t->ndevices, sizeof *footprint);
+    if (!footprint) goto nomem;
+    for (int r = 0; r < p->nranks; r++)
+        for (int b = 0; b < AR_NBUF; b++) footprint[t->placement[r]] += (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es;
+    for (int d = 0; d < t->ndevices; d++)
+        if (footprint[d] < traffic[d]) traffic[d] = footprint[d];
+    free(footprint);
     const uint64_t per_buf = WARM_MAX_PAGES / (uint64_t)w->nbufs > 0 ? WARM_MAX_PAGES / (uint64_t)w->nbufs : 1;
     for (int r = 0; r < p->nranks; r++)
         for (int b = 0; b < AR_NBUF; b++) {
@@ -692,10 +750,7 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             if (!w->stamp[i]) goto nomem;
             for (uint64_t j = 0; j < w->npage[i]; j++) w->stamp[i][j] = -traffic[t->placement[r]];
         }
-    const double cap = m->mem[AR_MEM_SRAM].capacity_bytes;
-    w->hit = m->l2_hit_bytes > 0 ? m->l2_hit_bytes : cap;
-    w->miss = m->l2_miss_bytes > 0 ? m->l2_miss_bytes : cap;
-    if (w->hit > w->miss) w->hit = w->miss;
+    l2_reach(m, &w->hit, &w->miss);
     free(traffic);
     return AR_OK;
 nomem:
@@ -723,9 +778,21 @@ static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr
 
 /* The share of cold_lat_ns a line last touched d bytes ago costs. */
 static double warm_miss(const ar_cost_warm_t *w, double d) {
-    if (d > w->miss) return 1;
-    if (d <= w->hit) return 0;
-    return (d - w->hit) / (w->miss - w->hit);
+    return miss_share(w->hit, w->miss, d);
+}
+
+/* The share of bytes [a, a + B) on device dev that has left the L2: the mean over its pages. */
+static double warm_span_miss(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
+    int bi;
+    uint64_t j0, j1;
+    double miss = 0;
+    warm_span(w, p, a, B, &bi, &j0, &j1);
+    for (uint64_t j = j0; j <= j1; j++) miss += warm_miss(w, w->clock[dev] - w->stamp[bi][j]);
+    return miss / (double)(j1 - j0 + 1);
+}
+
+double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
+    return w == NULL || w->miss <= 0 ? 1 : warm_span_miss(w, p, a, dev, B);
 }
 
 double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
@@ -737,12 +804,7 @@ double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, cons
     for (uint32_t s = 0; s < op->nsrc; s++) {
         const ar_addr_t *a = &p->srcs[op->src + s];
         if (ar_cost_addr_device(t, a) != edev) continue;
-        int bi;
-        uint64_t j0, j1;
-        double miss = 0;
-        warm_span(w, p, a, B, &bi, &j0, &j1);
-        for (uint64_t j = j0; j <= j1; j++) miss += warm_miss(w, w->clock[edev] - w->stamp[bi][j]);
-        miss /= (double)(j1 - j0 + 1);
+        const double miss = warm_span_miss(w, p, a, edev, B);
         if (miss > coldest) coldest = miss;
     }
     return coldest;

@@ -111,6 +111,7 @@ struct ChanState {
 /* Per-channel scratch, reused op after op. */
 struct OpScratch {
     std::vector<int> route;                     /* resources of every flow, in order */
+    std::vector<int> weight;                    /* crossings of each, as route */
     std::vector<int> req;                       /* link directions a pull's requests cross */
     std::vector<std::pair<int, int>> load;      /* resource -> traversals, this op */
     std::vector<simgrid::kernel::resource::StandardLinkImpl *> links;
@@ -215,6 +216,11 @@ struct Sim {
      * of their own rate. */
     int net_weight = 1;
     std::vector<int> req_weight;
+    /* The same for the memories: capacity mem_weight x ar_cost_mem_gbps, and an operand
+     * crosses it mem_weight x its weight times (ar_clock_mem_bytes: reads and writes at
+     * their own rates, bytes the L2 still holds at its), to 1/mem_weight. 1 where every
+     * byte weighs 1. */
+    int mem_weight = 1;
     uint64_t ops = 0;
     ar_progress_t progress{};  /* opts->progress, about twice a second */
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
@@ -290,6 +296,7 @@ int payload_dummy;
 void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     ChanState &cs = ch[gi];
     s.route.clear();
+    s.weight.clear();
     s.req.clear();
     s.load.clear();
     int rank = gi / p->nchannels;
@@ -321,15 +328,25 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
             for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
         }
     }
+    auto crossings = [&](int r) { return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM ? mem_weight : 1; };
+    for (size_t k = 0; k < s.route.size(); k++) s.weight.push_back(crossings(s.route[k]));
+    const double opB = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE && op->code != AR_OP_COMPUTE; i++) {
         const bool dst = i == op->nsrc;
-        const int ep = addr_ep(*ar_op_operand(p, op, i));
+        const ar_addr_t *a = ar_op_operand(p, op, i);
+        const int ep = addr_ep(*a);
         if (route(dst ? self : ep, dst ? ep : self, s.route, s.req) < 0) {
             set_fail(dst ? "rank %d channel %d op %u: no route to the destination"
                          : "rank %d channel %d op %u: no route from a source",
                      rank, gi % p->nchannels, cs.pc);
             return;
         }
+        /* the operand's memory: its share still in the L2 crosses it fewer times */
+        const int mem_w = mem_weight > 1 && opB > 0
+                              ? std::max(1, (int)std::lround(mem_weight * ar_clock_mem_bytes(&clk, a, dst, opB) / opB))
+                              : mem_weight;
+        for (size_t k = s.weight.size(); k < s.route.size(); k++)
+            s.weight.push_back(res[s.route[k]].kind == RES_MEM ? mem_w : crossings(s.route[k]));
     }
     /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
      * decides only how fast its bytes stream beside everything else. */
@@ -360,9 +377,12 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
             }
         s.load.emplace_back(r, w);
     };
-    for (int r : s.route) load(r, res[r].kind == RES_NET ? net_weight : 1);
+    for (size_t k = 0; k < s.route.size(); k++) load(s.route[k], s.weight[k]);
     for (int r : s.req) load(r, req_weight[(size_t)t->links[r / 2].kind]);
-    for (const auto &pr : s.load) res_bytes[pr.first] += pr.second * B / (res[pr.first].kind == RES_NET ? net_weight : 1);
+    for (const auto &pr : s.load)
+        res_bytes[pr.first] += pr.second * B / (res[pr.first].kind == RES_NET   ? net_weight
+                                                : res[pr.first].kind == RES_MEM ? mem_weight
+                                                                                : 1);
 
     double t1;
     if (B > 0) {
@@ -608,11 +628,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         }
         /* One link per memory carries reads and writes together (ar_cost_mem_gbps). */
         const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
+        if (ar_cost_mem_weighted(s.m, o->buffer)) s.mem_weight = 16; /* weights to 1/16 (1/8 errs up to 6%) */
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
             R.bw = mem_bw;
             R.kind = RES_MEM;
-            R.link = make_link(z, "mem" + std::to_string(d), R.bw, lvl->lat_ns * 1e-9);
+            R.link = make_link(z, "mem" + std::to_string(d), R.bw * s.mem_weight, lvl->lat_ns * 1e-9);
             Resource &H = s.res[s.base_host + d];
             H.bw = s.m->host_link_gbps * 1e9;
             H.kind = RES_HOST;

@@ -30,9 +30,14 @@ static const char *const ROUND_MODEL =
     "launch_ns: 3000\n"
     "host_link_gbps: 5\n"
     "host_link_lat_ns: 2000\n";
-/* HBM's reads and writes share one bandwidth, the harmonic mean of read_gbps and
- * write_gbps (ar_cost_mem_gbps): an op's memory term is (reads + writes) / this. */
-#define HBM_BW (2.0 / (1.0 / 1000e9 + 1.0 / 500e9))
+/* HBM's reads and writes share one link of the harmonic mean of read_gbps and
+ * write_gbps (ar_cost_mem_gbps), each byte weighed by its own kind's rate
+ * (ar_cost_mem_weight): an op's memory term is reads / read_gbps + writes / write_gbps.
+ * A COPY's B read and B written take 2 B / HBM_BW. */
+#define HBM_RD 1000e9
+#define HBM_WR 500e9
+#define HBM_BW (2.0 / (1.0 / HBM_RD + 1.0 / HBM_WR))
+#define HBM_S(rd, wr) ((rd) / HBM_RD + (wr) / HBM_WR)
 
 #define NS 1e-9
 #define LAUNCH (3000 * NS)
@@ -562,7 +567,10 @@ static void expect_time_more(const char *backend, const ar_topo_t *t, const ar_t
  * fits the L2 starts warm. Each case: ops (COPY dst <- src, n elements of 4 bytes on rank 0),
  * the ops that pay it. Both backends. */
 START_TEST(test_cold_lat) {
-    ar_topo_t *t = round_topo_with("cold_lat_ns: 700\n", "ring_1d:2", 2), *t0 = round_topo("ring_1d:2");
+    /* t0 tracks warmth too (its bytes weigh the same, test_l2_bytes), at the least latency */
+#define DCOLD ((700 - 0.001) * NS)
+    ar_topo_t *t = round_topo_with("cold_lat_ns: 700\n", "ring_1d:2", 2),
+              *t0 = round_topo_with("cold_lat_ns: 0.001\n", "ring_1d:2", 2);
     static const struct { uint64_t n; int nops; ar_buf_t dst[2], src[2]; int cold; } cases[] = {
         {1000, 1, {AR_BUF_OUT}, {AR_BUF_IN}, 0},     /* 8 KB an execution: warm */
         {200000, 1, {AR_BUF_OUT}, {AR_BUF_IN}, 1},   /* 1.6 MB an execution: IN left the L2 */
@@ -584,9 +592,9 @@ START_TEST(test_cold_lat) {
             ar_result_t r, r0;
             tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
             tu_run_checked(backends[b], t0, p, &o, &r0, 1e-9);
-            ck_assert_msg(fabs(r.time_s - r0.time_s - cases[i].cold * 700 * NS) < 1e-12 + 1e-9 * r.time_s,
+            ck_assert_msg(fabs(r.time_s - r0.time_s - cases[i].cold * DCOLD) < 1e-12 + 1e-9 * r.time_s,
                           "%s case %zu: %.6g us against %.6g", backends[b], i, r.time_s * 1e6, r0.time_s * 1e6);
-            EQ(r.terms_s[AR_TERM_MEMORY], r0.terms_s[AR_TERM_MEMORY] + cases[i].cold * 700 * NS);
+            EQ(r.terms_s[AR_TERM_MEMORY], r0.terms_s[AR_TERM_MEMORY] + cases[i].cold * DCOLD);
             ar_result_free(&r);
             ar_result_free(&r0);
             ar_plan_free(p);
@@ -595,15 +603,77 @@ START_TEST(test_cold_lat) {
     /* Between l2_hit_bytes and l2_miss_bytes the wait grows linearly: IN last touched one
      * execution ago, 1.6 MB, with the L2 returning lines up to 1 MB and none from 3 MB: 0.3 of
      * it. Both backends. */
+    ar_topo_free(t0);
     t = round_topo_with("cold_lat_ns: 700\nl2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", "ring_1d:2", 2);
+    t0 = round_topo_with("cold_lat_ns: 0.001\nl2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", "ring_1d:2", 2);
     for (int b = 0; b < 2; b++) {
         if (b == 1 && !ar_backend_find("sim")) continue;
         ar_plan_t *p = tu_plan_new(2, 1, 200000);
         ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 200000), AR_OK);
-        expect_time_more(backends[b], t, t0, p, 0.3 * 700 * NS, 1e-9, "ramp");
+        expect_time_more(backends[b], t, t0, p, 0.3 * DCOLD, 1e-9, "ramp");
         ar_plan_free(p);
     }
     ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* With warmth (cold_lat_ns), HBM bytes the L2 still holds move at the L2's rates (the round
+ * model's sram: 4000 GB/s each way, against HBM's 1000 read and 500 write); cold ones at
+ * HBM's, each kind at its own. A local COPY of B bytes, fp32:
+ *   8 KB an execution: warm, memory 2 B / 4000 GB/s;
+ *   1.6 MB, beyond the 1 MB L2: cold, B / 1000 + B / 500 (and cold_lat_ns);
+ *   the same between l2_hit_bytes 1 MB and l2_miss_bytes 3 MB: 0.3 cold.
+ * A model whose sram is slower than HBM (read 400, write 4000 GB/s) reads warm bytes at
+ * HBM's rate, never slower. Both backends. */
+START_TEST(test_l2_bytes) {
+    static const struct { const char *keys; uint64_t n; double cold; } cases[] = {
+        {"cold_lat_ns: 700\n", 1000, 0},
+        {"cold_lat_ns: 700\n", 200000, 1},
+        {"cold_lat_ns: 700\nl2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", 200000, 0.3},
+    };
+    const char *backends[] = {"analytic", "sim"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int b = 0; b < 2; b++) {
+            if (b == 1 && !ar_backend_find("sim")) continue;
+            ar_topo_t *t = round_topo_with(cases[i].keys, "ring_1d:2", 2);
+            ar_plan_t *p = tu_plan_new(2, 1, cases[i].n);
+            ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), cases[i].n),
+                             AR_OK);
+            const double B = cases[i].n * 4.0, c = cases[i].cold, l2 = 4000e9;
+            const double mem = B * (c / HBM_RD + (1 - c) / l2) + B * (c / HBM_WR + (1 - c) / l2);
+            ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+            ar_result_t r;
+            tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
+            /* the sim weighs a memory's bytes to 1/16 (its link crossed 16 x weight times) */
+            const double tol = b == 1 ? 1.0 / 32 * 2 * B / HBM_WR : 1e-9 * r.time_s;
+            ck_assert_msg(fabs(r.time_s - (LAUNCH + MEMLAT + c * 700 * NS + mem)) <= tol + 1e-12,
+                          "%s case %zu: %.6g us, want %.6g", backends[b], i, r.time_s * 1e6,
+                          (LAUNCH + MEMLAT + c * 700 * NS + mem) * 1e6);
+            ar_result_free(&r);
+            ar_plan_free(p);
+            ar_topo_free(t);
+        }
+    /* an L2 slower than HBM for reads: warm reads at HBM's 1000, warm writes at the L2's 4000 */
+    static char yaml[2048];
+    const char *l2 = "  sram: {capacity_bytes: 1000000, read_gbps: 4000, write_gbps: 4000, lat_ns: 10}\n";
+    const char *at = strstr(ROUND_MODEL, l2);
+    ck_assert_ptr_nonnull(at);
+    snprintf(yaml, sizeof yaml, "%.*s  sram: {capacity_bytes: 1000000, read_gbps: 400, write_gbps: 4000, lat_ns: 10}\n%scold_lat_ns: 700\n",
+             (int)(at - ROUND_MODEL), ROUND_MODEL, at + strlen(l2));
+    ar_model_t *m;
+    ar_topo_t *t;
+    ar_error_t err;
+    ck_assert_msg(ar_model_load_string(yaml, "round_slow_l2", &m, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(ar_topo_build("ring_1d:2", m, &t, &err) == AR_OK, "%s", err.message);
+    ar_plan_t *p = tu_plan_new(2, 1, 1000);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 1000), AR_OK);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    ar_result_t r;
+    tu_run_checked("analytic", t, p, &o, &r, 1e-9);
+    EQ(r.time_s, LAUNCH + MEMLAT + 4000.0 / HBM_RD + 4000.0 / 4000e9);
+    ar_result_free(&r);
+    ar_plan_free(p);
     ar_topo_free(t);
 }
 END_TEST
@@ -701,7 +771,7 @@ START_TEST(test_reduce_groups) {
             ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
             ar_result_t r;
             run(t1, p, 1, &r);
-            const double move = k == 3 ? 1000 * NS : (k + 1) * 4.0 / HBM_BW;
+            const double move = k == 3 ? 1000 * NS : HBM_S(k * 4.0, 4.0);
             EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9 + with_op * 300 * NS);
             EQ(r.terms_s[AR_TERM_SYNC], with_op * 300 * NS);
             ar_result_free(&r);
@@ -717,7 +787,7 @@ START_TEST(test_reduce_groups) {
         ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), srcs, (uint32_t)k, 1), AR_OK);
         ar_result_t r;
         run(t, p, 0, &r);
-        const double move = k == 3 ? 1000 * NS : (k + 1) * 4.0 / HBM_BW;
+        const double move = k == 3 ? 1000 * NS : HBM_S(k * 4.0, 4.0);
         EQ(r.time_s, LAUNCH + MEMLAT + move + (k - 1) * 4.0 / 50e9);
         ar_plan_free(p);
     }
@@ -792,7 +862,7 @@ START_TEST(test_chan_local_read) {
         EQ(r.terms_s[AR_TERM_MEMORY], MEMLAT + k * B / 8e9);
         ar_result_free(&r);
         run(t0, p, 0, &r);
-        EQ(r.time_s, LAUNCH + MEMLAT + (k + 1) * B / HBM_BW + add);
+        EQ(r.time_s, LAUNCH + MEMLAT + HBM_S(k * B, B) + add);
         ar_plan_free(p);
     }
     ar_plan_t *p = tu_plan_new(2, 1, n);
@@ -1023,7 +1093,7 @@ END_TEST
  * and a push's SIGNAL releases the neighbour's WAIT S later, S = signal latency +
  * the WAIT's own cost (wait_overhead_ns). */
 typedef struct mp_s {
-    double ml, hop, sig, bw, cw, cr, mb, rg, hl, hg, launch; /* mb: the memory level's one bandwidth */
+    double ml, hop, sig, bw, cw, cr, mr, mw, rg, hl, hg, launch; /* mr, mw: the memory level's read and write rates */
     double op; /* op_overhead_ns: every data op's own cost (sync term) */
     double wt; /* wait_overhead_ns alone: a WAIT whose flag is already there */
 } mp_t;
@@ -1038,7 +1108,7 @@ static mp_t params(const ar_topo_t *t, int link_count) {
         .sig = ((m->link_ordered > 0 ? 0 : m->signal_lat_ns) + m->wait_overhead_ns) * NS,
         .bw = link_count * m->links[0].bw_gbps * 1e9, .cw = m->chan_write_gbps * 1e9,
         .cr = ar_model_chan_read_gbps(m) * 1e9,
-        .mb = 2 / (1 / (l->read_gbps * 1e9) + 1 / (l->write_gbps * 1e9)), .rg = m->reduce_gbps * 1e9,
+        .mr = l->read_gbps * 1e9, .mw = l->write_gbps * 1e9, .rg = m->reduce_gbps * 1e9,
         .hl = m->host_link_lat_ns * NS, .hg = m->host_link_gbps * 1e9, .launch = m->launch_ns * NS,
         .op = m->op_overhead_ns * NS, .wt = m->wait_overhead_ns * NS,
     };
@@ -1050,16 +1120,16 @@ static double max4(double a, double b, double c, double d) {
     return x > y ? x : y;
 }
 static double cp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->mb, 1 / m->mb) + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 1 / m->mr, 1 / m->mw) + m->op;
 }
 static double cpull(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->mb, 1 / m->mb) + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cr, 1 / m->mr, 1 / m->mw) + m->op;
 }
 static double crp(const mp_t *m, double B) {
-    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->mb, 1 / m->mb) + B / m->rg + m->op;
+    return m->ml + m->hop + B * max4(1 / m->bw, 1 / m->cw, 2 / m->mr, 1 / m->mw) + B / m->rg + m->op;
 }
 static double crl(const mp_t *m, int k, double B) {
-    return m->ml + B * (k + 1) / m->mb + (k - 1) * B / m->rg + m->op;
+    return m->ml + B * (k / m->mr + 1 / m->mw) + (k - 1) * B / m->rg + m->op;
 }
 /* The push ring of algorithms/util.c on p positions with blocks of B bytes:
  * reduce-scatter = a copy push, p-2 reduce pushes, each after the previous
@@ -1124,8 +1194,8 @@ START_TEST(test_ring_closed_form) {
                 mp_t m = params(t, p == 2 ? 2 : 1);
                 double n = (double)NEL * ar_dtype_size((ar_dtype_t)dt);
                 double b = fmax(1 / m.bw, 1 / m.cw), c = 1 / m.rg;
-                ck_assert(b >= 2 / m.mb);
-                double a = m.sig + m.ml + m.hop, d = m.ml + n / p * 3 / m.mb;
+                ck_assert(b >= 2 / m.mr && b >= 1 / m.mw);
+                double a = m.sig + m.ml + m.hop, d = m.ml + n / p * (2 / m.mr + 1 / m.mw);
                 double want = m.launch + 2 * (p - 1) * a + 2.0 * (p - 1) / p * n * b +
                               (double)(p - 1) / p * n * c + d + (2 * p - 1) * m.op + m.wt;
                 ar_result_t r;
@@ -1265,8 +1335,8 @@ START_TEST(test_center_root_closed_form) {
                     m.hop *= 2;
                     m.sig += t->model->links[0].lat_ns * NS;
                     const double shared = (p - 1) * n / m.bw;
-                    const double push = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cw, 1 / m.mb, 1 / m.mb)) + m.op;
-                    const double pull = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cr, 1 / m.mb, 1 / m.mb)) + m.op;
+                    const double push = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cw, 1 / m.mr, 1 / m.mw)) + m.op;
+                    const double pull = m.ml + m.hop + fmax(shared, n * max4(1 / m.bw, 1 / m.cr, 1 / m.mr, 1 / m.mw)) + m.op;
                     want = m.launch + push + m.sig + local + m.sig + pull + m.sig;
                 } else {
                     want = m.launch + tree(&m, kind == 0 ? 1 : p / 2, kind == 0 ? p : 3, n);
@@ -1293,7 +1363,7 @@ START_TEST(test_naive_closed_form) {
         ar_topo_t *t = round_topo(spec);
         mp_t m = params(t, 1);
         double n = NEL * 4.0, far = m.sig + (p / 2 - 1) * m.hop;
-        ck_assert(n / m.hg > 2 * n / m.mb);
+        ck_assert(n / m.hg > n / m.mr + n / m.mw);
         ar_result_t r;
         run_algo(t, "naive", NEL, AR_FP32, &r);
         const double rounds = ((p + 1) / 2 - 1) * (m.hl - m.ml);
@@ -1657,7 +1727,9 @@ START_TEST(test_bound_collectives) {
         ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
         EQ(b.injection_s, LAT + 7.0 / 8 * BS / 20e9);
         EQ(b.cut_s, LAT + BS / 2 / 20e9);
-        EQ(b.memory_s, (1 + 1.0 / 8) * BS / HBM_BW);
+        /* a reduce-scatter reads its vector and writes its shard, an all-gather the reverse */
+        const double rd = coll == AR_COLL_REDUCESCATTER ? 1 : 1.0 / 8, wr = coll == AR_COLL_REDUCESCATTER ? 1.0 / 8 : 1;
+        EQ(b.memory_s, HBM_S(rd * BS, wr * BS));
         EQ(b.time_s, LAUNCH + LAT + 7.0 / 8 * BS / 20e9);
         ar_topo_free(t);
         /* mesh_2d:3x2: a corner's 5/6 S over its 20 GB/s, more than 5 S over 140 in all
@@ -1676,7 +1748,8 @@ START_TEST(test_bound_collectives) {
         t = round_topo("ring_1d:2");
         ck_assert_int_eq(ar_topo_place_blocks(t, 128, &err), AR_OK);
         ck_assert_int_eq(ar_bound_coll(t, (ar_coll_t)coll, (uint64_t)BS, AR_MEM_HBM, 0, &b, &err), AR_OK);
-        EQ(b.time_s, LAUNCH + (1 + 1.0 / 128) * 64 * BS / HBM_BW);
+        const double rd2 = coll == AR_COLL_REDUCESCATTER ? 1 : 1.0 / 128, wr2 = coll == AR_COLL_REDUCESCATTER ? 1.0 / 128 : 1;
+        EQ(b.time_s, LAUNCH + HBM_S(64 * rd2 * BS, 64 * wr2 * BS));
         ck_assert_str_eq(b.binding, "memory");
         ar_topo_free(t);
     }
@@ -1969,10 +2042,10 @@ START_TEST(test_default_even_lanes) {
 END_TEST
 
 /* Above the size the channels are found at, half the lanes found there are timed too, and
- * taken where they predict less: torus2d on full:8 (h200_sxm) runs 64 lanes at 16 MB (twice
- * the 32 of least time at their own chunks, faster at a chunk of their own), and at 1 GB 16,
- * half the 32 found at 16 MB at their own chunks, faster than 32 or 64 at any chunk of no
- * more ops. */
+ * taken where they predict AR_CASE_TUNE_FLAT less: torus2d on full:8 (h200_sxm) runs 64
+ * lanes at 8 MB (twice the 32 of least time at their own chunks, faster at a chunk of their
+ * own); at 1 GB it keeps 32, and no count of 16, 32 or 64 lanes at any chunk of no more ops
+ * than the default's, or at its own chunk, predicts 2% less (16 lanes at 256 KB: 1.2%). */
 START_TEST(test_default_fewer_lanes_large) {
     ar_error_t err;
     ar_topo_t *t = shipped_topo("h200_sxm", "full:8");
@@ -1984,17 +2057,16 @@ START_TEST(test_default_fewer_lanes_large) {
     ck_assert_int_eq(small.channels, 64);
     ck_assert_int_eq(ar_case_defaults(t, "torus2d", big, AR_BF16, &o, AR_MEM_HBM, "analytic", &large, &large_s, &err),
                      AR_OK);
-    ck_assert_int_eq(large.channels, 16);
-    ck_assert_double_eq(large_s, case_run_at(t, "torus2d", big, 16, large.chunk_bytes, NULL, NULL, NULL, 0));
-    /* 32 and 64 lanes at their own chunk and at pieces as large as the default's (no more ops) */
-    for (int lanes = 32; lanes <= 64; lanes *= 2) {
+    ck_assert_int_eq(large.channels, 32);
+    ck_assert_double_eq(large_s, case_run_at(t, "torus2d", big, 32, large.chunk_bytes, NULL, NULL, NULL, 0));
+    for (int lanes = 16; lanes <= 64; lanes *= 2) {
         for (uint64_t c = large.chunk_bytes; c <= (uint64_t)1 << 30; c *= 4) {
             const double s = case_run_at(t, "torus2d", big, lanes, c, NULL, NULL, NULL, 0);
-            ck_assert_msg(large_s < s, "16 lanes %g s, %d lanes (chunk %llu) %g s", large_s, lanes,
+            ck_assert_msg(large_s < s * 1.02, "32 lanes %g s, %d lanes (chunk %llu) %g s", large_s, lanes,
                           (unsigned long long)c, s);
         }
-        ck_assert_msg(large_s < case_run_at(t, "torus2d", big, lanes, 0, NULL, NULL, NULL, 0), "%d lanes, own chunk",
-                      lanes);
+        ck_assert_msg(large_s < 1.02 * case_run_at(t, "torus2d", big, lanes, 0, NULL, NULL, NULL, 0),
+                      "%d lanes, own chunk", lanes);
     }
     ar_topo_free(t);
 }
@@ -2068,6 +2140,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
     tcase_add_test(tc, test_cold_lat);
+    tcase_add_test(tc, test_l2_bytes);
     tcase_add_test(tc, test_pull_gbps);
     tcase_add_test(tc, test_reduce_groups);
     tcase_add_test(tc, test_link_issue);

@@ -130,6 +130,38 @@ __global__ void k_read(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
     if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
 }
 
+/* k_read's pass over its slice, `reps` times in one launch: after the first pass the
+ * slice is resident in L2 (__ldcg skips L1), and one launch per pass would time the
+ * launches instead. */
+template <int U>
+__global__ void k_read_reps(const uint4 *__restrict__ src, size_t n16, int reps, uint4 *sink) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    size_t step = (size_t)blockDim.x;
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (int r = 0; r < reps; r++) {
+        size_t i = lo + threadIdx.x;
+        for (; i + (U - 1) * step < hi; i += U * step) {
+            uint4 v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
+#pragma unroll
+            for (int u = 0; u < U; u++) { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
+        }
+        for (; i < hi; i += step) { uint4 v = __ldcg(&src[i]); acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+    }
+    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
+}
+
+/* The same for stores: a slice rewritten `reps` times stays dirty in L2. */
+__global__ void k_write_reps(uint4 *__restrict__ dst, size_t n16, int reps) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    size_t step = (size_t)blockDim.x;
+    for (int r = 0; r < reps; r++)
+        for (size_t i = lo + threadIdx.x; i < hi; i += step) dst[i] = make_uint4((unsigned)i, (unsigned)r, 1u, 2u);
+}
+
 template <int U>
 __global__ void k_write(uint4 *__restrict__ dst, size_t n16) {
     size_t per = (n16 + gridDim.x - 1) / gridDim.x;
@@ -291,6 +323,34 @@ static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
 static void launch_copy(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
     BY_UNROLL(c->unroll, (k_copy<U><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16)));
+}
+
+struct reps_ctx {
+    rw_ctx rw;
+    int reps;
+};
+static void launch_read_reps(int blocks, int threads, cudaStream_t s, void *p) {
+    reps_ctx *c = (reps_ctx *)p;
+    BY_UNROLL(c->rw.unroll, (k_read_reps<U><<<blocks, threads, 0, s>>>((const uint4 *)c->rw.src, c->rw.n16, c->reps,
+                                                                       c->rw.sink)));
+}
+static void launch_write_reps(int blocks, int threads, cudaStream_t s, void *p) {
+    reps_ctx *c = (reps_ctx *)p;
+    k_write_reps<<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, c->rw.n16, c->reps);
+}
+
+/* GB/s of `fn` over an L2-resident buffer of n16 16-byte lines: the difference of a
+ * launch of many passes and one of few, so the launch itself cancels. */
+static int l2_gbps(int dev, launch_fn fn, int blocks, int threads, rw_ctx rw, int reps, double *gbps,
+                   ar_error_t *err) {
+    const int few = 10, many = 110;
+    reps_ctx a = {rw, few}, b = {rw, many};
+    double ms_a, ms_b;
+    int rc = time_ms(dev, fn, blocks, threads, &a, reps, &ms_a, err);
+    if (rc == AR_OK) rc = time_ms(dev, fn, blocks, threads, &b, reps, &ms_b, err);
+    if (rc != AR_OK) return rc;
+    *gbps = ms_b > ms_a ? (double)(many - few) * (double)rw.n16 * 16 / ((ms_b - ms_a) * 1e-3) / 1e9 : 0;
+    return AR_OK;
 }
 
 struct red_ctx {
@@ -798,26 +858,10 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         c->hbm_copy_gbps = 2.0 * BIG / (ms * 1e-3) / 1e9;
         size_t l2b = std::min((size_t)(c->l2_bytes / 4), (size_t)8 << 20) & ~(size_t)4095;
         rw_ctx rl = {4, loc0, loc0b, l2b / 16, sink0};
-        /* many passes over an L2-sized buffer: one launch per pass is too short, so
-         * time 50 launches */
-        std::vector<double> t;
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        for (int rr = 0; rr < o.reps; rr++) {
-            CK(cudaEventRecord(e0, 0));
-            for (int k = 0; k < 50; k++) launch_read(c->nsm, T, 0, &rl);
-            CK(cudaEventRecord(e1, 0));
-            CK(cudaEventSynchronize(e1));
-            float f;
-            CK(cudaEventElapsedTime(&f, e0, e1));
-            t.push_back(50.0 * l2b / (f * 1e-3 - 50 * c->launch_stream_ns * 1e-9 * 0) / 1e9);
-        }
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        c->l2_read_gbps = median(t);
-        note(&o, "HBM: read %.0f GB/s, write %.0f GB/s, copy %.0f GB/s (read+write); L2 read %.0f GB/s",
-             c->hbm_read_gbps, c->hbm_write_gbps, c->hbm_copy_gbps, c->l2_read_gbps);
+        TRY(l2_gbps(d0, launch_read_reps, B, T, rl, o.reps, &c->l2_read_gbps, err));
+        TRY(l2_gbps(d0, launch_write_reps, B, T, rl, o.reps, &c->l2_write_gbps, err));
+        note(&o, "HBM: read %.0f GB/s, write %.0f GB/s, copy %.0f GB/s (read+write); L2 read %.0f GB/s, write %.0f GB/s",
+             c->hbm_read_gbps, c->hbm_write_gbps, c->hbm_copy_gbps, c->l2_read_gbps, c->l2_write_gbps);
     }
 
     /* 6. reduction throughput of one block, k = 2, data resident in L2 */

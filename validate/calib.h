@@ -79,7 +79,8 @@ typedef struct ar_calib_s {
     double host_read_lat_ns;
     /* local memory */
     double hbm_read_gbps, hbm_write_gbps, hbm_copy_gbps; /* copy: read + write bytes */
-    double l2_read_gbps;       /* all blocks re-reading an L2-resident buffer */
+    double l2_read_gbps;       /* all blocks re-reading an L2-resident buffer, one launch */
+    double l2_write_gbps;      /* the same rewriting it (0: not measured) */
     /* reduction, one block, L2-resident data, bf16 and fp32, k = 2 */
     double reduce_block_gbps_bf16; /* output bytes/s of a summing block */
     double reduce_block_gbps_fp32;

@@ -24,7 +24,9 @@
  *            and the executing device's pulled + pushed bytes / link_issue_gbps (the
  *            sim shares that among every op the device's channels issue)
  *   memory = max over devices of (reads + writes) / ar_cost_mem_gbps (the level's one
- *            shared bandwidth, as the sim's memory link)
+ *            shared bandwidth, as the sim's memory link), each byte weighed by the rate of
+ *            its kind, read or write, and in HBM with a model that tracks warmth, its share
+ *            still in the L2 (the warmth below) at the L2's (ar_cost_mem_weight)
  *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
  *            its loads of every kind add up (an executor step issues the loads of
  *            its sources together and waits for all of them), its stores overlap
@@ -100,6 +102,16 @@ typedef struct ar_cost_warm_s ar_cost_warm_t; /* cost/internal.h */
  * to hold them). A plan of one rank (arsim/plan.h) cannot stand for the others' then: their
  * writes into its buffers would be missing. */
 int ar_cost_tracks_warmth(const ar_model_t *m);
+/* A byte of memory level `buffer` as the memory's one link (ar_cost_mem_gbps) counts it:
+ * read (write 0) or written at the level's own rate for that, its share still in the L2
+ * (1 - cold; HBM, a model that tracks warmth) at the L2's where that is faster. 1 for
+ * a level whose read and write rates are equal, cold 1. */
+double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, double cold);
+/* Whether any byte counts other than 1 there (the sim then weighs its memory links). */
+int ar_cost_mem_weighted(const ar_model_t *m, ar_mem_t buffer);
+/* The share of a line the L2 no longer holds when its device last touched it d bytes
+ * ago (l2_hit_bytes, l2_miss_bytes); 1 off HBM or without warmth. */
+double ar_cost_l2_cold(const ar_model_t *m, ar_mem_t buffer, double d);
 typedef struct ar_cost_cross_s ar_cost_cross_t;
 
 typedef struct ar_op_cost_s {
@@ -192,7 +204,9 @@ typedef struct ar_clock_s {
 /* Every channel at its start (launch stagger). AR_OK or AR_ENOMEM. */
 int ar_clock_init(ar_clock_t *c, const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
 void ar_clock_free(ar_clock_t *c);
-/* COPY/REDUCE `op` of channel gi starts at the channel's clock: its cost (ar_cost_op;
+/* B bytes of an operand at a (read, or written: write 1), before its op begins, as the
+ * memory's link counts them (ar_cost_mem_weight, with their warmth); B on the host. */
+double ar_clock_mem_bytes(const ar_clock_t *c, const ar_addr_t *a, int write, double B);/* COPY/REDUCE `op` of channel gi starts at the channel's clock: its cost (ar_cost_op;
  * traffic, max_traffic, ntraffic as there, may be NULL). */
 int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *cost, ar_op_traffic_t *traffic,
                       int max_traffic, int *ntraffic);
