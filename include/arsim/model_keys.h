@@ -29,8 +29,9 @@
     X(ROOT, clock_ghz, "GHz", 1, 1e-3, 1e3, "device clock: turns times into cycles for reporting")           \
     X(LEVEL, capacity_bytes, "bytes", 1, 1, AR_MK_MAX_BYTES, "bytes the level holds per device")              \
     X(LEVEL, read_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS,                                                      \
-      "the level's read bandwidth per device, all readers together (with write_gbps: one shared "             \
-      "bandwidth, their harmonic mean, that reads and writes cross together)")                                \
+      "the level's read bandwidth per device, all readers together (reads and writes share one "             \
+      "bandwidth: a byte read takes 1/read_gbps of it, a byte written 1/write_gbps; sram's rates are "        \
+      "also those of HBM bytes the L2 still holds, with cold_lat_ns)")                                        \
     X(LEVEL, write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "the level's write bandwidth per device")           \
     X(LEVEL, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "access latency from the device's own cores")              \
     X(LINK, bw_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one link of this kind, one direction")                 \
