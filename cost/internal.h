@@ -99,7 +99,8 @@ void ar_cost_warm_free(ar_cost_warm_t *w);
 double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
                                int exec_rank);
 /* The share of bytes [a, a + B) on device dev that has left the L2 (1 when w is off). */
-double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);/* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
+double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);
+/* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
  * as the op starts, after costing it. */
 void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);
 /* 1 when op, executed by exec_rank, reaches another device: a COPY/REDUCE with a source or

@@ -206,7 +206,8 @@ int ar_clock_init(ar_clock_t *c, const ar_topo_t *t, const ar_plan_t *p, ar_mem_
 void ar_clock_free(ar_clock_t *c);
 /* B bytes of an operand at a (read, or written: write 1), before its op begins, as the
  * memory's link counts them (ar_cost_mem_weight, with their warmth); B on the host. */
-double ar_clock_mem_bytes(const ar_clock_t *c, const ar_addr_t *a, int write, double B);/* COPY/REDUCE `op` of channel gi starts at the channel's clock: its cost (ar_cost_op;
+double ar_clock_mem_bytes(const ar_clock_t *c, const ar_addr_t *a, int write, double B);
+/* COPY/REDUCE `op` of channel gi starts at the channel's clock: its cost (ar_cost_op;
  * traffic, max_traffic, ntraffic as there, may be NULL). */
 int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *cost, ar_op_traffic_t *traffic,
                       int max_traffic, int *ntraffic);
