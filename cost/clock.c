@@ -53,9 +53,8 @@ void ar_clock_free(ar_clock_t *c) {
 
 double ar_clock_mem_bytes(const ar_clock_t *c, const ar_addr_t *a, int write, double B) {
     if (a->rank == AR_RANK_HOST) return B;
-    const double cold = c->buffer == AR_MEM_HBM
-                            ? ar_cost_warm_cold(c->warm, c->plan, a, ar_cost_addr_device(c->topo, a), B) : 1;
-    return B * ar_cost_mem_weight(c->topo->model, c->buffer, write, cold);
+    return ar_cost_operand_mem_bytes(c->topo->model, c->buffer, c->warm, c->plan, a, ar_cost_addr_device(c->topo, a),
+                                     write, B);
 }
 
 int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *cost, ar_op_traffic_t *traffic,

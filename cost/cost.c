@@ -335,9 +335,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
             else if (hl > max_hop_lat) max_hop_lat = hl;
             continue;
         }
-        /* bytes in the time of the memory's one link: by kind, and by what the L2 holds */
-        const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold(warm, p, ad, dev, B) : 1;
-        const double hb = B * ar_cost_mem_weight(m, buffer, is_dst, cold);
+        const double hb = ar_cost_operand_mem_bytes(m, buffer, warm, p, ad, dev, is_dst, B);
         acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
@@ -793,6 +791,12 @@ static double warm_span_miss(const ar_cost_warm_t *w, const ar_plan_t *p, const 
 
 double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
     return w == NULL || w->miss <= 0 ? 1 : warm_span_miss(w, p, a, dev, B);
+}
+
+double ar_cost_operand_mem_bytes(const ar_model_t *m, ar_mem_t buffer, const ar_cost_warm_t *w, const ar_plan_t *p,
+                                 const ar_addr_t *a, int dev, int write, double B) {
+    const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold(w, p, a, dev, B) : 1;
+    return B * ar_cost_mem_weight(m, buffer, write, cold);
 }
 
 double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,

@@ -100,6 +100,10 @@ double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, cons
                                int exec_rank);
 /* The share of bytes [a, a + B) on device dev that has left the L2 (1 when w is off). */
 double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);
+/* B bytes of operand a (on device dev; written: write 1) in the time of the memory's one
+ * link: ar_cost_mem_weight at their warmth (w may be NULL: cold). */
+double ar_cost_operand_mem_bytes(const ar_model_t *m, ar_mem_t buffer, const ar_cost_warm_t *w, const ar_plan_t *p,
+                                 const ar_addr_t *a, int dev, int write, double B);
 /* op's sources and destination are touched now: each backend calls it once per COPY/REDUCE,
  * as the op starts, after costing it. */
 void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);

@@ -221,6 +221,8 @@ struct Sim {
      * their own rates, bytes the L2 still holds at its), to 1/mem_weight. 1 where every
      * byte weighs 1. */
     int mem_weight = 1;
+    /* How often a flow crosses resource r for each time its route lists it. */
+    int crossings(int r) const { return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM ? mem_weight : 1; }
     uint64_t ops = 0;
     ar_progress_t progress{};  /* opts->progress, about twice a second */
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
@@ -328,7 +330,6 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
             for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
         }
     }
-    auto crossings = [&](int r) { return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM ? mem_weight : 1; };
     for (size_t k = 0; k < s.route.size(); k++) s.weight.push_back(crossings(s.route[k]));
     const double opB = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t i = 0; i <= op->nsrc && op->code != AR_OP_NETREDUCE && op->code != AR_OP_COMPUTE; i++) {
@@ -379,10 +380,7 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
     };
     for (size_t k = 0; k < s.route.size(); k++) load(s.route[k], s.weight[k]);
     for (int r : s.req) load(r, req_weight[(size_t)t->links[r / 2].kind]);
-    for (const auto &pr : s.load)
-        res_bytes[pr.first] += pr.second * B / (res[pr.first].kind == RES_NET   ? net_weight
-                                                : res[pr.first].kind == RES_MEM ? mem_weight
-                                                                                : 1);
+    for (const auto &pr : s.load) res_bytes[pr.first] += pr.second * B / crossings(pr.first);
 
     double t1;
     if (B > 0) {
