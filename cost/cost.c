@@ -400,7 +400,6 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         return;
     }
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
-    b->cold_share = ar_cost_warm_cold_share(warm, t, p, op, exec_rank);
     b->src_groups = (int)((op->nsrc + 1) / 2);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
@@ -420,7 +419,13 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         } else {
             if (dev < 0) b->host_rd += B;
             else if (dev != edev) b->peer_rd += B;
-            else b->local_rd += B;
+            else {
+                b->local_rd += B;
+                /* the share of its lines the L2 no longer holds; the coldest sets the op's wait */
+                const double miss = warm && warm->miss > 0 ? ar_cost_warm_cold(warm, p, ar_op_operand(p, op, s), dev, B) : 0;
+                b->local_rd_cold += B * miss;
+                if (miss > b->cold_share) b->cold_share = miss;
+            }
         }
     }
 }
@@ -429,7 +434,11 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     /* an op whose stores cross to another device loads its local sources slower */
     const double local_gbps = b->peer_wr > 0 && m->chan_local_read_push_gbps > 0 ? m->chan_local_read_push_gbps
                                                                                   : m->chan_local_read_gbps;
+    /* lines the L2 no longer holds come slower to a channel whose loads in flight are
+     * bounded: their rate scales by chan_local_read_cold_gbps / chan_local_read_gbps */
     double local = b->local_rd > 0 && local_gbps > 0 ? b->local_rd / (local_gbps * 1e9) : 0;
+    if (local > 0 && b->local_rd_cold > 0 && m->chan_local_read_cold_gbps > 0 && m->chan_local_read_gbps > 0)
+        local += b->local_rd_cold / (local_gbps * 1e9) * (m->chan_local_read_gbps / m->chan_local_read_cold_gbps - 1);
     double pull_gbps = ar_model_chan_read_gbps(m);
     double pull = b->peer_rd > 0 && pull_gbps > 0 ? b->peer_rd / (pull_gbps * 1e9) : 0;
     double host = 0;
@@ -797,21 +806,6 @@ double ar_cost_operand_mem_bytes(const ar_model_t *m, ar_mem_t buffer, const ar_
                                  const ar_addr_t *a, int dev, int write, double B) {
     const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold(w, p, a, dev, B) : 1;
     return B * ar_cost_mem_weight(m, buffer, write, cold);
-}
-
-double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
-                               int exec_rank) {
-    if (w == NULL || w->miss <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return 0;
-    const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
-    const int edev = t->placement[exec_rank];
-    double coldest = 0;
-    for (uint32_t s = 0; s < op->nsrc; s++) {
-        const ar_addr_t *a = &p->srcs[op->src + s];
-        if (ar_cost_addr_device(t, a) != edev) continue;
-        const double miss = warm_span_miss(w, p, a, edev, B);
-        if (miss > coldest) coldest = miss;
-    }
-    return coldest;
 }
 
 void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {

@@ -8,6 +8,7 @@
 /* Bytes one channel moves in one COPY/REDUCE, by kind of access. */
 typedef struct ar_chan_bytes_s {
     double local_rd; /* loaded from the executing rank's own device */
+    double local_rd_cold; /* the part of local_rd the L2 is expected to miss (ar_cost_warm_t) */
     double peer_rd;  /* loaded from another device (pulled) */
     double host_rd;  /* loaded from the host staging buffer */
     double host_rd_paired; /* the part of host_rd whose source shares its executor group
@@ -21,7 +22,7 @@ typedef struct ar_chan_bytes_s {
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)
- * sets cold_share. */
+ * sets local_rd_cold and cold_share. */
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                         const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
 /* Seconds an op with cold local loads waits for its first ones: cold_lat_ns x cold_share (the
@@ -94,10 +95,6 @@ struct ar_cost_warm_s {
 };
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_warm_free(ar_cost_warm_t *w);
-/* Of op's sources on exec_rank's own device, the largest expected share of a source's
- * bytes that misses the L2 now (0 when w is off or none is local). */
-double ar_cost_warm_cold_share(const ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op,
-                               int exec_rank);
 /* The share of bytes [a, a + B) on device dev that has left the L2 (1 when w is off). */
 double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);
 /* B bytes of operand a (on device dev; written: write 1) in the time of the memory's one

@@ -889,6 +889,43 @@ START_TEST(test_chan_local_read) {
 }
 END_TEST
 
+/* chan_local_read_cold_gbps (4 GB/s here, against chan_local_read_gbps 8): a channel's
+ * loads of lines the L2 no longer holds. A local COPY of B bytes whose share c is cold
+ * (test_l2_bytes's three cases: warm, cold, 0.3 of it) takes B ((1 - c) / 8 + c / 4 GB/s)
+ * on its channel, which bounds it, after c x cold_lat_ns. Without the key, cold lines load
+ * at 8 GB/s too. Both backends. */
+START_TEST(test_chan_local_read_cold) {
+    static const struct { const char *keys; uint64_t n; double cold; } cases[] = {
+        {"", 1000, 0},
+        {"", 200000, 1},
+        {"l2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", 200000, 0.3},
+    };
+    const char *backends[] = {"analytic", "sim"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int k = 0; k < 2; k++)
+            for (int b = 0; b < 2; b++) {
+                if (b == 1 && !ar_backend_find("sim")) continue;
+                char keys[256];
+                snprintf(keys, sizeof keys, "cold_lat_ns: 700\nchan_local_read_gbps: 8\n%s%s", cases[i].keys,
+                         k ? "chan_local_read_cold_gbps: 4\n" : "");
+                ar_topo_t *t = round_topo_with(keys, "ring_1d:2", 2);
+                ar_plan_t *p = tu_plan_new(2, 1, cases[i].n);
+                ck_assert_int_eq(
+                    ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), cases[i].n), AR_OK);
+                const double B = cases[i].n * 4.0, c = cases[i].cold;
+                const double want = LAUNCH + MEMLAT + c * 700 * NS + B * ((1 - c) / 8e9 + c / (k ? 4e9 : 8e9));
+                ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+                ar_result_t r;
+                tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
+                ck_assert_msg(fabs(r.time_s - want) <= 1e-9 * want, "%s case %zu key %d: %.6g us, want %.6g",
+                              backends[b], i, k, r.time_s * 1e6, want * 1e6);
+                ar_result_free(&r);
+                ar_plan_free(p);
+                ar_topo_free(t);
+            }
+}
+END_TEST
+
 /* signal_lat_local_ns (400 here) for a SIGNAL to a rank on the sender's device,
  * signal_lat_ns (1000) across: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. */
 START_TEST(test_signal_local) {
@@ -1713,7 +1750,7 @@ START_TEST(test_bound_fused) {
     EQ(b.compute_s, 2 * 2.0 * 512 * 256 * 1024 / 2e12);
     /* a plain collective: no product */
     ck_assert_int_eq(ar_bound_fused(t, AR_COLL_ALLREDUCE, g, AR_FP32, S, AR_MEM_HBM, 0, &b, &err), AR_OK);
-    EQ(b.compute_s, 0);
+    EQ(b.compute_s, 0.0);
     ar_topo_free(t);
 }
 END_TEST
@@ -2132,6 +2169,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_release_remote);
     tcase_add_test(tc, test_signal_local);
     tcase_add_test(tc, test_chan_local_read);
+    tcase_add_test(tc, test_chan_local_read_cold);
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);

@@ -322,6 +322,9 @@ static ar_calib_t fake_calib(void) {
     c.local_reduce_us[0] = 40; c.local_reduce_us[1] = 40 + 2 * 7340032 / 50e3; /* 50 GB/s of loads */
     c.local_copy_us[0] = 20; c.local_copy_us[1] = 20 + 7340032 / 48e3;
     c.local_read_gbps = 50; c.local_copy_read_gbps = 48;
+    c.cold_done = 1; c.cold_bytes[0] = 64 << 20; c.cold_bytes[1] = 256 << 20;
+    c.cold_reduce_us[0] = 3000; c.cold_reduce_us[1] = 3000 + 2 * 201326592 / 40e3; /* 40 GB/s from HBM */
+    c.cold_read_gbps = 40;
     return c;
 }
 
@@ -367,6 +370,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->chan_write_land_gbps, 12, 0.01);             /* x-storesig */
     ck_assert_double_eq_tol(m->signal_release_remote_ns, 900, 1);          /* x-rsigs slope */
     ck_assert_double_eq_tol(m->chan_local_read_gbps, 50, 0.05);             /* x-reduce */
+    ck_assert_double_eq_tol(m->chan_local_read_cold_gbps, 40, 0.05);        /* x-reduce beyond the L2 */
     ck_assert_double_eq_tol(m->cold_lat_ns, 0, 1e-9); /* no chase beyond L2: no key */
     ar_model_free(m);
     /* Every value line names where it came from. */

@@ -116,6 +116,11 @@ typedef struct ar_calib_s {
     double local_copy_us[2];   /* x-local: COPY OUT <- IN */
     double local_read_gbps;    /* 2 (bytes[1] - bytes[0]) / (reduce_us[1] - reduce_us[0]): chan_local_read_gbps */
     double local_copy_read_gbps; /* the same read off x-local (one source): a cross-check */
+    /* x-reduce again at two sizes far beyond the L2: the same loads from HBM. */
+    int cold_done;             /* 1 once both sizes gave a time */
+    double cold_bytes[2];      /* bytes per rank (the output), small and large */
+    double cold_reduce_us[2];  /* time per execution, us */
+    double cold_read_gbps;     /* 2 (bytes[1] - bytes[0]) / (us[1] - us[0]): chan_local_read_cold_gbps */
     /* x-ringsN at N = exec_n_lo, exec_n_hi, one channel: every rank SIGNALs the next and
      * WAITs for the previous, N rounds. With 2 ranks (one per GPU) every hop crosses
      * the link; with 4 (two per GPU) the hops alternate inside a GPU and across. */

@@ -22,6 +22,8 @@
  *              the time difference is one channel's load rate from its own GPU,
  *              chan_local_read_gbps (a block keeps few loads in flight; its stores are
  *              posted). x-local (a COPY: one source) beside it is the cross-check.
+ *              Again at COLD_LO and COLD_HI bytes, whose three buffers are many times
+ *              the L2: the same loads from HBM, chan_local_read_cold_gbps.
  *   x-ringsN   every rank SIGNALs the next and WAITs for the previous, N rounds, with 2
  *              ranks (one per GPU: every hop crosses the link) and with 4 (two per GPU:
  *              the hops alternate inside a GPU and across). N rounds end after N hops,
@@ -73,6 +75,8 @@
 #define LAND_HI (1 << 20)
 #define LOCAL_LO (1 << 20)
 #define LOCAL_HI (8 << 20)
+#define COLD_LO (64 << 20)
+#define COLD_HI (256 << 20)
 #define RING_CHANNELS 24 /* an algorithm's default at large sizes */
 #define ISSUE_LO (64 << 20)
 #define ISSUE_HI (256 << 20)
@@ -213,6 +217,17 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
         fprintf(stderr, "calibrate: executor: x-reduce %d/%d bytes %.2f/%.2f us (one channel loads %.1f GB/s from its own GPU); "
                         "x-local %.2f/%.2f us (%.1f GB/s)\n",
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
+    const uint64_t cold[2] = {COLD_LO, COLD_HI};
+    if (!probe_rate(t, "x-reduce", cold, 0, 3, 2.0, c->cold_reduce_us, &c->cold_read_gbps, "chan_local_read_cold_gbps",
+                    quiet))
+        return;
+    c->cold_bytes[0] = COLD_LO;
+    c->cold_bytes[1] = COLD_HI;
+    c->cold_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-reduce %d/%d MB %.2f/%.2f us (one channel loads %.1f GB/s from its "
+                        "GPU's HBM)\n", COLD_LO >> 20, COLD_HI >> 20, c->cold_reduce_us[0], c->cold_reduce_us[1],
+                c->cold_read_gbps);
 }
 
 /* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank,

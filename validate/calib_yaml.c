@@ -58,6 +58,8 @@
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
+ *   chan_local_read_cold_gbps  the same x-reduce at 64 MB and 256 MB, whose buffers are
+ *                       many times the L2: the loads come from HBM
  *   op_misalign_ns      x-mpairsN against x-pairsN (64 KB, every range one element out of
  *                       16-byte line): the slope difference
  *   chan_local_read_push_gbps  x-reducepush: the same REDUCE storing into the other GPU
@@ -409,6 +411,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             "measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
             "(probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\nloads %.1f GB/s",
             c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0], c->local_copy_read_gbps);
+    if (c->cold_done)
+        put(F, R, "chan_local_read_cold_gbps", 0, c->cold_read_gbps, 1,
+            "measured: executor, the same x-reduce with its three buffers beyond the L2:\n"
+            "2 x (%.0f - %.0f bytes) / (%.2f - %.2f us)",
+            c->cold_bytes[1], c->cold_bytes[0], c->cold_reduce_us[1], c->cold_reduce_us[0]);
     if (c->misalign_done)
         put(F, R, "op_misalign_ns", 0, c->misalign_ns, 0,
             "measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
@@ -493,6 +500,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);
+    if (c->cold_done)
+        fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us (beyond the L2)\n", c->cold_bytes[0],
+                c->cold_reduce_us[0], c->cold_bytes[1], c->cold_reduce_us[1]);
     if (c->land_done)
         fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
                 c->land_bytes[1], c->land_us[1]);

@@ -82,6 +82,9 @@
       "one channel's loads from its own device's memory, an op's sources summed (0: only the memory bounds it)") \
     X(ROOT, chan_local_read_push_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
       "the same for an op whose destination is on another device (0: chan_local_read_gbps)")                  \
+    X(ROOT, chan_local_read_cold_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
+      "chan_local_read_gbps for the lines the L2 no longer holds (a model that tracks warmth; the push "      \
+      "rate scales alike; 0: chan_local_read_gbps)")                                                          \
     X(ROOT, op_misalign_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                      \
       "a COPY/REDUCE with a pointer off a 16-byte line costs this more (0: none)")                            \
     X(ROOT, reduce_group_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                     \
