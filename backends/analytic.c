@@ -771,7 +771,8 @@ static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
 }
 
 const ar_backend_ops_t ar_analytic_backend = {
-    .name = "analytic", .caps = AR_BACKEND_MODEL, .fits = ar__backend_model_fits, .execute = analytic_execute,
+    .name = "analytic", .caps = AR_BACKEND_MODEL, .fits = ar__backend_model_fits, .admits = ar__backend_model_admits,
+    .execute = analytic_execute,
     .run_bytes = analytic_run_bytes,
     .summary = "critical path from the model's per-op costs, channels sharing what they use; sim's fast estimate",
 };

@@ -18,6 +18,11 @@ int ar__backend_check_plan(const ar_plan_t *plan, const ar_topo_t *topo, ar_erro
 /* The fits of the model-timed backends (arsim/backend.h): the buffers of the busiest
  * device, input and output, in the model's memory level. */
 int ar__backend_model_fits(const ar_topo_t *topo, uint64_t bytes_per_rank, ar_mem_t buffer, ar_error_t *err);
+/* The admits of the model-timed backends: where the model's channels hold a device's units
+ * (gemm_units, a GPU's SMs: one executor block each), no device runs more channels than it
+ * has units, as the hardware could not keep them all running at once (the cuda backend's
+ * own check). A plan of one rank counts its channels for every rank. */
+int ar__backend_model_admits(const ar_topo_t *topo, const ar_plan_t *plan, ar_error_t *err);
 
 /* ---- ref: execute a plan on host memory with real data ---- */
 

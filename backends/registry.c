@@ -97,6 +97,25 @@ int ar__backend_model_fits(const ar_topo_t *t, uint64_t bytes_per_rank, ar_mem_t
     return AR_OK;
 }
 
+int ar__backend_model_admits(const ar_topo_t *t, const ar_plan_t *p, ar_error_t *err) {
+    const ar_model_t *m = t->model;
+    if (!m || m->gemm_units <= 0 || !t->placement) return AR_OK;
+    double *on = calloc((size_t)t->ndevices, sizeof *on);
+    if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    int busy = -1, rc = AR_OK;
+    for (int r = 0; r < p->nranks; r++) {
+        const int rr = p->only_rank >= 0 ? p->only_rank : r, d = t->placement[r];
+        if (d < 0 || d >= t->ndevices) continue; /* the plan check says why */
+        for (int c = 0; c < p->nchannels; c++) on[d] += ar_plan_chan(p, rr, c)->nops > 0;
+        if (on[d] > m->gemm_units && busy < 0) busy = d;
+    }
+    if (busy >= 0)
+        rc = AR_ERR(err, AR_ELIMIT, "plan %s puts %.0f channels on device %d, which holds %.0f at once (model %s, "
+                    "gemm_units)", p->algo, on[busy], busy, m->gemm_units, m->name);
+    free(on);
+    return rc;
+}
+
 const char *ar_backend_missing_why(const char *name) {
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(known[i].name, name) == 0 && known[i].why) return known[i].why;

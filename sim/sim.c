@@ -202,7 +202,8 @@ static double sim_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
 }
 
 const ar_backend_ops_t ar_sim_backend = {
-    .name = "sim", .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION, .fits = ar__backend_model_fits, .execute = sim_execute,
+    .name = "sim", .caps = AR_BACKEND_MODEL | AR_BACKEND_CONTENTION, .fits = ar__backend_model_fits,
+    .admits = ar__backend_model_admits, .execute = sim_execute,
     .run_bytes = sim_run_bytes,
     .summary = "SimGrid: links, memory levels and channels as shared resources (contention)",
 };

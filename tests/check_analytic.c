@@ -626,17 +626,25 @@ END_TEST
  *   the same between l2_hit_bytes 1 MB and l2_miss_bytes 3 MB: 0.3 cold.
  * A model whose sram is slower than HBM (read 400, write 4000 GB/s) reads warm bytes at
  * HBM's rate, never slower. Both backends. */
+/* A local COPY of n elements on ring_1d:2 with cold_lat_ns 700 (and these keys) finds a
+ * share `cold` of its source gone from the L2: test_l2_bytes, test_chan_local_read_cold. */
+typedef struct { const char *keys; uint64_t n; double cold; } warmth_case_t;
+static const warmth_case_t warmth_cases[] = {
+    {"", 1000, 0},
+    {"", 200000, 1},
+    {"l2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", 200000, 0.3},
+};
+#define N_WARMTH_CASES (sizeof warmth_cases / sizeof warmth_cases[0])
+
 START_TEST(test_l2_bytes) {
-    static const struct { const char *keys; uint64_t n; double cold; } cases[] = {
-        {"cold_lat_ns: 700\n", 1000, 0},
-        {"cold_lat_ns: 700\n", 200000, 1},
-        {"cold_lat_ns: 700\nl2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", 200000, 0.3},
-    };
+    const warmth_case_t *cases = warmth_cases;
     const char *backends[] = {"analytic", "sim"};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < N_WARMTH_CASES; i++)
         for (int b = 0; b < 2; b++) {
             if (b == 1 && !ar_backend_find("sim")) continue;
-            ar_topo_t *t = round_topo_with(cases[i].keys, "ring_1d:2", 2);
+            char keys[256];
+            snprintf(keys, sizeof keys, "cold_lat_ns: 700\n%s", cases[i].keys);
+            ar_topo_t *t = round_topo_with(keys, "ring_1d:2", 2);
             ar_plan_t *p = tu_plan_new(2, 1, cases[i].n);
             ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), cases[i].n),
                              AR_OK);
@@ -895,13 +903,9 @@ END_TEST
  * on its channel, which bounds it, after c x cold_lat_ns. Without the key, cold lines load
  * at 8 GB/s too. Both backends. */
 START_TEST(test_chan_local_read_cold) {
-    static const struct { const char *keys; uint64_t n; double cold; } cases[] = {
-        {"", 1000, 0},
-        {"", 200000, 1},
-        {"l2_hit_bytes: 1000000\nl2_miss_bytes: 3000000\n", 200000, 0.3},
-    };
+    const warmth_case_t *cases = warmth_cases;
     const char *backends[] = {"analytic", "sim"};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < N_WARMTH_CASES; i++)
         for (int k = 0; k < 2; k++)
             for (int b = 0; b < 2; b++) {
                 if (b == 1 && !ar_backend_find("sim")) continue;
@@ -2109,6 +2113,54 @@ START_TEST(test_default_fewer_lanes_large) {
 }
 END_TEST
 
+/* A GPU model's channels each hold one of its units (gemm_units: the SMs), so the defaults put
+ * no more channels on a device than it has: center_root with 4 ranks on one H200 (h200_sxm,
+ * 132 units) at 64 MB takes at most 33 channels a rank (64 had predicted 1.47 x faster, a plan
+ * the GPU cannot run). Both model backends refuse such a plan in their admits, naming the
+ * device; an explicit --channels still runs (a what-if). Without gemm_units, no limit. */
+START_TEST(test_default_channels_fit_units) {
+    ar_error_t err;
+    ar_topo_t *t = shipped_topo("h200_sxm", "full:1");
+    ck_assert_int_eq(ar_topo_place_blocks(t, 4, &err), AR_OK);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, d;
+    double s;
+    const uint64_t count = (uint64_t)32 << 20; /* 64 MB of bf16 */
+    ck_assert_int_eq(ar_case_defaults(t, "center_root", count, AR_BF16, &o, AR_MEM_HBM, "sim", &d, &s, &err), AR_OK);
+    ar_algo_opts_t k = d;
+    ar_plan_t *p = NULL;
+    ck_assert_int_eq(ar_algo_build("center_root", t, count, AR_BF16, &k, &p, &err), AR_OK);
+    ck_assert_msg(4 * p->nchannels <= 132, "%d channels a rank", p->nchannels);
+    for (int b = 0; b < 2; b++) {
+        const ar_backend_ops_t *be = ar_backend_find(b ? "sim" : "analytic");
+        if (!be) continue;
+        ck_assert_ptr_nonnull(be->admits);
+        ck_assert_int_eq(be->admits(t, p, &err), AR_OK);
+    }
+    ar_plan_free(p);
+    k.channels = 2 * d.channels;
+    ck_assert_int_eq(ar_algo_build("center_root", t, count, AR_BF16, &k, &p, &err), AR_OK);
+    ck_assert_int_gt(4 * p->nchannels, 132);
+    const ar_backend_ops_t *an = ar_backend_find("analytic");
+    ck_assert_int_eq(an->admits(t, p, &err), AR_ELIMIT);
+    ck_assert_msg(strstr(err.message, "on device 0, which holds 132 at once") != NULL, "%s", err.message);
+    ar_result_t r;
+    ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
+    tu_run_checked("analytic", t, p, &ro, &r, 1e-9); /* asked for: it runs */
+    ar_result_free(&r);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    ar_topo_t *u = round_topo("full:1");
+    ck_assert_int_eq(ar_topo_place_blocks(u, 4, &err), AR_OK);
+    k = (ar_algo_opts_t)AR_ALGO_OPTS_DEFAULT;
+    k.channels = 20;
+    ck_assert_msg(ar_algo_build("center_root", u, 1 << 20, AR_BF16, &k, &p, &err) == AR_OK, "%s", err.message);
+    ck_assert_int_gt(4 * p->nchannels, 132);
+    ck_assert_int_eq(an->admits(u, p, &err), AR_OK);
+    ar_plan_free(p);
+    ar_topo_free(u);
+}
+END_TEST
+
 /* --algo auto: the least time of every algorithm at its defaults, and the row says which. */
 START_TEST(test_auto_picks_least) {
     const char *specs[] = {"torus_2d:4x4", "ring_1d:6", "full:4"};
@@ -2205,6 +2257,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_default_fewer_lanes_large);
+    tcase_add_test(tc, test_default_channels_fit_units);
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);

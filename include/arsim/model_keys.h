@@ -117,8 +117,8 @@
     X(ROOT, gemm_units, "units", 0, 1, 1e6,                                                                   \
       "the units a product spreads over (a GPU's SMs); each channel of the plan on the device that computes "  \
       "no product holds one while the plan runs, except during the first products where every such channel " \
-      "starts after one, so products get gemm_tflops x the units left over all "                             \
-      "(0: channels take none)")                                                                              \
+      "starts after one, so products get gemm_tflops x the units left over all; the defaults put no more "   \
+      "channels on a device than it has units (0: channels take none)")                                       \
     X(ROOT, gemm_tile_rows, "elements", 0, 1, 65536,                                                          \
       "rows of a product's output one unit computes at a time (its largest tile): a product runs in whole "   \
       "waves of tiles over the units it has, each tile at gemm_tflops / gemm_units, with tiles of half the "  \
