@@ -899,9 +899,9 @@ END_TEST
 
 /* chan_local_read_cold_gbps (4 GB/s here, against chan_local_read_gbps 8): a channel's
  * loads of lines the L2 no longer holds. A local COPY of B bytes whose share c is cold
- * (test_l2_bytes's three cases: warm, cold, 0.3 of it) takes B ((1 - c) / 8 + c / 4 GB/s)
- * on its channel, which bounds it, after c x cold_lat_ns. Without the key, cold lines load
- * at 8 GB/s too. Both backends. */
+ * (test_l2_bytes's three cases: warm, cold, 0.3 of it) takes B ((1 - q) / 8 + q / 4 GB/s)
+ * on its channel, which bounds it, after c x cold_lat_ns; q is c in sixteenths (0.3: 5/16).
+ * Without the key, cold lines load at 8 GB/s too. Both backends. */
 START_TEST(test_chan_local_read_cold) {
     const warmth_case_t *cases = warmth_cases;
     const char *backends[] = {"analytic", "sim"};
@@ -917,7 +917,8 @@ START_TEST(test_chan_local_read_cold) {
                 ck_assert_int_eq(
                     ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), cases[i].n), AR_OK);
                 const double B = cases[i].n * 4.0, c = cases[i].cold;
-                const double want = LAUNCH + MEMLAT + c * 700 * NS + B * ((1 - c) / 8e9 + c / (k ? 4e9 : 8e9));
+                const double cq = round(c * 16) / 16; /* the load rate's share, in sixteenths */
+                const double want = LAUNCH + MEMLAT + c * 700 * NS + B * ((1 - cq) / 8e9 + cq / (k ? 4e9 : 8e9));
                 ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
                 ar_result_t r;
                 tu_run_checked(backends[b], t, p, &o, &r, 1e-9);

@@ -34,7 +34,9 @@
  *            loads = max(local / chan_local_read_gbps + pulled / (inflight / read latency)
  *                        + host-read, (groups - 1) x reduce_group_ns)
  *            (local at chan_local_read_push_gbps when the destination is on another
- *            device: its peer stores slow its loads, x-reducepush);
+ *            device: its peer stores slow its loads, x-reducepush; the share of local
+ *            bytes the L2 no longer holds, in sixteenths, slower by chan_local_read_gbps /
+ *            chan_local_read_cold_gbps);
  *            host-read: a host source at host_chan_read_gbps, two host sources of one
  *            group together at host_chan_read_pair_gbps; groups: the executor loads a
  *            REDUCE's sources two at a time, and each group after the first is one
