@@ -64,6 +64,8 @@ int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *co
     ar_cost_warm_touch(c->warm, c->topo, c->plan, op);
     ar_cost_cross_set(c->cross, gi, ar_cost_op_crosses(c->topo, c->plan, op, rank), ar_clock_now(c, gi));
     ar_chan_clock_t *ch = &c->ch[gi];
+    ch->loading = cost->loads_cold && c->warm->loading;
+    if (ch->loading) c->warm->loading[c->topo->placement[rank]]++;
     ch->host_data = 0;
     for (uint32_t s = 0; s <= op->nsrc && !ch->host_data; s++)
         ch->host_data = ar_op_operand(c->plan, op, s)->rank == AR_RANK_HOST;
@@ -73,6 +75,8 @@ int ar_clock_op_begin(ar_clock_t *c, int gi, const ar_op_t *op, ar_op_cost_t *co
 void ar_clock_op_end(ar_clock_t *c, int gi, const ar_op_t *op, const ar_op_cost_t *cost, double start,
                      double streamed_at, double reduced_at) {
     ar_chan_clock_t *ch = &c->ch[gi];
+    if (ch->loading) c->warm->loading[c->topo->placement[gi / c->plan->nchannels]]--;
+    ch->loading = 0;
     ch->terms[cost->lat_term] += cost->lat_s;
     if (streamed_at < 0) { /* at its own bottleneck */
         ch->terms[cost->move_term] += cost->move_s;

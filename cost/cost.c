@@ -371,6 +371,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     if (a.traffic && m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0 && a.ntraffic < a.max_traffic)
         a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_ISSUE, edev, 0, cb.peer_rd + cb.peer_wr};
     c->chan_s = ar_cost_chan_s(m, &cb, &c->chan_mem);
+    c->loads_cold = cb.local_rd_cold > 0;
     if (c->chan_mem && c->chan_s > c->memory_s) c->memory_s = c->chan_s;
     if (!c->chan_mem && c->chan_s > c->link_s) c->link_s = c->chan_s;
     c->bytes = B;
@@ -403,6 +404,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     b->src_groups = (int)((op->nsrc + 1) / 2);
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
+    double local_wr = 0;
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         int is_dst = s == op->nsrc;
         int dev = ar_cost_addr_device(t, ar_op_operand(p, op, s));
@@ -416,6 +418,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         if (is_dst) {
             if (dev < 0) b->host_wr += B;
             else if (dev != edev) b->peer_wr += B;
+            else local_wr = B;
         } else {
             if (dev < 0) b->host_rd += B;
             else if (dev != edev) b->peer_rd += B;
@@ -431,6 +434,8 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
             }
         }
     }
+    if (b->local_rd_cold > 0 && warm && warm->loading)
+        b->crowd = warm->loading[edev] * (b->local_rd + local_wr) / b->local_rd;
 }
 
 double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term) {
@@ -438,10 +443,19 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     const double local_gbps = b->peer_wr > 0 && m->chan_local_read_push_gbps > 0 ? m->chan_local_read_push_gbps
                                                                                   : m->chan_local_read_gbps;
     /* lines the L2 no longer holds come slower to a channel whose loads in flight are
-     * bounded: their rate scales by chan_local_read_cold_gbps / chan_local_read_gbps */
-    double local = b->local_rd > 0 && local_gbps > 0 ? b->local_rd / (local_gbps * 1e9) : 0;
-    if (local > 0 && b->local_rd_cold > 0 && m->chan_local_read_cold_gbps > 0 && m->chan_local_read_gbps > 0)
-        local += b->local_rd_cold / (local_gbps * 1e9) * (m->chan_local_read_gbps / m->chan_local_read_cold_gbps - 1);
+     * bounded: their rate scales by chan_local_read_cold_gbps / chan_local_read_gbps, and
+     * falls as the device's other channels load its memory too, each load waiting longer
+     * as the demand grows (chan_cold_crowd_gbps; one H200 block's x-reduce from HBM: 45.9
+     * GB/s alone, 43.9 beside 7 others, 39.8 beside 23, 35.2 beside 47). The others are
+     * those whose op was in progress when this one began: its rate is set once. */
+    double local = 0;
+    if (b->local_rd > 0 && local_gbps > 0) {
+        const double cold_gbps = m->chan_local_read_cold_gbps > 0 && m->chan_local_read_gbps > 0
+                                     ? local_gbps * m->chan_local_read_cold_gbps / m->chan_local_read_gbps
+                                     : local_gbps;
+        const double crowd = m->chan_cold_crowd_gbps > 0 ? 1 + b->crowd * cold_gbps / m->chan_cold_crowd_gbps : 1;
+        local = (b->local_rd - b->local_rd_cold) / (local_gbps * 1e9) + b->local_rd_cold * crowd / (cold_gbps * 1e9);
+    }
     double pull_gbps = ar_model_chan_read_gbps(m);
     double pull = b->peer_rd > 0 && pull_gbps > 0 ? b->peer_rd / (pull_gbps * 1e9) : 0;
     double host = 0;
@@ -728,7 +742,8 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
     w->stamp = calloc((size_t)w->nbufs, sizeof *w->stamp);
     w->page = calloc((size_t)w->nbufs, sizeof *w->page);
     w->npage = calloc((size_t)w->nbufs, sizeof *w->npage);
-    if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage) goto nomem;
+    w->loading = calloc((size_t)t->ndevices, sizeof *w->loading);
+    if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage || !w->loading) goto nomem;
     /* one execution's traffic per device: how long ago the previous one touched each page */
     for (uint32_t i = 0; i < p->nops; i++) {
         const ar_op_t *op = &p->ops[i];
@@ -771,7 +786,7 @@ nomem:
 
 void ar_cost_warm_free(ar_cost_warm_t *w) {
     for (int i = 0; w->stamp && i < w->nbufs; i++) free(w->stamp[i]);
-    AR_FREE_EACH(w->stamp, w->clock, w->page, w->npage);
+    AR_FREE_EACH(w->stamp, w->clock, w->page, w->npage, w->loading);
     memset(w, 0, sizeof *w);
 }
 

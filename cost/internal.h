@@ -19,10 +19,13 @@ typedef struct ar_chan_bytes_s {
     int host_groups; /* those after the first with a host source: each a round of host loads */
     double cold_share; /* of the local source that misses the L2 most, the expected share of
                         * its lines that miss (ar_cost_warm_t): 0 all warm .. 1 all cold */
+    double crowd;      /* with such loads: the device's other channels loading lines the L2 no
+                        * longer holds (ar_cost_warm_t.loading), each taken to move what this op
+                        * does: x this op's bytes through its memory per local byte loaded */
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)
- * sets local_rd_cold and cold_share. */
+ * sets local_rd_cold, cold_share and crowd. */
 void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                         const ar_cost_warm_t *warm, ar_chan_bytes_t *b);
 /* Seconds an op with cold local loads waits for its first ones: cold_lat_ns x cold_share (the
@@ -92,6 +95,8 @@ struct ar_cost_warm_s {
     double *page;     /* per (rank, buffer): page bytes */
     uint64_t *npage;  /* per (rank, buffer) */
     int nbufs;
+    int *loading;     /* per device: its channels whose op in progress loads lines the L2 no
+                       * longer holds (the clock counts them as ops begin and end) */
 };
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_warm_free(ar_cost_warm_t *w);

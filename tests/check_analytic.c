@@ -931,6 +931,47 @@ START_TEST(test_chan_local_read_cold) {
 }
 END_TEST
 
+/* chan_cold_crowd_gbps (16 GB/s here; cold loads at 4 GB/s): channel k of rank 0's three
+ * COPYs its own third of IN (600000 fp32 elements, far beyond the 1 MB L2: cold) into OUT;
+ * the channels begin together, and the one that begins last has two others loading beside
+ * it, each taken to move 2 bytes through the memory per byte it loads (a local COPY): its
+ * cold loads take 1 + 2 x 2 x 4 / 16 = 2 times as long, B / 4 GB/s more. The others end
+ * before it. A channel loading lines still in the L2 counts for none: the same COPYs of a
+ * third of 2000 elements, warm, take no longer; nor does one that has ended: channel 1
+ * COPYing its third after channel 0's (a SIGNAL and a WAIT between them) loads alone.
+ * Both backends. */
+START_TEST(test_chan_cold_crowd) {
+    /* warmth tracked, at the least wait (the later channels' thirds are a little less cold) */
+    const char *base = "cold_lat_ns: 0.001\nchan_local_read_gbps: 8\nchan_local_read_cold_gbps: 4\n";
+    char keys[256];
+    snprintf(keys, sizeof keys, "%schan_cold_crowd_gbps: 16\n", base);
+    ar_topo_t *t = round_topo_with(keys, "ring_1d:2", 2), *t0 = round_topo_with(base, "ring_1d:2", 2);
+    const char *backends[] = {"analytic", "sim"};
+    for (int b = 0; b < 2; b++) {
+        if (b == 1 && !ar_backend_find("sim")) continue;
+        for (int warm = 0; warm < 2; warm++) {
+            const uint64_t n = warm ? 2000 : 600000, third = n / 3;
+            ar_plan_t *p = tu_plan_new(2, 3, n);
+            for (int c = 0; c < 3; c++)
+                ck_assert_int_eq(ar_plan_copy(p, 0, c, ar_addr(0, AR_BUF_OUT, c * third), ar_addr(0, AR_BUF_IN, c * third),
+                                              third), AR_OK);
+            expect_time_more(backends[b], t, t0, p, warm ? 0 : third * 4.0 / 4e9, 1e-9, warm ? "warm" : "cold");
+            ar_plan_free(p);
+        }
+        const uint64_t third = 200000;
+        ar_plan_t *p = tu_plan_new(2, 2, 3 * third);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), third), AR_OK);
+        ck_assert_int_eq(ar_plan_signal(p, 0, 0, 0, 0), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, 0, 1, 0, 1), AR_OK);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 1, ar_addr(0, AR_BUF_OUT, third), ar_addr(0, AR_BUF_IN, third), third), AR_OK);
+        expect_time_more(backends[b], t, t0, p, 0, 1e-9, "one after the other");
+        ar_plan_free(p);
+    }
+    ar_topo_free(t0);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* signal_lat_local_ns (400 here) for a SIGNAL to a rank on the sender's device,
  * signal_lat_ns (1000) across: 4 ranks on ring_1d:2, ranks 0 and 1 on device 0. */
 START_TEST(test_signal_local) {
@@ -2223,6 +2264,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_signal_local);
     tcase_add_test(tc, test_chan_local_read);
     tcase_add_test(tc, test_chan_local_read_cold);
+    tcase_add_test(tc, test_chan_cold_crowd);
     tcase_add_test(tc, test_chan_loads_add);
     tcase_add_test(tc, test_launch_block_stagger);
     tcase_add_test(tc, test_release_floor);

@@ -325,6 +325,10 @@ static ar_calib_t fake_calib(void) {
     c.cold_done = 1; c.cold_bytes[0] = 64 << 20; c.cold_bytes[1] = 256 << 20;
     c.cold_reduce_us[0] = 3000; c.cold_reduce_us[1] = 3000 + 2 * 201326592 / 40e3; /* 40 GB/s from HBM */
     c.cold_read_gbps = 40;
+    /* 24 channels at 32 GB/s each: 23 x 1.5 x 40 / (40 / 32 - 1) = 5520 GB/s of demand */
+    c.crowd_done = 1; c.crowd_channels = 24; c.crowd_read_gbps = 32;
+    c.crowd_reduce_us[0] = 100; c.crowd_reduce_us[1] = 100 + 2 * 201326592 / 24 / 32e3;
+    c.crowd_gbps = 23 * 1.5 * 40 / (40.0 / 32 - 1);
     return c;
 }
 
@@ -371,6 +375,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->signal_release_remote_ns, 900, 1);          /* x-rsigs slope */
     ck_assert_double_eq_tol(m->chan_local_read_gbps, 50, 0.05);             /* x-reduce */
     ck_assert_double_eq_tol(m->chan_local_read_cold_gbps, 40, 0.05);        /* x-reduce beyond the L2 */
+    ck_assert_double_eq_tol(m->chan_cold_crowd_gbps, 5520, 0.5);           /* ... on 24 channels */
     ck_assert_double_eq_tol(m->cold_lat_ns, 0, 1e-9); /* no chase beyond L2: no key */
     ar_model_free(m);
     /* Every value line names where it came from. */

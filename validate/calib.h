@@ -121,6 +121,13 @@ typedef struct ar_calib_s {
     double cold_bytes[2];      /* bytes per rank (the output), small and large */
     double cold_reduce_us[2];  /* time per execution, us */
     double cold_read_gbps;     /* 2 (bytes[1] - bytes[0]) / (us[1] - us[0]): chan_local_read_cold_gbps */
+    /* ... and with crowd_channels channels, each a share: how the others slow one. */
+    int crowd_done;            /* 1 once both sizes gave a time */
+    int crowd_channels;
+    double crowd_reduce_us[2];
+    double crowd_read_gbps;    /* one channel's share: 2 (bytes[1] - bytes[0]) / C / (us[1] - us[0]) */
+    double crowd_gbps;         /* chan_cold_crowd_gbps: (C - 1) x 1.5 cold_read_gbps over
+                                * (cold_read_gbps / crowd_read_gbps - 1) */
     /* x-ringsN at N = exec_n_lo, exec_n_hi, one channel: every rank SIGNALs the next and
      * WAITs for the previous, N rounds. With 2 ranks (one per GPU) every hop crosses
      * the link; with 4 (two per GPU) the hops alternate inside a GPU and across. */

@@ -23,7 +23,9 @@
  *              chan_local_read_gbps (a block keeps few loads in flight; its stores are
  *              posted). x-local (a COPY: one source) beside it is the cross-check.
  *              Again at COLD_LO and COLD_HI bytes, whose three buffers are many times
- *              the L2: the same loads from HBM, chan_local_read_cold_gbps.
+ *              the L2: the same loads from HBM, chan_local_read_cold_gbps; and with
+ *              CROWD_CHANNELS channels, each loading its share beside the others:
+ *              how much slower one goes, chan_cold_crowd_gbps.
  *   x-ringsN   every rank SIGNALs the next and WAITs for the previous, N rounds, with 2
  *              ranks (one per GPU: every hop crosses the link) and with 4 (two per GPU:
  *              the hops alternate inside a GPU and across). N rounds end after N hops,
@@ -77,6 +79,10 @@
 #define LOCAL_HI (8 << 20)
 #define COLD_LO (64 << 20)
 #define COLD_HI (256 << 20)
+/* Channels at once for chan_cold_crowd_gbps: enough that their wait shows (one H200's
+ * x-reduce at 256 MB: 4% slower a channel with 8, 15% with 24, 30% with 48), few enough that their demand stays well under the HBM's rate (the
+ * memory's own bound would then set their time). */
+#define CROWD_CHANNELS 24
 #define RING_CHANNELS 24 /* an algorithm's default at large sizes */
 #define ISSUE_LO (64 << 20)
 #define ISSUE_HI (256 << 20)
@@ -228,6 +234,28 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
         fprintf(stderr, "calibrate: executor: x-reduce %d/%d MB %.2f/%.2f us (one channel loads %.1f GB/s from its "
                         "GPU's HBM)\n", COLD_LO >> 20, COLD_HI >> 20, c->cold_reduce_us[0], c->cold_reduce_us[1],
                 c->cold_read_gbps);
+    /* each of C channels REDUCEs 2 / C of the bytes: 1.5 bytes through the HBM per byte
+     * loaded (two sources, one output); the C - 1 others' demand at the rate alone, D, over
+     * the share they slow one channel by (t = t1 (1 + D / X)) is X */
+    double share;
+    if (!probe_rate(t, "x-reduce", cold, CROWD_CHANNELS, 3, 2.0 / CROWD_CHANNELS, c->crowd_reduce_us, &share,
+                    "chan_cold_crowd_gbps", quiet))
+        return;
+    if (!(share < c->cold_read_gbps * 0.99)) {
+        if (!quiet)
+            fprintf(stderr, "calibrate: %d channels loaded %.1f GB/s each from HBM, no slower than one alone: "
+                            "chan_cold_crowd_gbps left out\n", CROWD_CHANNELS, share);
+        return;
+    }
+    c->crowd_channels = CROWD_CHANNELS;
+    c->crowd_read_gbps = share;
+    c->crowd_gbps = (CROWD_CHANNELS - 1) * 1.5 * c->cold_read_gbps / (c->cold_read_gbps / share - 1);
+    c->crowd_done = 1;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-reduce/%d %d/%d MB %.2f/%.2f us (each channel loads %.1f GB/s from "
+                        "HBM beside the others: %.0f GB/s of demand doubles a load's time)\n",
+                CROWD_CHANNELS, COLD_LO >> 20, COLD_HI >> 20, c->crowd_reduce_us[0], c->crowd_reduce_us[1], share,
+                c->crowd_gbps);
 }
 
 /* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank,

@@ -36,7 +36,9 @@
  *            (local at chan_local_read_push_gbps when the destination is on another
  *            device: its peer stores slow its loads, x-reducepush; the share of local
  *            bytes the L2 no longer holds, in sixteenths, slower by chan_local_read_gbps /
- *            chan_local_read_cold_gbps);
+ *            chan_local_read_cold_gbps, and slower still by 1 + n x m x cold rate /
+ *            chan_cold_crowd_gbps, n the device's other channels whose op in progress
+ *            loads such lines, m this op's bytes through its memory per byte it loads);
  *            host-read: a host source at host_chan_read_gbps, two host sources of one
  *            group together at host_chan_read_pair_gbps; groups: the executor loads a
  *            REDUCE's sources two at a time, and each group after the first is one
@@ -131,6 +133,7 @@ typedef struct ar_op_cost_s {
     int remote;        /* touches another device or the host */
     double chan_s;     /* the chan term alone (ar_cost_chan_s; 0 when no key bounds a channel) */
     int chan_mem;      /* ... led by local loads: a memory term */
+    int loads_cold;    /* loads lines of its device the L2 no longer holds (ar_cost_warm_t.loading) */
 } ar_op_cost_t;
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
@@ -192,6 +195,7 @@ typedef struct ar_chan_clock_s {
     double sig_arrive;       /* when the last SIGNAL to another device arrived (ordered links) */
     int host_data;           /* its latest COPY/REDUCE touched host memory */
     uint32_t run_start;      /* the first SIGNAL of the run its latest SIGNAL belongs to */
+    int loading;             /* its op in progress loads lines the L2 no longer holds */
 } ar_chan_clock_t;
 
 typedef struct ar_clock_s {

@@ -85,6 +85,9 @@
     X(ROOT, chan_local_read_cold_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
       "chan_local_read_gbps for the lines the L2 no longer holds (a model that tracks warmth; the push "      \
       "rate scales alike; 0: chan_local_read_gbps)")                                                          \
+    X(ROOT, chan_cold_crowd_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
+      "a device's demand on its memory (its other channels loading lines the L2 no longer holds, each at "    \
+      "its own rate) at which a channel's such loads take twice as long (0: none)")                          \
     X(ROOT, op_misalign_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                      \
       "a COPY/REDUCE with a pointer off a 16-byte line costs this more (0: none)")                            \
     X(ROOT, reduce_group_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                     \
