@@ -326,9 +326,9 @@ static ar_calib_t fake_calib(void) {
     c.cold_reduce_us[0] = 3000; c.cold_reduce_us[1] = 3000 + 2 * 201326592 / 40e3; /* 40 GB/s from HBM */
     c.cold_read_gbps = 40;
     /* 24 channels at 32 GB/s each: 23 x 1.5 x 40 / (40 / 32 - 1) = 5520 GB/s of demand */
-    c.crowd_done = 1; c.crowd_channels = 24; c.crowd_read_gbps = 32;
+    c.crowd_done = 1; c.crowd_alone = 1; c.crowd_channels = 24; c.crowd_read_gbps = 32;
     c.crowd_reduce_us[0] = 100; c.crowd_reduce_us[1] = 100 + 2 * 201326592 / 24 / 32e3;
-    c.crowd_gbps = 23 * 1.5 * 40 / (40.0 / 32 - 1);
+    c.crowd_gbps = ar_calib_crowd_gbps(1, 40, 24, 32);
     return c;
 }
 
@@ -686,6 +686,19 @@ START_TEST(cli_validate_refs) {
 }
 END_TEST
 
+/* chan_cold_crowd_gbps from two channel counts: one channel per GPU at 40 GB/s against 24
+ * at 32 gives 23 x 1.5 x 40 / (40 / 32 - 1); rates made by the model's own law
+ * (r_n = r0 / (1 + (n - 1) 1.5 r0 / X), X = 10000, r0 = 45) at 2 and 48 channels give X
+ * back; a crowd no slower gives none. */
+START_TEST(calib_crowd_from_two_counts) {
+    ck_assert_double_eq_tol(ar_calib_crowd_gbps(1, 40, 24, 32), 23 * 1.5 * 40 / (40.0 / 32 - 1), 1e-9);
+    const double X = 10000, r0 = 45, k = 1.5 * r0 / X;
+    ck_assert_double_eq_tol(ar_calib_crowd_gbps(2, r0 / (1 + k), 48, r0 / (1 + 47 * k)), X, 1e-6);
+    ck_assert_double_eq(ar_calib_crowd_gbps(1, 40, 24, 40), 0);
+    ck_assert_double_eq(ar_calib_crowd_gbps(1, 40, 24, 41), 0);
+}
+END_TEST
+
 Suite *suite_validate(void) {
     Suite *s = suite_create("validate");
     struct { const char *name; const TTest *fn; } cases[] = {
@@ -698,6 +711,7 @@ Suite *suite_validate(void) {
         {"ar_validate_median", median_values},
         {"ar_validate_calib_write", calib_write_loads_as_model},
         {"ar_validate_calib_write one GPU", calib_write_one_gpu},
+        {"ar_calib_crowd_gbps", calib_crowd_from_two_counts},
         {"model calibration block", calib_block_unknown_key},
         {"ar_calib_run", calib_run_without_gpu},
         {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},

@@ -121,13 +121,14 @@ typedef struct ar_calib_s {
     double cold_bytes[2];      /* bytes per rank (the output), small and large */
     double cold_reduce_us[2];  /* time per execution, us */
     double cold_read_gbps;     /* 2 (bytes[1] - bytes[0]) / (us[1] - us[0]): chan_local_read_cold_gbps */
-    /* ... and with crowd_channels channels, each a share: how the others slow one. */
+    /* ... and with crowd_channels channels on the GPU, each a share: how the others slow
+     * one. The cold x-reduce above ran crowd_alone on it (one a rank; on one GPU both
+     * ranks are there). */
     int crowd_done;            /* 1 once both sizes gave a time */
-    int crowd_channels;
+    int crowd_alone, crowd_channels;
     double crowd_reduce_us[2];
-    double crowd_read_gbps;    /* one channel's share: 2 (bytes[1] - bytes[0]) / C / (us[1] - us[0]) */
-    double crowd_gbps;         /* chan_cold_crowd_gbps: (C - 1) x 1.5 cold_read_gbps over
-                                * (cold_read_gbps / crowd_read_gbps - 1) */
+    double crowd_read_gbps;    /* one channel's share: 2 (bytes[1] - bytes[0]) / (channels a rank) / (us[1] - us[0]) */
+    double crowd_gbps;         /* chan_cold_crowd_gbps: ar_calib_crowd_gbps */
     /* x-ringsN at N = exec_n_lo, exec_n_hi, one channel: every rank SIGNALs the next and
      * WAITs for the previous, N rounds. With 2 ranks (one per GPU) every hop crosses
      * the link; with 4 (two per GPU) the hops alternate inside a GPU and across. */
@@ -201,4 +202,11 @@ int ar_calib_nvlinks(const int *gpus, int n);
 #ifdef __cplusplus
 }
 #endif
+/* chan_cold_crowd_gbps from one channel's cold load rate with a and with b channels
+ * loading on its GPU (r_a, r_b GB/s; a < b): with k = 1.5 r0 / X (an x-reduce moves 1.5
+ * bytes through the memory per byte loaded), r_n = r0 / (1 + (n - 1) k), so
+ * k = (r_a / r_b - 1) / ((b - 1) - (r_a / r_b) (a - 1)) and X = 1.5 r_a (1 + (a - 1) k) / k.
+ * 0 when r_b is no slower. */
+double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b);
+
 #endif

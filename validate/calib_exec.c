@@ -79,7 +79,7 @@
 #define LOCAL_HI (8 << 20)
 #define COLD_LO (64 << 20)
 #define COLD_HI (256 << 20)
-/* Channels at once for chan_cold_crowd_gbps: enough that their wait shows (one H200's
+/* Channels on the GPU for chan_cold_crowd_gbps: enough that their wait shows (one H200's
  * x-reduce at 256 MB: 4% slower a channel with 8, 15% with 24, 30% with 48), few enough that their demand stays well under the HBM's rate (the
  * memory's own bound would then set their time). */
 #define CROWD_CHANNELS 24
@@ -234,28 +234,31 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
         fprintf(stderr, "calibrate: executor: x-reduce %d/%d MB %.2f/%.2f us (one channel loads %.1f GB/s from its "
                         "GPU's HBM)\n", COLD_LO >> 20, COLD_HI >> 20, c->cold_reduce_us[0], c->cold_reduce_us[1],
                 c->cold_read_gbps);
-    /* each of C channels REDUCEs 2 / C of the bytes: 1.5 bytes through the HBM per byte
-     * loaded (two sources, one output); the C - 1 others' demand at the rate alone, D, over
-     * the share they slow one channel by (t = t1 (1 + D / X)) is X */
+    /* each rank's channels REDUCE their shares of its bytes; the GPU holds the ranks placed
+     * with rank 0 (on one GPU both), one channel each above */
+    int alone = 0;
+    for (int r = 0; r < t->nranks; r++) alone += t->placement[r] == t->placement[0];
+    const int per_rank = CROWD_CHANNELS / alone > 1 ? CROWD_CHANNELS / alone : 2;
     double share;
-    if (!probe_rate(t, "x-reduce", cold, CROWD_CHANNELS, 3, 2.0 / CROWD_CHANNELS, c->crowd_reduce_us, &share,
+    if (!probe_rate(t, "x-reduce", cold, per_rank, 3, 2.0 / per_rank, c->crowd_reduce_us, &share,
                     "chan_cold_crowd_gbps", quiet))
         return;
-    if (!(share < c->cold_read_gbps * 0.99)) {
+    c->crowd_gbps = ar_calib_crowd_gbps(alone, c->cold_read_gbps, alone * per_rank, share);
+    if (!(c->crowd_gbps > 0)) {
         if (!quiet)
-            fprintf(stderr, "calibrate: %d channels loaded %.1f GB/s each from HBM, no slower than one alone: "
-                            "chan_cold_crowd_gbps left out\n", CROWD_CHANNELS, share);
+            fprintf(stderr, "calibrate: %d channels loaded %.1f GB/s each from HBM, no slower than %d: "
+                            "chan_cold_crowd_gbps left out\n", alone * per_rank, share, alone);
         return;
     }
-    c->crowd_channels = CROWD_CHANNELS;
+    c->crowd_alone = alone;
+    c->crowd_channels = alone * per_rank;
     c->crowd_read_gbps = share;
-    c->crowd_gbps = (CROWD_CHANNELS - 1) * 1.5 * c->cold_read_gbps / (c->cold_read_gbps / share - 1);
     c->crowd_done = 1;
     if (!quiet)
-        fprintf(stderr, "calibrate: executor: x-reduce/%d %d/%d MB %.2f/%.2f us (each channel loads %.1f GB/s from "
-                        "HBM beside the others: %.0f GB/s of demand doubles a load's time)\n",
-                CROWD_CHANNELS, COLD_LO >> 20, COLD_HI >> 20, c->crowd_reduce_us[0], c->crowd_reduce_us[1], share,
-                c->crowd_gbps);
+        fprintf(stderr, "calibrate: executor: x-reduce/%d %d/%d MB %.2f/%.2f us (%d channels on the GPU each load %.1f "
+                        "GB/s from HBM: %.0f GB/s of demand doubles a load's time)\n",
+                per_rank, COLD_LO >> 20, COLD_HI >> 20, c->crowd_reduce_us[0], c->crowd_reduce_us[1],
+                c->crowd_channels, share, c->crowd_gbps);
 }
 
 /* Times of the counted probe <prefix><N_LO> and <prefix><N_HI> on t, `channels` per rank,

@@ -60,9 +60,9 @@
  *                       difference (x-local, a COPY, is reported beside it)
  *   chan_local_read_cold_gbps  the same x-reduce at 64 MB and 256 MB, whose buffers are
  *                       many times the L2: the loads come from HBM
- *   chan_cold_crowd_gbps  the same with C channels each REDUCEing its share: the C - 1
- *                       others' demand (1.5 x the rate alone each) over how much slower
- *                       one channel loads beside them
+ *   chan_cold_crowd_gbps  the same with 24 channels on the GPU each REDUCEing its share:
+ *                       how much slower one channel loads beside them than with one a
+ *                       rank (ar_calib_crowd_gbps)
  *   op_misalign_ns      x-mpairsN against x-pairsN (64 KB, every range one element out of
  *                       16-byte line): the slope difference
  *   chan_local_read_push_gbps  x-reducepush: the same REDUCE storing into the other GPU
@@ -139,6 +139,13 @@ static int key_index(ar_model_sect_t sect, const char *key) {
 
 /* Key `key` of section sect (level or link kind l) is v, rounded to `decimals` as the
  * file shows it, measured as the note (printf format) says. */
+double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b) {
+    const double rho = r_a / r_b, den = (b - 1) - rho * (a - 1);
+    if (!(rho > 1) || !(den > 0)) return 0;
+    const double k = (rho - 1) / den;
+    return 1.5 * r_a * (1 + (a - 1) * k) / k;
+}
+
 static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...) {
@@ -421,12 +428,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->cold_bytes[1], c->cold_bytes[0], c->cold_reduce_us[1], c->cold_reduce_us[0]);
     if (c->cold_done && c->crowd_done)
         put(F, R, "chan_cold_crowd_gbps", 0, c->crowd_gbps, 0,
-            "measured: executor, the same x-reduce on %d channels, each loading\n"
-            "2 x (%.0f - %.0f bytes) / %d / (%.2f - %.2f us) = %.1f GB/s beside the others:\n"
-            "%d x 1.5 x %.1f GB/s / (%.1f / %.1f - 1)",
-            c->crowd_channels, c->cold_bytes[1], c->cold_bytes[0], c->crowd_channels, c->crowd_reduce_us[1],
-            c->crowd_reduce_us[0], c->crowd_read_gbps, c->crowd_channels - 1, c->cold_read_gbps, c->cold_read_gbps,
-            c->crowd_read_gbps);
+            "measured: executor, the same x-reduce on %d channels of the GPU, each loading\n"
+            "2 x (%.0f - %.0f bytes) / %d / (%.2f - %.2f us) = %.1f GB/s beside the others, against\n"
+            "%.1f GB/s with %d on it: the demand that doubles a load's time, r_n = r0 / (1 + (n - 1) 1.5 r0 / X)",
+            c->crowd_channels, c->cold_bytes[1], c->cold_bytes[0], c->crowd_channels / c->crowd_alone,
+            c->crowd_reduce_us[1], c->crowd_reduce_us[0], c->crowd_read_gbps, c->cold_read_gbps, c->crowd_alone);
     if (c->misalign_done)
         put(F, R, "op_misalign_ns", 0, c->misalign_ns, 0,
             "measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
@@ -515,7 +521,7 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us (beyond the L2)\n", c->cold_bytes[0],
                 c->cold_reduce_us[0], c->cold_bytes[1], c->cold_reduce_us[1]);
     if (c->crowd_done)
-        fprintf(f, "#   x-reduce/%d %.0f bytes %.3f us, %.0f bytes %.3f us (beyond the L2)\n", c->crowd_channels,
+        fprintf(f, "#   x-reduce/%d %.0f bytes %.3f us, %.0f bytes %.3f us (beyond the L2)\n", c->crowd_channels / c->crowd_alone,
                 c->cold_bytes[0], c->crowd_reduce_us[0], c->cold_bytes[1], c->crowd_reduce_us[1]);
     if (c->land_done)
         fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
