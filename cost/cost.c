@@ -435,7 +435,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
         }
     }
     if (b->local_rd_cold > 0 && warm && warm->loading)
-        b->crowd = warm->loading[edev] * (b->local_rd + local_wr) / b->local_rd;
+        b->crowd = warm->loading[edev] * (b->local_rd_cold + local_wr) / b->local_rd;
 }
 
 double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term) {

@@ -21,7 +21,8 @@ typedef struct ar_chan_bytes_s {
                         * its lines that miss (ar_cost_warm_t): 0 all warm .. 1 all cold */
     double crowd;      /* with such loads: the device's other channels loading lines the L2 no
                         * longer holds (ar_cost_warm_t.loading), each taken to move what this op
-                        * does: x this op's bytes through its memory per local byte loaded */
+                        * does: x the bytes this op moves through the memory itself (its cold
+                        * loads, its local stores) per local byte loaded */
 } ar_chan_bytes_t;
 
 /* The bytes of op (executed by exec_rank) by kind; all 0 for SIGNAL/WAIT. warm (may be NULL)

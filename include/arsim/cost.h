@@ -38,7 +38,8 @@
  *            bytes the L2 no longer holds, in sixteenths, slower by chan_local_read_gbps /
  *            chan_local_read_cold_gbps, and slower still by 1 + n x m x cold rate /
  *            chan_cold_crowd_gbps, n the device's other channels whose op in progress
- *            loads such lines, m this op's bytes through its memory per byte it loads);
+ *            loads such lines, m the bytes this op moves through the memory itself, its
+ *            cold loads and local stores, per byte it loads);
  *            host-read: a host source at host_chan_read_gbps, two host sources of one
  *            group together at host_chan_read_pair_gbps; groups: the executor loads a
  *            REDUCE's sources two at a time, and each group after the first is one
