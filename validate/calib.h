@@ -199,9 +199,6 @@ int ar_nvml_nvlinks_up(const char *const *pci_bus_ids, int ngpus);
  * say), as rows and models record what they ran on: "NV18". AR_ENOTSUP without CUDA. */
 int ar_calib_nvlinks(const int *gpus, int n);
 
-#ifdef __cplusplus
-}
-#endif
 /* chan_cold_crowd_gbps from one channel's cold load rate with a and with b channels
  * loading on its GPU (r_a, r_b GB/s; a < b): with k = 1.5 r0 / X (an x-reduce moves 1.5
  * bytes through the memory per byte loaded), r_n = r0 / (1 + (n - 1) k), so
@@ -209,4 +206,7 @@ int ar_calib_nvlinks(const int *gpus, int n);
  * 0 when r_b is no slower. */
 double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

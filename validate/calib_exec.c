@@ -80,8 +80,9 @@
 #define COLD_LO (64 << 20)
 #define COLD_HI (256 << 20)
 /* Channels on the GPU for chan_cold_crowd_gbps: enough that their wait shows (one H200's
- * x-reduce at 256 MB: 4% slower a channel with 8, 15% with 24, 30% with 48), few enough that their demand stays well under the HBM's rate (the
- * memory's own bound would then set their time). */
+ * x-reduce at 256 MB: 4% slower a channel with 8, 15% with 24, 30% with 48), few enough
+ * that their demand stays well under the HBM's rate (the memory's own bound would then set
+ * their time). */
 #define CROWD_CHANNELS 24
 #define RING_CHANNELS 24 /* an algorithm's default at large sizes */
 #define ISSUE_LO (64 << 20)

@@ -137,8 +137,6 @@ static int key_index(ar_model_sect_t sect, const char *key) {
     return -1;
 }
 
-/* Key `key` of section sect (level or link kind l) is v, rounded to `decimals` as the
- * file shows it, measured as the note (printf format) says. */
 double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b) {
     const double rho = r_a / r_b, den = (b - 1) - rho * (a - 1);
     if (!(rho > 1) || !(den > 0)) return 0;
@@ -146,6 +144,8 @@ double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b) {
     return 1.5 * r_a * (1 + (a - 1) * k) / k;
 }
 
+/* Key `key` of section sect (level or link kind l) is v, rounded to `decimals` as the
+ * file shows it, measured as the note (printf format) says. */
 static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 static void put(fit_t *F, ar_model_sect_t sect, const char *key, int l, double v, int decimals, const char *fmt, ...) {
