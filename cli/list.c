@@ -5,18 +5,21 @@
 #include "cli/internal.h"
 #include "cli/opts.h"
 
-/* The --op values an algorithm computes, by their initials: "ar,rs,ag". */
+/* The collectives an algorithm computes, by their initials: "ar,rs,ag". The fused ops are
+ * left out: each runs an algorithm of the collective inside it (matmul-allreduce an ar one,
+ * allgather-matmul an ag one), as the header says. */
 static void ops_of(const ar_algo_t *a, char *buf, size_t len) {
     static const char *const initials[AR_NCOLL] = {"ar", "rs", "ag"};
     buf[0] = 0;
     for (int c = 0; c < AR_NCOLL; c++)
-        if (ar_algo_computes(a, (ar_coll_t)c))
+        if (!ar_coll_fused((ar_coll_t)c) && ar_algo_computes(a, (ar_coll_t)c))
             snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", initials[c]);
 }
 
 static int list_algos(void) {
     char ops[16];
-    printf("# ops: ar allreduce, rs reducescatter, ag allgather (--op)\n");
+    printf("# ops (--op): ar allreduce, rs reducescatter, ag allgather; matmul-allreduce runs an ar\n"
+           "# algorithm, allgather-matmul an ag one\n");
     printf("%-12s %-9s %-9s %s\n", "# name", "alias", "ops", "idea");
     for (const ar_algo_t *const *a = ar_algo_all(); a && *a; a++) {
         ops_of(*a, ops, sizeof ops);

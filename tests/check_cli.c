@@ -417,6 +417,8 @@ START_TEST(test_list_help_version) {
     ck_assert_int_eq(r->status, 0);
     const char *names[] = {"ring", "torus2d", "mesh2d", "1stage", "2stage", "center_root", "naive"};
     for (int i = 0; i < 7; i++) ck_assert_msg(strstr(r->out, names[i]), "list algos lacks %s", names[i]);
+    ck_assert_msg(strstr(r->out, "\nring         -         ar,rs,ag  "), "list algos: ring's ops:\n%s", r->out);
+    ck_assert_msg(!strstr(r->out, "null"), "list algos prints a missing name:\n%s", r->out);
     r = arsim("list", "backends", NULL);
     ck_assert_int_eq(r->status, 0);
     ck_assert_ptr_nonnull(strstr(r->out, "ref"));
