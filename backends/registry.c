@@ -256,6 +256,10 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
     if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo))
         return AR_ERR(err, AR_EPLAN, "a plan of rank %d's ops alone runs only on a topology whose translations map "
                       "it onto itself (ring_1d, torus_2d, full, switch; a rank per device)", p->only_rank);
+    if (topo && p->only_rank >= 0 && ar_cost_tracks_warmth(topo->model) && (p->only_rank != 0 || !p->mirror_off))
+        return AR_ERR(err, AR_EPLAN, "a plan of rank %d's ops alone runs under %s, whose warmth follows every rank's "
+                      "buffers, only as rank 0's with the other ranks' offsets known (ar_plan_t.mirror_off)",
+                      p->only_rank, topo->model->name);
     /* why a NETREDUCE cannot run here, if the plan has one (NULL: it can, or no topology) */
     const char *net_unfit = topo ? ar_topo_netreduce_unfit(topo) : NULL;
     for (int r = 0; r < p->nranks; r++)

@@ -455,7 +455,7 @@ void ar_plan_free(ar_plan_t *p) {
         for (uint64_t i = lo; i < hi; i++) free(cb[i].ops);
         free(p->build);
     }
-    AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p);
+    AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p->mirror_off, p);
 }
 
 static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce",

@@ -736,34 +736,41 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
     const ar_model_t *m = t->model;
     if (!ar_cost_tracks_warmth(m)) return AR_OK;
     const double es = (double)ar_dtype_size(p->dtype);
+    const int one = p->only_rank >= 0; /* rank 0's ops and buffers for all (ar_plan_t.mirror_off) */
+    const int nranks = one ? 1 : p->nranks;
+    if (one) w->topo = t;
     double *traffic = calloc((size_t)t->ndevices, sizeof *traffic);
-    w->nbufs = p->nranks * AR_NBUF;
+    w->nbufs = nranks * AR_NBUF;
     w->clock = calloc((size_t)t->ndevices, sizeof *w->clock);
     w->stamp = calloc((size_t)w->nbufs, sizeof *w->stamp);
     w->page = calloc((size_t)w->nbufs, sizeof *w->page);
     w->npage = calloc((size_t)w->nbufs, sizeof *w->npage);
     w->loading = calloc((size_t)t->ndevices, sizeof *w->loading);
     if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage || !w->loading) goto nomem;
-    /* one execution's traffic per device: how long ago the previous one touched each page */
+    /* one execution's traffic per device: how long ago the previous one touched each page
+     * (rank 0's ops on any device: their translates onto device 0 touch it as much) */
     for (uint32_t i = 0; i < p->nops; i++) {
         const ar_op_t *op = &p->ops[i];
         if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
         for (uint32_t s = 0; s <= op->nsrc; s++) {
             const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
-            if (d >= 0) traffic[d] += (double)op->n * es;
+            if (d >= 0) traffic[one ? 0 : d] += (double)op->n * es;
         }
     }
     /* ... or fewer: every byte between two touches of a line is in the device's buffers,
      * and the L2 holds lines, not touches (its reach was measured touching each line once) */
     double *footprint = calloc((size_t)t->ndevices, sizeof *footprint);
     if (!footprint) goto nomem;
-    for (int r = 0; r < p->nranks; r++)
+    for (int r = 0; r < nranks; r++)
         for (int b = 0; b < AR_NBUF; b++) footprint[t->placement[r]] += (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es;
     for (int d = 0; d < t->ndevices; d++)
         if (footprint[d] < traffic[d]) traffic[d] = footprint[d];
     free(footprint);
-    const uint64_t per_buf = WARM_MAX_PAGES / (uint64_t)w->nbufs > 0 ? WARM_MAX_PAGES / (uint64_t)w->nbufs : 1;
-    for (int r = 0; r < p->nranks; r++)
+    /* pages as fine as every rank's buffers would get: a plan of one rank predicts what
+     * every rank's does */
+    const uint64_t all = (uint64_t)p->nranks * AR_NBUF;
+    const uint64_t per_buf = WARM_MAX_PAGES / all > 0 ? WARM_MAX_PAGES / all : 1;
+    for (int r = 0; r < nranks; r++)
         for (int b = 0; b < AR_NBUF; b++) {
             const int i = r * AR_NBUF + b;
             const double bytes = (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es;
@@ -790,6 +797,19 @@ void ar_cost_warm_free(ar_cost_warm_t *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* Where warmth keeps operand a (of p, as ar_op_operand gives it), on device *dev: itself, or
+ * in a plan of rank 0 alone (w->topo) its stand-in on rank 0, device 0 standing for every
+ * device: rank 0's op reaching rank q stands for the translate that reaches rank 0 at the
+ * same moment, at its own offset (ar_plan_t.mirror_off). */
+static ar_addr_t warm_place(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int *dev) {
+    if (!w->topo) return *a;
+    ar_addr_t at = *a;
+    *dev = 0;
+    if (a->rank != 0) at.off = p->mirror_off[ar_plan_operand_index(p, a)];
+    at.rank = 0;
+    return at;
+}
+
 /* The pages [*j0, *j1] of buffer *bi that bytes [off, off + B) of a cover. */
 static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, double B, int *bi,
                       uint64_t *j0, uint64_t *j1) {
@@ -811,7 +831,8 @@ static double warm_span_miss(const ar_cost_warm_t *w, const ar_plan_t *p, const 
     int bi;
     uint64_t j0, j1;
     double miss = 0;
-    warm_span(w, p, a, B, &bi, &j0, &j1);
+    const ar_addr_t at = warm_place(w, p, a, &dev);
+    warm_span(w, p, &at, B, &bi, &j0, &j1);
     for (uint64_t j = j0; j <= j1; j++) miss += warm_miss(w, w->clock[dev] - w->stamp[bi][j]);
     return miss / (double)(j1 - j0 + 1);
 }
@@ -830,13 +851,13 @@ void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *
     if (w->miss <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const ar_addr_t *a = ar_op_operand(p, op, s);
-        const int d = ar_cost_addr_device(t, a);
+        int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
         if (d < 0) continue;
+        const ar_addr_t at = warm_place(w, p, ar_op_operand(p, op, s), &d);
         w->clock[d] += B;
         int bi;
         uint64_t j0, j1;
-        warm_span(w, p, a, B, &bi, &j0, &j1);
+        warm_span(w, p, &at, B, &bi, &j0, &j1);
         for (uint64_t j = j0; j <= j1; j++) w->stamp[bi][j] = w->clock[d];
     }
 }

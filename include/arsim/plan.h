@@ -239,6 +239,13 @@ typedef struct ar_plan_s {
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
     int only_rank;           /* a plan of one rank (above): its rank; -1: every rank's ops */
+    /* A plan of rank 0 alone: where the translates of its ops that reach rank 0 touch it.
+     * Rank 0's operand on rank q stands, on rank 0, for the operand of rank m's same op (m
+     * the rank the translation taking q to 0 takes 0 to), at offset mirror_off[i] of the
+     * same buffer, i its ar_plan_operand_index; each rank has its own part of the vector, so
+     * the offsets differ. NULL where not known (a model that tracks warmth then runs every
+     * rank's ops: arsim/cost.h). */
+    uint64_t *mirror_off;
 } ar_plan_t;
 
 /* Building. An algorithm calls ar_plan_new, then appends ops to any channel in any
@@ -338,6 +345,13 @@ static inline uint64_t ar_op_operand_elems(const ar_op_t *op, uint32_t s) {
  * s == nsrc (a NETREDUCE's, on the executing rank: every rank's, plan.h above). */
 static inline const ar_addr_t *ar_op_operand(const ar_plan_t *p, const ar_op_t *op, uint32_t s) {
     return s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
+}
+/* Where operand a (as ar_op_operand gives it) sits among p's: a source's index in srcs, a
+ * destination nsrcs + its op's index in ops. */
+static inline size_t ar_plan_operand_index(const ar_plan_t *p, const ar_addr_t *a) {
+    const uintptr_t x = (uintptr_t)a, lo = (uintptr_t)p->srcs;
+    if (p->srcs && x >= lo && x < lo + (uintptr_t)p->nsrcs * sizeof *p->srcs) return (size_t)(a - p->srcs);
+    return p->nsrcs + (size_t)((x - offsetof(ar_op_t, dst) - (uintptr_t)p->ops) / sizeof(ar_op_t));
 }
 /* The buffer an address names, without its flags. */
 static inline ar_buf_t ar_addr_buf(ar_addr_t a) {
