@@ -439,9 +439,12 @@ void ar_case_out_free(ar_case_out_t *out) {
  * depends on the model's latencies and rates, the topology's steps and the size. For a
  * model backend the plan of fewest ops within AR_CASE_TUNE_CHUNK_FLAT of the least time (the own
  * chunk first among equals), as with the channels; for hardware the own chunk, which is what
- * was measured, unless one of no more ops predicts AR_CASE_TUNE_HW_GAIN less. */
+ * was measured, unless one of no more ops predicts AR_CASE_TUNE_HW_GAIN less. The own chunk's
+ * plan is timed whatever it holds where first_max_ops is 0 (the count chosen), else only up
+ * to that many ops. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
-                          const ar_backend_ops_t *target, ar_algo_opts_t *out, double *predicted_s) {
+                          const ar_backend_ops_t *target, uint64_t first_max_ops, ar_algo_opts_t *out,
+                          double *predicted_s) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     enum { NCAND = 8 };
     ar_algo_opts_t k = *out;
@@ -464,7 +467,8 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
             if (hardware && ops > nops[0]) break; /* the rungs below have more still */
         }
         ar_error_clear(&e);
-        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : 0, &brc, &nops[n], &e);
+        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
+                          &nops[n], &e);
         chunk[n] = k.chunk_bytes;
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
@@ -517,7 +521,9 @@ static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t 
     alt.channels = channels;
     alt.chunk_bytes = 0;
     double alt_s = INFINITY;
-    default_chunk(t, algo, count, dt, buffer, target, &alt, &alt_s);
+    /* another count is a try, capped like every other: its own chunk can hold many more ops
+     * than the count chosen (a plan of one rank at one count, every rank's at twice it) */
+    default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, &alt, &alt_s);
     if (alt_s < *predicted_s * (1 - gain)) *out = alt, *predicted_s = alt_s;
 }
 
@@ -608,7 +614,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.coll = o->coll;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
-    default_chunk(t, algo, count, dt, buffer, target, out, predicted_s);
+    default_chunk(t, algo, count, dt, buffer, target, 0, out, predicted_s);
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
