@@ -521,10 +521,12 @@ static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t 
     alt.channels = channels;
     alt.chunk_bytes = 0;
     double alt_s = INFINITY;
-    /* another count is a try, capped at the whole search's ops: its own chunk can hold far
-     * more ops than the count chosen (a plan of one rank at one count, every rank's at twice
-     * it: 1stage on switch:256 at 16 MB, 41.8 M ops at 128 channels) */
-    default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_MAX_OPS, &alt, &alt_s);
+    /* another count is a try, capped at 8x the whole search's ops: its own chunk can hold far
+     * more than the count chosen (a plan of one rank at one count, every rank's at twice it:
+     * 1stage on switch:256 at 16 MB, 82 K ops at 64 channels, 41.8 M at 128), where the
+     * plans it ought to time hold a few million (1stage on torus_2d_4x4 at 1 GB, 16
+     * channels: 1.5 M) */
+    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, &alt, &alt_s);
     if (alt_s < *predicted_s * (1 - gain)) *out = alt, *predicted_s = alt_s;
 }
 
