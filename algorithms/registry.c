@@ -206,11 +206,11 @@ static int symmetry_probes(const ar_topo_t *t, int *k) {
 }
 
 /* p->mirror_off (plan.h): for each rank q that rank 0's ops touch, the plan of rank m, the
- * one whose translate reaches rank 0 where rank 0's reaches q, walked op for op beside rank
- * 0's. 0 where that would cost more than AR_ALGO_MIRROR_MAX_WORK ops walked, or a plan is
- * not rank 0's translate. */
+ * one whose translate reaches rank 0 where rank 0's reaches q, checked as the probes are
+ * (translates) and walked op for op beside rank 0's. 0 where that would cost more than
+ * AR_ALGO_MIRROR_MAX_WORK ops walked, or a plan is not rank 0's translate. */
 static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
-                          const ar_algo_opts_t *o, ar_plan_t *p) {
+                          const ar_algo_opts_t *o, route_check_t *rc, ar_plan_t *p) {
     const size_t nopd = (size_t)p->nsrcs + p->nops;
     unsigned char *peer = calloc((size_t)t->ndevices, 1);
     uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
@@ -221,7 +221,6 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
         for (uint32_t s = 0; s <= op->nsrc; s++) {
             const ar_addr_t *u = ar_op_operand(p, op, s);
-            mirror[ar_plan_operand_index(p, u)] = u->off;
             if (u->rank > 0 && !peer[u->rank]) peer[u->rank] = 1, npeers++;
         }
     }
@@ -234,19 +233,16 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         const int m = ar_topo_translate(t, q, 0);
         ar_plan_t *pm = NULL;
         k.one_rank = m + 1;
-        ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && pm->nops == p->nops;
+        ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m);
+        /* translates: op for op alike, rank m's operand on rank 0 wherever rank 0's is on q */
         for (int c = 0; ok && c < p->nchannels; c++) {
             const ar_chan_t *c0 = ar_plan_chan(p, 0, c), *cm = ar_plan_chan(pm, m, c);
-            ok = c0->nops == cm->nops;
-            for (uint32_t i = 0; ok && i < c0->nops; i++) {
+            for (uint32_t i = 0; i < c0->nops; i++) {
                 const ar_op_t *x = &p->ops[c0->first + i], *y = &pm->ops[cm->first + i];
-                if (x->code != y->code || x->nsrc != y->nsrc) ok = 0;
                 if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
-                for (uint32_t s = 0; ok && s <= x->nsrc; s++) {
-                    const ar_addr_t *u = ar_op_operand(p, x, s), *v = ar_op_operand(pm, y, s);
-                    if (u->rank != q) continue;
-                    ok = v->rank == 0 && ar_addr_buf(*u) == ar_addr_buf(*v);
-                    mirror[ar_plan_operand_index(p, u)] = v->off;
+                for (uint32_t s = 0; s <= x->nsrc; s++) {
+                    const ar_addr_t *u = ar_op_operand(p, x, s);
+                    if (u->rank == q) mirror[ar_plan_operand_index(p, u)] = ar_op_operand(pm, y, s)->off;
                 }
             }
         }
@@ -298,15 +294,12 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
             p = NULL;
         }
     }
-    route_check_free(&rc);
     /* a model that tracks warmth needs where the other ranks' ops touch rank 0 */
-    if (p && ar_cost_tracks_warmth(topo->model)) {
-        k.one_rank = 1;
-        if (!mirror_offsets(a, topo, count, dtype, &k, p)) {
-            ar_plan_free(p);
-            p = NULL;
-        }
+    if (p && ar_cost_tracks_warmth(topo->model) && !mirror_offsets(a, topo, count, dtype, &k, &rc, p)) {
+        ar_plan_free(p);
+        p = NULL;
     }
+    route_check_free(&rc);
     return p;
 }
 

@@ -851,9 +851,10 @@ void ar_cost_warm_touch(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *
     if (w->miss <= 0 || (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE)) return;
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
-        int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
+        const ar_addr_t *a = ar_op_operand(p, op, s);
+        int d = ar_cost_addr_device(t, a);
         if (d < 0) continue;
-        const ar_addr_t at = warm_place(w, p, ar_op_operand(p, op, s), &d);
+        const ar_addr_t at = warm_place(w, p, a, &d);
         w->clock[d] += B;
         int bi;
         uint64_t j0, j1;

@@ -917,6 +917,21 @@ START_TEST(test_one_rank_plan_warmth) {
         ar_plan_free(all);
         ar_topo_free(t);
     }
+    /* a plan of one rank built without them (a model without warmth) is refused, not guessed */
+    ar_topo_t *tcm = tu_topo_open("switch:8", "accel_tcm"), *gpu = tu_topo_open("switch:8", "h200_sxm");
+    ar_plan_t *bare = build_sym("2stage", tcm, 1u << 20, AR_COLL_ALLREDUCE, 2, AR_SYMMETRY_ON);
+    ck_assert(bare->only_rank == 0 && !bare->mirror_off);
+    const char *backends[] = {"analytic", "sim"};
+    for (int b = 0; b < 2; b++) {
+        ar_result_t r;
+        ar_error_t err;
+        ck_assert_int_eq(ar_backend_run(backends[b], gpu, bare, NULL, &r, &err), AR_EPLAN);
+        ck_assert_msg(strstr(err.message, "other ranks' offsets known") != NULL, "%s", err.message);
+        ar_result_free(&r);
+    }
+    ar_plan_free(bare);
+    ar_topo_free(tcm);
+    ar_topo_free(gpu);
 }
 END_TEST
 

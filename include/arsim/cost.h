@@ -107,7 +107,6 @@ typedef struct ar_cost_warm_s ar_cost_warm_t; /* cost/internal.h */
  * to hold them). A plan of one rank (arsim/plan.h) stands for the others' then only where
  * it says where in rank 0's buffers their ops fall (ar_plan_t.mirror_off). */
 int ar_cost_tracks_warmth(const ar_model_t *m);
-
 /* A byte of memory level `buffer` as the memory's one link (ar_cost_mem_gbps) counts it:
  * read (write 0) or written at the level's own rate for that, its share still in the L2
  * (1 - cold; HBM, a model that tracks warmth) at the L2's where that is faster. 1 for
