@@ -641,7 +641,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     AR_TRY(ar__backend_check_plan(p, t, err));
     AR_TRY(ar_cost_check_capacity(t, p, opts->buffer, err));
 
-    int nch = p->nranks * p->nchannels, rc = AR_OK;
+    int nch = ar_plan_run_chans(p), rc = AR_OK;
     walk_t w;
     memset(&w, 0, sizeof w);
     w.t = t;
@@ -766,7 +766,7 @@ out:
 
 /* Beside the plan: each channel's clock, state and flow, each flag's, each resource's rate. */
 static double analytic_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
-    return 512.0 * s->nranks * s->nchannels + 16.0 * (double)s->flag_slots + 64.0 * t->nlinks +
+    return 512.0 * (double)s->run_chans + 16.0 * (double)s->flag_slots + 64.0 * t->nlinks +
            24.0 * (2.0 * t->nlinks + 3.0 * t->ndevices);
 }
 

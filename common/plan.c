@@ -63,8 +63,8 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     p->dtype = dtype;
     p->root = -1;
     p->only_rank = -1;
-    p->build = calloc((size_t)nranks * nchannels, sizeof(chan_build_t));
-    p->chans = calloc((size_t)nranks * nchannels, sizeof(ar_chan_t));
+    p->build = ar_zeroed((size_t)nranks * nchannels, sizeof(chan_build_t));
+    p->chans = ar_zeroed((size_t)nranks * nchannels, sizeof(ar_chan_t));
     if (!p->build || !p->chans) {
         ar_plan_free(p);
         return AR_ENOMEM;
@@ -100,7 +100,7 @@ void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
 }
 
 void ar_plan_size_free(ar_plan_size_t *s) {
-    free(s->chan_ops);
+    ar_zeroed_free(s->chan_ops, (size_t)s->nranks * s->nchannels, sizeof *s->chan_ops);
     s->chan_ops = NULL;
 }
 
@@ -133,8 +133,9 @@ static void size_finish(ar_plan_t *p) {
     const uint64_t nch = (uint64_t)p->nranks * (uint64_t)p->nchannels;
     uint64_t lo, hi;
     kept_chans(p, &lo, &hi);
-    if (s->keep_layout && (s->chan_ops = calloc(nch ? nch : 1, sizeof *s->chan_ops)))
+    if (s->keep_layout && (s->chan_ops = ar_zeroed(nch, sizeof *s->chan_ops)))
         for (uint64_t i = lo; i < hi; i++) s->chan_ops[i] = cb[i].n;
+    s->run_chans = hi;
     s->busy_chans = 0;
     for (uint64_t i = lo; i < hi; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
@@ -292,6 +293,11 @@ static int mark_after_product(ar_plan_t *p) {
     return AR_OK;
 }
 
+static void free_build(ar_plan_t *p) {
+    ar_zeroed_free(p->build, (size_t)p->nranks * p->nchannels, sizeof(chan_build_t));
+    p->build = NULL;
+}
+
 int ar_plan_finish(ar_plan_t *p) {
     if (!p->build) return AR_OK;
     chan_build_t *cb = p->build;
@@ -336,8 +342,7 @@ int ar_plan_finish(ar_plan_t *p) {
         if (p->ops[i].code == AR_OP_SIGNAL)
             p->per_epoch[ar_plan_flag(p, ar_plan_signal_rank(p, &p->ops[i]), p->ops[i].flag)]++;
     AR_TRY(mark_after_product(p));
-    free(p->build);
-    p->build = NULL;
+    free_build(p);
     return AR_OK;
 }
 
@@ -453,9 +458,10 @@ void ar_plan_free(ar_plan_t *p) {
         uint64_t lo, hi;
         kept_chans(p, &lo, &hi);
         for (uint64_t i = lo; i < hi; i++) free(cb[i].ops);
-        free(p->build);
+        free_build(p);
     }
-    AR_FREE_EACH(p->chans, p->ops, p->srcs, p->per_epoch, p->mirror_off, p);
+    ar_zeroed_free(p->chans, (size_t)p->nranks * p->nchannels, sizeof(ar_chan_t));
+    AR_FREE_EACH(p->ops, p->srcs, p->per_epoch, p->mirror_off, p);
 }
 
 static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce",

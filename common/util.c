@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arsim/error.h"
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "arsim/util.h"
@@ -84,6 +86,21 @@ const char *ar_data_path(const char *sub, char *buf, size_t len) {
 
 void ar_free_each(void *const *p, size_t n) {
     for (size_t i = 0; i < n; i++) free(p[i]);
+}
+
+void *ar_zeroed(size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) return NULL;
+    const size_t bytes = n * size;
+    if (bytes < AR_ZEROED_PAGES_MIN) return calloc(n ? n : 1, size ? size : 1);
+    /* calloc would clear memory the heap reuses, page by page, every rank's part included */
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void ar_zeroed_free(void *p, size_t n, size_t size) {
+    if (!p) return;
+    if (n * size < AR_ZEROED_PAGES_MIN) free(p);
+    else munmap(p, n * size);
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -22,7 +22,7 @@ int ar_clock_init(ar_clock_t *c, const ar_topo_t *t, const ar_plan_t *p, ar_mem_
     c->topo = t;
     c->plan = p;
     c->buffer = buffer;
-    const int nch = p->nranks * p->nchannels;
+    const int nch = ar_plan_run_chans(p);
     c->ch = calloc((size_t)nch, sizeof *c->ch);
     c->cross = calloc(1, sizeof *c->cross);
     c->warm = calloc(1, sizeof *c->warm);
@@ -188,7 +188,7 @@ void ar_clock_chan_end(ar_clock_t *c, int gi) {
 void ar_clock_result(const ar_clock_t *c, ar_result_t *res) {
     const ar_plan_t *p = c->plan;
     int last = -1;
-    for (int gi = 0; gi < p->nranks * p->nchannels; gi++)
+    for (int gi = 0; gi < ar_plan_run_chans(p); gi++)
         if (p->chans[gi].nops && (last < 0 || ar_clock_now(c, gi) > ar_clock_now(c, last))) last = gi;
     const double launch = ar_cost_launch_s(c->topo);
     if (last >= 0) memcpy(res->terms_s, c->ch[last].terms, sizeof res->terms_s);

@@ -523,7 +523,8 @@ int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start) {
     int *next = calloc((size_t)t->ndevices, sizeof(int));
     if (!next) return AR_ENOMEM;
     double step = t->model->launch_block_ns * 1e-9;
-    for (int r = 0; r < p->nranks; r++)
+    const int nranks = ar_plan_run_chans(p) / p->nchannels;
+    for (int r = 0; r < nranks; r++)
         for (int c = 0; c < p->nchannels; c++) {
             int gi = r * p->nchannels + c;
             start[gi] = p->chans[gi].nops ? next[t->placement[r]]++ * step : 0;
@@ -586,7 +587,7 @@ double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_
 }
 
 int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *p) {
-    const int nch = p->nranks * p->nchannels;
+    const int nch = ar_plan_run_chans(p), nranks = nch / p->nchannels;
     x->now = calloc((size_t)nch, sizeof *x->now);
     x->before = calloc((size_t)nch, sizeof *x->before);
     x->since = calloc((size_t)nch, sizeof *x->since);
@@ -597,7 +598,7 @@ int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *
         return AR_ENOMEM;
     }
     /* a device's channels side by side, so a count walks only them */
-    for (int r = 0; r < p->nranks; r++) x->dev_first[t->placement[r] + 1] += p->nchannels;
+    for (int r = 0; r < nranks; r++) x->dev_first[t->placement[r] + 1] += p->nchannels;
     for (int d = 0; d < t->ndevices; d++) x->dev_first[d + 1] += x->dev_first[d];
     /* ranks ascending within each device: one pass, each rank's channels at its device's cursor */
     int *at = malloc((size_t)t->ndevices * sizeof *at);
@@ -606,7 +607,7 @@ int ar_cost_cross_init(ar_cost_cross_t *x, const ar_topo_t *t, const ar_plan_t *
         return AR_ENOMEM;
     }
     for (int d = 0; d < t->ndevices; d++) at[d] = x->dev_first[d];
-    for (int r = 0; r < p->nranks; r++)
+    for (int r = 0; r < nranks; r++)
         for (int c = 0; c < p->nchannels; c++) x->dev_chans[at[t->placement[r]]++] = r * p->nchannels + c;
     free(at);
     return AR_OK;

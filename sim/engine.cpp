@@ -559,7 +559,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         ar_progress_start(&s.progress, o, p->nops);
         s.m = t->model;
         s.ndev = t->ndevices;
-        s.nch = p->nranks * p->nchannels;
+        s.nch = ar_plan_run_chans(p);
         s.ep_host = s.ndev + s.nch;
         const ar_mem_level_t *lvl = &s.m->mem[o->buffer];
         s.trace = ar__sim_trace();

@@ -195,7 +195,7 @@ int ar__sim_guard_pages(long actors) {
  * has no guard page), per flag its state, per SIGNAL its arrival. */
 static double sim_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
     /* an actor, its host and stack per channel with ops; a channel's state for every one */
-    const double chans = (double)s->nranks * s->nchannels, busy = (double)s->busy_chans;
+    const double chans = (double)s->run_chans, busy = (double)s->busy_chans;
     const double per_actor = 16384.0 + (ar__sim_guard_pages((long)busy) ? 0 : AR__SIM_STACK_KIB * 1024.0);
     return 8e6 + 2048.0 * t->nlinks + 256.0 * chans + busy * per_actor + 64.0 * (double)s->flag_slots +
            16.0 * (double)s->signals;

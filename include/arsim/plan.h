@@ -200,6 +200,7 @@ typedef struct ar_plan_size_s {
     uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
     uint64_t busy_chans;            /* out: channels with an op (a plan of one rank: its own) */
+    uint64_t run_chans;             /* out: channels a run keeps state for (ar_plan_run_chans) */
     uint64_t flag_slots;            /* out: flag counters (ar_plan_flag_slots) */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
     uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's) */
@@ -310,6 +311,12 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
  * A builder skips the ranks it does not keep, so a plan of one rank costs one rank's work. */
 static inline int ar_plan_keeps_rank(const ar_plan_t *p, int rank) {
     return p->only_rank < 0 || p->only_rank == rank;
+}
+/* The channels a run of p executes are [0, ar_plan_run_chans(p)): every rank's, or in a plan
+ * of one rank those up to that rank's (the others hold no ops). A backend sizes and walks its
+ * per-channel state to it, so a plan of one rank costs one rank's channels, not every rank's. */
+static inline int ar_plan_run_chans(const ar_plan_t *p) {
+    return (p->only_rank >= 0 ? p->only_rank + 1 : p->nranks) * p->nchannels;
 }
 /* The rank whose flag SIGNAL op increments when p runs: its target, or in a plan of one rank
  * that rank (above). */

@@ -30,6 +30,13 @@ int ar_is_dir(const char *path);
 /* free() each of the n pointers: for a struct's owned arrays, released together. */
 void ar_free_each(void *const *p, size_t n);
 #define AR_FREE_EACH(...) ar_free_each((void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+/* n zeroed elements of size bytes whose pages cost nothing until touched (fresh pages
+ * from the system from AR_ZEROED_PAGES_MIN bytes on; calloc below): for arrays sized for
+ * every rank of which a plan of one rank writes its own part alone. NULL when out of
+ * memory; freed by ar_zeroed_free with the same n and size. */
+#define AR_ZEROED_PAGES_MIN ((size_t)1 << 20)
+void *ar_zeroed(size_t n, size_t size);
+void ar_zeroed_free(void *p, size_t n, size_t size);
 /* A count for people: 950, 12.3k, 4.5M, 1.2G (powers of 1000); returns buf. */
 const char *ar_count_format(double n, char *buf, size_t len);
 /* The median of v[0..n) (0 when n is 0), the mean of the middle two for even n; v is
