@@ -210,15 +210,18 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
         if (s > a.link_s) a.link_s = s;
         add_traffic(&a, AR_RES_LINK, l, up, k * B);
         add_traffic(&a, AR_RES_LINK, l, -up, k * B);
-        acc_mem(&a, d, k * B, k * B);
         const double lat = m->links[lk->kind].lat_ns * 1e-9;
         if (lat > hop_lat) hop_lat = lat;
     }
+    /* each device's memory once, in the same order (a list searched per device would cost
+     * devices squared an op) */
     const double mem_bw = ar_cost_mem_gbps(&m->mem[buffer]) * 1e9;
-    for (int i = 0; i < a.ndev; i++) {
-        const double s = (a.mem[i].rd + a.mem[i].wr) / mem_bw;
+    for (int e = t->adj_start[hub]; e < t->adj_start[hub + 1]; e++) {
+        const int d = t->adj_nbr[e];
+        if (d >= t->ndevices || (e > t->adj_start[hub] && t->adj_nbr[e - 1] == d) || !ranks_on[d]) continue;
+        const double served = 2.0 * ranks_on[d] * B, s = served / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
-        add_traffic(&a, AR_RES_MEMORY, a.mem[i].dev, 0, a.mem[i].rd + a.mem[i].wr);
+        add_traffic(&a, AR_RES_MEMORY, d, 0, served);
     }
     ar_chan_bytes_t cb;
     ar_cost_chan_bytes(t, p, op, exec_rank, NULL, &cb);

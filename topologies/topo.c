@@ -343,14 +343,29 @@ const char *ar_topo_netreduce_unfit(const ar_topo_t *t) {
     return NULL;
 }
 
+/* Whether node v has a link to node b: a binary search of v's sorted neighbours. */
+static int linked_to(const ar_topo_t *t, int v, int b) {
+    int lo = t->adj_start[v], hi = t->adj_start[v + 1];
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (t->adj_nbr[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->adj_start[v + 1] && t->adj_nbr[lo] == b;
+}
+
 int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     int a = ar_topo_rank_device(t, ra), b = ar_topo_rank_device(t, rb);
     if (a < 0 || b < 0) return 0;
     if (a == b) return 1;
     if (ar_topo_hops(t, a, b) == 1) return 1;
     if (t->nnodes == t->ndevices) return 0; /* no switches: only a direct link will do */
-    /* Search from a through switch nodes only; b must be a neighbour of a or of a
-     * reached switch. */
+    /* Through one switch, the common case, without a search's state. */
+    for (int e = t->adj_start[a]; e < t->adj_start[a + 1]; e++)
+        if (t->nodes[t->adj_nbr[e]].is_switch && linked_to(t, t->adj_nbr[e], b)) return 1;
+    /* Search from a through switch nodes only; b must be a neighbour of a reached switch.
+     * Each node's neighbours once, b looked up among them (a switch of thousands of
+     * devices: a search over every link per node cost a ring's P pairs P x links). */
     int n = t->nnodes, found = 0;
     char seen_stack[256];
     char *seen = n <= 256 ? seen_stack : calloc((size_t)n, 1);
@@ -359,20 +374,24 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     if (!seen || !queue) {
         if (seen != seen_stack) free(seen);
         if (queue != qstack) free(queue);
-        return ar_topo_hops(t, a, b) == 1;
+        return 0;
     }
     memset(seen, 0, (size_t)n);
     int head = 0, tail = 0;
     queue[tail++] = a;
     seen[a] = 1;
     while (head < tail && !found) {
-        int v = queue[head++];
-        for (int i = 0; i < t->nlinks && !found; i++) {
-            const ar_link_t *l = &t->links[i];
-            int u = l->a == v ? l->b : l->b == v ? l->a : -1;
-            if (u < 0 || seen[u]) continue;
-            if (u == b) found = 1;
-            else if (t->nodes[u].is_switch) { seen[u] = 1; queue[tail++] = u; }
+        const int v = queue[head++];
+        if (v != a && linked_to(t, v, b)) {
+            found = 1;
+            break;
+        }
+        for (int e = t->adj_start[v]; e < t->adj_start[v + 1]; e++) {
+            const int u = t->adj_nbr[e];
+            if (!seen[u] && t->nodes[u].is_switch) {
+                seen[u] = 1;
+                queue[tail++] = u;
+            }
         }
     }
     if (seen != seen_stack) free(seen);
