@@ -126,10 +126,10 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     key.channels = o->channels, key.hardware = hardware, key.coll = o->coll;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
-    if (!want_time) {
+    {
         /* a first plan of more than half the ops the search may time is all it would time:
          * the choice is made, and timing it (a whole run of a large plan) would only say how
-         * long it takes */
+         * long it takes; a caller that wants the time (auto) gets that of the plan chosen */
         ar_plan_size_t size;
         memset(&size, 0, sizeof size);
         size.max_ops = AR_CASE_TUNE_MAX_OPS / 2;
@@ -151,7 +151,13 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
              * 128 KB chunk, ring on ring_1d:1024 2912 against 3342); where a flag costs what a
              * piece's crossing does, pieces would hide it, and --chunk asks for them. */
             if (o->chunk_bytes == 0 && o->channels == 0) out->chunk_bytes = vector_chunk(count, dt);
-            return AR_OK; /* not kept: a caller that wants the time must find it */
+            if (want_time) {
+                int brc;
+                uint64_t nops;
+                ar_error_clear(&e0);
+                *predicted_s = predict(t, algo, count, dt, out, buffer, target, 0, &brc, &nops, &e0);
+            }
+            return AR_OK; /* not kept: the search's key is another count's */
         }
     }
     ar_algo_opts_t k = *o;
@@ -317,18 +323,19 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
         double s;
         ar_error_t e;
         ar_error_clear(&e);
-        /* the first plan its defaults time: over the memory allowed, it is left out */
-        ar_algo_opts_t first = c->algo_opts;
-        if (first.channels <= 0) first.channels = 1;
-        if (check_memory(c, (*a)->name, &first, &e) != AR_OK) {
-            if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
-            continue;
-        }
-        ar_error_clear(&e);
+        /* as for a named algorithm (ar_case_plan): its defaults, whose search times no plan of
+         * more than AR_CASE_TUNE_MAX_OPS / 2 ops at the channels' count, then the plan they
+         * choose, which over the memory allowed is left out */
         if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, &o,
                              &s, &e) != AR_OK)
             continue; /* it does not fit */
-        if (s < best) best = s, *algo = (*a)->name, *opts = o;
+        if (!(s < best)) continue;
+        ar_error_clear(&e);
+        if (check_memory(c, (*a)->name, &o, &e) != AR_OK) {
+            if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
+            continue;
+        }
+        best = s, *algo = (*a)->name, *opts = o;
     }
     if (!isfinite(best)) {
         if (too_large.code == AR_ELIMIT) { /* the memory of the last one left out */
@@ -607,9 +614,9 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
-    /* the chunk is chosen with the channels: channels asked keep the algorithm's own chunk,
-     * the plan the user names */
-    if (o->chunk_bytes > 0 || o->channels > 0 || !isfinite(*predicted_s)) return AR_OK;
+    /* the chunk is chosen with the channels (there where a first plan was all the search
+     * would time): channels asked keep the algorithm's own chunk, the plan the user names */
+    if (o->chunk_bytes > 0 || o->channels > 0 || out->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
     tune_key_t key;
     memset(&key, 0, sizeof key);
     key.algo = a, key.model = t->model, key.count = count, key.dtype = dt, key.buffer = buffer, key.root = o->root;
