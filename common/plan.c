@@ -173,7 +173,10 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
 }
 
 static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *first) {
-    if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) return AR_ELIMIT;
+    if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) {
+        p->limit = "source addresses";
+        return AR_ELIMIT;
+    }
     if (p->sizing) {
         *first = p->nsrcs;
         p->nsrcs += k;
@@ -305,8 +308,14 @@ int ar_plan_finish(ar_plan_t *p) {
     kept_chans(p, &lo, &hi);
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
-    if (total > UINT32_MAX) return AR_ELIMIT;
-    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) return AR_ELIMIT;
+    if (total > UINT32_MAX) {
+        p->limit = "ops";
+        return AR_ELIMIT;
+    }
+    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) {
+        p->limit = "flags";
+        return AR_ELIMIT;
+    }
     if (p->sizing) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
