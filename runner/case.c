@@ -112,6 +112,10 @@ static int even_lanes_period(const ar_algo_t *a, const ar_topo_t *t, int hardwar
     return a->lane_period && !hardware && chosen ? a->lane_period(t) : 1;
 }
 
+static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
+                          const ar_backend_ops_t *target, uint64_t first_max_ops, ar_algo_opts_t *out,
+                          double *predicted_s);
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -144,13 +148,21 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         ar_plan_free(sp);
         if (size.over) {
             out->channels = lo;
-            /* Nor is a chunk timed: the one of fewest ops (a piece a lane), the plan the
-             * backend runs fastest. On so many ranks the algorithm's steps pipeline the vector
-             * already, and on the shipped models more pieces mostly add their ops' fixed costs
-             * (analytic, 64 MB: torus2d on torus_2d:64x64 2431 us against 2909 at its own
-             * 128 KB chunk, ring on ring_1d:1024 2912 against 3342); where a flag costs what a
-             * piece's crossing does, pieces would hide it, and --chunk asks for them. */
-            if (o->chunk_bytes == 0 && o->channels == 0) out->chunk_bytes = vector_chunk(count, dt);
+            /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each
+             * plan of at most AR_CASE_TUNE_PLAN_OPS ops, the least time of those. One piece a
+             * lane is the plan the backend runs fastest, and where the algorithm's steps
+             * pipeline the vector already (a ring, a torus's rings) the best there; a tree
+             * pipelines only by its pieces (center_root on torus_2d:128x128 at 64 MB: one piece
+             * a lane predicts 359 ms, 0.1% of the bound). */
+            if (o->chunk_bytes == 0 && o->channels == 0) {
+                double s = INFINITY;
+                default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, out, &s);
+                if (!isfinite(s) || out->chunk_bytes == 0) out->chunk_bytes = vector_chunk(count, dt);
+                else if (want_time) {
+                    *predicted_s = s;
+                    return AR_OK;
+                }
+            }
             if (want_time) {
                 int brc;
                 uint64_t nops;
@@ -477,6 +489,8 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
                           &nops[n], &e);
         chunk[n] = k.chunk_bytes;
+        /* the own chunk past first_max_ops: the ladder's plans without it */
+        if (!rung && !isfinite(time[n]) && first_max_ops && (brc == AR_ELIMIT || nops[n] > first_max_ops)) continue;
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
         /* down the ladder each chunk a quarter, about four times the ops */

@@ -2030,6 +2030,30 @@ START_TEST(test_default_untimed) {
 }
 END_TEST
 
+/* A tree pipelines by its pieces alone: where its first plan is too large to time (center_root
+ * on torus_2d:64x64 at 64 MB), the defaults time the chunk ladder's plans of at most
+ * AR_CASE_TUNE_PLAN_OPS ops instead of taking one piece a lane (180 ms on the shipped model
+ * there, 0.2% of the bound, against 24 ms in 8 MB pieces); the time the defaults report for it
+ * (auto compares it) is the run's. */
+START_TEST(test_default_untimed_tree) {
+    ar_topo_t *t = round_topo("torus_2d:64x64");
+    const uint64_t count = (uint64_t)32 << 20; /* 64 MiB of bf16 */
+    int ch;
+    uint64_t chunk;
+    const double def = case_run_at(t, "center_root", count, 0, 0, &ch, &chunk, NULL, 0);
+    const double whole = case_run_at(t, "center_root", count, 1, 2 * count, NULL, NULL, NULL, 0);
+    ck_assert_msg(chunk < 2 * count && def < whole / 4, "chunk %llu: %g s against %g s in one piece",
+                  (unsigned long long)chunk, def, whole);
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, d;
+    double s;
+    ar_error_t err;
+    ck_assert_int_eq(ar_case_defaults(t, "center_root", count, AR_BF16, &o, AR_MEM_HBM, "analytic", &d, &s, &err),
+                     AR_OK);
+    ck_assert_double_eq_tol(s, def, 1e-9 * def);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* On hardware a chunk other than the algorithm's own is taken only with no more ops than
  * the own plan, and for a predicted gain of AR_CASE_TUNE_HW_GAIN: h200_sxm on full:2, ring
  * at its default channels keeps its own chunk at 512 MB (32 KB chunks, predicted 5.8% faster,
@@ -2297,6 +2321,7 @@ Suite *suite_analytic(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_default_channels);
     tcase_add_test(tc, test_default_untimed);
+    tcase_add_test(tc, test_default_untimed_tree);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_default_fewer_lanes_large);
