@@ -209,14 +209,11 @@ static int symmetry_probes(const ar_topo_t *t, int *k) {
  * one whose translate reaches rank 0 where rank 0's reaches q, checked as the probes are
  * (translates) and walked op for op beside rank 0's. 0 where that would cost more than
  * AR_ALGO_MIRROR_MAX_WORK ops walked, or a plan is not rank 0's translate. */
-static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
-                          const ar_algo_opts_t *o, route_check_t *rc, ar_plan_t *p) {
-    const size_t nopd = (size_t)p->nsrcs + p->nops;
-    unsigned char *peer = calloc((size_t)t->ndevices, 1);
-    uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
-    int ok = peer && mirror;
+/* The ranks other than 0 that rank 0's data ops touch, marked in peer (one per device);
+ * how many. */
+static uint64_t mirror_peers(const ar_plan_t *p, unsigned char *peer) {
     uint64_t npeers = 0;
-    for (uint32_t i = 0; ok && i < p->nops; i++) {
+    for (uint32_t i = 0; i < p->nops; i++) {
         const ar_op_t *op = &p->ops[i];
         if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
         for (uint32_t s = 0; s <= op->nsrc; s++) {
@@ -224,6 +221,25 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
             if (u->rank > 0 && !peer[u->rank]) peer[u->rank] = 1, npeers++;
         }
     }
+    return npeers;
+}
+
+/* Whether the mirror offsets of p fit AR_ALGO_MIRROR_MAX_WORK: known before the probes are
+ * built, which cost as much again. */
+static int mirror_affordable(const ar_topo_t *t, const ar_plan_t *p) {
+    unsigned char *peer = calloc((size_t)t->ndevices, 1);
+    const int ok = peer && mirror_peers(p, peer) * (uint64_t)p->nops <= AR_ALGO_MIRROR_MAX_WORK;
+    free(peer);
+    return ok;
+}
+
+static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
+                          const ar_algo_opts_t *o, route_check_t *rc, ar_plan_t *p) {
+    const size_t nopd = (size_t)p->nsrcs + p->nops;
+    unsigned char *peer = calloc((size_t)t->ndevices, 1);
+    uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
+    int ok = peer && mirror;
+    const uint64_t npeers = ok ? mirror_peers(p, peer) : 0;
     ok = ok && npeers * (uint64_t)p->nops <= AR_ALGO_MIRROR_MAX_WORK;
     ar_algo_opts_t k = *o;
     ar_error_t e;
@@ -277,6 +293,10 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         k.sizing = NULL;
     }
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+    if (ar_cost_tracks_warmth(topo->model) && !mirror_affordable(topo, p)) {
+        ar_plan_free(p);
+        return NULL;
+    }
     int probe[AR_ALGO_SYMMETRY_PROBES];
     const int n = symmetry_probes(topo, probe);
     route_check_t rc;

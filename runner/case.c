@@ -489,8 +489,13 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
                           &nops[n], &e);
         chunk[n] = k.chunk_bytes;
-        /* the own chunk past first_max_ops: the ladder's plans without it */
-        if (!rung && !isfinite(time[n]) && first_max_ops && (brc == AR_ELIMIT || nops[n] > first_max_ops)) continue;
+        if (!rung && !isfinite(time[n]) && first_max_ops && (brc == AR_ELIMIT || nops[n] > first_max_ops)) {
+            /* the own chunk past first_max_ops: one piece a lane (the vector's bytes) first instead */
+            k.chunk_bytes = top;
+            ar_error_clear(&e);
+            time[n] = predict(t, algo, count, dt, &k, buffer, target, first_max_ops, &brc, &nops[n], &e);
+            chunk[n] = top;
+        }
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
         /* down the ladder each chunk a quarter, about four times the ops */
