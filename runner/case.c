@@ -113,8 +113,8 @@ static int even_lanes_period(const ar_algo_t *a, const ar_topo_t *t, int hardwar
 }
 
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
-                          const ar_backend_ops_t *target, uint64_t first_max_ops, ar_algo_opts_t *out,
-                          double *predicted_s);
+                          const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
+                          ar_algo_opts_t *out, double *predicted_s);
 
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
@@ -149,14 +149,15 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         if (size.over) {
             out->channels = lo;
             /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each
-             * plan of at most AR_CASE_TUNE_PLAN_OPS ops, the least time of those. One piece a
+             * plan of at most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own
+             * chunk's plan is larger still). One piece a
              * lane is the plan the backend runs fastest, and where the algorithm's steps
              * pipeline the vector already (a ring, a torus's rings) the best there; a tree
              * pipelines only by its pieces (center_root on torus_2d:128x128 at 64 MB: one piece
              * a lane predicts 359 ms, 0.1% of the bound). */
             if (o->chunk_bytes == 0 && o->channels == 0) {
                 double s = INFINITY;
-                default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, out, &s);
+                default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
                 if (!isfinite(s) || out->chunk_bytes == 0) out->chunk_bytes = vector_chunk(count, dt);
                 else if (want_time) {
                     *predicted_s = s;
@@ -460,10 +461,11 @@ void ar_case_out_free(ar_case_out_t *out) {
  * chunk first among equals), as with the channels; for hardware the own chunk, which is what
  * was measured, unless one of no more ops predicts AR_CASE_TUNE_HW_GAIN less. The own chunk's
  * plan is timed whatever it holds where first_max_ops is 0 (the count chosen), else only up
- * to that many ops. */
+ * to that many ops. from_top: the ladder without the own chunk, from one piece a lane (the
+ * vector's bytes) down. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
-                          const ar_backend_ops_t *target, uint64_t first_max_ops, ar_algo_opts_t *out,
-                          double *predicted_s) {
+                          const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
+                          ar_algo_opts_t *out, double *predicted_s) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     enum { NCAND = 8 };
     ar_algo_opts_t k = *out;
@@ -479,7 +481,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
      * neither are the rungs of more ops than the own chunk's, which it never takes (below). */
     const uint64_t top = vector_chunk(count, dt);
     for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
-        k.chunk_bytes = rung ? c : 0;
+        k.chunk_bytes = rung || from_top ? c : 0;
         if (n > 0) {
             const uint64_t ops = count_ops(t, algo, count, dt, &k, buffer);
             if (ops == nops[n - 1]) continue;
@@ -489,13 +491,6 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
                           &nops[n], &e);
         chunk[n] = k.chunk_bytes;
-        if (!rung && !isfinite(time[n]) && first_max_ops && (brc == AR_ELIMIT || nops[n] > first_max_ops)) {
-            /* the own chunk past first_max_ops: one piece a lane (the vector's bytes) first instead */
-            k.chunk_bytes = top;
-            ar_error_clear(&e);
-            time[n] = predict(t, algo, count, dt, &k, buffer, target, first_max_ops, &brc, &nops[n], &e);
-            chunk[n] = top;
-        }
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
         /* down the ladder each chunk a quarter, about four times the ops */
@@ -552,7 +547,7 @@ static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t 
      * 1stage on switch:256 at 16 MB, 82 K ops at 64 channels, 41.8 M at 128), where the
      * plans it ought to time hold a few million (1stage on torus_2d_4x4 at 1 GB, 16
      * channels: 1.5 M) */
-    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, &alt, &alt_s);
+    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, &alt, &alt_s);
     if (alt_s < *predicted_s * (1 - gain)) *out = alt, *predicted_s = alt_s;
 }
 
@@ -643,7 +638,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.coll = o->coll;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
-    default_chunk(t, algo, count, dt, buffer, target, 0, out, predicted_s);
+    default_chunk(t, algo, count, dt, buffer, target, 0, 0, out, predicted_s);
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
