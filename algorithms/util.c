@@ -955,11 +955,10 @@ int ar__plan_done(ar_plan_t *p, int rc, const char *algo, ar_plan_t **out, ar_er
     if (rc == AR_ELIMIT && p->limit) {
         const int n = p->nranks, ch = p->nchannels;
         const char *what = p->limit;
-        const unsigned most = strcmp(what, "flags") == 0 ? (unsigned)AR_PLAN_MAX_FLAGS
-                              : strcmp(what, "ops") == 0 ? UINT32_MAX : (unsigned)AR_PLAN_MAX_SRCS;
+        const unsigned long long most = (unsigned long long)p->limit_most;
         ar_plan_free(p);
         return AR_ERR(err, rc,
-                      "%s on %d ranks, %d channels: the plan needs more than %u %s, a plan's most: fewer ranks "
+                      "%s on %d ranks, %d channels: the plan needs more than %llu %s, a plan's most: fewer ranks "
                       "or --channels, a larger --chunk, or an algorithm whose plan grows slower with the ranks",
                       algo, n, ch, most, what);
     }

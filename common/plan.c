@@ -172,11 +172,15 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
     return AR_OK;
 }
 
+/* AR_ELIMIT, the limit named in p for the build's error (ar__plan_done). */
+static int over_limit(ar_plan_t *p, const char *what, uint64_t most) {
+    p->limit = what;
+    p->limit_most = most;
+    return AR_ELIMIT;
+}
+
 static int add_srcs(ar_plan_t *p, const ar_addr_t *srcs, uint32_t k, uint32_t *first) {
-    if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) {
-        p->limit = "source addresses";
-        return AR_ELIMIT;
-    }
+    if ((uint64_t)p->nsrcs + k > AR_PLAN_MAX_SRCS) return over_limit(p, "source addresses", AR_PLAN_MAX_SRCS);
     if (p->sizing) {
         *first = p->nsrcs;
         p->nsrcs += k;
@@ -308,14 +312,9 @@ int ar_plan_finish(ar_plan_t *p) {
     kept_chans(p, &lo, &hi);
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
-    if (total > UINT32_MAX) {
-        p->limit = "ops";
-        return AR_ELIMIT;
-    }
-    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS) {
-        p->limit = "flags";
-        return AR_ELIMIT;
-    }
+    if (total > UINT32_MAX) return over_limit(p, "ops", UINT32_MAX);
+    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS)
+        return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
     if (p->sizing) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */

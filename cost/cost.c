@@ -186,6 +186,14 @@ static void add_traffic(acc_t *a, ar_res_t res, int link, int dir, double bytes)
  * loads and k x B of stores; the switch adds at the links' rate. The executing channel
  * takes in the sum and issues its stores, as a pull and a push of B would. A device's
  * link to the hub is its route's: the first of the hub's links to it (ar_topo_route). */
+/* The device at the hub's edge e where that edge is its route's (the first of the hub's links
+ * to it) and it holds ranks; -1 otherwise. */
+static int hub_route_device(const ar_topo_t *t, int hub, int e, const int *ranks_on) {
+    const int d = t->adj_nbr[e];
+    if (d >= t->ndevices || (e > t->adj_start[hub] && t->adj_nbr[e - 1] == d) || !ranks_on[d]) return -1;
+    return d;
+}
+
 static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                           ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                           int *ntraffic) {
@@ -200,11 +208,10 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
     const double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     double hop_lat = 0;
     for (int e = t->adj_start[hub]; e < t->adj_start[hub + 1]; e++) {
-        const int d = t->adj_nbr[e], l = t->adj_link[e];
-        if (d >= t->ndevices || (e > t->adj_start[hub] && t->adj_nbr[e - 1] == d)) continue;
+        const int d = hub_route_device(t, hub, e, ranks_on), l = t->adj_link[e];
+        if (d < 0) continue;
         const ar_link_t *lk = &t->links[l];
         const int k = ranks_on[d];
-        if (!k) continue;
         const int up = lk->a == d ? 1 : -1;
         const double s = k * B / (ar_topo_link_gbps(t, l) * 1e9);
         if (s > a.link_s) a.link_s = s;
@@ -217,8 +224,8 @@ static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t 
      * devices squared an op) */
     const double mem_bw = ar_cost_mem_gbps(&m->mem[buffer]) * 1e9;
     for (int e = t->adj_start[hub]; e < t->adj_start[hub + 1]; e++) {
-        const int d = t->adj_nbr[e];
-        if (d >= t->ndevices || (e > t->adj_start[hub] && t->adj_nbr[e - 1] == d) || !ranks_on[d]) continue;
+        const int d = hub_route_device(t, hub, e, ranks_on);
+        if (d < 0) continue;
         const double served = 2.0 * ranks_on[d] * B, s = served / mem_bw;
         if (s > c->memory_s) c->memory_s = s;
         add_traffic(&a, AR_RES_MEMORY, d, 0, served);

@@ -150,15 +150,15 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
             out->channels = lo;
             /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each
              * plan of at most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own
-             * chunk's plan is larger still). One piece a
-             * lane is the plan the backend runs fastest, and where the algorithm's steps
-             * pipeline the vector already (a ring, a torus's rings) the best there; a tree
-             * pipelines only by its pieces (center_root on torus_2d:128x128 at 64 MB: one piece
-             * a lane predicts 359 ms, 0.1% of the bound). */
+             * chunk's plan is larger still). One piece a lane is the plan the backend runs
+             * fastest, and where the algorithm's steps pipeline the vector already (a ring, a
+             * torus's rings) the best there; a tree pipelines only by its pieces (center_root
+             * on torus_2d:128x128 at 64 MB: one piece a lane predicts 359 ms, 0.1% of the
+             * bound). */
             if (o->chunk_bytes == 0 && o->channels == 0) {
                 double s = INFINITY;
                 default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
-                if (!isfinite(s) || out->chunk_bytes == 0) out->chunk_bytes = vector_chunk(count, dt);
+                if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
                 else if (want_time) {
                     *predicted_s = s;
                     return AR_OK;

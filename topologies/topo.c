@@ -343,15 +343,16 @@ const char *ar_topo_netreduce_unfit(const ar_topo_t *t) {
     return NULL;
 }
 
-/* Whether node v has a link to node b: a binary search of v's sorted neighbours. */
-static int linked_to(const ar_topo_t *t, int v, int b) {
+/* The first of node v's edges to node b (its lowest link), -1 where none: a binary search of
+ * v's sorted neighbours (a switch has one per device: search, not scan). */
+static int adj_find(const ar_topo_t *t, int v, int b) {
     int lo = t->adj_start[v], hi = t->adj_start[v + 1];
     while (lo < hi) {
         const int mid = lo + (hi - lo) / 2;
         if (t->adj_nbr[mid] < b) lo = mid + 1;
         else hi = mid;
     }
-    return lo < t->adj_start[v + 1] && t->adj_nbr[lo] == b;
+    return lo < t->adj_start[v + 1] && t->adj_nbr[lo] == b ? lo : -1;
 }
 
 int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
@@ -362,7 +363,7 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     if (t->nnodes == t->ndevices) return 0; /* no switches: only a direct link will do */
     /* Through one switch, the common case, without a search's state. */
     for (int e = t->adj_start[a]; e < t->adj_start[a + 1]; e++)
-        if (t->nodes[t->adj_nbr[e]].is_switch && linked_to(t, t->adj_nbr[e], b)) return 1;
+        if (t->nodes[t->adj_nbr[e]].is_switch && adj_find(t, t->adj_nbr[e], b) >= 0) return 1;
     /* Search from a through switch nodes only; b must be a neighbour of a reached switch.
      * Each node's neighbours once, b looked up among them (a switch of thousands of
      * devices: a search over every link per node cost a ring's P pairs P x links). */
@@ -382,7 +383,7 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     seen[a] = 1;
     while (head < tail && !found) {
         const int v = queue[head++];
-        if (v != a && linked_to(t, v, b)) {
+        if (v != a && adj_find(t, v, b) >= 0) {
             found = 1;
             break;
         }
@@ -411,14 +412,9 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
             const size_t ij = (size_t)cur * n + dev_to;
             l = t->next_link[ij], next = t->next_hop[ij];
         } else if (k == h - 1) { /* the last hop: to dev_to itself, its first link in cur's sorted list */
-            int lo = t->adj_start[cur], hi = t->adj_start[cur + 1];
-            while (lo < hi) { /* a switch has a neighbour per device: search, not scan */
-                const int mid = lo + (hi - lo) / 2;
-                if (t->adj_nbr[mid] < dev_to) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo == t->adj_start[cur + 1] || t->adj_nbr[lo] != dev_to) return -1;
-            next = dev_to, l = t->adj_link[lo];
+            const int e = adj_find(t, cur, dev_to);
+            if (e < 0) return -1;
+            next = dev_to, l = t->adj_link[e];
         } else { /* the tables' rule: the first neighbour, by (node, link), one hop closer */
             for (int e = t->adj_start[cur]; e < t->adj_start[cur + 1] && next < 0; e++)
                 if (ar_topo_hops(t, t->adj_nbr[e], dev_to) == h - k - 1) next = t->adj_nbr[e], l = t->adj_link[e];
@@ -465,14 +461,9 @@ int ar_topo_fold_links(const ar_topo_t *t, int *slot) {
             const int u = d ? t->links[l].b : t->links[l].a, v = d ? t->links[l].a : t->links[l].b;
             const int base = u < t->ndevices ? u : v < t->ndevices ? v : 0;
             const int fu = ar_topo_translate(t, base, u), fv = ar_topo_translate(t, base, v);
-            int lo = t->adj_start[fu], hi = t->adj_start[fu + 1];
-            while (lo < hi) { /* fu's neighbours are sorted */
-                const int mid = lo + (hi - lo) / 2;
-                if (t->adj_nbr[mid] < fv) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo == t->adj_start[fu + 1] || t->adj_nbr[lo] != fv) return AR_EINVAL;
-            const int fl = t->adj_link[lo];
+            const int e = adj_find(t, fu, fv);
+            if (e < 0) return AR_EINVAL;
+            const int fl = t->adj_link[e];
             slot[2 * l + d] = 2 * fl + (t->links[fl].a != fu);
         }
     return AR_OK;

@@ -241,6 +241,7 @@ typedef struct ar_plan_s {
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
     int only_rank;           /* a plan of one rank (above): its rank; -1: every rank's ops */
     const char *limit;       /* the limit a build ran into (AR_ELIMIT): "source addresses", "ops", "flags" */
+    uint64_t limit_most;     /* and how many of them a plan may hold */
     /* A plan of rank 0 alone: where the translates of its ops that reach rank 0 touch it.
      * Rank 0's operand on rank q stands, on rank 0, for the operand of rank m's same op (m
      * the rank the translation taking q to 0 takes 0 to), at offset mirror_off[i] of the
