@@ -82,6 +82,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     ar_plan_t *p = NULL;
     const int told = rc != AR_OK; /* err already says why */
     if (rc == AR_OK) rc = ar__plan_new(o, "mesh2d", P, 2 * lanes, count, dt, &p);
+    if (rc == AR_OK) p->shift_w = W; /* rows of W ranks: their grid's shifts map it onto itself */
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);

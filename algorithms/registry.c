@@ -115,6 +115,7 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
  * (where the far end sits seen from the near one) is compared once. */
 typedef struct route_check_s {
     const ar_topo_t *t;
+    int w;                  /* the grid whose shifts are the translations (ar_plan_t.shift_w) */
     int *fold;              /* ar_topo_fold_links */
     int *h0, *d0, *h1, *d1; /* two routes, ar_topo_diameter hops at most */
     unsigned char *seen;    /* per offset: 1 checked alike, 2 differs */
@@ -125,15 +126,16 @@ static void route_check_free(route_check_t *c) {
     memset(c, 0, sizeof *c);
 }
 
-static int route_check_init(route_check_t *c, const ar_topo_t *t) {
+static int route_check_init(route_check_t *c, const ar_topo_t *t, int w) {
     memset(c, 0, sizeof *c);
     c->t = t;
+    c->w = w;
     const size_t hops = (size_t)ar_topo_diameter(t) + 1;
     c->fold = malloc((size_t)2 * t->nlinks * sizeof *c->fold + 1);
     c->h0 = malloc(hops * sizeof(int)), c->d0 = malloc(hops * sizeof(int));
     c->h1 = malloc(hops * sizeof(int)), c->d1 = malloc(hops * sizeof(int));
     c->seen = calloc((size_t)t->ndevices, 1);
-    if (!c->fold || !c->h0 || !c->d0 || !c->h1 || !c->d1 || !c->seen || ar_topo_fold_links(t, c->fold) != AR_OK) {
+    if (!c->fold || !c->h0 || !c->d0 || !c->h1 || !c->d1 || !c->seen || ar_topo_fold_links(t, w, c->fold) != AR_OK) {
         route_check_free(c);
         return 0;
     }
@@ -144,7 +146,7 @@ static int route_check_init(route_check_t *c, const ar_topo_t *t) {
  * offset, hop for hop (each link direction of the same orbit). */
 static int route_alike(route_check_t *c, int k, int to) {
     const ar_topo_t *t = c->t;
-    const int off = ar_topo_translate(t, k, to);
+    const int off = ar_topo_translate(t, c->w, k, to);
     if (!c->seen[off]) {
         const int max = ar_topo_diameter(t) + 1;
         const int n0 = ar_topo_route(t, 0, off, c->h0, c->d0, max), n1 = ar_topo_route(t, k, to, c->h1, c->d1, max);
@@ -163,7 +165,7 @@ static int route_alike(route_check_t *c, int k, int to) {
 static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k) {
     const ar_topo_t *t = rc->t;
     if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
-        a->host_elems != b->host_elems || a->nops != b->nops)
+        a->host_elems != b->host_elems || a->nops != b->nops || a->shift_w != b->shift_w)
         return 0;
     memset(rc->seen, 0, (size_t)t->ndevices);
     const uint64_t es = ar_dtype_size(a->dtype);
@@ -176,7 +178,7 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
                 x->flag != y->flag || x->count != y->count)
                 return 0;
             if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) {
-                if (ar_topo_translate(t, k, y->dst.rank) != x->dst.rank || !route_alike(rc, k, y->dst.rank)) return 0;
+                if (ar_topo_translate(t, rc->w, k, y->dst.rank) != x->dst.rank || !route_alike(rc, k, y->dst.rank)) return 0;
                 continue;
             }
             for (uint32_t s = 0; s <= x->nsrc; s++) {
@@ -184,7 +186,7 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
                 if (u->buf != v->buf || (u->off * es) % 16 != (v->off * es) % 16) return 0;
                 const int host = u->rank == AR_RANK_HOST;
                 if (host != (v->rank == AR_RANK_HOST)) return 0;
-                if (!host && (ar_topo_translate(t, k, v->rank) != u->rank || !route_alike(rc, k, v->rank))) return 0;
+                if (!host && (ar_topo_translate(t, rc->w, k, v->rank) != u->rank || !route_alike(rc, k, v->rank))) return 0;
             }
         }
     }
@@ -192,9 +194,10 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
 }
 
 /* The ranks rank 0's plan is compared with: neighbours both ways, and ranks across the
- * topology (a torus's next row, its far side). */
-static int symmetry_probes(const ar_topo_t *t, int *k) {
-    const int P = t->nranks, w = t->kind == AR_TOPO_TORUS_2D ? t->grid_w : 1;
+ * grid whose shifts are the translations (a torus's next row, its far side). */
+static int symmetry_probes(const ar_topo_t *t, int shift_w, int *k) {
+    const int P = t->nranks, sw = shift_w > 0 ? shift_w : t->kind == AR_TOPO_TORUS_2D ? t->grid_w : P;
+    const int w = sw < P ? sw : 1;
     const int want[AR_ALGO_SYMMETRY_PROBES] = {1, P - 1, (P / 2 + w / 2) % P, (w > 1 ? w : P / 3) % P};
     int n = 0;
     for (int i = 0; i < AR_ALGO_SYMMETRY_PROBES; i++) {
@@ -246,7 +249,7 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
     ar_error_clear(&e);
     for (int q = 1; ok && q < t->ndevices; q++) {
         if (!peer[q]) continue;
-        const int m = ar_topo_translate(t, q, 0);
+        const int m = ar_topo_translate(t, rc->w, q, 0);
         ar_plan_t *pm = NULL;
         k.one_rank = m + 1;
         ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m);
@@ -274,7 +277,7 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
  * (every rank's is to be built). */
 static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                               const ar_algo_opts_t *opts) {
-    if (!a->one_rank || !ar_topo_translatable(topo)) return NULL;
+    if (!a->one_rank || !ar_topo_translatable(topo, 0)) return NULL;
     ar_algo_opts_t k = *opts;
     ar_error_t e;
     ar_error_clear(&e);
@@ -293,14 +296,14 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         k.sizing = NULL;
     }
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
-    if (ar_cost_tracks_warmth(topo->model) && !mirror_affordable(topo, p)) {
+    if (!ar_topo_translatable(topo, p->shift_w) || (ar_cost_tracks_warmth(topo->model) && !mirror_affordable(topo, p))) {
         ar_plan_free(p);
         return NULL;
     }
     int probe[AR_ALGO_SYMMETRY_PROBES];
-    const int n = symmetry_probes(topo, probe);
+    const int n = symmetry_probes(topo, p->shift_w, probe);
     route_check_t rc;
-    if (!route_check_init(&rc, topo)) {
+    if (!route_check_init(&rc, topo, p->shift_w)) {
         ar_plan_free(p);
         return NULL;
     }

@@ -22,6 +22,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (rc == AR_OK)
         rc = ar__plan_fits(o, "torus2d", P, (uint64_t)lanes * (uint64_t)P * 3u * (uint64_t)(W - 1 + H - 1), err);
     if (rc == AR_OK) rc = ar__plan_new(o, "torus2d", P, lanes, count, dt, &p);
+    if (rc == AR_OK) p->shift_w = W; /* rows of W ranks: their grid's shifts map it onto itself */
     const uint64_t stride = ar__slot_stride(count, dt); /* the second dimension's rings from here */
     if (rc == AR_OK) p->scratch_elems = 2 * stride;
     /* rows[dir][y*W + i]: rank at ring position i of row y; cols likewise */

@@ -668,7 +668,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
     if (p->only_rank >= 0) {
         w.fold = malloc((size_t)2 * t->nlinks * sizeof *w.fold + 1);
-        if (w.fold && ar_topo_fold_links(t, w.fold) != AR_OK) {
+        if (w.fold && ar_topo_fold_links(t, p->shift_w, w.fold) != AR_OK) {
             rc = AR_ERR(err, AR_EPLAN, "analytic: %s has no translations for a plan of one rank", t->name);
             goto out;
         }

@@ -253,7 +253,7 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
     if (topo && topo->nranks != p->nranks)
         return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
                       topo->name, topo->nranks);
-    if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo))
+    if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo, p->shift_w))
         return AR_ERR(err, AR_EPLAN, "a plan of rank %d's ops alone runs only on a topology whose translations map "
                       "it onto itself (ring_1d, torus_2d, full, switch; a rank per device)", p->only_rank);
     if (topo && p->only_rank >= 0 && ar_cost_tracks_warmth(topo->model) && (p->only_rank != 0 || !p->mirror_off))

@@ -607,7 +607,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         net_weights(s.m, &s.net_weight, s.req_weight);
         if (p->only_rank >= 0) {
             s.fold.resize((size_t)2 * t->nlinks);
-            if (ar_topo_fold_links(t, s.fold.data()) != AR_OK)
+            if (ar_topo_fold_links(t, p->shift_w, s.fold.data()) != AR_OK)
                 return AR_ERR(err, AR_EPLAN, "sim: %s has no translations for a plan of one rank", t->name);
         }
         for (int l = 0; l < t->nlinks; l++) {

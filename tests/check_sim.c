@@ -866,6 +866,9 @@ START_TEST(test_one_rank_plan) {
         {"full:8", "2stage", 1u << 18, AR_COLL_ALLREDUCE, 2},
         {"ring_1d:7", "1stage", 7u << 16, AR_COLL_ALLREDUCE, 2},
         {"switch:8", "innet", 1u << 18, AR_COLL_ALLREDUCE, 2},
+        /* a grid laid over a switch or full: its own shifts, not the topology's rotations */
+        {"switch:12", "torus2d", 3u << 18, AR_COLL_ALLREDUCE, 4},
+        {"full:16", "torus2d", 1u << 20, AR_COLL_ALLREDUCE, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* (full and switch open with a GPU's model, which charges warmth: not this one) */
@@ -905,7 +908,8 @@ START_TEST(test_one_rank_plan_warmth) {
     } cases[] = {
         {"switch:8", "2stage", 1u << 23, 8}, {"switch:8", "1stage", 1u << 22, 8},
         {"ring_1d:8", "ring", 1u << 23, 4},  {"torus_2d:4x4", "torus2d", 1u << 23, 8},
-        {"full:8", "2stage", 1u << 24, 16},
+        {"full:8", "2stage", 1u << 24, 16},   {"switch:16", "torus2d", 1u << 23, 8},
+        {"full:16", "torus2d", 1u << 21, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ar_topo_t *t = tu_topo_open(cases[i].topo, "h200_sxm");
@@ -951,6 +955,8 @@ START_TEST(test_one_rank_plan_refused) {
         {"ring_1d:8", NULL, "2stage", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", NULL, "ring", (1u << 16) + 8, AR_SYMMETRY_ON},
         {"mesh_2d:4x4", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},
+        {"ring_1d:16", NULL, "torus2d", 1u << 16, AR_SYMMETRY_ON}, /* a 4x4 grid: no rotation's */
+        {"switch:16", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},   /* a tree to each block's owner */
         {"ring_1d:8", NULL, "ring", 1u << 16, AR_SYMMETRY_AUTO},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -434,33 +434,47 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
 
 /* ---- translations ---- */
 
-int ar_topo_translatable(const ar_topo_t *t) {
+/* The width of the grid whose shifts are meant (w = 0: the topology's own). */
+static int shift_width(const ar_topo_t *t, int w) {
+    return w > 0 ? w : t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
+}
+
+/* Whether every link between two devices is of one kind and count, and so is every link
+ * between a device and a switch: what makes any grid's shifts map links onto links where
+ * every device meets every other (full, switch). */
+static int links_alike(const ar_topo_t *t) {
+    for (int l = 1; l < t->nlinks; l++)
+        if (t->links[l].kind != t->links[0].kind || t->links[l].count != t->links[0].count) return 0;
+    return 1;
+}
+
+int ar_topo_translatable(const ar_topo_t *t, int w) {
     if (t->kind != AR_TOPO_RING_1D && t->kind != AR_TOPO_TORUS_2D && t->kind != AR_TOPO_FULL &&
         t->kind != AR_TOPO_SWITCH)
         return 0;
     if (t->ndevices < 2 || t->nranks != t->ndevices) return 0;
     for (int r = 0; r < t->nranks; r++)
         if (t->placement[r] != r) return 0;
-    return 1;
+    const int sw = shift_width(t, w);
+    if (sw == shift_width(t, 0)) return 1;
+    return (t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH) && sw > 0 && t->ndevices % sw == 0 &&
+           links_alike(t);
 }
 
-int ar_topo_translate(const ar_topo_t *t, int base, int node) {
+int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
     const int nd = t->ndevices;
     if (node < 0 || node >= nd) return node;
-    if (t->kind == AR_TOPO_TORUS_2D) {
-        const int w = t->grid_w, h = t->grid_h;
-        return ((node / w - base / w + h) % h) * w + (node % w - base % w + w) % w;
-    }
-    return (node - base + nd) % nd;
+    const int sw = shift_width(t, w), sh = nd / sw;
+    return ((node / sw - base / sw + sh) % sh) * sw + (node % sw - base % sw + sw) % sw;
 }
 
-int ar_topo_fold_links(const ar_topo_t *t, int *slot) {
-    if (!ar_topo_translatable(t)) return AR_EINVAL;
+int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot) {
+    if (!ar_topo_translatable(t, w)) return AR_EINVAL;
     for (int l = 0; l < t->nlinks; l++)
         for (int d = 0; d < 2; d++) {
             const int u = d ? t->links[l].b : t->links[l].a, v = d ? t->links[l].a : t->links[l].b;
             const int base = u < t->ndevices ? u : v < t->ndevices ? v : 0;
-            const int fu = ar_topo_translate(t, base, u), fv = ar_topo_translate(t, base, v);
+            const int fu = ar_topo_translate(t, w, base, u), fv = ar_topo_translate(t, w, base, v);
             const int e = adj_find(t, fu, fv);
             if (e < 0) return AR_EINVAL;
             const int fl = t->adj_link[e];

@@ -74,9 +74,9 @@
  * op's writes (program order). Channels are ordered only by SIGNAL/WAIT.
  *
  * A plan of one rank (only_rank >= 0) holds that rank's ops alone, every other rank's
- * being their image under the topology's translations (arsim/topo.h): rank q's ops are
- * only_rank's with every rank moved by the translation taking only_rank to q, sizes,
- * flags and buffers the same. Every rank then runs alike, at the same moments, so a
+ * being their image under the topology's translations (arsim/topo.h; those of the grid
+ * shift_w wide): rank q's ops are only_rank's with every rank moved by the translation
+ * taking only_rank to q, sizes, flags and buffers the same. Every rank then runs alike, at the same moments, so a
  * timing backend (AR_BACKEND_MODEL) runs only_rank's channels for all: the SIGNAL some
  * other rank sends to only_rank at the moment only_rank sends one is the one that
  * increments only_rank's flag (ar_plan_signal_rank), and each link or memory it uses is
@@ -240,6 +240,9 @@ typedef struct ar_plan_s {
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
     int only_rank;           /* a plan of one rank (above): its rank; -1: every rank's ops */
+    int shift_w;             /* the width of the grid whose shifts map the plan onto itself
+                              * (ar_topo_translate): an algorithm that lays its ranks on a grid
+                              * of its own says so; 0: the topology's own translations */
     const char *limit;       /* the limit a build ran into (AR_ELIMIT): "source addresses", "ops", "flags" */
     uint64_t limit_most;     /* and how many of them a plan may hold */
     /* A plan of rank 0 alone: where the translates of its ops that reach rank 0 touch it.

@@ -101,18 +101,22 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
  * network. */
 int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
 
-/* Translations: the shifts of a ring_1d, torus_2d, full or switch topology (a torus's
- * along both axes; a switch stays where it is) map its links onto its links, and every
- * device onto device 0 by exactly one of them. A plan that such shifts map onto itself
- * runs alike on every rank, so the timing backends can run one rank's ops for all
- * (arsim/plan.h, "A plan of one rank"). Whether t has them, each rank on its own device: */
-int ar_topo_translatable(const ar_topo_t *t);
-/* Node `node` under the translation that moves device `base` to device 0 (a switch: itself). */
-int ar_topo_translate(const ar_topo_t *t, int base, int node);
+/* Translations: the shifts of a grid of the devices, w wide (device d in column d % w of
+ * row d / w), that map the topology's links onto its links and every device onto device 0
+ * by exactly one of them. A plan that they map onto itself runs alike on every rank, so the
+ * timing backends can run one rank's ops for all (arsim/plan.h, "A plan of one rank").
+ * A ring_1d has those of its N x 1 grid (its rotations), a torus_2d those of its own grid
+ * (along both axes); full and switch, where every device meets every other alike, those of
+ * any grid that holds their devices (a switch stays where it is). w = 0 names the
+ * topology's own grid (full and switch: N x 1). Whether t has the shifts of the w-wide
+ * grid, each rank on its own device: */
+int ar_topo_translatable(const ar_topo_t *t, int w);
+/* Node `node` under the shift of the w-wide grid that moves device `base` to device 0. */
+int ar_topo_translate(const ar_topo_t *t, int w, int base, int node);
 /* For each link direction (slot link x 2 + (dir < 0)), the one of its orbit under the
- * translations that leaves or enters device 0 (links between switches: itself): slot[2 *
- * nlinks]. AR_EINVAL when t is not translatable. */
-int ar_topo_fold_links(const ar_topo_t *t, int *slot);
+ * shifts of the w-wide grid that leaves or enters device 0 (links between switches:
+ * itself): slot[2 * nlinks]. AR_EINVAL where t does not have them. */
+int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot);
 
 /* Names of the shipped topology files, NULL-terminated. */
 const char *const *ar_topo_shipped(void);
