@@ -56,20 +56,31 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
  * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
  * AR_ELIMIT); *build_rc the build's status (its error in err), *nops the plan's ops. */
+/* The ops of rank 0's channels: every rank handles each piece of the vector, so two
+ * plans of one algorithm at one count hold as many as they have pieces. */
+static uint64_t rank0_ops(const ar_plan_t *p) {
+    uint64_t n = 0;
+    for (int c = 0; c < p->nchannels; c++) n += ar_plan_chan(p, p->only_rank >= 0 ? p->only_rank : 0, c)->nops;
+    return n;
+}
+
+/* The predicted time of o's plan; its ops (*nops) and rank 0's (*nops0, where not NULL). */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
-                      ar_error_t *err) {
+                      uint64_t *nops0, ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     ar_plan_t *p = NULL;
     ar_result_t res;
     *nops = 0;
+    if (nops0) *nops0 = 0;
     ar_algo_opts_t at = *o;
     at.buffer = buffer;
     at.max_ops = max_ops; /* past it the plan is not timed: not built either */
     *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops;
+    if (nops0) *nops0 = rank0_ops(p);
     ar_error_t refused;
     if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK)) {
         ar_plan_free(p);
@@ -81,14 +92,18 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     return rc == AR_OK ? res.time_s : INFINITY;
 }
 
-/* The ops of a plan, counted without building it (0 where it cannot be built). */
-static uint64_t count_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                          ar_mem_t buffer) {
+/* Rank 0's ops in o's plan (rank0_ops), counted without building it, rank 0's alone (no
+ * other rank's ops, nor the plans of other ranks that would show whether rank 0's stand for
+ * theirs); 0 where it cannot be built. */
+static uint64_t count_rank0_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                                const ar_algo_opts_t *o, ar_mem_t buffer) {
     ar_plan_size_t size;
     memset(&size, 0, sizeof size);
     ar_algo_opts_t k = *o;
     k.sizing = &size;
     k.buffer = buffer;
+    k.symmetry = AR_SYMMETRY_OFF;
+    k.one_rank = 1;
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
@@ -168,7 +183,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
                 int brc;
                 uint64_t nops;
                 ar_error_clear(&e0);
-                *predicted_s = predict(t, algo, count, dt, out, buffer, target, 0, &brc, &nops, &e0);
+                *predicted_s = predict(t, algo, count, dt, out, buffer, target, 0, &brc, &nops, NULL, &e0);
             }
             return AR_OK; /* not kept: the search's key is another count's */
         }
@@ -196,7 +211,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, &e);
+        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -471,7 +486,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     ar_algo_opts_t k = *out;
     ar_error_t e;
     int brc, n = 0;
-    uint64_t chunk[NCAND], nops[NCAND];
+    uint64_t chunk[NCAND], nops[NCAND], nops0[NCAND];
     double time[NCAND], least = INFINITY;
     /* The ladder: the own chunk first, then the vector's bytes (to a power of two) over
      * powers of four: the same pipeline shapes (pieces a lane) at every size, so a shape
@@ -483,13 +498,13 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
         k.chunk_bytes = rung || from_top ? c : 0;
         if (n > 0) {
-            const uint64_t ops = count_ops(t, algo, count, dt, &k, buffer);
-            if (ops == nops[n - 1]) continue;
-            if (hardware && ops > nops[0]) break; /* the rungs below have more still */
+            const uint64_t ops0 = count_rank0_ops(t, algo, count, dt, &k, buffer);
+            if (ops0 == nops0[n - 1]) continue;
+            if (hardware && ops0 > nops0[0]) break; /* the rungs below have more still */
         }
         ar_error_clear(&e);
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
-                          &nops[n], &e);
+                          &nops[n], &nops0[n], &e);
         chunk[n] = k.chunk_bytes;
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
@@ -508,7 +523,8 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         if (c < last) {
             k.chunk_bytes = c;
             ar_error_clear(&e);
-            time[n] = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops[n], &e);
+            time[n] = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops[n],
+                              &nops0[n], &e);
             chunk[n] = c;
             if (isfinite(time[n])) least = fmin(least, time[n]), n++;
         }
@@ -600,7 +616,7 @@ static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, 
             uint64_t nops;
             ar_error_t e;
             ar_error_clear(&e);
-            const double s = predict(t, algo, count, dt, &fo, buffer, target, 0, &brc, &nops, &e);
+            const double s = predict(t, algo, count, dt, &fo, buffer, target, 0, &brc, &nops, NULL, &e);
             if (!built) *out = fo; /* what the build will say, at least */
             built = 1;
             if (s < best * (1 - AR_CASE_TUNE_FLAT)) best = s, *out = fo;
