@@ -179,11 +179,11 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
                     return AR_OK;
                 }
             }
-            if (want_time) {
+            if (want_time) { /* up to the ops the caller would have timed (o->max_ops; 0: any) */
                 int brc;
                 uint64_t nops;
                 ar_error_clear(&e0);
-                *predicted_s = predict(t, algo, count, dt, out, buffer, target, 0, &brc, &nops, NULL, &e0);
+                *predicted_s = predict(t, algo, count, dt, out, buffer, target, o->max_ops, &brc, &nops, NULL, &e0);
             }
             return AR_OK; /* not kept: the search's key is another count's */
         }
@@ -344,27 +344,34 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
     double best = INFINITY;
     ar_error_t too_large;
     ar_error_clear(&too_large);
-    for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
-        if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
-        if (!ar_algo_computes(*a, c->algo_opts.coll)) continue;
-        ar_algo_opts_t o;
-        double s;
-        ar_error_t e;
-        ar_error_clear(&e);
-        /* as for a named algorithm (ar_case_plan): its defaults, whose search times no plan of
-         * more than AR_CASE_TUNE_MAX_OPS / 2 ops at the channels' count, then the plan they
-         * choose, which over the memory allowed is left out */
-        if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, &o,
-                             &s, &e) != AR_OK)
-            continue; /* it does not fit */
-        if (!(s < best)) continue;
-        ar_error_clear(&e);
-        if (check_memory(c, (*a)->name, &o, &e) != AR_OK) {
-            if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
-            continue;
+    /* First the algorithms whose plan the search can time in AR_CASE_TUNE_MAX_OPS ops: one
+     * of more is timed whole, where its ops and their routes can cost minutes (torus2d laid
+     * over ring_1d:16384, every rank's 12 M ops, each column's step 128 hops). Where none
+     * fits, the others. */
+    for (int pass = 0; pass < 2 && !isfinite(best); pass++)
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+            if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
+            if (!ar_algo_computes(*a, c->algo_opts.coll)) continue;
+            ar_algo_opts_t in = c->algo_opts, o;
+            if (pass == 0) in.max_ops = AR_CASE_TUNE_MAX_OPS;
+            double s;
+            ar_error_t e;
+            ar_error_clear(&e);
+            /* as for a named algorithm (ar_case_plan): its defaults, whose search times no plan of
+             * more than AR_CASE_TUNE_MAX_OPS / 2 ops at the channels' count, then the plan they
+             * choose, which over the memory allowed is left out */
+            if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &in, c->run.buffer, c->backend, &o, &s,
+                                 &e) != AR_OK)
+                continue; /* it does not fit */
+            o.max_ops = c->algo_opts.max_ops;
+            if (!(s < best)) continue;
+            ar_error_clear(&e);
+            if (check_memory(c, (*a)->name, &o, &e) != AR_OK) {
+                if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
+                continue;
+            }
+            best = s, *algo = (*a)->name, *opts = o;
         }
-        best = s, *algo = (*a)->name, *opts = o;
-    }
     if (!isfinite(best)) {
         if (too_large.code == AR_ELIMIT) { /* the memory of the last one left out */
             if (err) *err = too_large;
