@@ -168,6 +168,19 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
         a->host_elems != b->host_elems || a->nops != b->nops || a->shift_w != b->shift_w)
         return 0;
     memset(rc->seen, 0, (size_t)t->ndevices);
+    /* shortest paths tie, where they do, between the farthest devices (halfway round a ring):
+     * the farthest rank b reaches is checked first, before a walk of every op up to it */
+    int far = -1, far_hops = 0;
+    for (uint32_t i = 0; i < b->nops; i++) {
+        const ar_op_t *y = &b->ops[i];
+        const int signal = y->code == AR_OP_SIGNAL || y->code == AR_OP_WAIT;
+        for (uint32_t s = 0; s <= (signal ? 0 : y->nsrc); s++) {
+            const int r = signal ? y->dst.rank : ar_op_operand(b, y, s)->rank;
+            const int h = r >= 0 && r < t->ndevices ? ar_topo_hops(t, k, r) : 0;
+            if (h > far_hops) far = r, far_hops = h;
+        }
+    }
+    if (far >= 0 && !route_alike(rc, k, far)) return 0;
     const uint64_t es = ar_dtype_size(a->dtype);
     for (int c = 0; c < a->nchannels; c++) {
         const ar_chan_t *ca = ar_plan_chan(a, 0, c), *cb = ar_plan_chan(b, k, c);
