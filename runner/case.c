@@ -53,9 +53,6 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
     tc->e[tc->n++].channels = o->channels;
 }
 
-/* The predicted time of the algorithm with these options, INFINITY when its plan cannot
- * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
- * AR_ELIMIT); *build_rc the build's status (its error in err), *nops the plan's ops. */
 /* The ops of rank 0's channels: every rank handles each piece of the vector, so two
  * plans of one algorithm at one count hold as many as they have pieces. */
 static uint64_t rank0_ops(const ar_plan_t *p) {
@@ -64,7 +61,10 @@ static uint64_t rank0_ops(const ar_plan_t *p) {
     return n;
 }
 
-/* The predicted time of o's plan; its ops (*nops) and rank 0's (*nops0, where not NULL). */
+/* The predicted time of the algorithm with these options, INFINITY when its plan cannot
+ * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
+ * AR_ELIMIT); *build_rc the build's status (its error in err), *nops the plan's ops, *nops0
+ * (where not NULL) rank 0's. */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
                       uint64_t *nops0, ar_error_t *err) {
@@ -353,7 +353,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
             if (c->algo_opts.root >= 0 && !(*a)->takes_root) continue; /* a root asked: only a tree has one */
             if (!ar_algo_computes(*a, c->algo_opts.coll)) continue;
             ar_algo_opts_t in = c->algo_opts, o;
-            if (pass == 0) in.max_ops = AR_CASE_TUNE_MAX_OPS;
+            if (pass == 0 && (!in.max_ops || in.max_ops > AR_CASE_TUNE_MAX_OPS)) in.max_ops = AR_CASE_TUNE_MAX_OPS;
             double s;
             ar_error_t e;
             ar_error_clear(&e);

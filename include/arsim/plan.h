@@ -76,12 +76,12 @@
  * A plan of one rank (only_rank >= 0) holds that rank's ops alone, every other rank's
  * being their image under the topology's translations (arsim/topo.h; those of the grid
  * shift_w wide): rank q's ops are only_rank's with every rank moved by the translation
- * taking only_rank to q, sizes, flags and buffers the same. Every rank then runs alike, at the same moments, so a
- * timing backend (AR_BACKEND_MODEL) runs only_rank's channels for all: the SIGNAL some
- * other rank sends to only_rank at the moment only_rank sends one is the one that
- * increments only_rank's flag (ar_plan_signal_rank), and each link or memory it uses is
- * shared with the translates of only_rank's ops that use it at that moment, which are
- * only_rank's own ops using the links and memories of the same orbit
+ * taking only_rank to q, sizes, flags and buffers the same. Every rank then runs alike, at
+ * the same moments, so a timing backend (AR_BACKEND_MODEL) runs only_rank's channels for
+ * all: the SIGNAL some other rank sends to only_rank at the moment only_rank sends one is
+ * the one that increments only_rank's flag (ar_plan_signal_rank), and each link or memory
+ * it uses is shared with the translates of only_rank's ops that use it at that moment,
+ * which are only_rank's own ops using the links and memories of the same orbit
  * (ar_topo_fold_links). Routes are then translates of only_rank's. Such a plan carries
  * no data: it is never verified nor run on data.
  *
