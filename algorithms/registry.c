@@ -209,8 +209,7 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
 /* The ranks rank 0's plan is compared with: neighbours both ways, and ranks across the
  * grid whose shifts are the translations (a torus's next row, its far side). */
 static int symmetry_probes(const ar_topo_t *t, int shift_w, int *k) {
-    const int P = t->nranks, sw = shift_w > 0 ? shift_w : t->kind == AR_TOPO_TORUS_2D ? t->grid_w : P;
-    const int w = sw < P ? sw : 1;
+    const int P = t->nranks, sw = ar_topo_shift_width(t, shift_w), w = sw < P ? sw : 1;
     const int want[AR_ALGO_SYMMETRY_PROBES] = {1, P - 1, (P / 2 + w / 2) % P, (w > 1 ? w : P / 3) % P};
     int n = 0;
     for (int i = 0; i < AR_ALGO_SYMMETRY_PROBES; i++) {
@@ -221,10 +220,6 @@ static int symmetry_probes(const ar_topo_t *t, int shift_w, int *k) {
     return n;
 }
 
-/* p->mirror_off (plan.h): for each rank q that rank 0's ops touch, the plan of rank m, the
- * one whose translate reaches rank 0 where rank 0's reaches q, checked as the probes are
- * (translates) and walked op for op beside rank 0's. 0 where that would cost more than
- * AR_ALGO_MIRROR_MAX_WORK ops walked, or a plan is not rank 0's translate. */
 /* The ranks other than 0 that rank 0's data ops touch, marked in peer (one per device);
  * how many. */
 static uint64_t mirror_peers(const ar_plan_t *p, unsigned char *peer) {
@@ -240,23 +235,15 @@ static uint64_t mirror_peers(const ar_plan_t *p, unsigned char *peer) {
     return npeers;
 }
 
-/* Whether the mirror offsets of p fit AR_ALGO_MIRROR_MAX_WORK: known before the probes are
- * built, which cost as much again. */
-static int mirror_affordable(const ar_topo_t *t, const ar_plan_t *p) {
-    unsigned char *peer = calloc((size_t)t->ndevices, 1);
-    const int ok = peer && mirror_peers(p, peer) * (uint64_t)p->nops <= AR_ALGO_MIRROR_MAX_WORK;
-    free(peer);
-    return ok;
-}
-
+/* p->mirror_off (plan.h): for each rank q that rank 0's ops touch (peer, mirror_peers), the
+ * plan of rank m, the one whose translate reaches rank 0 where rank 0's reaches q, checked as
+ * the probes are (translates) and walked op for op beside rank 0's. 0 where a plan is not rank
+ * 0's translate. */
 static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
-                          const ar_algo_opts_t *o, route_check_t *rc, ar_plan_t *p) {
+                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *peer, ar_plan_t *p) {
     const size_t nopd = (size_t)p->nsrcs + p->nops;
-    unsigned char *peer = calloc((size_t)t->ndevices, 1);
     uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
-    int ok = peer && mirror;
-    const uint64_t npeers = ok ? mirror_peers(p, peer) : 0;
-    ok = ok && npeers * (uint64_t)p->nops <= AR_ALGO_MIRROR_MAX_WORK;
+    int ok = mirror != NULL;
     ar_algo_opts_t k = *o;
     ar_error_t e;
     ar_error_clear(&e);
@@ -280,7 +267,6 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         }
         ar_plan_free(pm);
     }
-    free(peer);
     if (ok) p->mirror_off = mirror;
     else free(mirror);
     return ok;
@@ -309,17 +295,21 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         k.sizing = NULL;
     }
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
-    if (!ar_topo_translatable(topo, p->shift_w) || (ar_cost_tracks_warmth(topo->model) && !mirror_affordable(topo, p))) {
+    /* a model that tracks warmth needs where the other ranks' ops touch rank 0 (mirror_offsets):
+     * a plan of each rank rank 0's reach, walked beside rank 0's, whose cost is known here,
+     * before the probes are built, which cost as much again */
+    const int warmth = ar_cost_tracks_warmth(topo->model);
+    unsigned char *peer = warmth ? calloc((size_t)topo->ndevices, 1) : NULL;
+    route_check_t rc;
+    if (!ar_topo_translatable(topo, p->shift_w) || (warmth && !peer) ||
+        (warmth && mirror_peers(p, peer) * (uint64_t)p->nops > AR_ALGO_MIRROR_MAX_WORK) ||
+        !route_check_init(&rc, topo, p->shift_w)) {
+        free(peer);
         ar_plan_free(p);
         return NULL;
     }
     int probe[AR_ALGO_SYMMETRY_PROBES];
     const int n = symmetry_probes(topo, p->shift_w, probe);
-    route_check_t rc;
-    if (!route_check_init(&rc, topo, p->shift_w)) {
-        ar_plan_free(p);
-        return NULL;
-    }
     for (int i = 0; i < n && p; i++) {
         ar_plan_t *q = NULL;
         k.one_rank = probe[i] + 1;
@@ -330,11 +320,11 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
             p = NULL;
         }
     }
-    /* a model that tracks warmth needs where the other ranks' ops touch rank 0 */
-    if (p && ar_cost_tracks_warmth(topo->model) && !mirror_offsets(a, topo, count, dtype, &k, &rc, p)) {
+    if (p && warmth && !mirror_offsets(a, topo, count, dtype, &k, &rc, peer, p)) {
         ar_plan_free(p);
         p = NULL;
     }
+    free(peer);
     route_check_free(&rc);
     return p;
 }

@@ -181,11 +181,6 @@ static void add_traffic(acc_t *a, ar_res_t res, int link, int dir, double bytes)
     a->traffic[a->ntraffic++] = (ar_op_traffic_t){res, link, dir, bytes};
 }
 
-/* A NETREDUCE (plan.h): every device holding k ranks sends k x B up its link to the hub
- * switch and receives k x B back (the sum, once per rank), its memory serving k x B of
- * loads and k x B of stores; the switch adds at the links' rate. The executing channel
- * takes in the sum and issues its stores, as a pull and a push of B would. A device's
- * link to the hub is its route's: the first of the hub's links to it (ar_topo_route). */
 /* The device at the hub's edge e where that edge is its route's (the first of the hub's links
  * to it) and it holds ranks; -1 otherwise. */
 static int hub_route_device(const ar_topo_t *t, int hub, int e, const int *ranks_on) {
@@ -194,6 +189,11 @@ static int hub_route_device(const ar_topo_t *t, int hub, int e, const int *ranks
     return d;
 }
 
+/* A NETREDUCE (plan.h): every device holding k ranks sends k x B up its link to the hub
+ * switch and receives k x B back (the sum, once per rank), its memory serving k x B of
+ * loads and k x B of stores; the switch adds at the links' rate. The executing channel
+ * takes in the sum and issues its stores, as a pull and a push of B would. A device's
+ * link to the hub is its route's: the first of the hub's links to it (ar_topo_route). */
 static int netreduce_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                           ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                           int *ntraffic) {

@@ -434,8 +434,7 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
 
 /* ---- translations ---- */
 
-/* The width of the grid whose shifts are meant (w = 0: the topology's own). */
-static int shift_width(const ar_topo_t *t, int w) {
+int ar_topo_shift_width(const ar_topo_t *t, int w) {
     return w > 0 ? w : t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
 }
 
@@ -455,8 +454,8 @@ int ar_topo_translatable(const ar_topo_t *t, int w) {
     if (t->ndevices < 2 || t->nranks != t->ndevices) return 0;
     for (int r = 0; r < t->nranks; r++)
         if (t->placement[r] != r) return 0;
-    const int sw = shift_width(t, w);
-    if (sw == shift_width(t, 0)) return 1;
+    const int sw = ar_topo_shift_width(t, w);
+    if (sw == ar_topo_shift_width(t, 0)) return 1;
     return (t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH) && sw > 0 && t->ndevices % sw == 0 &&
            links_alike(t);
 }
@@ -464,7 +463,7 @@ int ar_topo_translatable(const ar_topo_t *t, int w) {
 int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
     const int nd = t->ndevices;
     if (node < 0 || node >= nd) return node;
-    const int sw = shift_width(t, w), sh = nd / sw;
+    const int sw = ar_topo_shift_width(t, w), sh = nd / sw;
     return ((node / sw - base / sw + sh) % sh) * sw + (node % sw - base % sw + sw) % sw;
 }
 

@@ -111,6 +111,9 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
  * topology's own grid (full and switch: N x 1). Whether t has the shifts of the w-wide
  * grid, each rank on its own device: */
 int ar_topo_translatable(const ar_topo_t *t, int w);
+/* The width of the grid meant by w: w itself, or for w = 0 the topology's own (a torus's
+ * grid_w, else its devices). */
+int ar_topo_shift_width(const ar_topo_t *t, int w);
 /* Node `node` under the shift of the w-wide grid that moves device `base` to device 0. */
 int ar_topo_translate(const ar_topo_t *t, int w, int base, int node);
 /* For each link direction (slot link x 2 + (dir < 0)), the one of its orbit under the
