@@ -108,23 +108,26 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
     return rc;
 }
 
-/* Routes as translates: a route from device 0 and a route from device k that the translation
- * taking k to 0 should map onto each other. The topology's routes are its shortest paths with
+/* Routes as translates: a route from device 0 (or the device standing for k's orbit) and a
+ * route from device k that the translation taking k there should map onto each other. The topology's routes are its shortest paths with
  * ties broken by node number, which a translation need not keep (halfway round an even ring);
  * a plan of one rank stands for the others only where every route it takes does. Each offset
  * (where the far end sits seen from the near one) is compared once. */
 typedef struct route_check_s {
     const ar_topo_t *t;
-    int w;                  /* the grid whose shifts are the translations (ar_plan_t.shift_w) */
+    int w;                  /* the translations (ar_plan_shifts) */
     int *fold;              /* ar_topo_fold_links */
     int *h0, *d0, *h1, *d1; /* two routes, ar_topo_diameter hops at most */
-    unsigned char *seen;    /* per offset: 1 checked alike, 2 differs */
+    unsigned char *seen;    /* per orbit's device and offset: 1 checked alike, 2 differs */
 } route_check_t;
 
 static void route_check_free(route_check_t *c) {
     AR_FREE_EACH(c->fold, c->h0, c->d0, c->h1, c->d1, c->seen);
     memset(c, 0, sizeof *c);
 }
+
+/* Orbits under the translations w names, times devices: route_check_t.seen's size. */
+static size_t route_seen_size(const ar_topo_t *t, int w) { return (size_t)(w < 0 ? -w : 1) * t->ndevices; }
 
 static int route_check_init(route_check_t *c, const ar_topo_t *t, int w) {
     memset(c, 0, sizeof *c);
@@ -134,7 +137,7 @@ static int route_check_init(route_check_t *c, const ar_topo_t *t, int w) {
     c->fold = malloc((size_t)2 * t->nlinks * sizeof *c->fold + 1);
     c->h0 = malloc(hops * sizeof(int)), c->d0 = malloc(hops * sizeof(int));
     c->h1 = malloc(hops * sizeof(int)), c->d1 = malloc(hops * sizeof(int));
-    c->seen = calloc((size_t)t->ndevices, 1);
+    c->seen = calloc(route_seen_size(t, w), 1);
     if (!c->fold || !c->h0 || !c->d0 || !c->h1 || !c->d1 || !c->seen || ar_topo_fold_links(t, w, c->fold) != AR_OK) {
         route_check_free(c);
         return 0;
@@ -142,32 +145,36 @@ static int route_check_init(route_check_t *c, const ar_topo_t *t, int w) {
     return 1;
 }
 
-/* Whether the route from device k to device to is the translate of device 0's to the same
- * offset, hop for hop (each link direction of the same orbit). */
+/* Whether the route from device k to device to is the translate of the one from the device
+ * standing for k's orbit to the same offset, hop for hop (each link direction of the same
+ * orbit). */
 static int route_alike(route_check_t *c, int k, int to) {
     const ar_topo_t *t = c->t;
-    const int off = ar_topo_translate(t, c->w, k, to);
-    if (!c->seen[off]) {
+    const int k0 = ar_topo_orbit_device(t, c->w, k), off = ar_topo_translate(t, c->w, k, to);
+    unsigned char *seen = &c->seen[(size_t)k0 * t->ndevices + off];
+    if (!*seen) {
         const int max = ar_topo_diameter(t) + 1;
-        const int n0 = ar_topo_route(t, 0, off, c->h0, c->d0, max), n1 = ar_topo_route(t, k, to, c->h1, c->d1, max);
+        const int n0 = ar_topo_route(t, k0, off, c->h0, c->d0, max), n1 = ar_topo_route(t, k, to, c->h1, c->d1, max);
         int alike = n0 == n1 && n0 >= 0;
         for (int h = 0; h < n0 && alike; h++)
             alike = c->fold[2 * c->h0[h] + (c->d0[h] < 0)] == c->fold[2 * c->h1[h] + (c->d1[h] < 0)];
-        c->seen[off] = alike ? 1 : 2;
+        *seen = alike ? 1 : 2;
     }
-    return c->seen[off] == 1;
+    return *seen == 1;
 }
 
-/* Whether rank k's plan (b, of rank k alone) is rank 0's (a) moved by the translation that
- * takes 0 to k, op for op, and its routes rank 0's moved alike: what a plan of one rank
+/* Whether rank k's plan (b, of rank k alone) is the ops in a of the rank standing for k's
+ * orbit (rank 0, or k % S in a plan of a row) moved by the translation that takes that rank to
+ * k, op for op, and its routes that rank's moved alike: what a plan of one rank or a row
  * stands for (arsim/plan.h). Offsets may differ (each rank has its own part of the vector),
  * not their alignment to 16 bytes, which the model charges. */
 static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k) {
     const ar_topo_t *t = rc->t;
     if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
-        a->host_elems != b->host_elems || a->nops != b->nops || a->shift_w != b->shift_w)
+        a->host_elems != b->host_elems || (a->only_span == 1 && a->nops != b->nops) || a->shift_w != b->shift_w)
         return 0;
-    memset(rc->seen, 0, (size_t)t->ndevices);
+    memset(rc->seen, 0, route_seen_size(t, rc->w));
+    const int k0 = ar_topo_orbit_device(t, rc->w, k);
     /* shortest paths tie, where they do, between the farthest devices (halfway round a ring):
      * the farthest rank b reaches is checked first, before a walk of every op up to it */
     int far = -1, far_hops = 0;
@@ -183,7 +190,7 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
     if (far >= 0 && !route_alike(rc, k, far)) return 0;
     const uint64_t es = ar_dtype_size(a->dtype);
     for (int c = 0; c < a->nchannels; c++) {
-        const ar_chan_t *ca = ar_plan_chan(a, 0, c), *cb = ar_plan_chan(b, k, c);
+        const ar_chan_t *ca = ar_plan_chan(a, k0, c), *cb = ar_plan_chan(b, k, c);
         if (ca->nops != cb->nops) return 0;
         for (uint32_t i = 0; i < ca->nops; i++) {
             const ar_op_t *x = &a->ops[ca->first + i], *y = &b->ops[cb->first + i];
@@ -207,13 +214,17 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
 }
 
 /* The ranks rank 0's plan is compared with: neighbours both ways, and ranks across the
- * grid whose shifts are the translations (a torus's next row, its far side). */
-static int symmetry_probes(const ar_topo_t *t, int shift_w, int *k) {
-    const int P = t->nranks, sw = ar_topo_shift_width(t, shift_w), w = sw < P ? sw : 1;
-    const int want[AR_ALGO_SYMMETRY_PROBES] = {1, P - 1, (P / 2 + w / 2) % P, (w > 1 ? w : P / 3) % P};
+ * grid whose shifts are the translations (a torus's next row, its far side); for a plan of a
+ * row of S ranks (shifts -S), ranks of other rows: the next row's first, the last row's last,
+ * one halfway, the next row's last. */
+static int symmetry_probes(const ar_topo_t *t, int shifts, int *k) {
+    const int P = t->nranks, sw = ar_topo_shift_width(t, shifts), w = sw < P ? sw : 1, S = shifts < 0 ? -shifts : 1;
+    const int want[AR_ALGO_SYMMETRY_PROBES] = {
+        shifts < 0 ? S : 1, P - 1, (P / 2 + (shifts < 0 ? S : w) / 2) % P,
+        shifts < 0 ? (2 * S - 1) % P : (w > 1 ? w : P / 3) % P};
     int n = 0;
     for (int i = 0; i < AR_ALGO_SYMMETRY_PROBES; i++) {
-        int seen = want[i] <= 0;
+        int seen = want[i] < S;
         for (int j = 0; j < n && !seen; j++) seen = k[j] == want[i];
         if (!seen) k[n++] = want[i];
     }
@@ -272,8 +283,9 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
     return ok;
 }
 
-/* Rank 0's plan alone, where it stands for every rank's (opts->symmetry, algo.h); else NULL
- * (every rank's is to be built). */
+/* Rank 0's plan alone, where it stands for every rank's (opts->symmetry, algo.h), or the plan
+ * of rank 0's row where its grid lies on a topology that has only its rows' shifts (a plan of a
+ * row, arsim/plan.h); else NULL (every rank's is to be built). */
 static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                               const ar_algo_opts_t *opts) {
     if (!a->one_rank || !ar_topo_translatable(topo, 0)) return NULL;
@@ -299,17 +311,27 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
      * a plan of each rank rank 0's reach, walked beside rank 0's, whose cost is known here,
      * before the probes are built, which cost as much again */
     const int warmth = ar_cost_tracks_warmth(topo->model);
+    int shifts = p->shift_w;
+    if (!ar_topo_translatable(topo, shifts) && shifts > 0 && !warmth && ar_topo_translatable(topo, -shifts)) {
+        /* its grid's rows shift onto themselves, its columns do not: rank 0's row for all */
+        ar_plan_free(p);
+        p = NULL;
+        k.one_span = shifts;
+        shifts = -shifts;
+        if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+        k.one_span = 0;
+    }
     unsigned char *peer = warmth ? calloc((size_t)topo->ndevices, 1) : NULL;
     route_check_t rc;
-    if (!ar_topo_translatable(topo, p->shift_w) || (warmth && !peer) ||
+    if (!ar_topo_translatable(topo, shifts) || (warmth && !peer) ||
         (warmth && mirror_peers(p, peer) * (uint64_t)p->nops > AR_ALGO_MIRROR_MAX_WORK) ||
-        !route_check_init(&rc, topo, p->shift_w)) {
+        !route_check_init(&rc, topo, shifts)) {
         free(peer);
         ar_plan_free(p);
         return NULL;
     }
     int probe[AR_ALGO_SYMMETRY_PROBES];
-    const int n = symmetry_probes(topo, p->shift_w, probe);
+    const int n = symmetry_probes(topo, shifts, probe);
     for (int i = 0; i < n && p; i++) {
         ar_plan_t *q = NULL;
         k.one_rank = probe[i] + 1;
@@ -359,10 +381,11 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
             *out = one;
             return AR_OK;
         }
-        if (one) { /* counted as rank 0's alone */
-            ar_plan_free(one);
+        if (one) { /* counted as rank 0's alone, or its row's */
             ar_algo_opts_t k = *opts;
             k.one_rank = 1;
+            k.one_span = one->only_span;
+            ar_plan_free(one);
             return a->build(topo, count, dtype, &k, out, err);
         }
     }

@@ -89,20 +89,23 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /* The ring positions whose ops the plan keeps, [*first, *last): every one, or in a plan of
- * one rank (arsim/plan.h) that rank's position, none where the ring does not pass it. A
+ * one rank or a row (arsim/plan.h) the positions of its ranks, none where the ring does not
+ * pass them (or every one where they lie apart on it: the emitters drop the rest). A
  * position's own count of WAITs (nrecv) is all it keeps of the others: the rest need not
  * run. */
 static void ring_span(ar__ring_t *r, int *first, int *last) {
     if (!r->span_first1) { /* found once per ring: a torus asks for each of its rings per chunk */
-        const int only = r->p->only_rank;
         int f = 0, l = r->n;
-        if (only >= 0) {
-            l = 0;
+        if (r->p->only_rank >= 0) {
+            int kept = 0;
+            f = r->n, l = 0;
             for (int i = 0; i < r->n; i++)
-                if (r->ranks[i] == only) {
-                    f = i, l = i + 1;
-                    break;
+                if (ar_plan_keeps_rank(r->p, r->ranks[i])) {
+                    if (i < f) f = i;
+                    l = i + 1, kept++;
                 }
+            if (kept && kept != l - f) f = 0, l = r->n;
+            if (!kept) f = 0, l = 0;
         }
         r->span_first1 = f + 1, r->span_last = l;
     }
@@ -877,7 +880,7 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
                  ar_dtype_t dtype, ar_plan_t **out) {
     AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
     if (o) (*out)->coll = o->coll;
-    if (o && o->one_rank) ar_plan_only_rank(*out, o->one_rank - 1);
+    if (o && o->one_rank) ar_plan_only_rank(*out, o->one_rank - 1, o->one_span);
     if (o && o->sizing) ar_plan_sizing(*out, o->sizing);
     else if (o && o->layout) {
         const int rc = ar_plan_layout(*out, o->layout);
@@ -891,7 +894,8 @@ int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int ncha
 }
 
 int ar__plan_fits(const ar_algo_opts_t *o, const char *algo, int nranks, uint64_t srcs, ar_error_t *err) {
-    if (o && o->one_rank && nranks > 0) srcs /= (uint64_t)nranks; /* a plan of one rank holds one rank's */
+    if (o && o->one_rank && nranks > 0) /* a plan of one rank or a row holds those ranks' */
+        srcs = srcs / (uint64_t)nranks * (uint64_t)(o->one_span > 1 ? o->one_span : 1);
     if (srcs <= AR_PLAN_MAX_SRCS) return AR_OK;
     return AR_ERR(err, AR_ELIMIT,
                   "%s: %d ranks need at least %llu source addresses here, more than a plan may hold (%u): "

@@ -276,7 +276,9 @@ typedef struct walk_s {
     int *begun;               /* channels whose flow began at this moment */
     int *scratch;             /* per channel: a copy of a resource's bound flows */
     size_t nbegun;
-    int *fold;                /* a plan of one rank: each link slot's orbit (ar_topo_fold_links); else NULL */
+    int *use_pos;             /* per slot: 1 + its place in the use list of the op being begun, else 0 */
+    int *fold;                /* a plan of one rank or a row: each link slot's orbit (ar_topo_fold_links); else NULL */
+    int shifts;               /* ... the translations it stands on (ar_plan_shifts) */
     uint64_t epoch;           /* marks slots and flows seen at this moment */
     uint64_t ops;
 } walk_t;
@@ -295,8 +297,9 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
     const int L = 2 * t->nlinks, D = t->ndevices;
-    /* a plan of one rank: every device's own resources are device 0's, by translation */
-    const int dev = w->fold ? 0 : r->link;
+    /* a plan of one rank or a row: every device's own resources are those of the device
+     * standing for its orbit, by translation */
+    const int dev = w->fold ? ar_topo_orbit_device(t, w->shifts, r->link) : r->link;
     switch (r->res) {
     case AR_RES_LINK:
         *cap = ar_topo_link_gbps(t, r->link) * 1e9;
@@ -449,16 +452,16 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
         const int slot = resource_slot(w, &w->traffic[i], &cap);
         if (slot < 0 || !(cap > 0) || w->traffic[i].bytes <= 0) continue;
         const double per = w->traffic[i].bytes / f->cost.bytes;
-        size_t u = 0;
-        while (u < f->nuse && f->use[u].slot != slot) u++; /* two resources of one orbit: one slot */
-        if (u < f->nuse) {
-            f->use[u].per += per;
+        if (w->use_pos[slot]) { /* two resources of one orbit, or a route's hops: one slot */
+            f->use[w->use_pos[slot] - 1].per += per;
             continue;
         }
         if (ar_grow(&f->use, &f->cap_use, f->nuse, sizeof *f->use) != AR_OK) return oom(err);
         w->slot[slot].cap = cap;
         f->use[f->nuse++] = (use_t){slot, per, 0};
+        w->use_pos[slot] = (int)f->nuse;
     }
+    for (size_t u = 0; u < f->nuse; u++) w->use_pos[f->use[u].slot] = 0;
     if (place_event(w, w->nslots + gi, f->from) != AR_OK) return oom(err);
     return AR_OK;
 }
@@ -656,6 +659,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     const size_t nslots = (size_t)2 * t->nlinks + 4 * (size_t)t->ndevices;
     w.slot = calloc(nslots, sizeof *w.slot);
     w.touched = calloc(nslots, sizeof *w.touched);
+    w.use_pos = calloc(nslots, sizeof *w.use_pos);
     w.dirty = calloc(nslots, sizeof *w.dirty);
     w.flow = calloc((size_t)nch, sizeof *w.flow);
     w.begun = calloc((size_t)nch, sizeof *w.begun);
@@ -668,12 +672,13 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     if (w.breakdown) w.links = calloc((size_t)2 * t->nlinks + 1, sizeof *w.links);
     if (p->only_rank >= 0) {
         w.fold = malloc((size_t)2 * t->nlinks * sizeof *w.fold + 1);
-        if (w.fold && ar_topo_fold_links(t, p->shift_w, w.fold) != AR_OK) {
+        w.shifts = ar_plan_shifts(p);
+        if (w.fold && ar_topo_fold_links(t, w.shifts, w.fold) != AR_OK) {
             rc = AR_ERR(err, AR_EPLAN, "analytic: %s has no translations for a plan of one rank", t->name);
             goto out;
         }
     }
-    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.slot || !w.touched || !w.dirty || !w.flow ||
+    if (!w.ch || !w.flags || clk_rc != AR_OK || !w.traffic || !w.slot || !w.touched || !w.use_pos || !w.dirty || !w.flow ||
         !w.begun || !w.scratch || !w.ekey || !w.epos || !w.tag || !w.tpos || (w.breakdown && !w.links) ||
         (p->only_rank >= 0 && !w.fold)) {
         rc = AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
@@ -746,6 +751,7 @@ out:
     }
     free(w.slot);
     free(w.touched);
+    free(w.use_pos);
     free(w.dirty);
     free(w.begun);
     free(w.scratch);

@@ -104,7 +104,7 @@ int ar__backend_model_admits(const ar_topo_t *t, const ar_plan_t *p, ar_error_t 
     if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
     int busy = -1, rc = AR_OK;
     for (int r = 0; r < p->nranks; r++) {
-        const int rr = p->only_rank >= 0 ? p->only_rank : r, d = t->placement[r];
+        const int rr = ar_plan_kept_rank(p, r), d = t->placement[r];
         if (d < 0 || d >= t->ndevices) continue; /* the plan check says why */
         for (int c = 0; c < p->nchannels; c++) on[d] += ar_plan_chan(p, rr, c)->nops > 0;
         if (on[d] > m->gemm_units && busy < 0) busy = d;
@@ -253,7 +253,7 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
     if (topo && topo->nranks != p->nranks)
         return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
                       topo->name, topo->nranks);
-    if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo, p->shift_w))
+    if (topo && p->only_rank >= 0 && !ar_topo_translatable(topo, ar_plan_shifts(p)))
         return AR_ERR(err, AR_EPLAN, "a plan of rank %d's ops alone runs only on a topology whose translations map "
                       "it onto itself (ring_1d, torus_2d, full, switch; a rank per device)", p->only_rank);
     if (topo && p->only_rank >= 0 && ar_cost_tracks_warmth(topo->model) && (p->only_rank != 0 || !p->mirror_off))

@@ -63,6 +63,7 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     p->dtype = dtype;
     p->root = -1;
     p->only_rank = -1;
+    p->only_span = 1;
     p->build = ar_zeroed((size_t)nranks * nchannels, sizeof(chan_build_t));
     p->chans = ar_zeroed((size_t)nranks * nchannels, sizeof(ar_chan_t));
     if (!p->build || !p->chans) {
@@ -73,17 +74,20 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     return AR_OK;
 }
 
-void ar_plan_only_rank(ar_plan_t *p, int rank) { p->only_rank = rank; }
+void ar_plan_only_rank(ar_plan_t *p, int rank, int span) {
+    p->only_rank = rank;
+    p->only_span = span > 1 && rank == 0 ? span : 1;
+}
 
-/* An op of `rank` that a plan of one other rank drops (its emitter returns AR_OK). */
-static int dropped(const ar_plan_t *p, int rank) { return p->only_rank >= 0 && rank != p->only_rank; }
+/* An op of `rank` that a plan of one other rank, or of a row, drops (its emitter returns AR_OK). */
+static int dropped(const ar_plan_t *p, int rank) { return !ar_plan_keeps_rank(p, rank); }
 
-/* The channels [*lo, *hi) that may hold ops: every rank's, or in a plan of one rank that
- * rank's alone (the others stay empty: a pass over them would cost every rank's). */
+/* The channels [*lo, *hi) that may hold ops: every rank's, or in a plan of one rank or a row
+ * its ranks' alone (the others stay empty: a pass over them would cost every rank's). */
 static void kept_chans(const ar_plan_t *p, uint64_t *lo, uint64_t *hi) {
     const uint64_t per = (uint64_t)p->nchannels;
     *lo = p->only_rank >= 0 ? (uint64_t)p->only_rank * per : 0;
-    *hi = p->only_rank >= 0 ? *lo + per : (uint64_t)p->nranks * per;
+    *hi = *lo + (uint64_t)ar_plan_kept_ranks(p) * per;
 }
 
 void ar_plan_sizing(ar_plan_t *p, ar_plan_size_t *s) {
@@ -139,7 +143,7 @@ static void size_finish(ar_plan_t *p) {
     s->busy_chans = 0;
     for (uint64_t i = lo; i < hi; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
-    s->flag_slots = (uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * s->nflags;
+    s->flag_slots = (uint64_t)ar_plan_kept_ranks(p) * s->nflags;
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
     s->in_elems = p->in_elems ? p->in_elems : p->count;
@@ -313,7 +317,7 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
     if (total > UINT32_MAX) return over_limit(p, "ops", UINT32_MAX);
-    if ((uint64_t)(p->only_rank >= 0 ? 1 : p->nranks) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS)
+    if ((uint64_t)ar_plan_kept_ranks(p) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS)
         return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
     if (p->sizing) {
         size_finish(p);

@@ -204,11 +204,13 @@ struct Sim {
     std::vector<ChanState> ch;
     std::vector<FlagState> flags;
     std::vector<int> hop_links, hop_dirs;
-    /* A plan of one rank (plan.h): each link direction's orbit (ar_topo_fold_links), and
-     * every device's own resources are device 0's. Empty otherwise. */
+    /* A plan of one rank or a row (plan.h): each link direction's orbit (ar_topo_fold_links),
+     * and every device's own resources are those of the device standing for its orbit under
+     * the translations it stands on (ar_plan_shifts). Empty otherwise. */
     std::vector<int> fold;
+    int shifts = 0;
     int net_res(int slot) const { return fold.empty() ? slot : fold[(size_t)slot]; }
-    int dev_res(int dev) const { return fold.empty() ? dev : 0; }
+    int dev_res(int dev) const { return fold.empty() ? dev : ar_topo_orbit_device(t, shifts, dev); }
     /* Weights on the links: SimGrid charges a flow once per time a link is on its route, so
      * a link's capacity is net_weight x its bandwidth and a flow crosses it net_weight
      * times; a pull's requests cross the reverse direction req_weight[kind] times
@@ -607,7 +609,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         net_weights(s.m, &s.net_weight, s.req_weight);
         if (p->only_rank >= 0) {
             s.fold.resize((size_t)2 * t->nlinks);
-            if (ar_topo_fold_links(t, p->shift_w, s.fold.data()) != AR_OK)
+            s.shifts = ar_plan_shifts(p);
+            if (ar_topo_fold_links(t, s.shifts, s.fold.data()) != AR_OK)
                 return AR_ERR(err, AR_EPLAN, "sim: %s has no translations for a plan of one rank", t->name);
         }
         for (int l = 0; l < t->nlinks; l++) {

@@ -895,6 +895,57 @@ START_TEST(test_one_rank_plan) {
 }
 END_TEST
 
+/* A grid of ranks laid over a ring (torus2d on ring_1d) is a translate of itself under the
+ * ring's rotations by whole rows, not by one rank: the ops of rank 0's row stand for every
+ * rank's, each link and memory folded onto the one of its orbit the row uses, to the last
+ * digit on both backends; the row holds W/P of the ops. */
+START_TEST(test_row_plan) {
+    static const struct {
+        const char *topo;
+        uint64_t count;
+        int channels, w;
+    } cases[] = {
+        {"ring_1d:16", 1u << 19, 4, 4},
+        {"ring_1d:16", 1u << 21, 16, 4},
+        {"ring_1d:32", 3u << 18, 8, 8},
+        {"ring_1d:64", 1u << 20, 2, 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = tu_topo_open(cases[i].topo, "accel_tcm");
+        ar_plan_t *row = build_sym("torus2d", t, cases[i].count, AR_COLL_ALLREDUCE, cases[i].channels, AR_SYMMETRY_ON);
+        ar_plan_t *all = build_sym("torus2d", t, cases[i].count, AR_COLL_ALLREDUCE, cases[i].channels, AR_SYMMETRY_OFF);
+        ck_assert_msg(row->only_rank == 0 && row->only_span == cases[i].w, "torus2d on %s: rank %d, span %d",
+                      cases[i].topo, row->only_rank, row->only_span);
+        ck_assert_int_eq(ar_plan_shifts(row), -cases[i].w);
+        ck_assert_uint_eq((uint64_t)row->nops * (uint64_t)t->nranks, (uint64_t)all->nops * (uint64_t)cases[i].w);
+        same_time_both_backends(t, row, all, 1e-9, 1);
+        ar_error_t err;
+        ck_assert_int_eq(ar_plan_verify(row, &err), AR_EINVAL);
+        ar_plan_free(row);
+        ar_plan_free(all);
+        ar_topo_free(t);
+    }
+    /* the rotations by rows: a ring's by any divisor, a torus's by whole rows of its grid */
+    ar_topo_t *ring = tu_topo_open("ring_1d:12", NULL), *torus = tu_topo_open("torus_2d:4x3", NULL);
+    ck_assert(ar_topo_translatable(ring, -4) && ar_topo_translatable(ring, -3) && !ar_topo_translatable(ring, -5));
+    ck_assert(!ar_topo_translatable(ring, -12));
+    ck_assert(ar_topo_translatable(torus, -4) && !ar_topo_translatable(torus, -2) && !ar_topo_translatable(torus, -6));
+    ck_assert_int_eq(ar_topo_translate(ring, -4, 9, 2), 2 - 8 + 12); /* 9 -> 1: every node back by 8 */
+    ck_assert_int_eq(ar_topo_orbit_device(ring, -4, 11), 3);
+    ck_assert_int_eq(ar_topo_orbit_device(torus, -4, 6), 2);
+    int *slot = malloc(2 * (size_t)ring->nlinks * sizeof *slot);
+    ck_assert_int_eq(ar_topo_fold_links(ring, -4, slot), AR_OK);
+    for (int l = 0; l < ring->nlinks; l++) /* each direction onto one leaving a device of the first row */
+        for (int d = 0; d < 2; d++) {
+            const ar_link_t *k = &ring->links[slot[2 * l + d] / 2];
+            ck_assert_int_lt(slot[2 * l + d] % 2 ? k->b : k->a, 4);
+        }
+    free(slot);
+    ar_topo_free(ring);
+    ar_topo_free(torus);
+}
+END_TEST
+
 /* Under a GPU's model, which charges bytes by their warmth, rank 0's ops alone stand for every
  * rank's with the other ranks' writes into rank 0's buffers at their own offsets
  * (ar_plan_t.mirror_off): the same time to 0.5% (ops that begin at one moment touch a device
@@ -955,7 +1006,8 @@ START_TEST(test_one_rank_plan_refused) {
         {"ring_1d:8", NULL, "2stage", 1u << 16, AR_SYMMETRY_ON},
         {"ring_1d:8", NULL, "ring", (1u << 16) + 8, AR_SYMMETRY_ON},
         {"mesh_2d:4x4", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},
-        {"ring_1d:16", NULL, "torus2d", 1u << 16, AR_SYMMETRY_ON}, /* a 4x4 grid: no rotation's */
+        {"ring_1d:16", "h200_sxm", "torus2d", 1u << 16, AR_SYMMETRY_ON}, /* a row, but warmth */
+        {"ring_1d:16", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},  /* a mesh's rows are no rotation's */
         {"switch:16", NULL, "mesh2d", 1u << 16, AR_SYMMETRY_ON},   /* a tree to each block's owner */
         {"ring_1d:8", NULL, "ring", 1u << 16, AR_SYMMETRY_AUTO},
     };
@@ -997,6 +1049,7 @@ Suite *suite_sim(void) {
         {"reduce_as_exec", test_reduce_as_exec},
         {"sweep_shards_resume", test_sweep_shards_resume},
         {"one_rank_plan", test_one_rank_plan},
+        {"row_plan", test_row_plan},
         {"one_rank_plan_refused", test_one_rank_plan_refused},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -435,7 +435,7 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
 /* ---- translations ---- */
 
 int ar_topo_shift_width(const ar_topo_t *t, int w) {
-    return w > 0 ? w : t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
+    return w > 0 ? w : w == 0 && t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
 }
 
 /* Whether every link between two devices is of one kind and count, and so is every link
@@ -454,6 +454,8 @@ int ar_topo_translatable(const ar_topo_t *t, int w) {
     if (t->ndevices < 2 || t->nranks != t->ndevices) return 0;
     for (int r = 0; r < t->nranks; r++)
         if (t->placement[r] != r) return 0;
+    if (w < 0) /* rotations by -w: a torus's by whole rows */
+        return -w < t->ndevices && t->ndevices % -w == 0 && (t->kind != AR_TOPO_TORUS_2D || -w % t->grid_w == 0);
     const int sw = ar_topo_shift_width(t, w);
     if (sw == ar_topo_shift_width(t, 0)) return 1;
     return (t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH) && sw > 0 && t->ndevices % sw == 0 &&
@@ -463,6 +465,7 @@ int ar_topo_translatable(const ar_topo_t *t, int w) {
 int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
     const int nd = t->ndevices;
     if (node < 0 || node >= nd) return node;
+    if (w < 0) return (node - (base - base % -w) + nd) % nd;
     const int sw = ar_topo_shift_width(t, w), sh = nd / sw;
     return ((node / sw - base / sw + sh) % sh) * sw + (node % sw - base % sw + sw) % sw;
 }

@@ -41,12 +41,14 @@ typedef struct ar_algo_opts_s {
     ar_symmetry_t symmetry; /* whether ar_algo_build may return a plan of one rank (below) */
     int one_rank;          /* ar_algo_build's own: 1 + the rank whose ops alone are emitted (a
                             * plan of one rank, arsim/plan.h); 0: every rank's */
+    int one_span;          /* ... with one_rank 1: the ranks [0, one_span) emitted (a plan of a
+                            * row, arsim/plan.h); 0 or 1: one rank */
     uint64_t max_ops;      /* a plan of more ops than this is not built: ar_algo_build stops
                             * counting there and returns AR_ELIMIT (a search that would not time
                             * it); 0: any */
 } ar_algo_opts_t;
 
-#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0, AR_SYMMETRY_OFF, 0, 0}
+#define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0, AR_SYMMETRY_OFF, 0, 0, 0}
 
 typedef struct ar_algo_s {
     const char *name;

@@ -85,6 +85,14 @@
  * (ar_topo_fold_links). Routes are then translates of only_rank's. Such a plan carries
  * no data: it is never verified nor run on data.
  *
+ * A plan of a row of ranks (only_rank 0, only_span S > 1) is the same with fewer
+ * translations: those that move whole rows of S ranks (the rotations by S, topo.h's w = -S),
+ * where a grid of ranks lies on a topology that has its rows' shifts but not its columns'
+ * (a torus2d grid on a ring). Ranks [0, S) stand one each for their orbit, rank q for
+ * q % S: the SIGNAL that increments rank q % S's flag is the one sent to q, and each link
+ * or memory folds onto the one of its orbit that the row's ops use (ar_topo_fold_links,
+ * ar_topo_orbit_device). ar_plan_shifts names the translations a plan stands on.
+ *
  * What a plan computes (ar_plan_t.coll), over IN and OUT of count elements on every
  * rank, rank r's shard being elements [lo, lo + len) of ar_coll_shard(count, P, r):
  *   ALLREDUCE      OUT@r[j] = IN@0[j] + ... + IN@(P-1)[j] for every j;
@@ -240,6 +248,8 @@ typedef struct ar_plan_s {
     ar_plan_size_t *sizing;  /* a sizing plan (above): counts, stores no op */
     int laid_out;            /* ar_plan_layout: ops written in place (chans[i].nops so far) */
     int only_rank;           /* a plan of one rank (above): its rank; -1: every rank's ops */
+    int only_span;           /* ranks [only_rank, only_rank + only_span) kept: 1, or a row's S
+                              * ranks from rank 0 (a plan of a row, above) */
     int shift_w;             /* the width of the grid whose shifts map the plan onto itself
                               * (ar_topo_translate): an algorithm that lays its ranks on a grid
                               * of its own says so; 0: the topology's own translations */
@@ -260,8 +270,8 @@ typedef struct ar_plan_s {
 int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_dtype_t dtype,
                 ar_plan_t **out);
 /* Make p, fresh from ar_plan_new, a plan of one rank (above): the emitters keep rank's ops
- * and drop every other rank's. */
-void ar_plan_only_rank(ar_plan_t *p, int rank);
+ * and drop every other rank's; with span > 1 (rank 0), a plan of the row [0, span). */
+void ar_plan_only_rank(ar_plan_t *p, int rank, int span);
 int ar_plan_copy(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t src, uint64_t n);
 int ar_plan_reduce(ar_plan_t *p, int rank, int chan, ar_addr_t dst, const ar_addr_t *srcs,
                    uint32_t k, uint64_t n);
@@ -312,30 +322,37 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
     ar_addr_t a = {rank, (uint32_t)buf | AR_ADDR_PARITY, off};
     return a;
 }
-/* Whether p keeps rank's ops: every rank's, or in a plan of one rank (above) that rank's.
- * A builder skips the ranks it does not keep, so a plan of one rank costs one rank's work. */
+/* Whether p keeps rank's ops: every rank's, or in a plan of one rank or a row (above) those
+ * it keeps. A builder skips the ranks it does not keep, so such a plan costs their work alone. */
 static inline int ar_plan_keeps_rank(const ar_plan_t *p, int rank) {
-    return p->only_rank < 0 || p->only_rank == rank;
+    return p->only_rank < 0 || (rank >= p->only_rank && rank < p->only_rank + p->only_span);
 }
+/* How many ranks' ops p holds. */
+static inline int ar_plan_kept_ranks(const ar_plan_t *p) { return p->only_rank >= 0 ? p->only_span : p->nranks; }
 /* The channels a run of p executes are [0, ar_plan_run_chans(p)): every rank's, or in a plan
- * of one rank those up to that rank's (the others hold no ops). A backend sizes and walks its
- * per-channel state to it, so a plan of one rank costs one rank's channels, not every rank's. */
+ * of one rank or a row those up to its last rank's (the others hold no ops). A backend sizes
+ * and walks its per-channel state to it, so such a plan costs its own channels, not every
+ * rank's. */
 static inline int ar_plan_run_chans(const ar_plan_t *p) {
-    return (p->only_rank >= 0 ? p->only_rank + 1 : p->nranks) * p->nchannels;
+    return (p->only_rank >= 0 ? p->only_rank + p->only_span : p->nranks) * p->nchannels;
 }
-/* The rank whose flag SIGNAL op increments when p runs: its target, or in a plan of one rank
- * that rank (above). */
+/* The rank of p that stands for rank q: q itself, only_rank, or in a plan of a row q % S. */
+static inline int ar_plan_kept_rank(const ar_plan_t *p, int q) {
+    return p->only_rank < 0 ? q : p->only_span > 1 ? q % p->only_span : p->only_rank;
+}
+/* The rank whose flag SIGNAL op increments when p runs: its target, or the kept rank that
+ * stands for it (above). */
 static inline int ar_plan_signal_rank(const ar_plan_t *p, const ar_op_t *op) {
-    return p->only_rank >= 0 ? p->only_rank : op->dst.rank;
+    return ar_plan_kept_rank(p, op->dst.rank);
 }
-/* The flag counters a run of p keeps: one per rank and flag, or in a plan of one rank that
- * rank's alone. */
-static inline size_t ar_plan_flag_slots(const ar_plan_t *p) {
-    return (size_t)(p->only_rank >= 0 ? 1 : p->nranks) * p->nflags;
-}
+/* The translations p stands on, as topo.h's w names them: a row's rotations, or the shifts
+ * of the grid p lies on (shift_w). */
+static inline int ar_plan_shifts(const ar_plan_t *p) { return p->only_span > 1 ? -p->only_span : p->shift_w; }
+/* The flag counters a run of p keeps: one per kept rank and flag. */
+static inline size_t ar_plan_flag_slots(const ar_plan_t *p) { return (size_t)ar_plan_kept_ranks(p) * p->nflags; }
 /* The counter of `rank`'s flag (a SIGNAL's ar_plan_signal_rank, a WAIT's own rank) among them. */
 static inline size_t ar_plan_flag(const ar_plan_t *p, int rank, uint32_t flag) {
-    return (size_t)(p->only_rank >= 0 ? 0 : rank) * p->nflags + flag;
+    return (size_t)(p->only_rank >= 0 ? rank - p->only_rank : rank) * p->nflags + flag;
 }
 /* Whether op moves elements (COPY, REDUCE, NETREDUCE), as opposed to SIGNAL and WAIT. */
 static inline int ar_op_moves_data(const ar_op_t *op) {

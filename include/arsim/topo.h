@@ -108,17 +108,24 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
  * A ring_1d has those of its N x 1 grid (its rotations), a torus_2d those of its own grid
  * (along both axes); full and switch, where every device meets every other alike, those of
  * any grid that holds their devices (a switch stays where it is). w = 0 names the
- * topology's own grid (full and switch: N x 1). Whether t has the shifts of the w-wide
- * grid, each rank on its own device: */
+ * topology's own grid (full and switch: N x 1).
+ * w < 0 names fewer: the rotations by whole rows of -w devices (d -> d + k(-w), mod N), which
+ * map device d onto d % -w; a ring has them for any -w dividing N, a torus_2d for whole rows
+ * of its grid, full and switch for any -w dividing N. They are what a grid of ranks laid over
+ * a ring keeps (its rows' shifts), and what a plan of the first -w ranks stands on (plan.h).
+ * Whether t has the translations named by w, each rank on its own device: */
 int ar_topo_translatable(const ar_topo_t *t, int w);
 /* The width of the grid meant by w: w itself, or for w = 0 the topology's own (a torus's
- * grid_w, else its devices). */
+ * grid_w, else its devices); for w < 0 (rotations by rows) the devices. */
 int ar_topo_shift_width(const ar_topo_t *t, int w);
-/* Node `node` under the shift of the w-wide grid that moves device `base` to device 0. */
+/* Node `node` under the translation named by w that moves device `base` to the device
+ * standing for its orbit: device 0, or for w < 0 base % -w. */
 int ar_topo_translate(const ar_topo_t *t, int w, int base, int node);
+/* The device standing for device d's orbit under the translations named by w (above). */
+static inline int ar_topo_orbit_device(const ar_topo_t *t, int w, int d) { return ar_topo_translate(t, w, d, d); }
 /* For each link direction (slot link x 2 + (dir < 0)), the one of its orbit under the
- * shifts of the w-wide grid that leaves or enters device 0 (links between switches:
- * itself): slot[2 * nlinks]. AR_EINVAL where t does not have them. */
+ * translations named by w that leaves or enters the device standing for its device's orbit
+ * (links between switches: itself): slot[2 * nlinks]. AR_EINVAL where t does not have them. */
 int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot);
 
 /* Names of the shipped topology files, NULL-terminated. */
