@@ -45,6 +45,51 @@ int ar_cost_addr_device(const ar_topo_t *t, const ar_addr_t *a) {
     return a->rank == AR_RANK_HOST ? -1 : t->placement[a->rank];
 }
 
+/* Where each key sits in a list (key -> place), by open addressing: kept once the list
+ * outgrows a scan, as a route of many hops adds an entry per hop. */
+typedef struct key_index_s {
+    struct key_place_s { int key, place; } *e; /* place -1: empty */
+    unsigned mask;                              /* capacity - 1, a power of two; 0: none kept */
+    int n;
+} key_index_t;
+
+#define KEY_INDEX_FROM 16 /* list length from which a list is indexed */
+
+static unsigned key_hash(int key) { return (unsigned)key * 2654435761u; }
+
+/* The place of key, or -1. */
+static int key_find(const key_index_t *x, int key) {
+    for (unsigned h = key_hash(key) & x->mask;; h = (h + 1) & x->mask) {
+        if (x->e[h].place < 0) return -1;
+        if (x->e[h].key == key) return x->e[h].place;
+    }
+}
+
+/* Key at place: 0, or -1 out of memory (the index is then dropped: lists are scanned). */
+static int key_put(key_index_t *x, int key, int place) {
+    if (2 * (unsigned)(x->n + 1) > x->mask + 1) { /* past half full: twice the room */
+        const unsigned cap = x->mask ? 2 * (x->mask + 1) : 64;
+        struct key_place_s *old = x->e, *e = malloc(cap * sizeof *e);
+        if (!e) return -1;
+        for (unsigned i = 0; i < cap; i++) e[i].place = -1;
+        const unsigned was = x->mask ? x->mask + 1 : 0;
+        x->e = e, x->mask = cap - 1, x->n = 0;
+        for (unsigned i = 0; i < was; i++)
+            if (old[i].place >= 0) key_put(x, old[i].key, old[i].place);
+        free(old);
+    }
+    unsigned h = key_hash(key) & x->mask;
+    while (x->e[h].place >= 0) h = (h + 1) & x->mask;
+    x->e[h].key = key, x->e[h].place = place;
+    x->n++;
+    return 0;
+}
+
+static void key_index_free(key_index_t *x) {
+    free(x->e);
+    memset(x, 0, sizeof *x);
+}
+
 typedef struct acc_s {
     /* Bytes each device's memory serves for this op: its own sources and destination,
      * and what it forwards on a route through it. A short list, grown on the heap past
@@ -58,8 +103,9 @@ typedef struct acc_s {
     int overflow;
     /* Bytes per link direction this op crosses, summed over its sources (two pulls over
      * one link share it): a short list, since an op crosses few of a topology's links. */
-    struct { int slot; double bytes; } lb_stack[64], *lb;
+    struct { int slot, traffic; double bytes; } lb_stack[64], *lb; /* traffic: its entry there, or -1 */
     int nlb, caplb;
+    key_index_t lb_at, mem_at;      /* lb by slot, mem by device, once long (key_index_t) */
     struct acc_mem_s mem_stack[64]; /* the first of `mem` (past the zeroed part, as lb_stack) */
 } acc_t;
 
@@ -72,34 +118,67 @@ static void acc_init(acc_t *a, ar_op_traffic_t *traffic, int max_traffic) {
     a->lb = a->lb_stack;
     a->nlb = 0;
     a->caplb = (int)(sizeof a->lb_stack / sizeof a->lb_stack[0]);
+    memset(&a->lb_at, 0, sizeof a->lb_at);
+    memset(&a->mem_at, 0, sizeof a->mem_at);
 }
 
 static void acc_fini(acc_t *a) {
     if (a->lb != a->lb_stack) free(a->lb);
     if (a->mem != a->mem_stack) free(a->mem);
+    key_index_free(&a->lb_at);
+    key_index_free(&a->mem_at);
 }
 
-/* The running byte count of link direction `slot` (link x 2 + reverse), NULL when the
- * list cannot grow. */
-static double *acc_link_bytes(acc_t *a, int slot) {
-    for (int i = 0; i < a->nlb; i++)
-        if (a->lb[i].slot == slot) return &a->lb[i].bytes;
+/* The place of key in a list of n whose i-th key is key_of(list, i): by its index once the
+ * list is KEY_INDEX_FROM long (built then), else by a scan; -1 where it is not there. */
+static int list_find(key_index_t *x, int n, int key, int (*key_of)(const acc_t *, int), const acc_t *a) {
+    if (n >= KEY_INDEX_FROM && !x->mask) {
+        for (int i = 0; i < n; i++)
+            if (key_put(x, key_of(a, i), i) != 0) {
+                key_index_free(x);
+                break;
+            }
+    }
+    if (x->mask) return key_find(x, key);
+    for (int i = 0; i < n; i++)
+        if (key_of(a, i) == key) return i;
+    return -1;
+}
+
+/* A new entry at place i of an indexed list: indexed too (or the index dropped). */
+static void list_added(key_index_t *x, int key, int i) {
+    if (x->mask && key_put(x, key, i) != 0) key_index_free(x);
+}
+
+static int lb_key(const acc_t *a, int i) { return a->lb[i].slot; }
+static int mem_key(const acc_t *a, int i) { return a->mem[i].dev; }
+
+/* The entry of link direction `slot` (link x 2 + reverse), NULL when the list cannot grow. */
+static int acc_link_entry(acc_t *a, int slot) {
+    const int i = list_find(&a->lb_at, a->nlb, slot, lb_key, a);
+    if (i >= 0) return i;
     if (a->nlb == a->caplb) {
         const int cap = 2 * a->caplb;
         void *g = a->lb == a->lb_stack ? malloc((size_t)cap * sizeof *a->lb) : realloc(a->lb, (size_t)cap * sizeof *a->lb);
-        if (!g) return NULL;
+        if (!g) return -1;
         if (a->lb == a->lb_stack) memcpy(g, a->lb_stack, sizeof a->lb_stack);
         a->lb = g;
         a->caplb = cap;
     }
     a->lb[a->nlb].slot = slot;
+    a->lb[a->nlb].traffic = -1;
     a->lb[a->nlb].bytes = 0;
-    return &a->lb[a->nlb++].bytes;
+    list_added(&a->lb_at, slot, a->nlb);
+    return a->nlb++;
 }
 
 static void acc_mem(acc_t *a, int dev, double rd, double wr) {
-    for (int i = 0; i < a->ndev; i++)
-        if (a->mem[i].dev == dev) { a->mem[i].rd += rd; a->mem[i].wr += wr; return; }
+    const int at = list_find(&a->mem_at, a->ndev, dev, mem_key, a);
+    if (at >= 0) {
+        a->mem[at].rd += rd;
+        a->mem[at].wr += wr;
+        return;
+    }
     if (a->ndev == a->capmem) {
         const int cap = 2 * a->capmem;
         void *g = a->mem == a->mem_stack ? malloc((size_t)cap * sizeof *a->mem)
@@ -116,25 +195,27 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
     }
     a->mem[a->ndev].dev = dev;
     a->mem[a->ndev].rd = rd;
-    a->mem[a->ndev++].wr = wr;
+    a->mem[a->ndev].wr = wr;
+    list_added(&a->mem_at, dev, a->ndev);
+    a->ndev++;
 }
 
 /* bytes on link l in direction dir: its busy time and the op's traffic there. */
 static void acc_link(acc_t *a, const ar_topo_t *t, int l, int dir, double bytes) {
-    double *on_link = acc_link_bytes(a, l * 2 + (dir < 0));
-    if (!on_link) {
+    const int e = acc_link_entry(a, l * 2 + (dir < 0));
+    if (e < 0) {
         a->overflow = 1;
         return;
     }
-    *on_link += bytes;
-    const double s = *on_link / (ar_topo_link_gbps(t, l) * 1e9);
+    a->lb[e].bytes += bytes;
+    const double s = a->lb[e].bytes / (ar_topo_link_gbps(t, l) * 1e9);
     if (s > a->link_s) a->link_s = s;
-    for (int i = 0; i < a->ntraffic; i++)
-        if (a->traffic && a->traffic[i].link == l && a->traffic[i].dir == dir) {
-            a->traffic[i].bytes += bytes;
-            return;
-        }
+    if (a->lb[e].traffic >= 0) {
+        a->traffic[a->lb[e].traffic].bytes += bytes;
+        return;
+    }
     if (a->traffic && a->ntraffic < a->max_traffic) {
+        a->lb[e].traffic = a->ntraffic;
         a->traffic[a->ntraffic].res = AR_RES_LINK;
         a->traffic[a->ntraffic].link = l;
         a->traffic[a->ntraffic].dir = dir;
