@@ -109,10 +109,11 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
 }
 
 /* Routes as translates: a route from device 0 (or the device standing for k's orbit) and a
- * route from device k that the translation taking k there should map onto each other. The topology's routes are its shortest paths with
- * ties broken by node number, which a translation need not keep (halfway round an even ring);
- * a plan of one rank stands for the others only where every route it takes does. Each offset
- * (where the far end sits seen from the near one) is compared once. */
+ * route from device k that the translation taking k there should map onto each other. The
+ * topology's routes are its shortest paths with ties broken by node number, which a
+ * translation need not keep (halfway round an even ring); a plan of one rank stands for the
+ * others only where every route it takes does. Each offset (where the far end sits seen from
+ * the near one) is compared once per orbit. */
 typedef struct route_check_s {
     const ar_topo_t *t;
     int w;                  /* the translations (ar_plan_shifts) */
@@ -218,10 +219,10 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
  * row of S ranks (shifts -S), ranks of other rows: the next row's first, the last row's last,
  * one halfway, the next row's last. */
 static int symmetry_probes(const ar_topo_t *t, int shifts, int *k) {
-    const int P = t->nranks, sw = ar_topo_shift_width(t, shifts), w = sw < P ? sw : 1, S = shifts < 0 ? -shifts : 1;
-    const int want[AR_ALGO_SYMMETRY_PROBES] = {
-        shifts < 0 ? S : 1, P - 1, (P / 2 + (shifts < 0 ? S : w) / 2) % P,
-        shifts < 0 ? (2 * S - 1) % P : (w > 1 ? w : P / 3) % P};
+    const int P = t->nranks, sw = ar_topo_shift_width(t, shifts), w = sw < P ? sw : 1;
+    const int S = shifts < 0 ? -shifts : 1; /* the plan's own ranks, [0, S), are no probes */
+    const int want[AR_ALGO_SYMMETRY_PROBES] = {shifts < 0 ? S : 1, P - 1, (P / 2 + (shifts < 0 ? S : w) / 2) % P,
+                                               shifts < 0 ? (2 * S - 1) % P : (w > 1 ? w : P / 3) % P};
     int n = 0;
     for (int i = 0; i < AR_ALGO_SYMMETRY_PROBES; i++) {
         int seen = want[i] < S;

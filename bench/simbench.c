@@ -67,7 +67,8 @@ static void measure(const char *backend_name, const char *algo, const char *spec
     r.build_s = ar_now_s() - t1;
     for (uint32_t i = 0; i < p->nops; i++)
         r.data_ops += p->ops[i].code == AR_OP_COPY || p->ops[i].code == AR_OP_REDUCE;
-    if (p->only_rank >= 0) r.data_ops = r.data_ops / ar_plan_kept_ranks(p) * p->nranks; /* the communications it stands for */
+    if (p->only_rank >= 0) /* the communications it stands for */
+        r.data_ops *= (double)p->nranks / ar_plan_kept_ranks(p);
     ar_run_opts_t ro = AR_RUN_OPTS_DEFAULT;
     ar_result_t res;
     if (ar_backend_run(backend, t, p, &ro, &res, &err) != AR_OK) goto fail;
