@@ -219,9 +219,10 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
                         "                         it (K/M/G/T; default 80% of this machine's memory)\n"},
     {AR_CLI_O(QUIET), "  -q, --quiet            no progress notes\n"},
     {AR_CLI_O(SYMMETRY), "  --symmetry auto|on|off analytic, sim: where every rank's ops are a translate of rank\n"
-                         "                         0's on a ring_1d, torus_2d, full or switch topology, run rank\n"
-                         "                         0's for all (auto: where the plan has 2^20 ops or more; on:\n"
-                         "                         always; off: never); the same time (docs/SIM.md, \"Symmetry\")\n"},
+                         "                         0's (or of its row's) on a ring_1d, torus_2d, full or switch\n"
+                         "                         topology, run rank 0's (its row's) for all (auto: where the\n"
+                         "                         plan has 2^20 ops or more; on: always; off: never); the same\n"
+                         "                         time (docs/SIM.md, \"Symmetry\")\n"},
 };
 
 void ar_cli_opts_usage(FILE *f, unsigned shows) {
