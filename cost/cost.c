@@ -102,7 +102,8 @@ typedef struct acc_s {
     double lat_s;
     int overflow;
     /* Bytes per link direction this op crosses, summed over its sources (two pulls over
-     * one link share it): a short list, since an op crosses few of a topology's links. */
+     * one link share it): a list, since an op crosses few of a topology's links (indexed
+     * once a long route makes it long, lb_at). */
     struct { int slot, traffic; double bytes; } lb_stack[64], *lb; /* traffic: its entry there, or -1 */
     int nlb, caplb;
     key_index_t lb_at, mem_at;      /* lb by slot, mem by device, once long (key_index_t) */
@@ -153,7 +154,7 @@ static void list_added(key_index_t *x, int key, int i) {
 static int lb_key(const acc_t *a, int i) { return a->lb[i].slot; }
 static int mem_key(const acc_t *a, int i) { return a->mem[i].dev; }
 
-/* The entry of link direction `slot` (link x 2 + reverse), NULL when the list cannot grow. */
+/* The entry of link direction `slot` (link x 2 + reverse), -1 when the list cannot grow. */
 static int acc_link_entry(acc_t *a, int slot) {
     const int i = list_find(&a->lb_at, a->nlb, slot, lb_key, a);
     if (i >= 0) return i;
