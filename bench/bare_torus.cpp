@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("bare %d %d comms %ld wall_s %.3f peak_kb %ld simulated_us %.3f\n", W, H,
+    printf("bare %d %d comms %ld wall_s %.6f peak_kb %ld simulated_us %.3f\n", W, H,
            (long)W * H * (2L * (W - 1) + 2L * (H - 1)), wall, ru.ru_maxrss, sg4::Engine::get_clock() * 1e6);
     return 0;
 }

@@ -597,6 +597,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             if (!ar__sim_guard_pages(actors)) e.set_config("contexts/guard-size:0");
         }
 
+        r->start_s = ar_now_s(); /* sim.c makes it the time taken to get here */
         auto *z = new ArZone("arsim");
         s.zone = z;
 
@@ -635,10 +636,12 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             R.bw = mem_bw;
             R.kind = RES_MEM;
             R.link = make_link(z, "mem" + std::to_string(d), R.bw * s.mem_weight, lvl->lat_ns * 1e-9);
-            Resource &H = s.res[s.base_host + d];
-            H.bw = s.m->host_link_gbps * 1e9;
-            H.kind = RES_HOST;
-            H.link = make_link(z, "pcie" + std::to_string(d), H.bw, s.m->host_link_lat_ns * 1e-9);
+            if (p->host_elems > 0) { /* only plans staged through the host cross it */
+                Resource &H = s.res[s.base_host + d];
+                H.bw = s.m->host_link_gbps * 1e9;
+                H.kind = RES_HOST;
+                H.link = make_link(z, "pcie" + std::to_string(d), H.bw, s.m->host_link_lat_ns * 1e-9);
+            }
             const double flops = ar_cost_gemm_flops(s.m, p->dtype);
             if (flops > 0) { /* products on one device share its matrix units */
                 Resource &T = s.res[s.base_tensor + d];

@@ -177,6 +177,8 @@ static int sim_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_opts_t
     if (nofork && strcmp(nofork, "1") == 0) rc = ar__sim_engine_run(t, p, opts, res, err);
     else rc = run_forked(t, p, opts, res, err);
     res->sim_wall_s = ar_now_s() - t0;
+    /* The engine gave the moment it was ready on the monotonic clock, which the child shares. */
+    res->start_s = res->start_s > t0 ? res->start_s - t0 : 0;
     return rc;
 }
 

@@ -72,6 +72,9 @@ static void run_on(const char *backend, const ar_topo_t *t, ar_plan_t *p, ar_mem
     ck_assert_double_eq_tol(res->cycles, res->time_s * t->model->clock_ghz * 1e9,
                             1e-6 * res->cycles);
     ck_assert(res->sim_wall_s > 0);
+    /* starting the simulator is part of the sim backend's wall time, and of no other's */
+    if (strcmp(backend, "sim") == 0) ck_assert(res->start_s > 0 && res->start_s < res->sim_wall_s);
+    else ck_assert(res->start_s == 0);
 }
 
 static void run(const ar_topo_t *t, ar_plan_t *p, int breakdown, ar_result_t *res) {

@@ -72,6 +72,8 @@ typedef struct ar_result_s {
     ar_link_stat_t *links;      /* breakdown: per link and direction (owned, free with ar_result_free) */
     int nlinks;
     double sim_wall_s;          /* the backend's own wall time */
+    double start_s;             /* of sim_wall_s, starting the simulator (sim: its process and
+                                 * SimGrid's engine) before any of the plan's work; 0 elsewhere */
     uint64_t ops_executed;
 } ar_result_t;
 
