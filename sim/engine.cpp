@@ -446,8 +446,11 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
     Arrival a;
     a.t = ar_clock_signal(&clk, gi, ch[gi].pc, op, a.terms);
     FlagState &f = flags[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)];
-    auto it = std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
-                               [](double x, const Arrival &y) { return x < y.t; });
+    /* arrivals mostly come in time order: the end without a search (of a cold list) */
+    auto it = f.arr.empty() || f.arr.back().t <= a.t
+                  ? f.arr.end()
+                  : std::upper_bound(f.arr.begin(), f.arr.end(), a.t,
+                                     [](double x, const Arrival &y) { return x < y.t; });
     f.arr.insert(it, a);
     for (int w : f.waiters)
         if (f.arr.size() >= ch[w].need) wake_at(w, f.arr[ch[w].need - 1].t);
