@@ -1,14 +1,16 @@
 /* The floor arsim's sim backend is measured against: a bare SimGrid (S4U) program of
  * torus2d's pattern, one actor per device of a W x H torus zone (split-duplex links of
- * the accel_tcm model's 100 GB/s and 150 ns), one communication per ring step along X
- * then Y: reduce-scatter along X (W - 1 steps of S/W), reduce-scatter and all-gather along
- * Y (2(H - 1) steps of S/(W H)), all-gather along X (W - 1 steps of S/W). Nothing else: no
- * memories, no channels, no plan. bench/simbench runs it beside the sim backend.
+ * the accel_tcm model's 100 GB/s and 150 ns, under the sim backend's network model), one
+ * communication per ring step along X then Y: reduce-scatter along X (W - 1 steps of S/W),
+ * reduce-scatter and all-gather along Y (2(H - 1) steps of S/(W H)), all-gather along X
+ * (W - 1 steps of S/W). Nothing else: no memories, no channels, no plan, so its simulated
+ * time is the links' alone. bench/simbench runs it beside the sim backend.
  *
  *   bare_torus W H BYTES
  *
  * prints one line: "bare W H comms N wall_s T peak_kb M simulated_us U". */
 #include <simgrid/s4u.hpp>
+#include <xbt/log.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -46,6 +48,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bare_torus W H BYTES (W, H >= 2)\n");
         return 2;
     }
+    /* The network model arsim's sim backend sets (sim/engine.cpp): the same sharing, no
+     * latency or bandwidth factors, no reverse traffic; its clock starts, as arsim's, once
+     * the engine is set up. */
+    xbt_log_control_set("root.thresh:critical");
+    e.set_config("network/model:CM02");
+    e.set_config("network/bandwidth-factor:1");
+    e.set_config("network/TCP-gamma:1e30");
+    e.set_config("network/crosstraffic:0");
+    e.set_config("surf/precision:1e-13");
+    e.set_config("maxmin/precision:1e-5");
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<sg4::Host *> hosts((size_t)W * H);
     auto *zone = sg4::create_torus_zone(
