@@ -825,6 +825,7 @@ static int cuda_execute(ar_backend_t *b, const ar_plan_t *p, const ar_run_opts_t
     int rc = AR_OK;
     res->checked = 0;
     res->check_ok = 0;
+    res->start_s = 0;
     res->max_rel_err = 0;
     res->check_msg[0] = 0;
     for (int it = 0; it < iters && rc == AR_OK; it++) {
