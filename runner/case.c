@@ -316,8 +316,10 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
 }
 
 /* AR_OK when the case with these options fits c->max_mem (or there is none), else AR_ELIMIT
- * with the estimate and what lowers it. */
-static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
+ * with the estimate and what lowers it. floor: the options are the fewest ops the defaults
+ * could choose (check_memory_floor), so the estimate is the least the case needs. */
+static int check_memory_at(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, const char *floor,
+                           ar_error_t *err) {
     if (c->max_mem <= 0) return AR_OK;
     /* every op holds at least its own record: past this many, the plan alone is too large */
     const double room = c->max_mem - resident_bytes();
@@ -334,10 +336,38 @@ static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts
     ar_bytes_human(m.bytes, need, sizeof need);
     ar_count_format((double)m.ops, ops, sizeof ops);
     return AR_ERR(err, AR_ELIMIT,
-                  "needs %s %s of memory (%s%s plan ops on %d ranks, %s), over --max-mem %s: a smaller --size, "
+                  "needs %s %s of memory (%s%s plan ops on %d ranks, %s%s), over --max-mem %s: a smaller --size, "
                   "fewer --channels or --ranks, a larger --chunk, or a larger --max-mem",
-                  m.over ? "more than" : "about", need, m.over ? "over " : "", ops, c->topo->nranks,
-                  c->backend ? c->backend : "analytic", have);
+                  m.over ? "more than" : floor ? "at least" : "about", need, m.over ? "over " : "", ops,
+                  c->topo->nranks, c->backend ? c->backend : "analytic", floor ? floor : "", have);
+}
+
+static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
+    return check_memory_at(c, algo, o, NULL, err);
+}
+
+/* Before the defaults' search, which builds and times plans (seconds at 16384 ranks): the
+ * plan of fewest ops it could choose, one channel and one chunk, over c->max_mem already is
+ * refused now. Where that plan cannot be built, the search says why. */
+static int check_memory_floor(const ar_case_t *c, const ar_algo_opts_t *o, ar_error_t *err) {
+    if (c->max_mem <= 0 || (o->channels > 0 && o->chunk_bytes > 0)) return AR_OK; /* nothing to choose */
+    ar_algo_opts_t k = *o;
+    const char *fewest = o->channels > 0 ? ", at its fewest: one chunk"
+                         : o->chunk_bytes > 0 ? ", at its fewest: one channel"
+                                              : ", at its fewest: one channel, one chunk";
+    if (k.channels <= 0) k.channels = 1;
+    if (k.chunk_bytes == 0) k.chunk_bytes = c->count * ar_dtype_size(c->dtype);
+    k.buffer = c->run.buffer;
+    const ar_backend_ops_t *bo = ar_backend_find(c->backend); /* as ar_case_plan builds it */
+    if (!bo || !(bo->caps & AR_BACKEND_MODEL) || c->verify == 1 || c->run.breakdown) k.symmetry = AR_SYMMETRY_OFF;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const int rc = check_memory_at(c, c->algo, &k, fewest, &e);
+    if (rc == AR_ELIMIT) {
+        if (err) *err = e;
+        return rc;
+    }
+    return AR_OK;
 }
 
 int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
@@ -394,6 +424,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     } else if (!c->own_defaults) {
+        if (a && !a->probe) AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check) */
         AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,

@@ -15,10 +15,21 @@ t0=$(date +%s%N)
 rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ $rc -eq 2 ] || fail "torus_2d:128x128 at --max-mem 512M: exit $rc (want 2): $(cat "$tmp/err")"
-grep -q 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim), over --max-mem 512 MiB: .*a larger --max-mem' \
+grep -q 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim[^)]*), over --max-mem 512 MiB: .*a larger --max-mem' \
     "$tmp/err" || fail "message: $(cat "$tmp/err")"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "more than one line: $(cat "$tmp/err")"
 [ $ms -le $((1000 * mult)) ] || fail "refused after $ms ms (want at most $((1000 * mult)))"
+# at the defaults, whose search builds and times plans (1.3 s here, and 174 MB held before
+# the refusal said only that): the plan of fewest ops it could choose, already over
+t0=$(date +%s%N)
+"$bin" run -q --backend sim --topology torus_2d:128x128 --algo center_root --size 1M --max-mem 100M \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ms2=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $rc -eq 2 ] || fail "center_root at --max-mem 100M: exit $rc (want 2): $(cat "$tmp/err")"
+grep -q 'needs at least .* of memory (.* plan ops on 16384 ranks, sim, at its fewest: one channel, one chunk), over --max-mem 100 MiB' \
+    "$tmp/err" || fail "message: $(cat "$tmp/err")"
+[ $ms2 -le $((1000 * mult)) ] || fail "center_root refused after $ms2 ms (want at most $((1000 * mult)))"
 # ... while rank 0's ops, which stand for every rank's there (--symmetry auto), fit and run
 "$bin" run -q --backend analytic --topology torus_2d:128x128 --algo torus2d --size 64M --max-mem 512M \
     --csv "$tmp/sym.csv" >"$tmp/out" 2>"$tmp/err" || fail "rank 0's ops at --max-mem 512M: $(cat "$tmp/err")"
@@ -29,7 +40,8 @@ grep -q 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim), ov
 args="--backend sim --topology torus_2d:32x32 --algo torus2d --size 1M --channels 4 --symmetry off"
 # shellcheck disable=SC2086
 "$bin" run -q $args --max-mem 160M >"$tmp/out" 2>"$tmp/err" && fail "160M: ran"
-est=$(sed -n 's/.*needs about \([0-9.]*\) MB of memory.*/\1/p' "$tmp/err")
+# (the chunk left to the defaults: estimated before their search at one chunk, as many ops)
+est=$(sed -n 's/.*needs \(about\|at least\) \([0-9.]*\) MB of memory.*/\2/p' "$tmp/err")
 [ -n "$est" ] || fail "no estimate in MB: $(cat "$tmp/err")"
 if [ -z "${ASAN_OPTIONS:-}" ]; then # ASan's shadow memory is no part of arsim's needs
     peak=$(python3 - "$bin" $args <<'PY'
@@ -49,4 +61,4 @@ fi
 rows=$(($(wc -l <"$tmp/s.csv") - 1))
 [ $rows -eq 1 ] || fail "sweep wrote $rows rows (want 1, center_root's): $(cat "$tmp/err")"
 grep -q 'torus2d.*needs .* over --max-mem 60 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
-echo "max_mem: ok (refused in $ms ms; estimate ${est:-} MB${peak:+, peak $peak MB})"
+echo "max_mem: ok (refused in $ms and $ms2 ms; estimate ${est:-} MB${peak:+, peak $peak MB})"
