@@ -11,6 +11,8 @@
  * prints one line: "bare W H comms N wall_s T peak_kb M simulated_us U". */
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
+
+#include "sim/netmodel.hpp"
 #include <sys/resource.h>
 
 #include <chrono>
@@ -48,16 +50,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bare_torus W H BYTES (W, H >= 2)\n");
         return 2;
     }
-    /* The network model arsim's sim backend sets (sim/engine.cpp): the same sharing, no
-     * latency or bandwidth factors, no reverse traffic; its clock starts, as arsim's, once
-     * the engine is set up. */
+    /* The network model arsim's sim backend sets: the same sharing, no latency or bandwidth
+     * factors, no reverse traffic; its clock starts, as arsim's, once the engine is set up. */
     xbt_log_control_set("root.thresh:critical");
-    e.set_config("network/model:CM02");
-    e.set_config("network/bandwidth-factor:1");
-    e.set_config("network/TCP-gamma:1e30");
-    e.set_config("network/crosstraffic:0");
-    e.set_config("surf/precision:1e-13");
-    e.set_config("maxmin/precision:1e-5");
+    ar__sim_network_model(e);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<sg4::Host *> hosts((size_t)W * H);
     auto *zone = sg4::create_torus_zone(

@@ -17,7 +17,7 @@
  *   - the host staging buffer (naive) sits behind one SHARED host link per device;
  *   - with link_issue_gbps, every device has one more SHARED link of that bandwidth,
  *     crossed by every pull and push its channels issue.
- * Network model CM02, bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
+ * Network model CM02 (sim/netmodel.hpp), bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
  * 3.32 a gamma of 0 bounds every flow to zero).
  *
  * An op (COPY/REDUCE of B bytes by channel ch on device E) is ONE SimGrid
@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "sim/internal.h"
+#include "sim/netmodel.hpp"
 extern "C" {
 #include "arsim/out.h"
 }
@@ -584,15 +585,7 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         char arg0[] = "arsim";
         char *argv[] = {arg0, nullptr};
         sg4::Engine e(&argc, argv);
-        e.set_config("network/model:CM02");
-        /* CM02's latency factor is 1 by default; it is set per op below (lat_factor). */
-        e.set_config("network/bandwidth-factor:1");
-        e.set_config("network/TCP-gamma:1e30");
-        e.set_config("network/crosstraffic:0");
-        /* Nanosecond ops in millisecond runs: the default precision (1e-9 s) is a
-         * whole op's worth. */
-        e.set_config("surf/precision:1e-13");
-        e.set_config("maxmin/precision:1e-5");
+        ar__sim_network_model(e); /* each op's latency factor is set below (lat_factor) */
         e.set_config("contexts/stack-size:" + std::to_string(AR__SIM_STACK_KIB));
         {
             long actors = 0;
