@@ -372,7 +372,7 @@ def fig_model_vs_measured(results, out):
 # ------------------------------------------------------------ validation, file by file
 
 # The latest validation run of each GPU kind: every compare_*.csv in these folders gets a figure.
-VALIDATION_RUNS = ["h200/fresh_2026-11-28T1248", "h200/fresh_2026-12-02T0531_1gpu", "h200/fresh_2026-12-02T0126_1gpu", "h200/fresh_2026-12-01T1739_1gpu", "h200/fresh_2026-12-01T2200_1gpu", "h100/fresh_2026-11-27T2130", "h100/fresh_2026-11-28T0620_1gpu"]
+VALIDATION_RUNS = ["h200/fresh_2026-11-28T1248", "h200/fresh_2026-12-02T2252_1gpu", "h200/fresh_2026-12-02T0531_1gpu", "h200/fresh_2026-12-02T0126_1gpu", "h200/fresh_2026-12-01T1739_1gpu", "h200/fresh_2026-12-01T2200_1gpu", "h100/fresh_2026-11-27T2130", "h100/fresh_2026-11-28T0620_1gpu"]
 
 
 def fig_validation(results, out):
