@@ -10,9 +10,11 @@
  *
  * A row whose plan would exceed --max-ops (default 40M; a ring's op count grows as
  * p^2) is skipped with the count it would have had. With --bare (bench/bare_torus, a bare
- * SimGrid program of torus2d's pattern), a second table sets each sim torus2d row beside it:
- * wall time and peak memory per simulated communication, and their ratios (the CSV gets the
- * bare program's rows as backend "bare-simgrid"). A backend named B+symmetry runs rank 0's ops
+ * SimGrid program of torus2d's pattern under the sim backend's network model), a second table
+ * sets each sim torus2d row beside it: wall time and peak memory per simulated communication,
+ * and their ratios, both timed from their engine's start (arsim's start_s left out, the whole
+ * run's ratio beside it), a short run the best of three alternating with the bare program's
+ * (the CSV gets the bare program's rows as backend "bare-simgrid"). A backend named B+symmetry runs rank 0's ops
  * for every rank's (--symmetry on, docs/SIM.md "Symmetry"): its COPY/REDUCE ops are those it
  * stands for, every rank's, so that its cost per communication compares with the others'. */
 #include <math.h>
