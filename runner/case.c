@@ -132,6 +132,38 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
                           ar_algo_opts_t *out, double *predicted_s);
 
 /* The channels: ar_case_defaults without the chunk. */
+/* The defaults where the search would time one plan at most (its first, of lo channels, has
+ * more than half the ops it may time): lo channels, and the chunk from the ladder of one piece
+ * a lane down. Not kept: the search's key is another count's. */
+static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                              const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
+                              int lo, ar_algo_opts_t *out, double *predicted_s) {
+    out->channels = lo;
+    /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each plan of at
+     * most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own chunk's plan is larger
+     * still). One piece a lane is the plan the backend runs fastest, and where the algorithm's
+     * steps pipeline the vector already (a ring, a torus's rings) the best there; a tree
+     * pipelines only by its pieces (center_root on torus_2d:128x128 at 64 MB: one piece a lane
+     * predicts 359 ms, 0.1% of the bound). */
+    if (o->chunk_bytes == 0 && o->channels == 0) {
+        double s = INFINITY;
+        default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
+        if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
+        else if (want_time) {
+            *predicted_s = s;
+            return AR_OK;
+        }
+    }
+    if (want_time) { /* up to the ops the caller would have timed (o->max_ops; 0: any) */
+        int brc;
+        uint64_t nops;
+        ar_error_t e;
+        ar_error_clear(&e);
+        *predicted_s = predict(t, algo, count, dt, out, buffer, target, o->max_ops, &brc, &nops, NULL, &e);
+    }
+    return AR_OK;
+}
+
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
                             ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
@@ -145,6 +177,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     key.channels = o->channels, key.hardware = hardware, key.coll = o->coll;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     const int lo = o->channels > 0 ? o->channels : 1, hi = o->channels > 0 ? o->channels : a->max_channels;
+    int by_rank0 = 0; /* the search times plans of one rank (below) */
     {
         /* a first plan of more than half the ops the search may time is all it would time:
          * the choice is made, and timing it (a whole run of a large plan) would only say how
@@ -161,34 +194,20 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         ar_error_clear(&e0);
         ar_algo_build(algo, t, key.count, dt, &k0, &sp, &e0);
         ar_plan_free(sp);
-        if (size.over) {
-            out->channels = lo;
-            /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each
-             * plan of at most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own
-             * chunk's plan is larger still). One piece a lane is the plan the backend runs
-             * fastest, and where the algorithm's steps pipeline the vector already (a ring, a
-             * torus's rings) the best there; a tree pipelines only by its pieces (center_root
-             * on torus_2d:128x128 at 64 MB: one piece a lane predicts 359 ms, 0.1% of the
-             * bound). */
-            if (o->chunk_bytes == 0 && o->channels == 0) {
-                double s = INFINITY;
-                default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
-                if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
-                else if (want_time) {
-                    *predicted_s = s;
-                    return AR_OK;
-                }
-            }
-            if (want_time) { /* up to the ops the caller would have timed (o->max_ops; 0: any) */
-                int brc;
-                uint64_t nops;
-                ar_error_clear(&e0);
-                *predicted_s = predict(t, algo, count, dt, out, buffer, target, o->max_ops, &brc, &nops, NULL, &e0);
-            }
-            return AR_OK; /* not kept: the search's key is another count's */
+        /* Where rank 0's ops may stand for every rank's, the search times rank 0's plan (and
+         * builds four others' to compare): counted so, it may be small enough to search
+         * (2stage on switch:64 at 64 MB: 1 channel, 4823 us, where 64 predict 483). */
+        if (size.over && a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0)) {
+            ar_algo_opts_t r0 = *o;
+            r0.channels = lo;
+            const uint64_t ops0 = count_rank0_ops(t, algo, key.count, dt, &r0, buffer);
+            by_rank0 = ops0 > 0 && (AR_ALGO_SYMMETRY_PROBES + 1) * ops0 <= AR_CASE_TUNE_MAX_OPS / 2;
         }
+        if (size.over && !by_rank0) return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out,
+                                                               predicted_s);
     }
     ar_algo_opts_t k = *o;
+    if (by_rank0) k.symmetry = AR_SYMMETRY_ON; /* the same times as every rank's, 1/P of the ops */
     double time[32];
     int chans[32], n = 0, brc;
     ar_error_t e;
@@ -211,7 +230,11 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, target, ch == lo ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        const double s = predict(t, algo, key.count, dt, &k, buffer, target,
+                                 ch == lo && !by_rank0 ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        /* rank 0's ops did not stand for every rank's after all: the plan of fewest ops */
+        if (by_rank0 && ch == lo && (brc != AR_OK || !isfinite(s)))
+            return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);

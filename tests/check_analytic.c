@@ -2054,6 +2054,39 @@ START_TEST(test_default_untimed_tree) {
 }
 END_TEST
 
+/* 2stage on t at count elements of bf16, channels (0: the defaults'), rank 0's ops for all
+ * where they may stand for them, as `arsim run` has it: its time, and the lanes it ran. */
+static double case_run_sym(ar_topo_t *t, uint64_t count, int channels, int *plan_ch) {
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "2stage", .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = channels;
+    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    const double s = ar_case_run(&c, &co, &err) == AR_OK ? co.res.time_s : INFINITY;
+    if (plan_ch) *plan_ch = co.row.channels;
+    ar_case_out_free(&co);
+    return s;
+}
+
+/* Where every rank's plan of one channel is too large to time but rank 0's ops stand for every
+ * rank's, the search times plans of one rank: 2stage on switch:64 at 64 MB (h200_sxm) takes its
+ * lanes from the ladder (64: 483 us), where the plan of fewest ops it took before, one channel,
+ * predicted 4823 us; within 5% of the best of 64 and 128 lanes asked. */
+START_TEST(test_default_rank0_search) {
+    ar_topo_t *t = tu_topo_open("switch:64", "h200_sxm");
+    const uint64_t count = (uint64_t)32 << 20; /* 64 MiB of bf16 */
+    int ch = 0;
+    const double def = case_run_sym(t, count, 0, &ch);
+    const double one = case_run_sym(t, count, 1, NULL);
+    const double best = fmin(case_run_sym(t, count, 64, NULL), case_run_sym(t, count, 128, NULL));
+    ck_assert_msg(ch >= 32 && def <= 1.05 * best && def < one / 4, "%d lanes: %g s, best asked %g s, one lane %g s",
+                  ch, def, best, one);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* On hardware a chunk other than the algorithm's own is taken only with no more ops than
  * the own plan, and for a predicted gain of AR_CASE_TUNE_HW_GAIN: h200_sxm on full:2, ring
  * at its default channels keeps its own chunk at 512 MB (32 KB chunks, predicted 5.8% faster,
@@ -2322,6 +2355,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_channels);
     tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_default_untimed_tree);
+    tcase_add_test(tc, test_default_rank0_search);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_default_fewer_lanes_large);
