@@ -1875,12 +1875,13 @@ END_TEST
 
 /* One case on the analytic backend at the given channels and chunk (0: the defaults); the
  * row's time, channels, chunk and algo (copied into label). */
-static double case_run_at(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk, int *plan_ch,
-                          uint64_t *plan_chunk, char *label, size_t len) {
+static double case_run_sym(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk,
+                           ar_symmetry_t symmetry, int *plan_ch, uint64_t *plan_chunk, char *label, size_t len) {
     ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = algo, .count = count,
                    .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
     c.algo_opts.channels = channels;
     c.algo_opts.chunk_bytes = chunk;
+    c.algo_opts.symmetry = symmetry;
     ar_case_out_t co;
     ar_error_t err;
     ar_error_clear(&err);
@@ -1894,6 +1895,11 @@ static double case_run_at(ar_topo_t *t, const char *algo, uint64_t count, int ch
     if (label) snprintf(label, len, "%s", co.row.algo);
     ar_case_out_free(&co);
     return s;
+}
+
+static double case_run_at(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk, int *plan_ch,
+                          uint64_t *plan_chunk, char *label, size_t len) {
+    return case_run_sym(t, algo, count, channels, chunk, AR_SYMMETRY_OFF, plan_ch, plan_chunk, label, len);
 }
 
 static double case_time(ar_topo_t *t, const char *algo, uint64_t count, int channels, int *plan_ch, char *label,
@@ -2054,22 +2060,6 @@ START_TEST(test_default_untimed_tree) {
 }
 END_TEST
 
-/* 2stage on t at count elements of bf16, channels (0: the defaults'), rank 0's ops for all
- * where they may stand for them, as `arsim run` has it: its time, and the lanes it ran. */
-static double case_run_sym(ar_topo_t *t, uint64_t count, int channels, int *plan_ch) {
-    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "2stage", .count = count,
-                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
-    c.algo_opts.channels = channels;
-    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
-    ar_case_out_t co;
-    ar_error_t err;
-    ar_error_clear(&err);
-    const double s = ar_case_run(&c, &co, &err) == AR_OK ? co.res.time_s : INFINITY;
-    if (plan_ch) *plan_ch = co.row.channels;
-    ar_case_out_free(&co);
-    return s;
-}
-
 /* Where every rank's plan of one channel is too large to time but rank 0's ops stand for every
  * rank's, the search times plans of one rank: 2stage on switch:64 at 64 MB (h200_sxm) takes its
  * lanes from the ladder (64: 483 us), where the plan of fewest ops it took before, one channel,
@@ -2078,9 +2068,12 @@ START_TEST(test_default_rank0_search) {
     ar_topo_t *t = tu_topo_open("switch:64", "h200_sxm");
     const uint64_t count = (uint64_t)32 << 20; /* 64 MiB of bf16 */
     int ch = 0;
-    const double def = case_run_sym(t, count, 0, &ch);
-    const double one = case_run_sym(t, count, 1, NULL);
-    const double best = fmin(case_run_sym(t, count, 64, NULL), case_run_sym(t, count, 128, NULL));
+    /* rank 0's ops for all where they may stand for them, as `arsim run` has it */
+    const ar_symmetry_t sym = AR_SYMMETRY_AUTO;
+    const double def = case_run_sym(t, "2stage", count, 0, 0, sym, &ch, NULL, NULL, 0);
+    const double one = case_run_sym(t, "2stage", count, 1, 0, sym, NULL, NULL, NULL, 0);
+    const double best = fmin(case_run_sym(t, "2stage", count, 64, 0, sym, NULL, NULL, NULL, 0),
+                             case_run_sym(t, "2stage", count, 128, 0, sym, NULL, NULL, NULL, 0));
     ck_assert_msg(ch >= 32 && def <= 1.05 * best && def < one / 4, "%d lanes: %g s, best asked %g s, one lane %g s",
                   ch, def, best, one);
     ar_topo_free(t);
