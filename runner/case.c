@@ -131,7 +131,6 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s);
 
-/* The channels: ar_case_defaults without the chunk. */
 /* The defaults where the search would time one plan at most (its first, of lo channels, has
  * more than half the ops it may time): lo channels, and the chunk from the ladder of one piece
  * a lane down. Not kept: the search's key is another count's. */
@@ -164,6 +163,7 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     return AR_OK;
 }
 
+/* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
                             ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {

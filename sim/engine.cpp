@@ -17,8 +17,8 @@
  *   - the host staging buffer (naive) sits behind one SHARED host link per device;
  *   - with link_issue_gbps, every device has one more SHARED link of that bandwidth,
  *     crossed by every pull and push its channels issue.
- * Network model CM02 (sim/netmodel.hpp), bandwidth factor 1, no cross-traffic, a huge TCP gamma (in
- * 3.32 a gamma of 0 bounds every flow to zero).
+ * Network model CM02 (sim/netmodel.hpp), bandwidth factor 1, no cross-traffic, a huge
+ * TCP gamma (in 3.32 a gamma of 0 bounds every flow to zero).
  *
  * An op (COPY/REDUCE of B bytes by channel ch on device E) is ONE SimGrid
  * communication whose route is every resource the op touches, as many times as it
