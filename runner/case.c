@@ -369,6 +369,13 @@ static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts
     return check_memory_at(c, algo, o, NULL, err);
 }
 
+/* Whether the case may run a plan of one rank: only where it is timed from the model, and
+ * nothing asks for every rank's ops (a verification, the traffic of each link). */
+static int case_may_stand_for_all(const ar_case_t *c) {
+    const ar_backend_ops_t *bo = ar_backend_find(c->backend);
+    return bo && (bo->caps & AR_BACKEND_MODEL) && c->verify != 1 && !c->run.breakdown;
+}
+
 /* Before the defaults' search, which builds and times plans (seconds at 16384 ranks): the
  * plan of fewest ops it could choose, one channel and one chunk, over c->max_mem already is
  * refused now. Where that plan cannot be built, the search says why. */
@@ -381,8 +388,7 @@ static int check_memory_floor(const ar_case_t *c, const ar_algo_opts_t *o, ar_er
     if (k.channels <= 0) k.channels = 1;
     if (k.chunk_bytes == 0) k.chunk_bytes = c->count * ar_dtype_size(c->dtype);
     k.buffer = c->run.buffer;
-    const ar_backend_ops_t *bo = ar_backend_find(c->backend); /* as ar_case_plan builds it */
-    if (!bo || !(bo->caps & AR_BACKEND_MODEL) || c->verify == 1 || c->run.breakdown) k.symmetry = AR_SYMMETRY_OFF;
+    if (!case_may_stand_for_all(c)) k.symmetry = AR_SYMMETRY_OFF; /* as ar_case_plan builds it */
     ar_error_t e;
     ar_error_clear(&e);
     const int rc = check_memory_at(c, c->algo, &k, fewest, &e);
@@ -454,11 +460,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
                                 &opts, NULL, err));
     }
     opts.buffer = c->run.buffer;
-    /* a plan of one rank only where it is timed from the model, and nothing asks for every
-     * rank's ops (a verification, the traffic of each link) */
-    const ar_backend_ops_t *bo = ar_backend_find(c->backend);
-    if (!bo || !(bo->caps & AR_BACKEND_MODEL) || c->verify == 1 || c->run.breakdown)
-        opts.symmetry = AR_SYMMETRY_OFF;
+    if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
     if (a && !a->probe) AR_TRY(check_memory(c, algo, &opts, err));
     AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
     const ar_plan_t *p = out->plan;
