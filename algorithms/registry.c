@@ -232,48 +232,59 @@ static int symmetry_probes(const ar_topo_t *t, int shifts, int *k) {
     return n;
 }
 
-/* The ranks other than 0 that rank 0's data ops touch, marked in peer (one per device);
- * how many. */
-static uint64_t mirror_peers(const ar_plan_t *p, unsigned char *peer) {
-    uint64_t npeers = 0;
-    for (uint32_t i = 0; i < p->nops; i++) {
-        const ar_op_t *op = &p->ops[i];
-        if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
-        for (uint32_t s = 0; s <= op->nsrc; s++) {
-            const ar_addr_t *u = ar_op_operand(p, op, s);
-            if (u->rank > 0 && !peer[u->rank]) peer[u->rank] = 1, npeers++;
+/* The ranks whose own plans say where the translates of p's ops touch p's ranks: for each
+ * operand of a kept rank r's data op on a rank q that p does not keep, m, the rank the
+ * translation taking q to the rank standing for its orbit takes r to (rank -q where p is rank
+ * 0's alone; in a plan of a row, r's rank in the row as far before r as q's row is after
+ * p's). m's op touches that rank where r's touches q, at its own offset. Marked in need (one
+ * per device); how many. */
+static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsigned char *need) {
+    uint64_t n = 0;
+    for (int r = p->only_rank; r < p->only_rank + p->only_span; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
+                for (uint32_t s = 0; s <= op->nsrc; s++) {
+                    const ar_addr_t *u = ar_op_operand(p, op, s);
+                    if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank)) continue;
+                    const int m = ar_topo_translate(t, w, u->rank, r);
+                    if (!need[m]) need[m] = 1, n++;
+                }
+            }
         }
-    }
-    return npeers;
+    return n;
 }
 
-/* p->mirror_off (plan.h): for each rank q that rank 0's ops touch (peer, mirror_peers), the
- * plan of rank m, the one whose translate reaches rank 0 where rank 0's reaches q, checked as
- * the probes are (translates) and walked op for op beside rank 0's. 0 where a plan is not rank
- * 0's translate. */
+/* p->mirror_off (plan.h): for each rank m of need (mirror_ranks), m's own plan, checked as
+ * the probes are (translates) and walked op for op beside that of the rank r standing for m's
+ * orbit: where r's operand is on the rank q whose translate takes r to m, m's is on q's
+ * orbit's rank, at the offset it holds. 0 where a plan is not its rank's translate. */
 static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
-                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *peer, ar_plan_t *p) {
+                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *need, ar_plan_t *p) {
     const size_t nopd = (size_t)p->nsrcs + p->nops;
     uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
     int ok = mirror != NULL;
     ar_algo_opts_t k = *o;
+    k.one_span = 0;
     ar_error_t e;
     ar_error_clear(&e);
-    for (int q = 1; ok && q < t->ndevices; q++) {
-        if (!peer[q]) continue;
-        const int m = ar_topo_translate(t, rc->w, q, 0);
+    for (int m = 0; ok && m < t->ndevices; m++) {
+        if (!need[m]) continue;
+        const int r = ar_topo_orbit_device(t, rc->w, m);
         ar_plan_t *pm = NULL;
         k.one_rank = m + 1;
         ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m);
-        /* translates: op for op alike, rank m's operand on rank 0 wherever rank 0's is on q */
         for (int c = 0; ok && c < p->nchannels; c++) {
-            const ar_chan_t *c0 = ar_plan_chan(p, 0, c), *cm = ar_plan_chan(pm, m, c);
-            for (uint32_t i = 0; i < c0->nops; i++) {
-                const ar_op_t *x = &p->ops[c0->first + i], *y = &pm->ops[cm->first + i];
+            const ar_chan_t *cr = ar_plan_chan(p, r, c), *cm = ar_plan_chan(pm, m, c);
+            for (uint32_t i = 0; i < cr->nops; i++) {
+                const ar_op_t *x = &p->ops[cr->first + i], *y = &pm->ops[cm->first + i];
                 if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
                 for (uint32_t s = 0; s <= x->nsrc; s++) {
                     const ar_addr_t *u = ar_op_operand(p, x, s);
-                    if (u->rank == q) mirror[ar_plan_operand_index(p, u)] = ar_op_operand(pm, y, s)->off;
+                    if (u->rank >= 0 && !ar_plan_keeps_rank(p, u->rank) && ar_topo_translate(t, rc->w, u->rank, r) == m)
+                        mirror[ar_plan_operand_index(p, u)] = ar_op_operand(pm, y, s)->off;
                 }
             }
         }
@@ -308,12 +319,12 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         k.sizing = NULL;
     }
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
-    /* a model that tracks warmth needs where the other ranks' ops touch rank 0 (mirror_offsets):
+    /* a model that tracks warmth needs where the other ranks' ops touch the plan's (mirror_offsets):
      * a plan of each rank rank 0's reach, walked beside rank 0's, whose cost is known here,
      * before the probes are built, which cost as much again */
     const int warmth = ar_cost_tracks_warmth(topo->model);
     int shifts = p->shift_w;
-    if (!ar_topo_translatable(topo, shifts) && shifts > 0 && !warmth && ar_topo_translatable(topo, -shifts)) {
+    if (!ar_topo_translatable(topo, shifts) && shifts > 0 && ar_topo_translatable(topo, -shifts)) {
         /* its grid's rows shift onto themselves, its columns do not: rank 0's row for all */
         ar_plan_free(p);
         p = NULL;
@@ -325,7 +336,8 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
     unsigned char *peer = warmth ? calloc((size_t)topo->ndevices, 1) : NULL;
     route_check_t rc;
     if (!ar_topo_translatable(topo, shifts) || (warmth && !peer) ||
-        (warmth && mirror_peers(p, peer) * (uint64_t)p->nops > AR_ALGO_MIRROR_MAX_WORK) ||
+        (warmth && mirror_ranks(topo, shifts, p, peer) * (uint64_t)p->nops / (uint64_t)ar_plan_kept_ranks(p) >
+                       AR_ALGO_MIRROR_MAX_WORK) ||
         !route_check_init(&rc, topo, shifts)) {
         free(peer);
         ar_plan_free(p);

@@ -829,9 +829,10 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
     const ar_model_t *m = t->model;
     if (!ar_cost_tracks_warmth(m)) return AR_OK;
     const double es = (double)ar_dtype_size(p->dtype);
-    const int one = p->only_rank >= 0; /* rank 0's ops and buffers for all (ar_plan_t.mirror_off) */
-    const int nranks = one ? 1 : p->nranks;
-    if (one) w->topo = t;
+    /* rank 0's ops and buffers, or its row's, for all (ar_plan_t.mirror_off) */
+    const int one = p->only_rank >= 0;
+    const int nranks = one ? ar_plan_kept_ranks(p) : p->nranks;
+    if (one) w->topo = t, w->shifts = ar_plan_shifts(p);
     double *traffic = calloc((size_t)t->ndevices, sizeof *traffic);
     w->nbufs = nranks * AR_NBUF;
     w->clock = calloc((size_t)t->ndevices, sizeof *w->clock);
@@ -841,13 +842,14 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
     w->loading = calloc((size_t)t->ndevices, sizeof *w->loading);
     if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage || !w->loading) goto nomem;
     /* one execution's traffic per device: how long ago the previous one touched each page
-     * (rank 0's ops on any device: their translates onto device 0 touch it as much) */
+     * (the plan's ops on any device: their translates onto the device standing for its orbit
+     * touch that as much) */
     for (uint32_t i = 0; i < p->nops; i++) {
         const ar_op_t *op = &p->ops[i];
         if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
         for (uint32_t s = 0; s <= op->nsrc; s++) {
             const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
-            if (d >= 0) traffic[one ? 0 : d] += (double)op->n * es;
+            if (d >= 0) traffic[one ? ar_topo_orbit_device(t, w->shifts, d) : d] += (double)op->n * es;
         }
     }
     /* ... or fewer: every byte between two touches of a line is in the device's buffers,
@@ -891,15 +893,18 @@ void ar_cost_warm_free(ar_cost_warm_t *w) {
 }
 
 /* Where warmth keeps operand a (of p, as ar_op_operand gives it), on device *dev: itself, or
- * in a plan of rank 0 alone (w->topo) its stand-in on rank 0, device 0 standing for every
- * device: rank 0's op reaching rank q stands for the translate that reaches rank 0 at the
- * same moment, at its own offset (ar_plan_t.mirror_off). */
+ * in a plan of rank 0 alone or its row (w->topo) its stand-in on the plan's rank of its orbit,
+ * whose device stands for the orbit's: an op reaching a rank q the plan does not keep stands
+ * for the translate that reaches q's stand-in at the same moment, at its own offset
+ * (ar_plan_t.mirror_off). */
 static ar_addr_t warm_place(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int *dev) {
     if (!w->topo) return *a;
     ar_addr_t at = *a;
-    *dev = 0;
-    if (a->rank != 0) at.off = p->mirror_off[ar_plan_operand_index(p, a)];
-    at.rank = 0;
+    *dev = ar_topo_orbit_device(w->topo, w->shifts, *dev);
+    if (!ar_plan_keeps_rank(p, a->rank)) {
+        at.off = p->mirror_off[ar_plan_operand_index(p, a)];
+        at.rank = ar_topo_orbit_device(w->topo, w->shifts, a->rank);
+    }
     return at;
 }
 

@@ -98,9 +98,11 @@ struct ar_cost_warm_s {
     int nbufs;
     int *loading;     /* per device: its channels whose op in progress loads lines the L2 no
                        * longer holds (the clock counts them as ops begin and end) */
-    const ar_topo_t *topo; /* a plan of rank 0 alone (ar_plan_t.mirror_off): its topology,
-                            * else NULL. Rank 0's buffers and device 0's clock then stand for
-                            * every rank's and device's. */
+    const ar_topo_t *topo; /* a plan of rank 0 alone or of rank 0's row (ar_plan_t.mirror_off):
+                            * its topology, else NULL. The plan's ranks' buffers and devices'
+                            * clocks then stand for those of every rank and device of their
+                            * orbits under the translations shifts names (ar_plan_shifts). */
+    int shifts;
 };
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_warm_free(ar_cost_warm_t *w);
