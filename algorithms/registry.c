@@ -109,10 +109,10 @@ static int build_in_place(const ar_algo_t *a, const ar_topo_t *topo, uint64_t co
 }
 
 /* Routes as translates: a route from device 0 (or the device standing for k's orbit) and a
- * route from device k that the translation taking k there should map onto each other. The
- * topology's routes are its shortest paths with ties broken by node number, which a
- * translation need not keep (halfway round an even ring); a plan of one rank stands for the
- * others only where every route it takes does. Each offset (where the far end sits seen from
+ * route from device k that the translation taking k there should map onto each other. A
+ * built ring's or torus's routes do (topologies/topo.c); full's and switch's are one or two
+ * hops; but a plan of one rank stands for the others only where every route it takes does,
+ * so it is checked. Each offset (where the far end sits seen from
  * the near one) is compared once per orbit. */
 typedef struct route_check_s {
     const ar_topo_t *t;

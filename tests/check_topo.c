@@ -173,8 +173,20 @@ START_TEST(test_build_errors) {
 }
 END_TEST
 
+/* The nodes a route passes, from its start: n + 1 of them. */
+static void route_nodes(const ar_topo_t *t, int from, const int *links, const int *dirs, int n, int *nodes) {
+    nodes[0] = from;
+    for (int h = 0; h < n; h++) {
+        const ar_link_t *l = &t->links[links[h]];
+        ck_assert_int_eq(dirs[h] > 0 ? l->a : l->b, nodes[h]);
+        nodes[h + 1] = dirs[h] > 0 ? l->b : l->a;
+    }
+}
+
 /* The builders' kinds route by their geometry; the same topology routed by BFS tables
- * (as any other shape is) gives every pair the same hop count and the same links. */
+ * (as any other shape is) gives every pair the same hop count, and on mesh, full and switch
+ * the same links. Rings and tori route X first, then Y, forwards on ties: every route is
+ * shortest, and the translate of the route from device 0 to the same offset. */
 START_TEST(test_route_geometry_is_bfs) {
     const char *specs[] = {"ring_1d:1", "ring_1d:2", "ring_1d:5", "ring_1d:8", "torus_2d:1x4", "torus_2d:2x2",
                            "torus_2d:2x3", "torus_2d:3x2", "torus_2d:4x4", "torus_2d:5x3", "mesh_2d:1x4",
@@ -193,6 +205,18 @@ START_TEST(test_route_geometry_is_bfs) {
                 ck_assert_int_eq(ar_topo_hops(g, i, j), ar_topo_hops(b, i, j));
                 const int n = ar_topo_route(g, i, j, gl, gd, 64);
                 ck_assert_int_eq(n, ar_topo_route(b, i, j, bl, bd, 64));
+                if (g->kind == AR_TOPO_RING_1D || g->kind == AR_TOPO_TORUS_2D) {
+                    int nodes[65], base[65], zl[64], zd[64];
+                    route_nodes(g, i, gl, gd, n, nodes);
+                    ck_assert_int_eq(nodes[n], j);
+                    const int off = ar_topo_translate(g, 0, i, j);
+                    ck_assert_int_eq(ar_topo_route(g, 0, off, zl, zd, 64), n);
+                    route_nodes(g, 0, zl, zd, n, base);
+                    for (int h = 0; h <= n; h++)
+                        ck_assert_msg(ar_topo_translate(g, 0, i, nodes[h]) == base[h], "%s: %d -> %d hop %d: node %d",
+                                      specs[k], i, j, h, nodes[h]);
+                    continue;
+                }
                 for (int h = 0; h < n; h++) {
                     ck_assert_msg(gl[h] == bl[h] && gd[h] == bd[h], "%s: %d -> %d hop %d: link %d%+d, BFS %d%+d",
                                   specs[k], i, j, h, gl[h], gd[h], bl[h], bd[h]);
@@ -217,8 +241,16 @@ START_TEST(test_route) {
         cur = dirs[h] > 0 ? l->b : l->a;
     }
     ck_assert_int_eq(cur, 10);
-    /* ties go to the lowest node index: from 0 towards (2,2), node 1 */
-    ck_assert_int_eq(dirs[0] > 0 ? t->links[links[0]].b : t->links[links[0]].a, 1);
+    /* X first, forwards on a tie: from 0 towards (2,2), (1,0), (2,0), (2,1) */
+    int nodes[5];
+    route_nodes(t, 0, links, dirs, n, nodes);
+    ck_assert_int_eq(nodes[1], 1);
+    ck_assert_int_eq(nodes[2], 2);
+    ck_assert_int_eq(nodes[3], 6);
+    /* and the shorter way round: from 0 to (3,3), (3,0) then (3,3) */
+    ck_assert_int_eq(ar_topo_route(t, 0, 15, links, dirs, 16), 2);
+    route_nodes(t, 0, links, dirs, 2, nodes);
+    ck_assert_int_eq(nodes[1], 3);
     ck_assert_int_eq(ar_topo_route(t, 3, 3, links, dirs, 16), 0);
     ck_assert_int_eq(ar_topo_route(t, 0, 10, links, dirs, 3), -1); /* does not fit */
     ck_assert_int_eq(ar_topo_route(t, 0, 99, links, dirs, 16), -1);

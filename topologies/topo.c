@@ -22,8 +22,9 @@
  * other comes from the builders' geometry for their kinds (ring, torus and mesh
  * distances, one hop on full, two through the switch), and from a BFS per destination,
  * kept in all-pairs tables, for any other shape; the next hop is the neighbour one step
- * closer with the lowest node index, over the lowest-index link to it. Deterministic,
- * shortest. Devices and switches both forward. A topology where some node cannot reach another is an
+ * closer with the lowest node index, over the lowest-index link to it, except on the
+ * builders' rings and tori: a torus's X first, then Y, each the shorter way and forwards
+ * when both ways are as short, the same seen from every device. Deterministic, shortest. Devices and switches both forward. A topology where some node cannot reach another is an
  * error naming that node. ar_topo_route also returns -1 when the route has more hops
  * than the caller's arrays hold (max).
  *
@@ -400,6 +401,27 @@ int ar_topo_rank_adjacent(const ar_topo_t *t, int ra, int rb) {
     return found;
 }
 
+/* One step round a ring of n from a towards b: +1 or -1 along the shorter way, +1 where both
+ * are as short (halfway round). */
+static int ring_step(int a, int b, int n) {
+    const int ahead = ((b - a) % n + n) % n;
+    return ahead <= n - ahead ? 1 : -1;
+}
+
+/* The next node from cur towards dst on a builder's ring or torus: a torus's X first, then
+ * Y, each the shorter way round and forwards on a tie. Unlike the lowest-index rule, every
+ * rotation of the ring and translation of the torus maps these routes onto each other, so a
+ * plan of one rank may stand for all (docs/SIM.md, "Symmetry"). */
+static int grid_next(const ar_topo_t *t, int cur, int dst) {
+    if (t->kind == AR_TOPO_RING_1D) {
+        const int n = t->ndevices;
+        return (cur + ring_step(cur, dst, n) + n) % n;
+    }
+    const int w = t->grid_w, h = t->grid_h, x = cur % w, y = cur / w;
+    if (x != dst % w) return y * w + (x + ring_step(x, dst % w, w) + w) % w;
+    return ((y + ring_step(y, dst / w, h) + h) % h) * w + x;
+}
+
 int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max) {
     int n = t->nnodes;
     if (dev_from < 0 || dev_from >= n || dev_to < 0 || dev_to >= n) return -1;
@@ -415,6 +437,11 @@ int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int 
             const int e = adj_find(t, cur, dev_to);
             if (e < 0) return -1;
             next = dev_to, l = t->adj_link[e];
+        } else if (t->kind == AR_TOPO_RING_1D || t->kind == AR_TOPO_TORUS_2D) {
+            next = grid_next(t, cur, dev_to);
+            const int e = adj_find(t, cur, next);
+            if (e < 0) return -1;
+            l = t->adj_link[e];
         } else { /* the tables' rule: the first neighbour, by (node, link), one hop closer */
             for (int e = t->adj_start[cur]; e < t->adj_start[cur + 1] && next < 0; e++)
                 if (ar_topo_hops(t, t->adj_nbr[e], dev_to) == h - k - 1) next = t->adj_nbr[e], l = t->adj_link[e];
