@@ -29,7 +29,7 @@ static void piece(uint64_t lo, uint64_t len, uint64_t chunk, uint64_t i, uint64_
     *n = b - a;
 }
 
-static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, int r, uint64_t chunk, uint64_t nck,
+static int lane(ar_plan_t *p, ar__peers_t g, ar_coll_t coll, uint64_t count, int lanes, int c, int r, uint64_t chunk, uint64_t nck,
                 uint64_t stride, int slots, ar_addr_t *sv) {
     const int P = p->nranks;
     const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
@@ -37,42 +37,43 @@ static int lane(ar_plan_t *p, ar_coll_t coll, uint64_t count, int lanes, int c, 
     uint64_t mlo, mlen, off, n;
     share(count, P, lanes, c, r, &mlo, &mlen);
     /* one slot: every peer has read what I pushed it in the previous execution */
-    if (coll == AR_COLL_REDUCESCATTER && slots == 1) AR_TRY(ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, 0, 1));
+    if (coll == AR_COLL_REDUCESCATTER && slots == 1) AR_TRY(ar__wait_peer_flags(p, g, r, c, fbase + (uint32_t)P, 0, 1));
     for (uint64_t i = 0; i <= nck; i++) {
         if (coll == AR_COLL_ALLGATHER && i < nck) {
             piece(mlo, mlen, chunk, i, &off, &n);
             AR_TRY(ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, off), ar_addr(r, AR_BUF_IN, off), n));
             for (int k = 1; k < P; k++)
-                AR_TRY(ar_plan_copy(p, r, c, ar_addr(ar__peer(r, c, k, P), AR_BUF_OUT, off),
+                AR_TRY(ar_plan_copy(p, r, c, ar_addr(ar__peer(g, r, c, k), AR_BUF_OUT, off),
                                     ar_addr(r, AR_BUF_IN, off), n));
-            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
+            AR_TRY(ar__signal_peer_flags(p, g, r, c, fbase));
         }
         if (coll != AR_COLL_REDUCESCATTER) continue;
         if (i < nck) { /* every peer's chunk i, into its slot for me */
             for (int k = 1; k < P; k++) {
-                const int q = ar__peer(r, c, k, P);
+                const int q = ar__peer(g, r, c, k);
                 uint64_t qlo, qlen;
                 share(count, P, lanes, c, q, &qlo, &qlen);
                 piece(qlo, qlen, chunk, i, &off, &n);
                 AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                     ar_addr(r, AR_BUF_IN, off), n));
             }
-            AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
+            AR_TRY(ar__signal_peer_flags(p, g, r, c, fbase));
         }
         if (i == 0) continue;
         /* my chunk i - 1 once every peer's has arrived */
         piece(mlo, mlen, chunk, i - 1, &off, &n);
-        AR_TRY(ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, i, sv));
+        AR_TRY(ar__reduce_peers(p, g, r, c, slot, stride, off, n, fbase, i, sv));
     }
     if (coll == AR_COLL_REDUCESCATTER) /* every slot read: the peers may push the next execution */
-        return slots == 1 ? ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P) : AR_OK;
+        return slots == 1 ? ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P) : AR_OK;
     /* all-gather: every peer's chunks have arrived */
-    return ar__wait_peer_flags(p, r, c, fbase, nck, 0);
+    return ar__wait_peer_flags(p, g, r, c, fbase, nck, 0);
 }
 
 int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o, ar_plan_t **out,
                      ar_error_t *err) {
     const int P = t->nranks;
+    const ar__peers_t g = ar__peers(t);
     const ar_coll_t coll = o ? o->coll : AR_COLL_ALLREDUCE;
     if (coll == AR_COLL_ALLREDUCE)
         return AR_ERR(err, AR_EUNFIT, "direct: reduce-scatter and all-gather only (an allreduce: 1stage or 2stage)");
@@ -101,7 +102,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
                 share(count, P, lanes, c, r, &lo, &len);
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
             } else
-                rc = lane(p, coll, count, lanes, c, r, chunk, nck, stride, slots, sv);
+                rc = lane(p, g, coll, count, lanes, c, r, chunk, nck, stride, slots, sv);
         }
     }
     free(sv);

@@ -67,24 +67,37 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
  * SIGNALs"). */
 #define AR__SIGNAL_BATCH_MAX_BYTES 16384u
 int ar__signal_each_copy(uint64_t copy_bytes);
+/* How the peers of an algorithm that reaches every rank are numbered: the ranks as a W x (P /
+ * W) grid, rank r at (r % W, r / W), and rank r's peer at offset d (d = 1 .. P - 1, itself a
+ * grid point) the rank at r + d, each axis round its own ring. On a torus (its own grid, each
+ * rank on its device) rank r's peers are then rank 0's moved by the translation taking 0 to
+ * r, so a plan of one rank stands for all (arsim/plan.h); elsewhere W = P, a line round
+ * which rank r's peers are r + 1, r + 2, ... */
+typedef struct ar__peers_s {
+    int P, W;
+} ar__peers_t;
+ar__peers_t ar__peers(const ar_topo_t *t);
+/* The rank at offset d from rank r, and the offset of rank `from` seen from rank `to`. */
+int ar__peer_at(ar__peers_t g, int r, int d);
+int ar__peer_offset(ar__peers_t g, int from, int to);
 /* The k-th peer (k = 1 .. P-1) rank r's channel c pushes to: channel c starts c peers
  * further on, so a rank's channels load all its links at once instead of each link
  * in turn. */
-int ar__peer(int r, int c, int k, int P);
+int ar__peer(ar__peers_t g, int r, int c, int k);
 /* The peers ar__peer takes in turn: every rank but the lane's own (ar_algo_t.lane_period). */
 int ar__peer_period(const ar_topo_t *t);
 /* Rank r's channel c SIGNALs flag `flag` of every other rank, r + 1 first. */
 int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag);
 /* A flag per peer, named by where the sender sits seen from the receiver: what rank `from`
- * signals rank `to` lands on flag base + (from - to) mod P. Every rank's plan is then every
- * other's with the ranks rotated (a plan of one rank, arsim/plan.h), where flags named by
- * the sender's number would differ from rank to rank. */
-uint32_t ar__peer_flag(uint32_t base, int from, int to, int P);
-/* Rank r's channel c SIGNALs every other rank q, r + 1 first, on ar__peer_flag(base, r, q). */
-int ar__signal_peer_flags(ar_plan_t *p, int r, int c, uint32_t base);
-/* ... WAITs for every peer q's flag ar__peer_flag(base, q, r), r + 1 first: to reach count,
- * or (prev) for every SIGNAL of the previous executions (ar_plan_wait_prev). */
-int ar__wait_peer_flags(ar_plan_t *p, int r, int c, uint32_t base, uint64_t count, int prev);
+ * signals rank `to` lands on flag base + ar__peer_offset(g, from, to). Every rank's plan is
+ * then every other's with the ranks moved (a plan of one rank, arsim/plan.h), where flags
+ * named by the sender's number would differ from rank to rank. */
+uint32_t ar__peer_flag(ar__peers_t g, uint32_t base, int from, int to);
+/* Rank r's channel c SIGNALs every other rank q, offset 1 first, on ar__peer_flag(g, base, r, q). */
+int ar__signal_peer_flags(ar_plan_t *p, ar__peers_t g, int r, int c, uint32_t base);
+/* ... WAITs for every peer q's flag ar__peer_flag(g, base, q, r), offset 1 first: to reach
+ * count, or (prev) for every SIGNAL of the previous executions (ar_plan_wait_prev). */
+int ar__wait_peer_flags(ar_plan_t *p, ar__peers_t g, int r, int c, uint32_t base, uint64_t count, int prev);
 /* Refuse at once a plan that would hold more than AR_PLAN_MAX_SRCS source addresses:
  * `srcs` is the least it would hold (a lower bound the algorithm computes from its shape),
  * so that building it never starts. AR_OK or AR_ELIMIT naming the algorithm and ranks. */
@@ -215,10 +228,10 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
 /* Length of piece i when a lane of len elements is cut into pieces of chunk. */
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);
 
-/* Rank r on channel c: WAIT for every peer q's flag ar__peer_flag(fbase, q, r) to reach nwait, then
+/* Rank r on channel c: WAIT for every peer q's flag ar__peer_flag(g, fbase, q, r) to reach nwait, then
  * REDUCE IN[off] with slot(r, SCRATCH, q * stride + off) of every peer into OUT[off],
  * n elements (slot is ar_addr or ar_addr_parity). sv holds nranks addresses. */
-int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
+int ar__reduce_peers(ar_plan_t *p, ar__peers_t g, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
                      uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv);
 

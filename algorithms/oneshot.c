@@ -32,6 +32,7 @@
 int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
+    const ar__peers_t g = ar__peers(t);
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_ONESHOT);
     /* each rank, per lane: a COPY to each peer and a REDUCE of every rank's slot */
     AR_TRY(ar__plan_fits(o, "1stage", P, (uint64_t)lanes * (uint64_t)P * (2u * (uint64_t)P - 1), err));
@@ -63,27 +64,27 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             }
             /* One slot: every peer has read what this rank pushed in the previous
              * execution. Two: the data flags order it (above). */
-            if (slots == 1) rc = ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, 0, 1);
+            if (slots == 1) rc = ar__wait_peer_flags(p, g, r, c, fbase + (uint32_t)P, 0, 1);
             for (uint64_t i = 0; i <= nck && rc == AR_OK; i++) {
                 if (i < nck) { /* push chunk i (staggered so peers are not all hit at once) */
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     const int each = ar__signal_each_copy(n * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
-                        int q = ar__peer(r, c, k, P);
+                        int q = ar__peer(g, r, c, k);
                         rc = ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
                                           ar_addr(r, AR_BUF_IN, off), n);
-                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase, r, q, P));
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(g, fbase, r, q));
                     }
-                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase);
+                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, g, r, c, fbase);
                 }
                 if (i == 0) continue;
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
                 uint64_t j = i - 1;
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
-                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, slot, stride, off, n, fbase, j + 1, sv);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, g, r, c, slot, stride, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
-            if (rc == AR_OK && slots == 1) rc = ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P);
+            if (rc == AR_OK && slots == 1) rc = ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P);
         }
     }
     free(sv);

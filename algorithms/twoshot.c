@@ -48,35 +48,36 @@ static int rs_pulls(const ar_topo_t *t, int P, ar_mem_t level) {
  * rank's IN into my OUT and push it into every peer's OUT (the all-gather, flags from P on);
  * done once every peer's slices of every chunk have arrived, which also says each has
  * finished reading my IN. */
-static int pull_lane(ar_plan_t *p, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int r,
-                     int c, ar_addr_t *sv) {
+static int pull_lane(ar_plan_t *p, ar__peers_t g, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes,
+                     int r, int c, ar_addr_t *sv) {
     const int P = p->nranks;
     uint64_t lo, len, chunk, nck;
     ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
     const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
-    AR_TRY(ar__signal_peer_flags(p, r, c, fbase));
-    AR_TRY(ar__wait_peer_flags(p, r, c, fbase, 1, 0));
+    AR_TRY(ar__signal_peer_flags(p, g, r, c, fbase));
+    AR_TRY(ar__wait_peer_flags(p, g, r, c, fbase, 1, 0));
     for (uint64_t i = 0; i < nck; i++) {
         uint64_t so, sl;
         const uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
         ar__split(off, off + n, P, r, &so, &sl);
         sv[0] = ar_addr(r, AR_BUF_IN, so);
-        for (int k = 1; k < P; k++) sv[k] = ar_addr(ar__peer(r, c, k, P), AR_BUF_IN, so);
+        for (int k = 1; k < P; k++) sv[k] = ar_addr(ar__peer(g, r, c, k), AR_BUF_IN, so);
         AR_TRY(ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, so), sv, (uint32_t)P, sl));
         const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
         for (int k = 1; k < P; k++) {
-            const int q = ar__peer(r, c, k, P);
+            const int q = ar__peer(g, r, c, k);
             AR_TRY(ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl));
-            if (each) AR_TRY(ar_plan_signal(p, r, c, q, ar__peer_flag(fbase + (uint32_t)P, r, q, P)));
+            if (each) AR_TRY(ar_plan_signal(p, r, c, q, ar__peer_flag(g, fbase + (uint32_t)P, r, q)));
         }
-        if (!each) AR_TRY(ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P));
+        if (!each) AR_TRY(ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P));
     }
-    return ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, nck, 0);
+    return ar__wait_peer_flags(p, g, r, c, fbase + (uint32_t)P, nck, 0);
 }
 
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
+    const ar__peers_t g = ar__peers(t);
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_TWOSHOT);
     /* each rank, per lane: a COPY to each peer per phase and a REDUCE of every rank's slice */
     AR_TRY(ar__plan_fits(o, "2stage", P, (uint64_t)lanes * (uint64_t)P * (3u * (uint64_t)P - 2), err));
@@ -90,7 +91,7 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (!sv) rc = AR_ENOMEM;
     for (int c = 0; c < lanes && rc == AR_OK && pulls; c++)
         for (int r = 0; r < P && rc == AR_OK; r++)
-            if (ar_plan_keeps_rank(p, r)) rc = pull_lane(p, o, count, dt, lanes, r, c, sv);
+            if (ar_plan_keeps_rank(p, r)) rc = pull_lane(p, g, o, count, dt, lanes, r, c, sv);
     for (int c = 0; c < lanes && rc == AR_OK && !pulls; c++) {
         uint64_t lo, len, chunk, nck;
         ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
@@ -109,13 +110,13 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     uint64_t off = lo + i * chunk, n = ar__piece_len(len, chunk, i);
                     const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
                     for (int k = 1; k < P && rc == AR_OK; k++) {
-                        int q = ar__peer(r, c, k, P);
+                        int q = ar__peer(g, r, c, k);
                         ar__split(off, off + n, P, q, &so, &sl);
                         rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + so),
                                           ar_addr(r, AR_BUF_IN, so), sl);
-                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase, r, q, P));
+                        if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(g, fbase, r, q));
                     }
-                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase);
+                    if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, g, r, c, fbase);
                 }
                 if (i == 0) continue;
                 /* chunk i-1: reduce my slice once every peer's part has arrived, then
@@ -124,16 +125,16 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
                 const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
-                if (rc == AR_OK) rc = ar__reduce_peers(p, r, c, ar_addr, stride, so, sl, fbase, j + 1, sv);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, g, r, c, ar_addr, stride, so, sl, fbase, j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
-                    int q = ar__peer(r, c, kk, P);
+                    int q = ar__peer(g, r, c, kk);
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
-                    if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(fbase + (uint32_t)P, r, q, P));
+                    if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(g, fbase + (uint32_t)P, r, q));
                 }
-                if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, r, c, fbase + (uint32_t)P);
+                if (rc == AR_OK && !each) rc = ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P);
             }
             /* every peer's slices have arrived (and my pushes to them were read) */
-            if (rc == AR_OK) rc = ar__wait_peer_flags(p, r, c, fbase + (uint32_t)P, nck, 0);
+            if (rc == AR_OK) rc = ar__wait_peer_flags(p, g, r, c, fbase + (uint32_t)P, nck, 0);
         }
     }
     free(sv);

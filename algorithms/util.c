@@ -905,7 +905,23 @@ int ar__plan_fits(const ar_algo_opts_t *o, const char *algo, int nranks, uint64_
 
 int ar__signal_each_copy(uint64_t copy_bytes) { return copy_bytes > AR__SIGNAL_BATCH_MAX_BYTES; }
 
-int ar__peer(int r, int c, int k, int P) { return P < 2 ? r : (r + 1 + (k - 1 + c) % (P - 1)) % P; }
+ar__peers_t ar__peers(const ar_topo_t *t) {
+    ar__peers_t g = {t->nranks, t->nranks};
+    if (t->kind == AR_TOPO_TORUS_2D && ar_topo_translatable(t, 0)) g.W = t->grid_w;
+    return g;
+}
+
+int ar__peer_at(ar__peers_t g, int r, int d) {
+    const int H = g.P / g.W;
+    return ((r / g.W + d / g.W) % H) * g.W + (r % g.W + d % g.W) % g.W;
+}
+
+int ar__peer_offset(ar__peers_t g, int from, int to) {
+    const int H = g.P / g.W;
+    return ((from / g.W - to / g.W + H) % H) * g.W + (from % g.W - to % g.W + g.W) % g.W;
+}
+
+int ar__peer(ar__peers_t g, int r, int c, int k) { return g.P < 2 ? r : ar__peer_at(g, r, 1 + (k - 1 + c) % (g.P - 1)); }
 
 int ar__peer_period(const ar_topo_t *t) { return t->nranks > 2 ? t->nranks - 1 : 1; }
 
@@ -925,28 +941,31 @@ uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i) {
     return len - i * chunk < chunk ? len - i * chunk : chunk;
 }
 
-uint32_t ar__peer_flag(uint32_t base, int from, int to, int P) { return base + (uint32_t)(((from - to) % P + P) % P); }
+uint32_t ar__peer_flag(ar__peers_t g, uint32_t base, int from, int to) {
+    return base + (uint32_t)ar__peer_offset(g, from, to);
+}
 
-int ar__signal_peer_flags(ar_plan_t *p, int r, int c, uint32_t base) {
-    const int P = p->nranks;
-    for (int k = 1; k < P; k++) AR_TRY(ar_plan_signal(p, r, c, (r + k) % P, ar__peer_flag(base, r, (r + k) % P, P)));
+int ar__signal_peer_flags(ar_plan_t *p, ar__peers_t g, int r, int c, uint32_t base) {
+    for (int k = 1; k < g.P; k++) {
+        const int q = ar__peer_at(g, r, k);
+        AR_TRY(ar_plan_signal(p, r, c, q, ar__peer_flag(g, base, r, q)));
+    }
     return AR_OK;
 }
 
-int ar__wait_peer_flags(ar_plan_t *p, int r, int c, uint32_t base, uint64_t count, int prev) {
-    const int P = p->nranks;
-    for (int k = 1; k < P; k++) {
-        const uint32_t f = ar__peer_flag(base, (r + k) % P, r, P);
+int ar__wait_peer_flags(ar_plan_t *p, ar__peers_t g, int r, int c, uint32_t base, uint64_t count, int prev) {
+    for (int k = 1; k < g.P; k++) {
+        const uint32_t f = ar__peer_flag(g, base, ar__peer_at(g, r, k), r);
         AR_TRY(prev ? ar_plan_wait_prev(p, r, c, f) : ar_plan_wait(p, r, c, f, count));
     }
     return AR_OK;
 }
 
-int ar__reduce_peers(ar_plan_t *p, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
+int ar__reduce_peers(ar_plan_t *p, ar__peers_t g, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
                      uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv) {
     int P = p->nranks;
-    AR_TRY(ar__wait_peer_flags(p, r, c, fbase, nwait, 0));
+    AR_TRY(ar__wait_peer_flags(p, g, r, c, fbase, nwait, 0));
     int k = 0;
     sv[k++] = ar_addr(r, AR_BUF_IN, off);
     for (int q = 0; q < P; q++)

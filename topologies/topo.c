@@ -512,6 +512,11 @@ int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot) {
     return AR_OK;
 }
 
+int ar_topo_routes_translate(const ar_topo_t *t) {
+    if (t->kind == AR_TOPO_RING_1D) return t->ndevices >= 3;
+    return t->kind == AR_TOPO_TORUS_2D && t->grid_w >= 3 && t->grid_h >= 3;
+}
+
 /* ---- builders ---- */
 
 static int parse_int(const char *s, const char **end, long *out) {

@@ -127,6 +127,11 @@ static inline int ar_topo_orbit_device(const ar_topo_t *t, int w, int d) { retur
  * translations named by w that leaves or enters the device standing for its device's orbit
  * (links between switches: itself): slot[2 * nlinks]. AR_EINVAL where t does not have them. */
 int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot);
+/* Whether every translation t has maps each route onto the route between the moved ends by
+ * construction: a built ring of 3 devices or more, a built torus whose sides are 3 or more
+ * (X first, then Y, the shorter way, forwards on a tie; no two links join one pair). Elsewhere
+ * a caller that needs it compares the routes. */
+int ar_topo_routes_translate(const ar_topo_t *t);
 
 /* Names of the shipped topology files, NULL-terminated. */
 const char *const *ar_topo_shipped(void);
