@@ -101,6 +101,7 @@ typedef struct acc_s {
     double link_s;      /* bottleneck over link directions seen so far */
     double lat_s;
     int overflow;
+    int fresh; /* what is added now is in neither list yet (one route's hops, acc_route): not looked for */
     /* Bytes per link direction this op crosses, summed over its sources (two pulls over
      * one link share it): a list, since an op crosses few of a topology's links (indexed
      * once a long route makes it long, lb_at). */
@@ -156,7 +157,7 @@ static int mem_key(const acc_t *a, int i) { return a->mem[i].dev; }
 
 /* The entry of link direction `slot` (link x 2 + reverse), -1 when the list cannot grow. */
 static int acc_link_entry(acc_t *a, int slot) {
-    const int i = list_find(&a->lb_at, a->nlb, slot, lb_key, a);
+    const int i = a->fresh ? -1 : list_find(&a->lb_at, a->nlb, slot, lb_key, a);
     if (i >= 0) return i;
     if (a->nlb == a->caplb) {
         const int cap = 2 * a->caplb;
@@ -174,7 +175,7 @@ static int acc_link_entry(acc_t *a, int slot) {
 }
 
 static void acc_mem(acc_t *a, int dev, double rd, double wr) {
-    const int at = list_find(&a->mem_at, a->ndev, dev, mem_key, a);
+    const int at = a->fresh ? -1 : list_find(&a->mem_at, a->ndev, dev, mem_key, a);
     if (at >= 0) {
         a->mem[at].rd += rd;
         a->mem[at].wr += wr;
@@ -415,6 +416,14 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     const ar_mem_level_t *lvl = &m->mem[buffer];
     double mem_lat = lvl->lat_ns * 1e-9;
     double max_hop_lat = 0;
+    /* An op with one operand on another device crosses one route, whose links and forwarding
+     * devices are all distinct and apart from the op's own devices: added without a search
+     * (a route halfway round ring_1d:16384 is 8192 of each). */
+    int remote = 0;
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
+        remote += d >= 0 && d != edev;
+    }
 
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         /* s < nsrc: a source (read); s == nsrc: the destination (write). */
@@ -431,8 +440,10 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0);
         if (dev == edev) continue;
         double hop_lat = 0;
+        a.fresh = remote == 1;
         if (is_dst) acc_route(&a, t, edev, dev, B, 0, mem_lat, &hop_lat);
         else acc_route(&a, t, dev, edev, B, 1, mem_lat, &hop_lat);
+        a.fresh = 0;
         if (is_dst) c->store_lat_s = hop_lat; /* posted: the stores land this much later */
         else if (hop_lat > max_hop_lat) max_hop_lat = hop_lat;
         c->remote = 1;

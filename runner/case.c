@@ -61,10 +61,36 @@ static uint64_t rank0_ops(const ar_plan_t *p) {
     return n;
 }
 
+/* The hops past the first of every operand a plan of one rank's data ops reach: a model
+ * backend walks each hop of a route, so rank 0's ops on a ring of 16384 devices, whose peers
+ * sit up to 8192 hops away (2stage: 49 K ops, 2e8 hops), cost what as many ops would. Every
+ * rank's plans of the same algorithm are counted by their ops alone: they reach as far, and
+ * are searched where they are small. */
+static uint64_t far_hops(const ar_topo_t *t, const ar_plan_t *p) {
+    if (p->only_rank < 0) return 0;
+    uint64_t n = 0;
+    for (int r = p->only_rank; r < p->only_rank + p->only_span; r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            const int e = t->placement[r];
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (!ar_op_moves_data(op)) continue;
+                for (uint32_t s = 0; s <= op->nsrc; s++) {
+                    const int q = ar_op_operand(p, op, s)->rank, d = q == AR_RANK_HOST ? -1 : t->placement[q];
+                    const int h = d >= 0 && d != e ? ar_topo_hops(t, e, d) : 0;
+                    if (h > 1) n += (uint64_t)h - 1;
+                }
+            }
+        }
+    return n;
+}
+
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
  * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
- * AR_ELIMIT); *build_rc the build's status (its error in err), *nops the plan's ops, *nops0
- * (where not NULL) rank 0's. */
+ * AR_ELIMIT; a plan of one rank's ops counts its far hops as ops too, far_hops); *build_rc the
+ * build's status (its error in err), *nops the plan's ops (and far hops), *nops0 (where not
+ * NULL) rank 0's ops. */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
                       uint64_t *nops0, ar_error_t *err) {
@@ -79,7 +105,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     at.max_ops = max_ops; /* past it the plan is not timed: not built either */
     *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
     if (*build_rc != AR_OK) return INFINITY;
-    *nops = (uint64_t)p->nops;
+    *nops = (uint64_t)p->nops + far_hops(t, p);
     if (nops0) *nops0 = rank0_ops(p);
     ar_error_t refused;
     if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK)) {
@@ -192,7 +218,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         ar_plan_t *sp = NULL;
         ar_error_t e0;
         ar_error_clear(&e0);
-        ar_algo_build(algo, t, key.count, dt, &k0, &sp, &e0);
+        /* refused before it is counted (more source addresses than a plan may hold) is over too */
+        if (ar_algo_build(algo, t, key.count, dt, &k0, &sp, &e0) == AR_ELIMIT) size.over = 1;
         ar_plan_free(sp);
         /* Where rank 0's ops may stand for every rank's, the search times rank 0's plan (and
          * builds four others' to compare): counted so, it may be small enough to search
@@ -230,8 +257,12 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         k.channels = ch;
         ar_error_clear(&e);
         uint64_t nops;
-        const double s = predict(t, algo, key.count, dt, &k, buffer, target,
-                                 ch == lo && !by_rank0 ? 0 : AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        /* the first plan is timed whatever its ops (they are under the search's half, sized
+         * above), but not where its far hops make it cost as many (far_hops) */
+        const uint64_t cap = ch == lo && !by_rank0 ? AR_CASE_TUNE_MAX_OPS / 2 : AR_CASE_TUNE_PLAN_OPS;
+        const double s = predict(t, algo, key.count, dt, &k, buffer, target, cap, &brc, &nops, NULL, &e);
+        if (ch == lo && !by_rank0 && brc == AR_OK && nops > cap)
+            return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
         /* rank 0's ops did not stand for every rank's after all: the plan of fewest ops */
         if (by_rank0 && ch == lo && (brc != AR_OK || !isfinite(s)))
             return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);

@@ -2080,6 +2080,23 @@ START_TEST(test_default_rank0_search) {
 }
 END_TEST
 
+/* A plan of rank 0's ops whose peers sit far round a ring costs its backend every hop of
+ * every route: 2stage on ring_1d:2048 at 1 MB, 12 K ops and 6 M hops past the first. The
+ * defaults time no such plan past the search's cap (it would cost a run of millions of ops
+ * each): one channel, within 5% of two and four lanes asked. */
+START_TEST(test_default_far_hops) {
+    ar_topo_t *t = tu_topo_open("ring_1d:2048", NULL);
+    const uint64_t count = (uint64_t)1 << 19; /* 1 MiB of bf16 */
+    int ch = 0;
+    const ar_symmetry_t sym = AR_SYMMETRY_AUTO;
+    const double def = case_run_sym(t, "2stage", count, 0, 0, sym, &ch, NULL, NULL, 0);
+    const double best = fmin(case_run_sym(t, "2stage", count, 2, 0, sym, NULL, NULL, NULL, 0),
+                             case_run_sym(t, "2stage", count, 4, 0, sym, NULL, NULL, NULL, 0));
+    ck_assert_msg(ch == 1 && def <= 1.05 * best, "%d lanes: %g s, best of 2 and 4 lanes %g s", ch, def, best);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* On hardware a chunk other than the algorithm's own is taken only with no more ops than
  * the own plan, and for a predicted gain of AR_CASE_TUNE_HW_GAIN: h200_sxm on full:2, ring
  * at its default channels keeps its own chunk at 512 MB (32 KB chunks, predicted 5.8% faster,
@@ -2349,6 +2366,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_default_untimed_tree);
     tcase_add_test(tc, test_default_rank0_search);
+    tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_default_fewer_lanes_large);
