@@ -911,15 +911,9 @@ ar__peers_t ar__peers(const ar_topo_t *t) {
     return g;
 }
 
-int ar__peer_at(ar__peers_t g, int r, int d) {
-    const int H = g.P / g.W;
-    return ((r / g.W + d / g.W) % H) * g.W + (r % g.W + d % g.W) % g.W;
-}
+int ar__peer_at(ar__peers_t g, int r, int d) { return ar_grid_add(g.P, g.W, r, d); }
 
-int ar__peer_offset(ar__peers_t g, int from, int to) {
-    const int H = g.P / g.W;
-    return ((from / g.W - to / g.W + H) % H) * g.W + (from % g.W - to % g.W + g.W) % g.W;
-}
+int ar__peer_offset(ar__peers_t g, int from, int to) { return ar_grid_sub(g.P, g.W, from, to); }
 
 int ar__peer(ar__peers_t g, int r, int c, int k) { return g.P < 2 ? r : ar__peer_at(g, r, 1 + (k - 1 + c) % (g.P - 1)); }
 

@@ -77,7 +77,7 @@ static uint64_t far_hops(const ar_topo_t *t, const ar_plan_t *p) {
                 const ar_op_t *op = &p->ops[ch->first + i];
                 if (!ar_op_moves_data(op)) continue;
                 for (uint32_t s = 0; s <= op->nsrc; s++) {
-                    const int q = ar_op_operand(p, op, s)->rank, d = q == AR_RANK_HOST ? -1 : t->placement[q];
+                    const int d = ar_topo_rank_device(t, ar_op_operand(p, op, s)->rank);
                     const int h = d >= 0 && d != e ? ar_topo_hops(t, e, d) : 0;
                     if (h > 1) n += (uint64_t)h - 1;
                 }

@@ -493,8 +493,7 @@ int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
     const int nd = t->ndevices;
     if (node < 0 || node >= nd) return node;
     if (w < 0) return (node - (base - base % -w) + nd) % nd;
-    const int sw = ar_topo_shift_width(t, w), sh = nd / sw;
-    return ((node / sw - base / sw + sh) % sh) * sw + (node % sw - base % sw + sw) % sw;
+    return ar_grid_sub(nd, ar_topo_shift_width(t, w), node, base);
 }
 
 int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot) {

@@ -118,6 +118,16 @@ int ar_topo_translatable(const ar_topo_t *t, int w);
 /* The width of the grid meant by w: w itself, or for w = 0 the topology's own (a torus's
  * grid_w, else its devices); for w < 0 (rotations by rows) the devices. */
 int ar_topo_shift_width(const ar_topo_t *t, int w);
+/* Points 0 .. n-1 of a grid w wide (point d at column d % w of row d / w; w divides n), each
+ * axis round its own ring: the point a + b, and the point a - b (where a sits seen from b). */
+static inline int ar_grid_add(int n, int w, int a, int b) {
+    const int h = n / w;
+    return ((a / w + b / w) % h) * w + (a % w + b % w) % w;
+}
+static inline int ar_grid_sub(int n, int w, int a, int b) {
+    const int h = n / w;
+    return ((a / w - b / w + h) % h) * w + (a % w - b % w + w) % w;
+}
 /* Node `node` under the translation named by w that moves device `base` to the device
  * standing for its orbit: device 0, or for w < 0 base % -w. */
 int ar_topo_translate(const ar_topo_t *t, int w, int base, int node);
