@@ -422,11 +422,39 @@ static int grid_next(const ar_topo_t *t, int cur, int dst) {
     return ((y + ring_step(y, dst / w, h) + h) % h) * w + x;
 }
 
+/* One axis of grid_route: from coordinate *c to c_to round a ring of n, the links of line
+ * `line` (link index first + line x n + c joins c and c + 1, the builder's numbering). */
+static int axis_route(int *c, int c_to, int n, int first, int line, int *links, int *dirs) {
+    int k = 0;
+    if (*c == c_to) return 0;
+    const int s = ring_step(*c, c_to, n), base = first + line * n;
+    for (int x = *c; x != c_to; k++) {
+        const int next = s > 0 ? (x + 1 == n ? 0 : x + 1) : (x == 0 ? n - 1 : x - 1);
+        links[k] = base + (s > 0 ? x : next);
+        dirs[k] = s;
+        x = next;
+    }
+    *c = c_to;
+    return k;
+}
+
+/* grid_next's route, hop for hop, from the builder's link numbering rather than a search at
+ * each hop: a ring's link i joins i and i + 1; a torus's x links come row by row, then its y
+ * links column by column. Only where no side is 2 (whose wrap merges two links into one). */
+static int grid_route(const ar_topo_t *t, int from, int to, int *links, int *dirs) {
+    const int ring = t->kind == AR_TOPO_RING_1D;
+    const int w = ring ? t->ndevices : t->grid_w, h = ring ? 1 : t->grid_h;
+    int x = from % w, y = from / w;
+    const int n = axis_route(&x, to % w, w, 0, y, links, dirs);
+    return n + axis_route(&y, to / w, h, w * h, x, links + n, dirs + n);
+}
+
 int ar_topo_route(const ar_topo_t *t, int dev_from, int dev_to, int *links, int *dirs, int max) {
     int n = t->nnodes;
     if (dev_from < 0 || dev_from >= n || dev_to < 0 || dev_to >= n) return -1;
     int h = ar_topo_hops(t, dev_from, dev_to);
     if (h < 0 || h > max) return -1;
+    if (ar_topo_routes_translate(t)) return grid_route(t, dev_from, dev_to, links, dirs);
     int cur = dev_from;
     for (int k = 0; k < h; k++) {
         int l = -1, next = -1;
