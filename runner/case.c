@@ -1,6 +1,9 @@
 /* One case from its plan to its row (arsim/case.h). */
 #include <inttypes.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +320,9 @@ double ar_case_default_max_mem(void) {
 
 /* This process's resident bytes: the program, the topology and whatever it holds already. */
 static double resident_bytes(void) {
+#ifdef __GLIBC__
+    malloc_trim(0); /* what earlier plans (the defaults' search) freed is no longer held */
+#endif
     long size = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -357,16 +363,44 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
     m->over = size.over;
     if (rc != AR_OK && !size.over)
         return ar_error_set(err, rc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
+    m->held = resident_bytes();
     if (size.over) { /* counted as far as max_ops: its ops alone, as built */
-        m->bytes = resident_bytes() + (double)size.ops * sizeof(ar_op_t);
-        return AR_OK;
+        m->plan = (double)size.ops * sizeof(ar_op_t);
+    } else {
+        m->plan = (double)size.bytes;
+        /* Defaults are found by timing plans on the analytic backend in this process first. */
+        const double run = backend_run_bytes(c->backend, c->topo, &size);
+        const double tuning = backend_run_bytes("analytic", c->topo, &size);
+        m->run = tuning > run ? tuning : run;
     }
-    /* Defaults are found by timing plans on the analytic backend in this process first. */
-    double run = backend_run_bytes(c->backend, c->topo, &size);
-    const double tuning = backend_run_bytes("analytic", c->topo, &size);
-    if (tuning > run) run = tuning;
-    m->bytes = resident_bytes() + (double)size.bytes + run;
+    m->bytes = m->held + m->plan + m->run;
     return AR_OK;
+}
+
+/* Whether the case may run a plan of one rank: only where it is timed from the model, and
+ * nothing asks for every rank's ops (a verification, the traffic of each link). */
+static int case_may_stand_for_all(const ar_case_t *c) {
+    const ar_backend_ops_t *bo = ar_backend_find(c->backend);
+    return bo && (bo->caps & AR_BACKEND_MODEL) && c->verify != 1 && !c->run.breakdown;
+}
+
+/* What lowers an estimate most, the options that shrink its largest part: a plan's ops grow
+ * with its chunks (chunk: a larger --chunk may help), channels (not at one already) and ranks;
+ * a run's state with the ranks and channels, the sim backend's most (an actor and a stack per
+ * channel); both are about 1/P as large where rank 0's ops may stand for all (by_rank0); arsim's
+ * own only a larger --max-mem holds. */
+static const char *memory_remedy(const ar_case_memory_t *m, int chunk, int one_channel, int by_rank0, int sim) {
+    if (by_rank0 && (m->over || m->plan + m->run > m->held))
+        return "--symmetry auto (rank 0's ops for all), fewer --ranks, or a larger --max-mem";
+    if (m->over || (m->plan >= m->run && m->plan >= m->held))
+        return chunk    ? "a larger --chunk, fewer --channels or --ranks, or a larger --max-mem"
+               : one_channel ? "fewer --ranks, or a larger --max-mem"
+                             : "fewer --channels or --ranks, or a larger --max-mem";
+    if (m->run < m->held) return "a larger --max-mem";
+    if (sim)
+        return one_channel ? "fewer --ranks, --backend analytic, or a larger --max-mem"
+                           : "fewer --ranks or --channels, --backend analytic, or a larger --max-mem";
+    return one_channel ? "fewer --ranks, or a larger --max-mem" : "fewer --ranks or --channels, or a larger --max-mem";
 }
 
 /* AR_OK when the case with these options fits c->max_mem (or there is none), else AR_ELIMIT
@@ -387,24 +421,32 @@ static int check_memory_at(const ar_case_t *c, const char *algo, const ar_algo_o
     ar_case_memory_t m;
     AR_TRY(ar_case_memory(c, algo, o, max_ops, &m, err));
     if (!m.over && m.bytes <= c->max_mem) return AR_OK;
+    char plan[32], run[32], held[32];
     ar_bytes_human(m.bytes, need, sizeof need);
     ar_count_format((double)m.ops, ops, sizeof ops);
+    ar_bytes_human(m.plan, plan, sizeof plan);
+    ar_bytes_human(m.run, run, sizeof run);
+    ar_bytes_human(m.held, held, sizeof held);
+    const char *backend = c->backend ? c->backend : "analytic";
+    /* every rank's ops asked for where rank 0's may stand for them: 1/P of the plan */
+    const ar_algo_t *a = ar_algo_find(algo);
+    const int by_rank0 = o->symmetry == AR_SYMMETRY_OFF && c->algo_opts.symmetry == AR_SYMMETRY_OFF &&
+                         case_may_stand_for_all(c) && a && a->one_rank && ar_topo_translatable(c->topo, 0);
+    const int one_chunk = o->chunk_bytes >= c->count * ar_dtype_size(c->dtype);
+    const char *remedy = memory_remedy(&m, !one_chunk, o->channels == 1, by_rank0, strcmp(backend, "sim") == 0);
+    if (m.over)
+        return AR_ERR(err, AR_ELIMIT,
+                      "needs more than %s (over %s plan ops on %d ranks, %s%s; their records alone), over --max-mem "
+                      "%s: %s",
+                      need, ops, c->topo->nranks, backend, floor ? floor : "", have, remedy);
     return AR_ERR(err, AR_ELIMIT,
-                  "needs %s %s of memory (%s%s plan ops on %d ranks, %s%s), over --max-mem %s: a smaller --size, "
-                  "fewer --channels or --ranks, a larger --chunk, or a larger --max-mem",
-                  m.over ? "more than" : floor ? "at least" : "about", need, m.over ? "over " : "", ops,
-                  c->topo->nranks, c->backend ? c->backend : "analytic", floor ? floor : "", have);
+                  "needs %s %s (%s plan ops on %d ranks, %s%s; plan %s, %s's state %s, arsim %s), over --max-mem %s: %s",
+                  floor ? "at least" : "about", need, ops, c->topo->nranks, backend, floor ? floor : "", plan, backend,
+                  run, held, have, remedy);
 }
 
 static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
     return check_memory_at(c, algo, o, NULL, err);
-}
-
-/* Whether the case may run a plan of one rank: only where it is timed from the model, and
- * nothing asks for every rank's ops (a verification, the traffic of each link). */
-static int case_may_stand_for_all(const ar_case_t *c) {
-    const ar_backend_ops_t *bo = ar_backend_find(c->backend);
-    return bo && (bo->caps & AR_BACKEND_MODEL) && c->verify != 1 && !c->run.breakdown;
 }
 
 /* Before the defaults' search, which builds and times plans (seconds at 16384 ranks): the

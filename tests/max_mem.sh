@@ -24,12 +24,16 @@ refused() {
 
 # 16384 ranks, 64 MB each, every rank's ops: a plan of tens of millions of ops, refused after
 # counting a fraction of them (building it whole took 13 s and 5.5 GB)
-refused 'needs more than .* of memory (over .* plan ops on 16384 ranks, sim[^)]*), over --max-mem 512 MiB: .*a larger --max-mem' \
+# (every rank's asked for: rank 0's would stand for them, the first thing to try)
+refused "needs more than .* (over .* plan ops on 16384 ranks, sim[^)]*; their records alone), over --max-mem 512 MiB: \
+--symmetry auto (rank 0's ops for all), fewer --ranks, or a larger --max-mem" \
     --backend sim --topology torus_2d:128x128 --algo torus2d --size 64M --max-mem 512M --symmetry off
 ms1=$ms
 # at the defaults, whose search builds and times plans (1.3 s here, and 174 MB held before
 # the refusal said only that): the plan of fewest ops it could choose, already over
-refused 'needs at least .* of memory (.* plan ops on 16384 ranks, sim, at its fewest: one channel, one chunk), over --max-mem 100 MiB' \
+# (the simulator's state is most of it: an actor per channel of its 16384 ranks)
+refused "needs at least .* (.* plan ops on 16384 ranks, sim, at its fewest: one channel, one chunk; plan .*, \
+sim's state .* GB, arsim .*), over --max-mem 100 MiB: fewer --ranks, --backend analytic, or a larger --max-mem" \
     --backend sim --topology torus_2d:128x128 --algo center_root --size 1M --max-mem 100M
 ms2=$ms
 # ... while rank 0's ops, which stand for every rank's there (--symmetry auto), fit and run
@@ -43,7 +47,7 @@ args="--backend sim --topology torus_2d:32x32 --algo torus2d --size 1M --channel
 # shellcheck disable=SC2086
 "$bin" run -q $args --max-mem 160M >"$tmp/out" 2>"$tmp/err" && fail "160M: ran"
 # (the chunk left to the defaults: estimated before their search at one chunk, as many ops)
-est=$(sed -n 's/.*needs \(about\|at least\) \([0-9.]*\) MB of memory.*/\2/p' "$tmp/err")
+est=$(sed -n 's/.*needs \(about\|at least\) \([0-9.]*\) MB (.*/\2/p' "$tmp/err")
 [ -n "$est" ] || fail "no estimate in MB: $(cat "$tmp/err")"
 if [ -z "${ASAN_OPTIONS:-}" ]; then # ASan's shadow memory is no part of arsim's needs
     peak=$(python3 - "$bin" $args <<'PY'

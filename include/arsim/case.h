@@ -85,7 +85,11 @@ void ar_case_out_free(ar_case_out_t *out);
  * beside it (ar_backend_ops_t.run_bytes); this process's resident memory (the topology, the
  * program) comes on top. */
 typedef struct ar_case_memory_s {
-    double bytes;      /* the estimate */
+    double bytes;      /* the estimate: the three parts below */
+    double held;       /* this process's resident memory now (the program, the topology) */
+    double plan;       /* the plan's ops, sources and channels (when over: its ops alone, as built) */
+    double run;        /* what the run holds beside the plan (the backend's state), or the
+                        * analytic backend's for the defaults' search where that is more */
     uint64_t ops;      /* the plan's ops (when over: where counting stopped) */
     int over;          /* counting stopped past max_ops: the plan, and bytes, are larger still */
 } ar_case_memory_t;
