@@ -88,10 +88,18 @@ struct Arrival {
     double terms[AR_NTERM];
 };
 
+/* A flag's arrivals in time order. Where its WAITs count up on one channel (counts_up), those
+ * before the one a WAIT took are returned once none can come before them any more: each
+ * later WAIT needs that many or more, and the n-th in time order is found as before. A flag
+ * of a large plan then holds the few arrivals ahead of its reader, not every SIGNAL. */
 struct FlagState {
-    std::vector<Arrival> arr;  /* sorted by t */
+    std::vector<Arrival> arr;  /* arrivals from the (dropped + 1)-th on, sorted by t */
+    uint64_t dropped = 0;      /* arrivals before arr[0], returned */
     bool one_sender = false;   /* one channel SIGNALs it: arrivals come in issue order */
+    bool counts_up = false;    /* one channel WAITs for it, each WAIT's count at least the last's */
     std::vector<int> waiters;  /* channels blocked on this flag */
+    uint64_t count() const { return dropped + arr.size(); }
+    const Arrival &nth(uint64_t n) const { return arr[(size_t)(n - 1 - dropped)]; } /* n > dropped */
 };
 
 struct Span {
@@ -454,7 +462,7 @@ void Sim::signal_op(int gi, const ar_op_t *op) {
                                      [](double x, const Arrival &y) { return x < y.t; });
     f.arr.insert(it, a);
     for (int w : f.waiters)
-        if (f.arr.size() >= ch[w].need) wake_at(w, f.arr[ch[w].need - 1].t);
+        if (f.count() >= ch[w].need) wake_at(w, f.nth(ch[w].need).t);
 }
 
 /* The count-th arrival at the flag, in time order. Arrivals are known when their
@@ -480,7 +488,7 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
     for (;;) {
         double now = sg4::Engine::get_clock();
         clock = std::max(clock, now);
-        double T = f.arr.size() >= need ? f.arr[need - 1].t : -1;
+        double T = f.count() >= need ? f.nth(need).t : -1;
         if (T >= 0 && T <= clock + 1e-12 * std::max(1e-9, clock)) break;
         if (T >= 0 && (f.one_sender || T <= now + min_signal_s)) {
             clock = T;
@@ -501,8 +509,15 @@ void Sim::wait_op(int gi, const ar_op_t *op) {
         cs.wake_at = -1;
     }
     if (blocked) f.waiters.erase(std::find(f.waiters.begin(), f.waiters.end(), gi));
-    const Arrival &a = f.arr[need - 1];
-    ar_clock_wait(&clk, gi, sg4::Engine::get_clock(), clock, a.t, a.terms);
+    const Arrival &a = f.nth(need);
+    const double now = sg4::Engine::get_clock();
+    ar_clock_wait(&clk, gi, now, clock, a.t, a.terms);
+    /* Those before it: no later WAIT needs them, and no SIGNAL still to come arrives before
+     * them (one sender's come in order; any other's no sooner than min_signal_s from now). */
+    if (f.counts_up && need - 1 > f.dropped && (f.one_sender || f.nth(need - 1).t <= now + min_signal_s)) {
+        f.arr.erase(f.arr.begin(), f.arr.begin() + (std::ptrdiff_t)(need - 1 - f.dropped));
+        f.dropped = need - 1;
+    }
 }
 
 void Sim::actor(int gi) {
@@ -685,19 +700,31 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.res_bytes.assign(s.res.size(), 0.0);
         if (o->breakdown) s.spans.resize((size_t)2 * t->nlinks);
         s.flags.resize(ar_plan_flag_slots(p));
-        for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].arr.reserve(p->per_epoch[i]);
         {
-            std::vector<int> sender(s.flags.size(), -2); /* -2 none, -1 several */
+            /* -2 none, -1 several (or, for a waiter, counts that go down) */
+            std::vector<int> sender(s.flags.size(), -2), waiter(s.flags.size(), -2);
+            std::vector<uint64_t> last(s.flags.size(), 0);
             for (int gi = 0; gi < s.nch; gi++) {
                 const ar_chan_t *c = &p->chans[gi];
                 for (uint32_t i = 0; i < c->nops; i++) {
                     const ar_op_t *op = &p->ops[c->first + i];
-                    if (op->code != AR_OP_SIGNAL) continue;
-                    int &x = sender[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)];
-                    x = x == -2 || x == gi ? gi : -1;
+                    if (op->code == AR_OP_SIGNAL) {
+                        int &x = sender[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)];
+                        x = x == -2 || x == gi ? gi : -1;
+                    } else if (op->code == AR_OP_WAIT && op->count > 0 && !op->back) { /* one that reads arrivals */
+                        const size_t f = ar_plan_flag(p, gi / p->nchannels, op->flag);
+                        waiter[f] = (waiter[f] == -2 || waiter[f] == gi) && op->count >= last[f] ? gi : -1;
+                        last[f] = op->count;
+                    }
                 }
             }
-            for (size_t i = 0; i < s.flags.size(); i++) s.flags[i].one_sender = sender[i] >= 0;
+            for (size_t i = 0; i < s.flags.size(); i++) {
+                FlagState &f = s.flags[i];
+                f.one_sender = sender[i] >= 0;
+                f.counts_up = waiter[i] >= 0;
+                /* every arrival kept: room for all at once, else grown as they come */
+                if (!f.counts_up) f.arr.reserve(p->per_epoch[i]);
+            }
         }
 
         Sim *sp = &s;
@@ -733,9 +760,9 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
             const ar_op_t *op = &p->ops[p->chans[gi].first + c.pc];
             return AR_ERR(err, AR_EPLAN,
                           "deadlock: rank %d channel %d op %u waits for flag %u to reach %llu but "
-                          "only %zu SIGNALs arrive",
+                          "only %llu SIGNALs arrive",
                           gi / p->nchannels, gi % p->nchannels, c.pc, op->flag, (unsigned long long)op->count,
-                          s.flags[ar_plan_flag(p, gi / p->nchannels, op->flag)].arr.size());
+                          (unsigned long long)s.flags[ar_plan_flag(p, gi / p->nchannels, op->flag)].count());
         }
         ar_clock_result(&s.clk, r);
         r->ops_executed = s.ops;
