@@ -515,6 +515,13 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
     return AR_OK;
 }
 
+/* The case's plan with these options, its memory checked first (--max-mem). */
+static int build_checked(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
+                         ar_plan_t **plan, ar_error_t *err) {
+    if (a && !a->probe) AR_TRY(check_memory(c, algo, o, err));
+    return ar_algo_build(algo, c->topo, c->count, c->dtype, o, plan, err);
+}
+
 int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     memset(out, 0, sizeof *out);
     out->stage = AR_CASE_BUILD;
@@ -534,8 +541,18 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     }
     opts.buffer = c->run.buffer;
     if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
-    if (a && !a->probe) AR_TRY(check_memory(c, algo, &opts, err));
-    AR_TRY(ar_algo_build(algo, c->topo, c->count, c->dtype, &opts, &out->plan, err));
+    int brc = build_checked(c, a, algo, &opts, &out->plan, err);
+    /* The defaults' plan over a plan's limits or --max-mem (the search timed rank 0's ops,
+     * which did not stand for every rank's at this chunk): one piece a lane, the fewest ops
+     * at these channels, then at one channel. */
+    for (int tries = 0; brc == AR_ELIMIT && a && !a->probe && c->algo_opts.chunk_bytes == 0 && tries < 2; tries++) {
+        if (tries == 1 && c->algo_opts.channels > 0) break;
+        if (tries == 1) opts.channels = 1;
+        opts.chunk_bytes = vector_chunk(c->count, c->dtype);
+        ar_error_clear(err);
+        brc = build_checked(c, a, algo, &opts, &out->plan, err);
+    }
+    if (brc != AR_OK) return brc;
     const ar_plan_t *p = out->plan;
     out->stage = AR_CASE_VERIFY;
     const int cheap = (uint64_t)p->nops * (uint64_t)p->nranks * (uint64_t)p->nchannels <= AR_CASE_VERIFY_MAX_WORK;

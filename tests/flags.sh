@@ -91,7 +91,7 @@ done <<'EOF_CASES'
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo naive
 2 | source addresses          | run --backend analytic --size 8K --topology full:8 --ranks 65536 --algo 2stage
-2 | needs more than 33554432 source addresses, a plan's most: fewer ranks or --channels | run --backend analytic --topology switch:512 --algo 2stage --size 64M --channels 2 --symmetry off
+2 | needs more than 33554432 source addresses, a plan's most: fewer ranks or --channels | run --backend analytic --topology switch:512 --algo 2stage --size 64M --channels 2 --chunk 64K --symmetry off
 # every flag of every command, one bad value each
 S | 'bogus': unknown algorithm | --size 8K --algo bogus
 S | unknown backend           | --backend nope --size 8K

@@ -60,11 +60,28 @@ PY
         "$est" "$peak" || fail "estimate $est MB against a peak of $peak MB (want 0.8 to 1.5 times)"
 fi
 
-# a sweep skips what does not fit, says why, and writes the rest (torus2d's case needs about
-# 92 MB in a sweep's worker, center_root's under 40, or 50 under the sanitizers)
-"$bin" sweep -q --backend analytic --topology torus_2d:32x32 --algo torus2d,center_root --size 1M --channels 1 \
+# a sweep skips what does not fit, says why, and writes the rest (mesh2d's case, every rank's
+# ops, passes 60 MB before its plan is counted whole; center_root's needs under 40, or 50 under
+# the sanitizers)
+"$bin" sweep -q --backend analytic --topology torus_2d:32x32 --algo mesh2d,center_root --size 1M --channels 1 \
     --symmetry off --max-mem 60M --out "$tmp/s.csv" 2>"$tmp/err"
 rows=$(($(wc -l <"$tmp/s.csv") - 1))
 [ $rows -eq 1 ] || fail "sweep wrote $rows rows (want 1, center_root's): $(cat "$tmp/err")"
-grep -q 'torus2d.*needs .* over --max-mem 60 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
+grep -q 'mesh2d.*needs .* over --max-mem 60 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
+
+# where the plan the defaults chose is over a plan's limits (every rank's ops, 512 x 512
+# sources a REDUCE, at the chunk the search timed as rank 0's), or over --max-mem, the case
+# takes one piece a lane (the fewest ops at its channels) rather than being refused
+"$bin" run -q --backend analytic --topology switch:512 --algo 2stage --size 64M --channels 2 --symmetry off \
+    --csv "$tmp/lim.csv" >"$tmp/out" 2>"$tmp/err" || fail "2stage on switch:512 at its defaults: $(cat "$tmp/err")"
+python3 - "$tmp/lim.csv" <<'PY' || fail "2stage on switch:512: not one piece a lane: $(cat "$tmp/lim.csv")"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+sys.exit(not (len(r) == 1 and int(r[0]["channels"]) == 2 and int(r[0]["chunk_bytes"]) == (64 << 20) // 2 // 512))
+PY
+if [ -z "${ASAN_OPTIONS:-}" ]; then # the sanitizers' shadow memory is counted as arsim's own
+    "$bin" run -q --backend analytic --topology torus_2d:64x64 --algo center_root --size 1M --channels 1 \
+        --symmetry off --max-mem 45M --csv "$tmp/mm.csv" >"$tmp/out" 2>"$tmp/err" ||
+        fail "center_root on torus_2d:64x64 under --max-mem 45M: $(cat "$tmp/err")"
+fi
 echo "max_mem: ok (refused in $ms1 and $ms2 ms; estimate ${est:-} MB${peak:+, peak $peak MB})"
