@@ -1,6 +1,7 @@
 /* direct: a reduce-scatter or all-gather of the ranks' shards (arsim/plan.h) in one step.
  * Reduce-scatter: every rank pushes each peer that peer's shard of its IN into the peer's
- * SCRATCH slot, and sums its own shard of its IN with the peers' slots into OUT.
+ * SCRATCH slot for it (the shard's length), and sums its own shard of its IN with the peers'
+ * slots into OUT.
  * All-gather: every rank copies its shard from IN into its OUT and every peer's. Lane c
  * takes its share of every shard, cut into chunks so a rank sums chunk i - 1 while chunk
  * i is on its way; peers that are not neighbours are reached through other devices (the
@@ -22,6 +23,17 @@ static void share(uint64_t count, int P, int lanes, int c, int q, uint64_t *lo, 
     ar__split(slo, slo + slen, lanes, c, lo, len);
 }
 
+/* Where, in the SCRATCH slot a peer holds for rank q, element off of q's shard lies: the slot
+ * holds that shard alone (not a whole vector: a terabyte a rank at 16384 ranks and 64 MB),
+ * from its first element's aligned block on, so each element keeps IN's alignment
+ * (ar__slot_stride's reason). */
+static uint64_t shard_at(uint64_t count, int P, int q, uint64_t off, ar_dtype_t dt) {
+    uint64_t lo, len;
+    ar_coll_shard(count, P, q, &lo, &len);
+    const uint64_t align = ar__slot_stride(1, dt);
+    return off - lo / align * align;
+}
+
 /* Chunk i of a share [lo, lo + len) cut in chunks of `chunk`: offset and length (0 past it). */
 static void piece(uint64_t lo, uint64_t len, uint64_t chunk, uint64_t i, uint64_t *off, uint64_t *n) {
     const uint64_t a = i * chunk < len ? i * chunk : len, b = (i + 1) * chunk < len ? (i + 1) * chunk : len;
@@ -29,8 +41,8 @@ static void piece(uint64_t lo, uint64_t len, uint64_t chunk, uint64_t i, uint64_
     *n = b - a;
 }
 
-static int lane(ar_plan_t *p, ar__peers_t g, ar_coll_t coll, uint64_t count, int lanes, int c, int r, uint64_t chunk, uint64_t nck,
-                uint64_t stride, int slots, ar_addr_t *sv) {
+static int lane(ar_plan_t *p, ar__peers_t g, ar_coll_t coll, uint64_t count, ar_dtype_t dt, int lanes, int c, int r,
+                uint64_t chunk, uint64_t nck, uint64_t stride, int slots, ar_addr_t *sv) {
     const int P = p->nranks;
     const uint32_t fbase = 2u * (uint32_t)P * (uint32_t)c;
     ar_addr_t (*slot)(int, ar_buf_t, uint64_t) = slots == 2 ? ar_addr_parity : ar_addr;
@@ -54,7 +66,7 @@ static int lane(ar_plan_t *p, ar__peers_t g, ar_coll_t coll, uint64_t count, int
                 uint64_t qlo, qlen;
                 share(count, P, lanes, c, q, &qlo, &qlen);
                 piece(qlo, qlen, chunk, i, &off, &n);
-                AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + off),
+                AR_TRY(ar_plan_copy(p, r, c, slot(q, AR_BUF_SCRATCH, (uint64_t)r * stride + shard_at(count, P, q, off, dt)),
                                     ar_addr(r, AR_BUF_IN, off), n));
             }
             AR_TRY(ar__signal_peer_flags(p, g, r, c, fbase));
@@ -62,7 +74,7 @@ static int lane(ar_plan_t *p, ar__peers_t g, ar_coll_t coll, uint64_t count, int
         if (i == 0) continue;
         /* my chunk i - 1 once every peer's has arrived */
         piece(mlo, mlen, chunk, i - 1, &off, &n);
-        AR_TRY(ar__reduce_peers(p, g, r, c, slot, stride, off, n, fbase, i, sv));
+        AR_TRY(ar__reduce_peers(p, g, r, c, slot, stride, shard_at(count, P, r, off, dt), off, n, fbase, i, sv));
     }
     if (coll == AR_COLL_REDUCESCATTER) /* every slot read: the peers may push the next execution */
         return slots == 1 ? ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P) : AR_OK;
@@ -82,7 +94,8 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     AR_TRY(ar__plan_fits(o, "direct", P, (uint64_t)lanes * (uint64_t)P * 2u * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
-    const uint64_t stride = ar__slot_stride(count, dt);
+    /* a peer's slot: the largest shard, from its aligned block on (shard_at) */
+    const uint64_t stride = ar__slot_stride((count + (uint64_t)P - 1) / (uint64_t)P + ar__slot_stride(1, dt) - 1, dt);
     const int slots = P > 1 && count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
     if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)slots * P * stride;
     if (coll == AR_COLL_REDUCESCATTER && slots == 2) p->parity_elems = (uint64_t)P * stride;
@@ -102,7 +115,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
                 share(count, P, lanes, c, r, &lo, &len);
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
             } else
-                rc = lane(p, g, coll, count, lanes, c, r, chunk, nck, stride, slots, sv);
+                rc = lane(p, g, coll, count, dt, lanes, c, r, chunk, nck, stride, slots, sv);
         }
     }
     free(sv);

@@ -229,10 +229,10 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
 uint64_t ar__piece_len(uint64_t len, uint64_t chunk, uint64_t i);
 
 /* Rank r on channel c: WAIT for every peer q's flag ar__peer_flag(g, fbase, q, r) to reach nwait, then
- * REDUCE IN[off] with slot(r, SCRATCH, q * stride + off) of every peer into OUT[off],
+ * REDUCE IN[off] with slot(r, SCRATCH, q * stride + at) of every peer into OUT[off],
  * n elements (slot is ar_addr or ar_addr_parity). sv holds nranks addresses. */
 int ar__reduce_peers(ar_plan_t *p, ar__peers_t g, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
-                     uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
+                     uint64_t stride, uint64_t at, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv);
 
 /* End of a builder: finish the plan when rc is AR_OK and hand it out, else free it

@@ -81,7 +81,7 @@ int ar__build_oneshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 /* reduce chunk i-1 once every peer's copy of it has arrived */
                 uint64_t j = i - 1;
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
-                if (rc == AR_OK) rc = ar__reduce_peers(p, g, r, c, slot, stride, off, n, fbase, j + 1, sv);
+                if (rc == AR_OK) rc = ar__reduce_peers(p, g, r, c, slot, stride, off, off, n, fbase, j + 1, sv);
             }
             /* done reading every peer's slot: they may push the next execution */
             if (rc == AR_OK && slots == 1) rc = ar__signal_peer_flags(p, g, r, c, fbase + (uint32_t)P);

@@ -74,6 +74,40 @@ static int pull_lane(ar_plan_t *p, ar__peers_t g, const ar_algo_opts_t *o, uint6
     return ar__wait_peer_flags(p, g, r, c, fbase + (uint32_t)P, nck, 0);
 }
 
+/* The pushing reduce-scatter's SCRATCH: rank r receives only its own pieces (one per lane and
+ * chunk), so peer q's slot holds those alone, `cap` elements apart in the order of the lanes'
+ * chunks (lane c's from first[c] on), each at the alignment of its offset in IN
+ * (ar__slot_stride's reason): a slot of about count / P elements, where one as long as the
+ * vector made P slots of count (a terabyte a rank at 16384 ranks and 64 MB). */
+typedef struct pieces_s {
+    uint64_t cap, stride; /* elements: one piece's room, one peer's slot */
+    uint64_t *first;      /* per lane: the index of its first chunk's piece */
+} pieces_t;
+
+static int pieces_init(pieces_t *s, const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int P) {
+    s->first = malloc((size_t)lanes * sizeof *s->first);
+    if (!s->first) return AR_ENOMEM;
+    uint64_t n = 0, most = 0;
+    for (int c = 0; c < lanes; c++) {
+        uint64_t lo, len, chunk, nck;
+        ar__pipe_lane(o, count, dt, lanes, c, &lo, &len, &chunk, &nck);
+        s->first[c] = n;
+        n += nck;
+        if (nck && chunk > most) most = chunk;
+    }
+    /* a piece: at most its exact share and a split grain (ar__split), at an offset below the
+     * alignment */
+    const uint64_t align = ar__slot_stride(1, dt);
+    s->cap = ar__slot_stride((most + (uint64_t)P - 1) / (uint64_t)P + AR__SPLIT_BLOCK + align - 1, dt);
+    s->stride = n * s->cap;
+    return AR_OK;
+}
+
+/* Where in its slot for a peer rank r's piece of lane c's chunk i, starting at IN offset so, lies. */
+static uint64_t piece_at(const pieces_t *s, int c, uint64_t i, uint64_t so, ar_dtype_t dt) {
+    return (s->first[c] + i) * s->cap + so % ar__slot_stride(1, dt);
+}
+
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -84,9 +118,9 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     const int pulls = rs_pulls(t, P, o ? o->buffer : AR_MEM_HBM);
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "2stage", P, lanes, count, dt, &p));
-    const uint64_t stride = ar__slot_stride(count, dt);
-    p->scratch_elems = pulls ? 0 : (uint64_t)P * stride;
-    int rc = AR_OK;
+    pieces_t pc = {0};
+    int rc = pulls ? AR_OK : pieces_init(&pc, o, count, dt, lanes, P);
+    p->scratch_elems = pulls ? 0 : (uint64_t)P * pc.stride;
     ar_addr_t *sv = malloc((size_t)P * sizeof *sv);
     if (!sv) rc = AR_ENOMEM;
     for (int c = 0; c < lanes && rc == AR_OK && pulls; c++)
@@ -112,7 +146,8 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                     for (int k = 1; k < P && rc == AR_OK; k++) {
                         int q = ar__peer(g, r, c, k);
                         ar__split(off, off + n, P, q, &so, &sl);
-                        rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * stride + so),
+                        rc = ar_plan_copy(p, r, c,
+                                          ar_addr(q, AR_BUF_SCRATCH, (uint64_t)r * pc.stride + piece_at(&pc, c, i, so, dt)),
                                           ar_addr(r, AR_BUF_IN, so), sl);
                         if (rc == AR_OK && each) rc = ar_plan_signal(p, r, c, q, ar__peer_flag(g, fbase, r, q));
                     }
@@ -125,7 +160,9 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 uint64_t off = lo + j * chunk, n = ar__piece_len(len, chunk, j);
                 ar__split(off, off + n, P, r, &so, &sl);
                 const int each = ar__signal_each_copy(n / (uint64_t)P * ar_dtype_size(dt));
-                if (rc == AR_OK) rc = ar__reduce_peers(p, g, r, c, ar_addr, stride, so, sl, fbase, j + 1, sv);
+                if (rc == AR_OK)
+                    rc = ar__reduce_peers(p, g, r, c, ar_addr, pc.stride, piece_at(&pc, c, j, so, dt), so, sl, fbase,
+                                          j + 1, sv);
                 for (int kk = 1; kk < P && rc == AR_OK; kk++) {
                     int q = ar__peer(g, r, c, kk);
                     rc = ar_plan_copy(p, r, c, ar_addr(q, AR_BUF_OUT, so), ar_addr(r, AR_BUF_OUT, so), sl);
@@ -138,5 +175,6 @@ int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         }
     }
     free(sv);
+    free(pc.first);
     return ar__plan_done(p, rc, "2stage", out, err);
 }

@@ -956,14 +956,14 @@ int ar__wait_peer_flags(ar_plan_t *p, ar__peers_t g, int r, int c, uint32_t base
 }
 
 int ar__reduce_peers(ar_plan_t *p, ar__peers_t g, int r, int c, ar_addr_t (*slot)(int, ar_buf_t, uint64_t),
-                     uint64_t stride, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
+                     uint64_t stride, uint64_t at, uint64_t off, uint64_t n, uint32_t fbase, uint64_t nwait,
                      ar_addr_t *sv) {
     int P = p->nranks;
     AR_TRY(ar__wait_peer_flags(p, g, r, c, fbase, nwait, 0));
     int k = 0;
     sv[k++] = ar_addr(r, AR_BUF_IN, off);
     for (int q = 0; q < P; q++)
-        if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * stride + off);
+        if (q != r) sv[k++] = slot(r, AR_BUF_SCRATCH, (uint64_t)q * stride + at);
     return ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, off), sv, (uint32_t)k, n);
 }
 
