@@ -298,60 +298,121 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
     return ok;
 }
 
-/* Rank 0's plan alone, where it stands for every rank's (opts->symmetry, algo.h), or the plan
- * of rank 0's row where its grid lies on a topology that has only its rows' shifts (a plan of a
- * row, arsim/plan.h); else NULL (every rank's is to be built). */
-static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
-                              const ar_algo_opts_t *opts) {
-    if (!a->one_rank || !ar_topo_translatable(topo, 0)) return NULL;
+/* ---- verdicts: whether rank 0's plan stood for every rank's, kept with the topology ---- */
+
+/* What a verdict depends on besides the topology: the algorithm, its model (what the builders
+ * read off it, and whether it tracks warmth) and the options a plan is built at. Not the
+ * sizing, the layout or max_ops, which change how a plan is counted, not which plan it is. */
+typedef struct verdict_key_s {
+    const ar_algo_t *algo;
+    const ar_model_t *model;
+    uint64_t count, chunk_bytes;
+    ar_gemm_t gemm;
+    int dtype, channels, root, grid_w, grid_h, slots, buffer, coll, partitions;
+} verdict_key_t;
+
+/* Whether rank 0's plan stood for every rank's, and on which translations (ar_plan_shifts);
+ * mirrors: where it was not tried for the warmth's mirror offsets, the ops they would walk
+ * (over AR_ALGO_MIRROR_MAX_WORK), else 0. */
+typedef struct verdict_s {
+    verdict_key_t key;
+    int stands, shifts;
+    uint64_t mirrors;
+} verdict_t;
+
+typedef struct verdict_cache_s { /* one allocation, grown by realloc */
+    int n, cap;
+    verdict_t e[];
+} verdict_cache_t;
+
+static verdict_key_t verdict_key(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
+                                 const ar_algo_opts_t *o) {
+    verdict_key_t k;
+    memset(&k, 0, sizeof k); /* compared whole, padding included */
+    k.algo = a, k.model = t->model, k.count = count, k.chunk_bytes = o->chunk_bytes, k.gemm = o->gemm;
+    k.dtype = dtype, k.channels = o->channels, k.root = o->root, k.grid_w = o->grid_w, k.grid_h = o->grid_h;
+    k.slots = o->slots, k.buffer = o->buffer, k.coll = o->coll, k.partitions = o->partitions;
+    return k;
+}
+
+/* The verdict kept for k, or NULL */
+static const verdict_t *verdict_find(const ar_topo_t *t, const verdict_key_t *k) {
+    const verdict_cache_t *vc = t->symmetry_cache;
+    for (int i = 0; vc && i < vc->n; i++)
+        if (!memcmp(&vc->e[i].key, k, sizeof *k)) return &vc->e[i];
+    return NULL;
+}
+
+static void verdict_keep(const ar_topo_t *t, const verdict_t *v) {
+    verdict_cache_t *vc = t->symmetry_cache;
+    if (!vc || vc->n == vc->cap) {
+        const int cap = vc ? 2 * vc->cap : 16;
+        verdict_cache_t *g = realloc(vc, sizeof *g + (size_t)cap * sizeof g->e[0]);
+        if (!g) return; /* not kept: checked again next time */
+        if (!vc) g->n = 0;
+        g->cap = cap;
+        ((ar_topo_t *)t)->symmetry_cache = vc = g; /* a cache of what t already determines */
+    }
+    vc->e[vc->n++] = *v;
+}
+
+/* Rank 0's plan (or its row's, shifts < 0) built, and under a model that tracks warmth its
+ * mirror offsets found; probed: the probes built and compared first. NULL where it does not
+ * stand for every rank's; *decided then says whether that is a verdict (a plan not a
+ * translate, mirrors past their budget: *mirrors, their work) or a build that failed (out of
+ * memory, max_ops). */
+static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                             const ar_algo_opts_t *opts, int probed, int *shifts, int *decided, uint64_t *mirrors) {
     ar_algo_opts_t k = *opts;
     ar_error_t e;
     ar_error_clear(&e);
     ar_plan_t *p = NULL;
+    k.sizing = NULL;
     k.one_rank = 1;
-    if (opts->symmetry == AR_SYMMETRY_AUTO) { /* small enough to run every rank's */
-        ar_plan_size_t size;
-        memset(&size, 0, sizeof size);
-        size.max_ops = AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)topo->nranks + 1;
-        k.sizing = &size;
-        const int rc = a->build(topo, count, dtype, &k, &p, &e);
-        ar_plan_free(p);
-        p = NULL;
-        ar_plan_size_free(&size);
-        if (rc == AR_OK && !size.over && size.ops * (uint64_t)topo->nranks < AR_ALGO_ONE_RANK_MIN_OPS) return NULL;
-        k.sizing = NULL;
-    }
+    k.one_span = *shifts < 0 ? -*shifts : 0;
+    *decided = 0;
+    *mirrors = 0;
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+    if (probed) {
+        *shifts = p->shift_w;
+        if (!ar_topo_translatable(topo, *shifts) && *shifts > 0 && ar_topo_translatable(topo, -*shifts)) {
+            /* its grid's rows shift onto themselves, its columns do not: rank 0's row for all */
+            ar_plan_free(p);
+            p = NULL;
+            k.one_span = *shifts;
+            *shifts = -*shifts;
+            if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+        }
+    }
+    k.one_span = 0;
     /* a model that tracks warmth needs where the other ranks' ops touch the plan's (mirror_offsets):
      * a plan of each rank rank 0's reach, walked beside rank 0's, whose cost is known here,
      * before the probes are built, which cost as much again */
     const int warmth = ar_cost_tracks_warmth(topo->model);
-    int shifts = p->shift_w;
-    if (!ar_topo_translatable(topo, shifts) && shifts > 0 && ar_topo_translatable(topo, -shifts)) {
-        /* its grid's rows shift onto themselves, its columns do not: rank 0's row for all */
-        ar_plan_free(p);
-        p = NULL;
-        k.one_span = shifts;
-        shifts = -shifts;
-        if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
-        k.one_span = 0;
-    }
     unsigned char *peer = warmth ? calloc((size_t)topo->ndevices, 1) : NULL;
     route_check_t rc;
-    if (!ar_topo_translatable(topo, shifts) || (warmth && !peer) ||
-        (warmth && mirror_ranks(topo, shifts, p, peer) * (uint64_t)p->nops / (uint64_t)ar_plan_kept_ranks(p) >
-                       AR_ALGO_MIRROR_MAX_WORK) ||
-        !route_check_init(&rc, topo, shifts)) {
+    if (warmth && !peer) {
+        ar_plan_free(p);
+        return NULL;
+    }
+    const uint64_t work = warmth && ar_topo_translatable(topo, *shifts)
+                              ? mirror_ranks(topo, *shifts, p, peer) * (uint64_t)p->nops / (uint64_t)ar_plan_kept_ranks(p)
+                              : 0;
+    *mirrors = work > AR_ALGO_MIRROR_MAX_WORK ? work : 0;
+    if (!ar_topo_translatable(topo, *shifts) || *mirrors || !route_check_init(&rc, topo, *shifts)) {
+        *decided = 1;
         free(peer);
         ar_plan_free(p);
         return NULL;
     }
     int probe[AR_ALGO_SYMMETRY_PROBES];
-    const int n = symmetry_probes(topo, shifts, probe);
+    const int n = probed ? symmetry_probes(topo, *shifts, probe) : 0;
+    int built = 1;
     for (int i = 0; i < n && p; i++) {
         ar_plan_t *q = NULL;
         k.one_rank = probe[i] + 1;
-        const int ok = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK && translates(&rc, p, q, probe[i]);
+        built = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK;
+        const int ok = built && translates(&rc, p, q, probe[i]);
         ar_plan_free(q);
         if (!ok) {
             ar_plan_free(p);
@@ -362,9 +423,77 @@ static ar_plan_t *rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_
         ar_plan_free(p);
         p = NULL;
     }
+    *decided = built;
     free(peer);
     route_check_free(&rc);
     return p;
+}
+
+/* Under AR_SYMMETRY_AUTO, whether every rank's plan is small enough to run as it is. */
+static int small_for_all(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                         const ar_algo_opts_t *opts) {
+    if (opts->symmetry != AR_SYMMETRY_AUTO) return 0;
+    ar_algo_opts_t k = *opts;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ar_plan_t *p = NULL;
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    size.max_ops = AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)topo->nranks + 1;
+    k.one_rank = 1;
+    k.sizing = &size;
+    const int rc = a->build(topo, count, dtype, &k, &p, &e);
+    ar_plan_free(p);
+    ar_plan_size_free(&size);
+    return rc == AR_OK && !size.over && size.ops * (uint64_t)topo->nranks < AR_ALGO_ONE_RANK_MIN_OPS;
+}
+
+/* Rank 0's plan alone, where it stands for every rank's (opts->symmetry, algo.h), or the plan
+ * of rank 0's row where its grid lies on a topology that has only its rows' shifts (a plan of a
+ * row, arsim/plan.h), into *out (counted into opts->sizing where that is set); AR_EUNFIT where
+ * every rank's is to be built. Whether it stands is kept with the topology: a case's defaults,
+ * memory check and run build one plan several times, whose probes need building once. */
+static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                       const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err) {
+    if (!a->one_rank || !ar_topo_translatable(topo, 0) || small_for_all(a, topo, count, dtype, opts))
+        return AR_EUNFIT;
+    const verdict_key_t key = verdict_key(a, topo, count, dtype, opts);
+    const verdict_t *kept = verdict_find(topo, &key);
+    int decided;
+    ar_plan_t *p = NULL;
+    if (opts->sizing && opts->sizing->max_ops && !kept) {
+        /* a count that stops at max_ops: where rank 0's own ops pass it, so does any plan that
+         * holds them, and whether rank 0's stand for all (its plan and the probes' built in
+         * full) is not asked */
+        const ar_plan_size_t asked = *opts->sizing;
+        ar_algo_opts_t k = *opts;
+        k.one_rank = 1;
+        const int rc = a->build(topo, count, dtype, &k, out, err);
+        if (opts->sizing->over) return rc;
+        ar_plan_free(*out);
+        *out = NULL;
+        ar_plan_size_free(opts->sizing);
+        *opts->sizing = asked;
+    }
+    verdict_t v = {.key = key};
+    if (kept) {
+        v = *kept;
+        if (v.stands && !opts->sizing) p = rank0_plan(a, topo, count, dtype, opts, 0, &v.shifts, &decided, &v.mirrors);
+    } else {
+        p = rank0_plan(a, topo, count, dtype, opts, 1, &v.shifts, &decided, &v.mirrors);
+        v.stands = p != NULL;
+        if (p || decided) verdict_keep(topo, &v);
+    }
+    const int stands = v.stands, shifts = v.shifts;
+    if (stands && opts->sizing) { /* counted as rank 0's alone, or its row's */
+        ar_plan_free(p);
+        ar_algo_opts_t k = *opts;
+        k.one_rank = 1;
+        k.one_span = shifts < 0 ? -shifts : 0;
+        return a->build(topo, count, dtype, &k, out, err);
+    }
+    *out = p;
+    return p ? AR_OK : AR_EUNFIT;
 }
 
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
@@ -392,18 +521,18 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
     }
     if (ar_coll_fused(opts->coll)) return ar__fused_build(a, topo, count, dtype, opts, out, err);
     if (opts->symmetry != AR_SYMMETRY_OFF && !opts->one_rank) {
-        ar_plan_t *one = rank0_alone(a, topo, count, dtype, opts);
-        if (one && !opts->sizing) {
-            *out = one;
-            return AR_OK;
-        }
-        if (one) { /* counted as rank 0's alone, or its row's */
-            ar_algo_opts_t k = *opts;
-            k.one_rank = 1;
-            k.one_span = one->only_span;
-            ar_plan_free(one);
-            return a->build(topo, count, dtype, &k, out, err);
-        }
+        const int rc = rank0_alone(a, topo, count, dtype, opts, out, err);
+        if (rc != AR_EUNFIT) return rc;
     }
-    return build_in_place(a, topo, count, dtype, opts, out, err);
+    const int rc = build_in_place(a, topo, count, dtype, opts, out, err);
+    const verdict_key_t key = verdict_key(a, topo, count, dtype, opts);
+    const verdict_t *v = rc == AR_ELIMIT && opts->symmetry != AR_SYMMETRY_OFF ? verdict_find(topo, &key) : NULL;
+    if (v && v->mirrors) /* the way past it is the model's warmth, not the plan's size */
+        return AR_ERR(err, rc,
+                      "%s: %d ranks' plan is over a plan's most, and rank 0's is not tried for all under %s's "
+                      "L2 warmth (its mirror offsets: %.2g ops to walk, over %u): --set cold_lat_ns=0 drops the "
+                      "warmth, or fewer ranks",
+                      a->name, topo->nranks, topo->model ? topo->model->name : "the model", (double)v->mirrors,
+                      (unsigned)AR_ALGO_MIRROR_MAX_WORK);
+    return rc;
 }

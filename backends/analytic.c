@@ -299,11 +299,13 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     const int L = 2 * t->nlinks, D = t->ndevices;
     /* a plan of one rank or a row: every device's own resources are those of the device
      * standing for its orbit, by translation */
-    const int dev = w->fold ? ar_topo_orbit_device(t, w->shifts, r->link) : r->link;
-    switch (r->res) {
-    case AR_RES_LINK:
+    if (r->res == AR_RES_LINK) {
         *cap = ar_topo_link_gbps(t, r->link) * 1e9;
         return w->fold ? w->fold[r->link * 2 + (r->dir < 0)] : r->link * 2 + (r->dir < 0);
+    }
+    const int dev = w->fold ? ar_topo_orbit_device(t, w->shifts, r->link) : r->link;
+    switch (r->res) {
+    case AR_RES_LINK: break;
     case AR_RES_MEMORY: *cap = ar_cost_mem_gbps(&m->mem[w->buffer]) * 1e9; return L + dev;
     case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + dev;
     case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + dev : -1;

@@ -52,7 +52,7 @@ const char *ar__topo_default_model(ar_topo_kind_t k) {
 void ar_topo_free(ar_topo_t *t) {
     if (!t) return;
     AR_FREE_EACH(t->nodes, t->links, t->placement, t->adj_start, t->adj_nbr, t->adj_link, t->next_hop, t->next_link,
-                 t->hops, t->bound_cache, t->tune_cache);
+                 t->hops, t->bound_cache, t->tune_cache, t->symmetry_cache);
     ar_model_free(t->model);
     free(t);
 }

@@ -50,6 +50,7 @@ typedef struct ar_topo_s {
     void *bound_cache;    /* arsim/bound.h's figures of this topology, made on first use (one
                              plain allocation, freed with the topology) */
     void *tune_cache;     /* arsim/case.h's default channel counts found on it (the same) */
+    void *symmetry_cache; /* arsim/algo.h's verdicts on rank 0's plans standing for all on it (the same) */
 } ar_topo_t;
 
 /* SPEC (ring_1d:N, torus_2d:WxH, mesh_2d:WxH, full:N, switch:N), a shipped name
