@@ -121,6 +121,7 @@ typedef struct route_check_s {
     int *h0, *d0, *h1, *d1; /* two routes, ar_topo_diameter hops at most */
     unsigned char *seen;    /* per orbit's device and offset: 1 checked alike, 2 differs */
     int alike;              /* every route is its translate's (ar_topo_routes_translate) */
+    int ops_only;           /* the ops compared, not their routes (the probes checked those) */
 } route_check_t;
 
 static void route_check_free(route_check_t *c) {
@@ -174,15 +175,16 @@ static int route_alike(route_check_t *c, int k, int to) {
  * not their alignment to 16 bytes, which the model charges. */
 static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k) {
     const ar_topo_t *t = rc->t;
+    const int routes = !rc->alike && !rc->ops_only;
     if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
         a->host_elems != b->host_elems || (a->only_span == 1 && a->nops != b->nops) || a->shift_w != b->shift_w)
         return 0;
-    memset(rc->seen, 0, route_seen_size(t, rc->w));
+    if (routes) memset(rc->seen, 0, route_seen_size(t, rc->w));
     const int k0 = ar_topo_orbit_device(t, rc->w, k);
     /* shortest paths tie, where they do, between the farthest devices (halfway round a ring):
      * the farthest rank b reaches is checked first, before a walk of every op up to it */
     int far = -1, far_hops = 0;
-    for (uint32_t i = 0; i < b->nops && !rc->alike; i++) {
+    for (uint32_t i = 0; i < b->nops && routes; i++) {
         const ar_op_t *y = &b->ops[i];
         const int signal = y->code == AR_OP_SIGNAL || y->code == AR_OP_WAIT;
         for (uint32_t s = 0; s <= (signal ? 0 : y->nsrc); s++) {
@@ -202,7 +204,9 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
                 x->flag != y->flag || x->count != y->count)
                 return 0;
             if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) {
-                if (ar_topo_translate(t, rc->w, k, y->dst.rank) != x->dst.rank || !route_alike(rc, k, y->dst.rank)) return 0;
+                if (ar_topo_translate(t, rc->w, k, y->dst.rank) != x->dst.rank ||
+                    (routes && !route_alike(rc, k, y->dst.rank)))
+                    return 0;
                 continue;
             }
             for (uint32_t s = 0; s <= x->nsrc; s++) {
@@ -210,7 +214,8 @@ static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b,
                 if (u->buf != v->buf || (u->off * es) % 16 != (v->off * es) % 16) return 0;
                 const int host = u->rank == AR_RANK_HOST;
                 if (host != (v->rank == AR_RANK_HOST)) return 0;
-                if (!host && (ar_topo_translate(t, rc->w, k, v->rank) != u->rank || !route_alike(rc, k, v->rank))) return 0;
+                if (!host && (ar_topo_translate(t, rc->w, k, v->rank) != u->rank || (routes && !route_alike(rc, k, v->rank))))
+                    return 0;
             }
         }
     }
@@ -273,6 +278,7 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
     k.one_span = 0;
     ar_error_t e;
     ar_error_clear(&e);
+    rc->ops_only = 1; /* whether the plan stands was the probes' to say, routes and all */
     for (int m = 0; ok && m < t->ndevices; m++) {
         if (!need[m]) continue;
         const int r = ar_topo_orbit_device(t, rc->w, m);
@@ -293,6 +299,7 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         }
         ar_plan_free(pm);
     }
+    rc->ops_only = 0;
     if (ok) p->mirror_off = mirror;
     else free(mirror);
     return ok;

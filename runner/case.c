@@ -167,6 +167,35 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
                               const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
                               int lo, ar_algo_opts_t *out, double *predicted_s) {
     out->channels = lo;
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
+    const ar_algo_t *a = ar_algo_find(algo);
+    /* The channels at one piece a lane, whose plans hold the fewest ops each count can: powers
+     * of two from lo, each plan of at most AR_CASE_TUNE_PLAN_OPS ops, AR_CASE_TUNE_MAX_OPS in
+     * all, the fewest within AR_CASE_TUNE_FLAT of the least time. A model backend only, as
+     * with the search these stand in for; lanes, the count found. */
+    int lanes = lo;
+    if (o->chunk_bytes == 0 && o->channels == 0 && !hardware && a) {
+        ar_algo_opts_t k = *o;
+        k.chunk_bytes = vector_chunk(count, dt);
+        double time[32], least = INFINITY;
+        int chans[32], n = 0;
+        uint64_t spent = 0;
+        for (int ch = lo; ch <= a->max_channels && (uint64_t)ch <= count && n < 32; ch *= 2) {
+            int brc;
+            uint64_t nops;
+            ar_error_t e;
+            ar_error_clear(&e);
+            k.channels = ch;
+            const double s = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+            if (brc != AR_OK || !isfinite(s)) break;
+            time[n] = s, chans[n++] = ch;
+            least = fmin(least, s);
+            spent += nops;
+            if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) break;
+        }
+        for (int i = n - 1; i >= 0; i--)
+            if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) lanes = chans[i];
+    }
     /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each plan of at
      * most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own chunk's plan is larger
      * still). One piece a lane is the plan the backend runs fastest, and where the algorithm's
@@ -176,6 +205,19 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0) {
         double s = INFINITY;
         default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
+        /* The lanes found, each with the ladder too, where they predict less: more lanes gain
+         * where one piece a lane already pipelines (2stage on switch:1024 at 64 MB under
+         * h200_sxm: 4 channels, 3609 us, where one took 9864), while a tree, pipelined only by
+         * its pieces, needs the ladder's smaller chunks, which more lanes hold fewer of under
+         * its cap (center_root on torus_2d:64x64 at 64 MB). */
+        if (lanes != lo) {
+            ar_algo_opts_t alt = *out;
+            double alt_s = INFINITY;
+            alt.channels = lanes;
+            alt.chunk_bytes = 0;
+            default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, &alt, &alt_s);
+            if (alt_s < s) *out = alt, s = alt_s;
+        }
         if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
         else if (want_time) {
             *predicted_s = s;
@@ -628,9 +670,9 @@ void ar_case_out_free(ar_case_out_t *out) {
  * model backend the plan of fewest ops within AR_CASE_TUNE_CHUNK_FLAT of the least time (the own
  * chunk first among equals), as with the channels; for hardware the own chunk, which is what
  * was measured, unless one of no more ops predicts AR_CASE_TUNE_HW_GAIN less. The own chunk's
- * plan is timed whatever it holds where first_max_ops is 0 (the count chosen), else only up
- * to that many ops. from_top: the ladder without the own chunk, from one piece a lane (the
- * vector's bytes) down. */
+ * plan is timed whatever it holds where first_max_ops is 0, else only up to that many ops
+ * (past them the ladder alone). from_top: the ladder without the own chunk, from one piece a
+ * lane (the vector's bytes) down. */
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s) {
@@ -659,6 +701,13 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
                           &nops[n], &nops0[n], &e);
         chunk[n] = k.chunk_bytes;
+        if (!isfinite(time[n]) && n == 0 && !from_top && !k.chunk_bytes && first_max_ops &&
+            (brc == AR_ELIMIT || (brc == AR_OK && nops[0] > first_max_ops))) {
+            /* the own chunk's plan past what may be timed: the ladder from one piece a lane */
+            from_top = 1;
+            c = top * 4, rung = UINT64_MAX; /* the loop's step takes them to top and 0 */
+            continue;
+        }
         if (!isfinite(time[n])) break;
         least = fmin(least, time[n]);
         /* down the ladder each chunk a quarter, about four times the ops */
@@ -807,7 +856,11 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.coll = o->coll;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
-    default_chunk(t, algo, count, dt, buffer, target, 0, 0, out, predicted_s);
+    /* the own chunk at the count (the search's was at most AR_CASE_TUNE_MAX_BYTES) capped as
+     * another count's try is: 2stage on switch:256 at 64 MB, whose rank 0 stands for all at
+     * 16 MB but not at 64 (its mirrors past their budget), held every rank's 42 M ops, 36 s
+     * to time */
+    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, out, predicted_s);
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes

@@ -2080,6 +2080,25 @@ START_TEST(test_default_rank0_search) {
 }
 END_TEST
 
+/* Where even rank 0's first plan is too large to time at the search's size (2stage on
+ * torus_2d:32x32 at 64 MB, its own chunk), the defaults time the channels at one piece a lane,
+ * the plans of fewest ops, rather than taking one channel: 11969 us at 4 channels on
+ * accel_tcm, where one channel in one piece predicts 14882 and two 12960. */
+START_TEST(test_default_fewest_ops_lanes) {
+    ar_topo_t *t = tu_topo_open("torus_2d:32x32", "accel_tcm");
+    const uint64_t count = (uint64_t)32 << 20; /* 64 MiB of bf16 */
+    const uint64_t whole = 2 * count;          /* one piece a lane */
+    int ch = 0;
+    const ar_symmetry_t sym = AR_SYMMETRY_AUTO;
+    const double def = case_run_sym(t, "2stage", count, 0, 0, sym, &ch, NULL, NULL, 0);
+    const double one = case_run_sym(t, "2stage", count, 1, whole, sym, NULL, NULL, NULL, 0);
+    const double two = case_run_sym(t, "2stage", count, 2, whole, sym, NULL, NULL, NULL, 0);
+    ck_assert_msg(ch > 2 && def < two && def < 0.9 * one, "%d lanes: %g s; one piece a lane on 1: %g s, on 2: %g s",
+                  ch, def, one, two);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A plan of rank 0's ops whose peers sit far round a ring costs its backend every hop of
  * every route: 2stage on ring_1d:2048 at 1 MB, 12 K ops and 6 M hops past the first. The
  * defaults time no such plan past the search's cap (it would cost a run of millions of ops
@@ -2366,6 +2385,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_untimed);
     tcase_add_test(tc, test_default_untimed_tree);
     tcase_add_test(tc, test_default_rank0_search);
+    tcase_add_test(tc, test_default_fewest_ops_lanes);
     tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
