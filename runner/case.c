@@ -856,11 +856,16 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     key.coll = o->coll;
     key.hardware = hardware, key.stage = 1;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
-    /* the own chunk at the count (the search's was at most AR_CASE_TUNE_MAX_BYTES) capped as
-     * another count's try is: 2stage on switch:256 at 64 MB, whose rank 0 stands for all at
-     * 16 MB but not at 64 (its mirrors past their budget), held every rank's 42 M ops, 36 s
-     * to time */
-    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, out, predicted_s);
+    /* The own chunk at the count (the search's was at most AR_CASE_TUNE_MAX_BYTES) is timed
+     * whatever it holds: a tree pipelines by its pieces, and its own chunk can win by far over
+     * the ladder's plans under their cap (center_root on ring_1d:1024 at 1 GB: 31.7 ms at its
+     * own 512 KB, 671 in 32 MB pieces). But where rank 0's plan may stand for every rank's,
+     * one past 8x the search's ops is every rank's at a size where rank 0's no longer stands
+     * (2stage on switch:256 at 64 MB under h200_sxm: its mirror offsets past their budget,
+     * every rank's 42 M ops, 36 s to time, where the ladder's 64 KB won): capped as another
+     * count's try is. */
+    const int stands = a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
+    default_chunk(t, algo, count, dt, buffer, target, stands ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out, predicted_s);
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
