@@ -121,7 +121,6 @@ typedef struct route_check_s {
     int *h0, *d0, *h1, *d1; /* two routes, ar_topo_diameter hops at most */
     unsigned char *seen;    /* per orbit's device and offset: 1 checked alike, 2 differs */
     int alike;              /* every route is its translate's (ar_topo_routes_translate) */
-    int ops_only;           /* the ops compared, not their routes (the probes checked those) */
 } route_check_t;
 
 static void route_check_free(route_check_t *c) {
@@ -172,10 +171,11 @@ static int route_alike(route_check_t *c, int k, int to) {
  * orbit (rank 0, or k % S in a plan of a row) moved by the translation that takes that rank to
  * k, op for op, and its routes that rank's moved alike: what a plan of one rank or a row
  * stands for (arsim/plan.h). Offsets may differ (each rank has its own part of the vector),
- * not their alignment to 16 bytes, which the model charges. */
-static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k) {
+ * not their alignment to 16 bytes, which the model charges. The routes too where with_routes:
+ * the probes' check, which says whether the plan stands; the mirror plans' compares ops alone. */
+static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k, int with_routes) {
     const ar_topo_t *t = rc->t;
-    const int routes = !rc->alike && !rc->ops_only;
+    const int routes = with_routes && !rc->alike;
     if (a->nchannels != b->nchannels || a->nflags != b->nflags || a->scratch_elems != b->scratch_elems ||
         a->host_elems != b->host_elems || (a->only_span == 1 && a->nops != b->nops) || a->shift_w != b->shift_w)
         return 0;
@@ -265,8 +265,8 @@ static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsi
     return n;
 }
 
-/* p->mirror_off (plan.h): for each rank m of need (mirror_ranks), m's own plan, checked as
- * the probes are (translates) and walked op for op beside that of the rank r standing for m's
+/* p->mirror_off (plan.h): for each rank m of need (mirror_ranks), m's own plan, checked op for
+ * op as the probes are (translates; its routes left to the probes) and walked op for op beside that of the rank r standing for m's
  * orbit: where r's operand is on the rank q whose translate takes r to m, m's is on q's
  * orbit's rank, at the offset it holds. 0 where a plan is not its rank's translate. */
 static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
@@ -278,13 +278,12 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
     k.one_span = 0;
     ar_error_t e;
     ar_error_clear(&e);
-    rc->ops_only = 1; /* whether the plan stands was the probes' to say, routes and all */
     for (int m = 0; ok && m < t->ndevices; m++) {
         if (!need[m]) continue;
         const int r = ar_topo_orbit_device(t, rc->w, m);
         ar_plan_t *pm = NULL;
         k.one_rank = m + 1;
-        ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m);
+        ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m, 0);
         for (int c = 0; ok && c < p->nchannels; c++) {
             const ar_chan_t *cr = ar_plan_chan(p, r, c), *cm = ar_plan_chan(pm, m, c);
             for (uint32_t i = 0; i < cr->nops; i++) {
@@ -299,7 +298,6 @@ static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         }
         ar_plan_free(pm);
     }
-    rc->ops_only = 0;
     if (ok) p->mirror_off = mirror;
     else free(mirror);
     return ok;
@@ -419,7 +417,7 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
         ar_plan_t *q = NULL;
         k.one_rank = probe[i] + 1;
         built = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK;
-        const int ok = built && translates(&rc, p, q, probe[i]);
+        const int ok = built && translates(&rc, p, q, probe[i], 1);
         ar_plan_free(q);
         if (!ok) {
             ar_plan_free(p);

@@ -160,6 +160,22 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s);
 
+/* Whether rank 0's plan may stand for every rank's at these options (ar_algo_build tries it):
+ * an algorithm that builds one rank's ops, on a topology whose translations it may stand on. */
+static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o) {
+    return a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
+}
+
+/* Of n counts timed in rising order, the first (the fewest) within AR_CASE_TUNE_FLAT of the
+ * least time: a model backend's choice where its time is flat; -1 where none ran. */
+static int fewest_within_flat(const double *time, int n) {
+    double least = INFINITY;
+    for (int i = 0; i < n; i++) least = fmin(least, time[i]);
+    for (int i = 0; i < n; i++)
+        if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) return i;
+    return -1;
+}
+
 /* The defaults where the search would time one plan at most (its first, of lo channels, has
  * more than half the ops it may time): lo channels, and the chunk from the ladder of one piece
  * a lane down. Not kept: the search's key is another count's. */
@@ -177,7 +193,7 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0 && !hardware && a) {
         ar_algo_opts_t k = *o;
         k.chunk_bytes = vector_chunk(count, dt);
-        double time[32], least = INFINITY;
+        double time[32];
         int chans[32], n = 0;
         uint64_t spent = 0;
         for (int ch = lo; ch <= a->max_channels && (uint64_t)ch <= count && n < 32; ch *= 2) {
@@ -189,12 +205,11 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
             const double s = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
             if (brc != AR_OK || !isfinite(s)) break;
             time[n] = s, chans[n++] = ch;
-            least = fmin(least, s);
             spent += nops;
             if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) break;
         }
-        for (int i = n - 1; i >= 0; i--)
-            if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT)) lanes = chans[i];
+        const int pick = fewest_within_flat(time, n);
+        if (pick >= 0) lanes = chans[pick];
     }
     /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each plan of at
      * most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own chunk's plan is larger
@@ -269,7 +284,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         /* Where rank 0's ops may stand for every rank's, the search times rank 0's plan (and
          * builds four others' to compare): counted so, it may be small enough to search
          * (2stage on switch:64 at 64 MB: 1 channel, 4823 us, where 64 predict 483). */
-        if (size.over && a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0)) {
+        if (size.over && may_stand_for_all(a, t, o)) {
             ar_algo_opts_t r0 = *o;
             r0.channels = lo;
             const uint64_t ops0 = count_rank0_ops(t, algo, key.count, dt, &r0, buffer);
@@ -331,9 +346,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
      * channels of that flat: each doubling doubles the ops a simulation runs (the 128 took
      * 17 s in sim, for 0.6%). */
     if (!hardware) {
-        for (int i = 0; i < n; i++)
-            if (time[i] <= least * (1 + AR_CASE_TUNE_FLAT) && !isfinite(*predicted_s))
-                out->channels = chans[i], *predicted_s = time[i];
+        const int pick = fewest_within_flat(time, n);
+        out->channels = chans[pick], *predicted_s = time[pick];
     } else {
         /* A real device: the model cannot rank counts within its own error
          * (AR_CASE_TUNE_HW_GAIN), and what it leaves out pulls both ways: more channels
@@ -864,8 +878,8 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
      * (2stage on switch:256 at 64 MB under h200_sxm: its mirror offsets past their budget,
      * every rank's 42 M ops, 36 s to time, where the ladder's 64 KB won): capped as another
      * count's try is. */
-    const int stands = a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
-    default_chunk(t, algo, count, dt, buffer, target, stands ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out, predicted_s);
+    default_chunk(t, algo, count, dt, buffer, target, may_stand_for_all(a, t, o) ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out,
+                  predicted_s);
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
