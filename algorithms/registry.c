@@ -265,38 +265,122 @@ static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsi
     return n;
 }
 
-/* p->mirror_off (plan.h): for each rank m of need (mirror_ranks), m's own plan, checked op for
- * op as the probes are (translates; its routes left to the probes) and walked op for op beside that of the rank r standing for m's
- * orbit: where r's operand is on the rank q whose translate takes r to m, m's is on q's
- * orbit's rank, at the offset it holds. 0 where a plan is not its rank's translate. */
-static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
-                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *need, ar_plan_t *p) {
-    const size_t nopd = (size_t)p->nsrcs + p->nops;
-    uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
-    int ok = mirror != NULL;
+/* Walks rank m's own plan pm beside p's rank r standing for m's orbit: where r's operand is on
+ * the rank q whose translate takes r to m, m's is on q's orbit's rank, at the offset it holds
+ * in pm. Writes that offset into mirror (check 0), or says whether mirror already holds it. */
+static int mirror_walk(const route_check_t *rc, const ar_plan_t *p, const ar_plan_t *pm, int m, uint64_t *mirror,
+                       int check) {
+    const ar_topo_t *t = rc->t;
+    const int r = ar_topo_orbit_device(t, rc->w, m);
+    for (int c = 0; c < p->nchannels; c++) {
+        const ar_chan_t *cr = ar_plan_chan(p, r, c), *cm = ar_plan_chan(pm, m, c);
+        for (uint32_t i = 0; i < cr->nops; i++) {
+            const ar_op_t *x = &p->ops[cr->first + i], *y = &pm->ops[cm->first + i];
+            if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
+            for (uint32_t s = 0; s <= x->nsrc; s++) {
+                const ar_addr_t *u = ar_op_operand(p, x, s);
+                if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank) || ar_topo_translate(t, rc->w, u->rank, r) != m)
+                    continue;
+                uint64_t *at = &mirror[ar_plan_operand_index(p, u)];
+                const uint64_t off = ar_op_operand(pm, y, s)->off;
+                if (!check) *at = off;
+                else if (*at != off) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Rank m's own plan, checked op for op as the probes are (translates; its routes left to the
+ * probes), walked beside p's (mirror_walk). */
+static int mirror_of_rank(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
+                          const ar_algo_opts_t *o, route_check_t *rc, int m, ar_plan_t *p, uint64_t *mirror, int check) {
+    ar_algo_opts_t k = *o;
+    k.one_span = 0;
+    k.one_rank = m + 1;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ar_plan_t *pm = NULL;
+    const int ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m, 0) &&
+                   mirror_walk(rc, p, pm, m, mirror, check);
+    ar_plan_free(pm);
+    return ok;
+}
+
+/* Where each rank's offsets are its place on the grid of translations times a stride, modulo
+ * the buffer (a slice or a slot per rank, rotated): the mirror offsets guessed from rank 0's
+ * plan and those of its neighbours along the grid (ranks 1 and w, w its width), and the
+ * guess checked on the plans of MIRROR_SAMPLE ranks of need spread over it. The plans of a
+ * row (only_span > 1) are not guessed. Whether the guess held: the mirror offsets at the
+ * cost of a dozen plans of one rank where there are thousands. */
+#define MIRROR_SAMPLE 8
+static int mirror_lattice(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
+                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *need, uint64_t nneed,
+                          ar_plan_t *p, uint64_t *mirror) {
+    const int nd = t->ndevices, w = ar_topo_shift_width(t, rc->w), h = nd / w;
+    if (p->only_span != 1 || rc->w < 0 || nneed <= MIRROR_SAMPLE + 2) return 0;
     ar_algo_opts_t k = *o;
     k.one_span = 0;
     ar_error_t e;
     ar_error_clear(&e);
-    for (int m = 0; ok && m < t->ndevices; m++) {
-        if (!need[m]) continue;
-        const int r = ar_topo_orbit_device(t, rc->w, m);
-        ar_plan_t *pm = NULL;
-        k.one_rank = m + 1;
-        ok = build_in_place(a, t, count, dtype, &k, &pm, &e) == AR_OK && translates(rc, p, pm, m, 0);
-        for (int c = 0; ok && c < p->nchannels; c++) {
-            const ar_chan_t *cr = ar_plan_chan(p, r, c), *cm = ar_plan_chan(pm, m, c);
-            for (uint32_t i = 0; i < cr->nops; i++) {
-                const ar_op_t *x = &p->ops[cr->first + i], *y = &pm->ops[cm->first + i];
-                if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
-                for (uint32_t s = 0; s <= x->nsrc; s++) {
-                    const ar_addr_t *u = ar_op_operand(p, x, s);
-                    if (u->rank >= 0 && !ar_plan_keeps_rank(p, u->rank) && ar_topo_translate(t, rc->w, u->rank, r) == m)
-                        mirror[ar_plan_operand_index(p, u)] = ar_op_operand(pm, y, s)->off;
-                }
+    ar_plan_t *step[2] = {NULL, NULL}; /* the plans of ranks one step along x (1) and y (w) */
+    const int at[2] = {w > 1 ? 1 : -1, h > 1 ? w : -1};
+    int ok = 1;
+    for (int d = 0; d < 2 && ok; d++) {
+        if (at[d] < 0) continue;
+        k.one_rank = at[d] + 1;
+        ok = build_in_place(a, t, count, dtype, &k, &step[d], &e) == AR_OK && translates(rc, p, step[d], at[d], 0);
+    }
+    for (int c = 0; c < p->nchannels && ok; c++) {
+        const ar_chan_t *c0 = ar_plan_chan(p, 0, c);
+        const ar_chan_t *cs[2] = {step[0] ? ar_plan_chan(step[0], at[0], c) : NULL,
+                                  step[1] ? ar_plan_chan(step[1], at[1], c) : NULL};
+        for (uint32_t i = 0; i < c0->nops; i++) {
+            const ar_op_t *x = &p->ops[c0->first + i];
+            if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
+            for (uint32_t s = 0; s <= x->nsrc; s++) {
+                const ar_addr_t *u = ar_op_operand(p, x, s);
+                if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank)) continue;
+                const int m = ar_topo_translate(t, rc->w, u->rank, 0);
+                if (!need[m]) continue;
+                const int64_t len = (int64_t)ar_plan_buf_elems(p, 0, ar_addr_buf(*u)), moves[2] = {m % w, m / w};
+                int64_t off = (int64_t)u->off;
+                for (int d = 0; d < 2; d++)
+                    if (step[d])
+                        off += moves[d] * ((int64_t)ar_op_operand(step[d], &step[d]->ops[cs[d]->first + i], s)->off -
+                                           (int64_t)u->off);
+                off = len > 0 ? off % len : off;
+                mirror[ar_plan_operand_index(p, u)] = (uint64_t)(off < 0 ? off + len : off);
             }
         }
-        ar_plan_free(pm);
+    }
+    ar_plan_free(step[0]);
+    ar_plan_free(step[1]);
+    /* the check: ranks of need at spread places, the last included */
+    uint64_t j = 0, next = 0, taken = 0;
+    for (int m = 0; m < nd && ok; m++) {
+        if (!need[m]) continue;
+        if (j++ != next) continue;
+        ok = mirror_of_rank(a, t, count, dtype, o, rc, m, p, mirror, 1);
+        taken++;
+        next = taken * (nneed - 1) / (MIRROR_SAMPLE - 1);
+    }
+    return ok;
+}
+
+/* p->mirror_off (plan.h) for the ranks of need (mirror_ranks, nneed of them): guessed and
+ * checked (mirror_lattice), else found from each one's plan where exact (their work within
+ * AR_ALGO_MIRROR_MAX_WORK). */
+static int mirror_offsets(const ar_algo_t *a, const ar_topo_t *t, uint64_t count, ar_dtype_t dtype,
+                          const ar_algo_opts_t *o, route_check_t *rc, const unsigned char *need, uint64_t nneed,
+                          int exact, ar_plan_t *p) {
+    const size_t nopd = (size_t)p->nsrcs + p->nops;
+    uint64_t *mirror = malloc(nopd * sizeof *mirror + 1);
+    int ok = mirror != NULL;
+    if (ok && !mirror_lattice(a, t, count, dtype, o, rc, need, nneed, p, mirror)) {
+        ok = exact;
+        for (int m = 0; ok && m < t->ndevices; m++)
+            if (need[m]) ok = mirror_of_rank(a, t, count, dtype, o, rc, m, p, mirror, 0);
     }
     if (ok) p->mirror_off = mirror;
     else free(mirror);
@@ -400,11 +484,9 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
         ar_plan_free(p);
         return NULL;
     }
-    const uint64_t work = warmth && ar_topo_translatable(topo, *shifts)
-                              ? mirror_ranks(topo, *shifts, p, peer) * (uint64_t)p->nops / (uint64_t)ar_plan_kept_ranks(p)
-                              : 0;
-    *mirrors = work > AR_ALGO_MIRROR_MAX_WORK ? work : 0;
-    if (!ar_topo_translatable(topo, *shifts) || *mirrors || !route_check_init(&rc, topo, *shifts)) {
+    const uint64_t nneed = warmth && ar_topo_translatable(topo, *shifts) ? mirror_ranks(topo, *shifts, p, peer) : 0;
+    const uint64_t work = nneed * (uint64_t)p->nops / (uint64_t)ar_plan_kept_ranks(p);
+    if (!ar_topo_translatable(topo, *shifts) || !route_check_init(&rc, topo, *shifts)) {
         *decided = 1;
         free(peer);
         ar_plan_free(p);
@@ -424,9 +506,11 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
             p = NULL;
         }
     }
-    if (p && warmth && !mirror_offsets(a, topo, count, dtype, &k, &rc, peer, p)) {
+    const int exact = work <= AR_ALGO_MIRROR_MAX_WORK;
+    if (p && warmth && !mirror_offsets(a, topo, count, dtype, &k, &rc, peer, nneed, exact, p)) {
         ar_plan_free(p);
         p = NULL;
+        if (!exact) *mirrors = work;
     }
     *decided = built;
     free(peer);
@@ -535,8 +619,8 @@ int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dt
     if (v && v->mirrors) /* the way past it is the model's warmth, not the plan's size */
         return AR_ERR(err, rc,
                       "%s: %d ranks' plan is over a plan's most, and rank 0's is not tried for all under %s's "
-                      "L2 warmth (its mirror offsets: %.2g ops to walk, over %u): --set cold_lat_ns=0 drops the "
-                      "warmth, or fewer ranks",
+                      "L2 warmth (its mirror offsets: no stride per rank gives them, and each rank's plan walks "
+                      "%.2g ops, over %u): --set cold_lat_ns=0 drops the warmth, or fewer ranks",
                       a->name, topo->nranks, topo->model ? topo->model->name : "the model", (double)v->mirrors,
                       (unsigned)AR_ALGO_MIRROR_MAX_WORK);
     return rc;

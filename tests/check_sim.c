@@ -954,6 +954,70 @@ START_TEST(test_row_plan) {
 }
 END_TEST
 
+/* Where rank 0's ops reach many ranks, its mirror offsets (ar_plan_t.mirror_off) are guessed from
+ * its grid neighbours' plans and checked on a few ranks' (algorithms/registry.c, mirror_lattice),
+ * else found from each rank's: either way, every one is the offset at which the rank whose
+ * translate of rank 0's op reaches rank 0 touches it in the plan of every rank's ops. Cases
+ * where the guess holds (2stage at 32 MB, 1stage, direct, 1stage over a torus's two axes) and
+ * where it does not (2stage's slots at 64 KB on 16 ranks: each piece keeps its alignment in
+ * IN, which no stride per rank gives), where each rank's plan answers. */
+START_TEST(test_mirror_offsets_exact) {
+    static const struct {
+        const char *topo, *algo;
+        uint64_t count, chunk_bytes;
+        ar_coll_t coll;
+        int channels;
+    } cases[] = {
+        {"switch:16", "2stage", 1u << 24, 32768, AR_COLL_ALLREDUCE, 4},
+        {"switch:32", "1stage", 1u << 20, 0, AR_COLL_ALLREDUCE, 2},
+        {"full:16", "direct", 1u << 22, 32768, AR_COLL_REDUCESCATTER, 4},
+        {"torus_2d:4x4", "1stage", 1u << 20, 0, AR_COLL_ALLREDUCE, 2},
+        {"switch:16", "2stage", 1u << 15, 2048, AR_COLL_ALLREDUCE, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = tu_topo_open(cases[i].topo, "h200_sxm");
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = cases[i].channels, o.chunk_bytes = cases[i].chunk_bytes, o.coll = cases[i].coll;
+        ar_plan_t *one, *all;
+        ar_error_t err;
+        o.symmetry = AR_SYMMETRY_ON;
+        ck_assert_msg(ar_algo_build(cases[i].algo, t, cases[i].count, AR_BF16, &o, &one, &err) == AR_OK, "%s", err.message);
+        o.symmetry = AR_SYMMETRY_OFF;
+        ck_assert_msg(ar_algo_build(cases[i].algo, t, cases[i].count, AR_BF16, &o, &all, &err) == AR_OK, "%s", err.message);
+        ck_assert_msg(one->only_rank == 0 && one->only_span == 1 && one->mirror_off, "%s on %s, %llu: rank 0's alone (%d %d)",
+                      cases[i].algo, cases[i].topo, (unsigned long long)cases[i].count, one->only_rank, one->only_span);
+        const int w = ar_plan_shifts(one);
+        uint64_t n = 0;
+        for (int c = 0; c < one->nchannels; c++) {
+            const ar_chan_t *c0 = ar_plan_chan(one, 0, c);
+            for (uint32_t j = 0; j < c0->nops; j++) {
+                const ar_op_t *x = &one->ops[c0->first + j];
+                if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
+                for (uint32_t s = 0; s <= x->nsrc; s++) {
+                    const ar_addr_t *u = ar_op_operand(one, x, s);
+                    if (u->rank <= 0) continue;
+                    const int m = ar_topo_translate(t, w, u->rank, 0);
+                    const ar_op_t *y = &all->ops[ar_plan_chan(all, m, c)->first + j];
+                    const ar_addr_t *v = ar_op_operand(all, y, s);
+                    ck_assert_msg(v->rank == 0 && v->buf == u->buf, "%s on %s: rank %d's op %u", cases[i].algo,
+                                  cases[i].topo, m, j);
+                    ck_assert_msg(one->mirror_off[ar_plan_operand_index(one, u)] == v->off,
+                                  "%s on %s, %llu elements: rank %d's op %u on rank 0 at %llu, guessed %llu", cases[i].algo,
+                                  cases[i].topo, (unsigned long long)cases[i].count, m, j, (unsigned long long)v->off,
+                                  (unsigned long long)one->mirror_off[ar_plan_operand_index(one, u)]);
+                    n++;
+                }
+            }
+        }
+        ck_assert_msg(n >= (uint64_t)(t->ndevices - 1), "%s on %s: %llu operands on other ranks", cases[i].algo,
+                      cases[i].topo, (unsigned long long)n);
+        ar_plan_free(one);
+        ar_plan_free(all);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* Under a GPU's model, which charges bytes by their warmth, rank 0's ops (or its row's) alone
  * stand for every rank's with the other ranks' writes into rank 0's buffers at their own offsets
  * (ar_plan_t.mirror_off): the same time to 0.5% (ops that begin at one moment touch a device
@@ -1046,6 +1110,7 @@ Suite *suite_sim(void) {
         {"shared_hbm_reduce", test_shared_hbm_reduce},
         {"agrees_with_analytic", test_agrees_with_analytic},
         {"one_rank_plan_warmth", test_one_rank_plan_warmth},
+        {"mirror_offsets_exact", test_mirror_offsets_exact},
         {"two_flows_one_link", test_two_flows_one_link},
         {"shared_hbm", test_shared_hbm},
         {"1stage_on_ring", test_1stage_on_ring},
