@@ -240,29 +240,62 @@ static int symmetry_probes(const ar_topo_t *t, int shifts, int *k) {
     return n;
 }
 
-/* The ranks whose own plans say where the translates of p's ops touch p's ranks: for each
- * operand of a kept rank r's data op on a rank q that p does not keep, m, the rank the
- * translation taking q to the rank standing for its orbit takes r to (rank -q where p is rank
- * 0's alone; in a plan of a row, r's rank in the row as far before r as q's row is after
- * p's). m's op touches that rank where r's touches q, at its own offset. Marked in need (one
- * per device); how many. */
-static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsigned char *need) {
-    uint64_t n = 0;
-    for (int r = p->only_rank; r < p->only_rank + p->only_span; r++)
-        for (int c = 0; c < p->nchannels; c++) {
-            const ar_chan_t *ch = ar_plan_chan(p, r, c);
-            for (uint32_t i = 0; i < ch->nops; i++) {
-                const ar_op_t *op = &p->ops[ch->first + i];
-                if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
-                for (uint32_t s = 0; s <= op->nsrc; s++) {
-                    const ar_addr_t *u = ar_op_operand(p, op, s);
-                    if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank)) continue;
-                    const int m = ar_topo_translate(t, w, u->rank, r);
-                    if (!need[m]) need[m] = 1, n++;
-                }
+/* Each operand of kept rank r's data ops in p on a rank q that p does not keep, handed to f
+ * with its channel c, op index i in the channel and operand s, and m, the rank the translation
+ * taking q to the rank standing for its orbit takes r to (rank -q where p is rank 0's alone; in
+ * a plan of a row, r's rank in the row as far before r as q's row is after p's): m's op i
+ * touches that rank where r's touches q, at its own offset. Stops where f returns 0; whether
+ * it never did. */
+typedef int (*foreign_fn)(void *ctx, int c, uint32_t i, uint32_t s, const ar_addr_t *u, int m);
+static int each_foreign_operand(const ar_topo_t *t, int w, const ar_plan_t *p, int r, foreign_fn f, void *ctx) {
+    for (int c = 0; c < p->nchannels; c++) {
+        const ar_chan_t *ch = ar_plan_chan(p, r, c);
+        for (uint32_t i = 0; i < ch->nops; i++) {
+            const ar_op_t *op = &p->ops[ch->first + i];
+            if (op->code == AR_OP_SIGNAL || op->code == AR_OP_WAIT) continue;
+            for (uint32_t s = 0; s <= op->nsrc; s++) {
+                const ar_addr_t *u = ar_op_operand(p, op, s);
+                if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank)) continue;
+                if (!f(ctx, c, i, s, u, ar_topo_translate(t, w, u->rank, r))) return 0;
             }
         }
-    return n;
+    }
+    return 1;
+}
+
+typedef struct need_s {
+    unsigned char *need;
+    uint64_t n;
+} need_t;
+
+static int mark_need(void *ctx, int c, uint32_t i, uint32_t s, const ar_addr_t *u, int m) {
+    (void)c, (void)i, (void)s, (void)u;
+    need_t *x = ctx;
+    if (!x->need[m]) x->need[m] = 1, x->n++;
+    return 1;
+}
+
+/* The ranks whose own plans say where the translates of p's ops touch p's ranks
+ * (each_foreign_operand's m), marked in need (one per device); how many. */
+static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsigned char *need) {
+    need_t x = {need, 0};
+    for (int r = p->only_rank; r < p->only_rank + p->only_span; r++) each_foreign_operand(t, w, p, r, mark_need, &x);
+    return x.n;
+}
+
+typedef struct mirror_walk_s {
+    const ar_plan_t *p, *pm; /* the plan and rank m's own */
+    int m, check;
+    uint64_t *mirror;
+} mirror_walk_t;
+
+static int mirror_take(void *ctx, int c, uint32_t i, uint32_t s, const ar_addr_t *u, int m) {
+    const mirror_walk_t *x = ctx;
+    if (m != x->m) return 1;
+    uint64_t *at = &x->mirror[ar_plan_operand_index(x->p, u)];
+    const uint64_t off = ar_op_operand(x->pm, &x->pm->ops[ar_plan_chan(x->pm, m, c)->first + i], s)->off;
+    if (!x->check) *at = off;
+    return *at == off;
 }
 
 /* Walks rank m's own plan pm beside p's rank r standing for m's orbit: where r's operand is on
@@ -270,25 +303,8 @@ static uint64_t mirror_ranks(const ar_topo_t *t, int w, const ar_plan_t *p, unsi
  * in pm. Writes that offset into mirror (check 0), or says whether mirror already holds it. */
 static int mirror_walk(const route_check_t *rc, const ar_plan_t *p, const ar_plan_t *pm, int m, uint64_t *mirror,
                        int check) {
-    const ar_topo_t *t = rc->t;
-    const int r = ar_topo_orbit_device(t, rc->w, m);
-    for (int c = 0; c < p->nchannels; c++) {
-        const ar_chan_t *cr = ar_plan_chan(p, r, c), *cm = ar_plan_chan(pm, m, c);
-        for (uint32_t i = 0; i < cr->nops; i++) {
-            const ar_op_t *x = &p->ops[cr->first + i], *y = &pm->ops[cm->first + i];
-            if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
-            for (uint32_t s = 0; s <= x->nsrc; s++) {
-                const ar_addr_t *u = ar_op_operand(p, x, s);
-                if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank) || ar_topo_translate(t, rc->w, u->rank, r) != m)
-                    continue;
-                uint64_t *at = &mirror[ar_plan_operand_index(p, u)];
-                const uint64_t off = ar_op_operand(pm, y, s)->off;
-                if (!check) *at = off;
-                else if (*at != off) return 0;
-            }
-        }
-    }
-    return 1;
+    mirror_walk_t x = {p, pm, m, check, mirror};
+    return each_foreign_operand(rc->t, rc->w, p, ar_topo_orbit_device(rc->t, rc->w, m), mirror_take, &x);
 }
 
 /* Rank m's own plan, checked op for op as the probes are (translates; its routes left to the
@@ -305,6 +321,30 @@ static int mirror_of_rank(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
                    mirror_walk(rc, p, pm, m, mirror, check);
     ar_plan_free(pm);
     return ok;
+}
+
+typedef struct lattice_s {
+    const ar_plan_t *p, *step[2]; /* rank 0's plan and those one step along x and y, or NULL */
+    int at[2];                    /* those steps' ranks */
+    const unsigned char *need;
+    int w; /* the grid's width */
+    uint64_t *mirror;
+} lattice_t;
+
+static int lattice_guess(void *ctx, int c, uint32_t i, uint32_t s, const ar_addr_t *u, int m) {
+    const lattice_t *x = ctx;
+    if (!x->need[m]) return 1;
+    const int64_t len = (int64_t)ar_plan_buf_elems(x->p, 0, ar_addr_buf(*u)), moves[2] = {m % x->w, m / x->w};
+    int64_t off = (int64_t)u->off;
+    for (int d = 0; d < 2; d++) {
+        const ar_plan_t *q = x->step[d];
+        if (!q) continue;
+        const ar_op_t *y = &q->ops[ar_plan_chan(q, x->at[d], c)->first + i];
+        off += moves[d] * ((int64_t)ar_op_operand(q, y, s)->off - (int64_t)u->off);
+    }
+    off = len > 0 ? off % len : off;
+    x->mirror[ar_plan_operand_index(x->p, u)] = (uint64_t)(off < 0 ? off + len : off);
+    return 1;
 }
 
 /* Where each rank's offsets are its place on the grid of translations times a stride, modulo
@@ -331,29 +371,8 @@ static int mirror_lattice(const ar_algo_t *a, const ar_topo_t *t, uint64_t count
         k.one_rank = at[d] + 1;
         ok = build_in_place(a, t, count, dtype, &k, &step[d], &e) == AR_OK && translates(rc, p, step[d], at[d], 0);
     }
-    for (int c = 0; c < p->nchannels && ok; c++) {
-        const ar_chan_t *c0 = ar_plan_chan(p, 0, c);
-        const ar_chan_t *cs[2] = {step[0] ? ar_plan_chan(step[0], at[0], c) : NULL,
-                                  step[1] ? ar_plan_chan(step[1], at[1], c) : NULL};
-        for (uint32_t i = 0; i < c0->nops; i++) {
-            const ar_op_t *x = &p->ops[c0->first + i];
-            if (x->code == AR_OP_SIGNAL || x->code == AR_OP_WAIT) continue;
-            for (uint32_t s = 0; s <= x->nsrc; s++) {
-                const ar_addr_t *u = ar_op_operand(p, x, s);
-                if (u->rank < 0 || ar_plan_keeps_rank(p, u->rank)) continue;
-                const int m = ar_topo_translate(t, rc->w, u->rank, 0);
-                if (!need[m]) continue;
-                const int64_t len = (int64_t)ar_plan_buf_elems(p, 0, ar_addr_buf(*u)), moves[2] = {m % w, m / w};
-                int64_t off = (int64_t)u->off;
-                for (int d = 0; d < 2; d++)
-                    if (step[d])
-                        off += moves[d] * ((int64_t)ar_op_operand(step[d], &step[d]->ops[cs[d]->first + i], s)->off -
-                                           (int64_t)u->off);
-                off = len > 0 ? off % len : off;
-                mirror[ar_plan_operand_index(p, u)] = (uint64_t)(off < 0 ? off + len : off);
-            }
-        }
-    }
+    lattice_t x = {p, {step[0], step[1]}, {at[0], at[1]}, need, w, mirror};
+    if (ok) each_foreign_operand(t, rc->w, p, 0, lattice_guess, &x);
     ar_plan_free(step[0]);
     ar_plan_free(step[1]);
     /* the check: ranks of need at spread places, the last included */
