@@ -89,6 +89,37 @@ static uint64_t far_hops(const ar_topo_t *t, const ar_plan_t *p) {
     return n;
 }
 
+/* Whether rank 0's plan may stand for every rank's at these options (ar_algo_build tries it):
+ * an algorithm that builds one rank's ops, on a topology whose translations it may stand on. */
+static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o) {
+    return a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
+}
+
+/* Whether the algorithm's buffers at these options fit the model's memory at the case's size
+ * (AR_OK, or the error that says what does not; ar_cost_check_capacity): where they do not,
+ * no channels or chunk make them (their slots hold the vector, not the pieces), and the
+ * defaults' search and the memory check would build plans to learn it (1stage on switch:1024
+ * at 1 GB, 1 TB of slots a rank: 79 s). Rank 0's plan counted, not built. */
+static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                          ar_mem_t buffer, ar_error_t *err) {
+    ar_plan_size_t size;
+    memset(&size, 0, sizeof size);
+    ar_algo_opts_t k = *o;
+    k.sizing = &size;
+    k.buffer = buffer;
+    k.symmetry = AR_SYMMETRY_OFF;
+    k.one_rank = 1;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int rc = AR_OK;
+    if (ar_algo_build(algo, t, count, dt, &k, &p, &e) == AR_OK && p && ar_cost_check_capacity(t, p, buffer, &e) == AR_ELIMIT)
+        rc = ar_error_set(err, AR_ELIMIT, NULL, 0, 0, "%s", e.message);
+    ar_plan_free(p);
+    ar_plan_size_free(&size);
+    return rc;
+}
+
 /* The predicted time of the algorithm with these options, INFINITY when its plan cannot
  * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
  * AR_ELIMIT; a plan of one rank's ops counts its far hops as ops too, far_hops); *build_rc the
@@ -107,6 +138,16 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     at.buffer = buffer;
     at.max_ops = max_ops; /* past it the plan is not timed: not built either */
     *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
+    /* every rank's plan past the cap, which rank 0's only stands in for from 2^20 ops on
+     * (AR_SYMMETRY_AUTO): rank 0's where it may, whose time is theirs (2stage on full:32 at
+     * 16 MB, h200_sxm: the channel search stopped at 2 and took 4 channels, 628 us, where 32
+     * predict 158) */
+    const ar_algo_t *a = ar_algo_find(algo);
+    if (*build_rc == AR_ELIMIT && max_ops && at.symmetry == AR_SYMMETRY_AUTO && a && may_stand_for_all(a, t, &at)) {
+        at.symmetry = AR_SYMMETRY_ON;
+        ar_error_clear(err);
+        *build_rc = ar_algo_build(algo, t, count, dt, &at, &p, err);
+    }
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops + far_hops(t, p);
     if (nops0) *nops0 = rank0_ops(p);
@@ -159,12 +200,6 @@ static int even_lanes_period(const ar_algo_t *a, const ar_topo_t *t, int hardwar
 static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s);
-
-/* Whether rank 0's plan may stand for every rank's at these options (ar_algo_build tries it):
- * an algorithm that builds one rank's ops, on a topology whose translations it may stand on. */
-static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o) {
-    return a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
-}
 
 /* Of n counts timed in rising order, the first (the fewest) within AR_CASE_TUNE_FLAT of the
  * least time: a model backend's choice where its time is flat; -1 where none ran. */
@@ -589,6 +624,10 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     } else if (!c->own_defaults) {
+        /* buffers the model's memory cannot hold: said before any plan is built */
+        const ar_backend_ops_t *b = ar_backend_find(c->backend);
+        if (a && !a->probe && !a->chooser && c->topo->model && b && !(b->caps & AR_BACKEND_HARDWARE))
+            AR_TRY(check_capacity(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, err));
         if (a && !a->probe) AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check) */
@@ -859,6 +898,9 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     *predicted_s = INFINITY;
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
+    ar_error_t cap;
+    if (!hardware && check_capacity(t, algo, count, dt, o, buffer, &cap) != AR_OK)
+        return AR_OK; /* the algorithm's own, whose run says why */
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
     /* the chunk is chosen with the channels (there where a first plan was all the search
      * would time): channels asked keep the algorithm's own chunk, the plan the user names */

@@ -2099,6 +2099,24 @@ START_TEST(test_default_fewest_ops_lanes) {
 }
 END_TEST
 
+/* A plan the defaults would time whose every rank's ops pass the cap is timed as rank 0's
+ * where that stands for all: 2stage on full:32 at 16 MB (h200_sxm), whose channel search
+ * stopped at 2 channels, took 4, 628 us, where 32 channels at the algorithm's own chunk
+ * predict 158. */
+START_TEST(test_default_ladder_rank0_on) {
+    ar_topo_t *t = tu_topo_open("full:32", NULL);
+    const uint64_t count = (uint64_t)8 << 20; /* 16 MiB of bf16 */
+    int ch = 0;
+    const ar_symmetry_t sym = AR_SYMMETRY_AUTO;
+    const double def = case_run_sym(t, "2stage", count, 0, 0, sym, &ch, NULL, NULL, 0);
+    const double two = case_run_sym(t, "2stage", count, 2, 0, sym, NULL, NULL, NULL, 0);
+    const double many = case_run_sym(t, "2stage", count, 32, 0, sym, NULL, NULL, NULL, 0);
+    ck_assert_msg(ch >= 16 && def <= 1.01 * many && def < 0.2 * two, "%d lanes: %g s; 2 lanes %g s, 32 lanes %g s", ch,
+                  def, two, many);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A plan of rank 0's ops whose peers sit far round a ring costs its backend every hop of
  * every route: 2stage on ring_1d:2048 at 1 MB, 12 K ops and 6 M hops past the first. The
  * defaults time no such plan past the search's cap (it would cost a run of millions of ops
@@ -2386,6 +2404,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_untimed_tree);
     tcase_add_test(tc, test_default_rank0_search);
     tcase_add_test(tc, test_default_fewest_ops_lanes);
+    tcase_add_test(tc, test_default_ladder_rank0_on);
     tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
