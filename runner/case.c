@@ -99,16 +99,20 @@ static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_al
  * (AR_OK, or the error that says what does not; ar_cost_check_capacity): where they do not,
  * no channels or chunk make them (their slots hold the vector, not the pieces), and the
  * defaults' search and the memory check would build plans to learn it (1stage on switch:1024
- * at 1 GB, 1 TB of slots a rank: 79 s). Rank 0's plan counted, not built. */
+ * at 1 GB, 1 TB of slots a rank: 79 s). Rank 0's plan (or every rank's, for an algorithm that
+ * builds no plan of one rank) counted, not built, up to 2^23 ops. */
 static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                           ar_mem_t buffer, ar_error_t *err) {
     ar_plan_size_t size;
     memset(&size, 0, sizeof size);
+    size.max_ops = AR_CASE_TUNE_MAX_OPS * 8; /* past them (every rank's ops, where rank 0's are not
+                                                 an algorithm's own), the run's checks say it */
     ar_algo_opts_t k = *o;
     k.sizing = &size;
     k.buffer = buffer;
     k.symmetry = AR_SYMMETRY_OFF;
-    k.one_rank = 1;
+    const ar_algo_t *a = ar_algo_find(algo);
+    k.one_rank = a && a->one_rank; /* else every rank's, as the algorithm builds */
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
