@@ -323,7 +323,8 @@ static void run_one(sweep_t *w, long i, int slot, char *msg, size_t len) {
         free(line);
     } else {
         snprintf(msg, len, "%c %s on %s, %s %s, %s, backend %s: %s",
-                 planned && rc == AR_ELIMIT ? MSG_SKIP : MSG_FAIL, aname, spec, sz, ar_dtype_name(dt),
+                 rc == AR_ELIMIT && (planned || co.stage == AR_CASE_RUN) ? MSG_SKIP : MSG_FAIL, aname, spec, sz,
+                 ar_dtype_name(dt),
                  ar_mem_name(buffer), backend, ar_cli_unprefixed(ar_error_format(&err, ebuf, sizeof ebuf), aname));
     }
     ar_case_out_free(&co);

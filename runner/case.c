@@ -631,8 +631,11 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         /* buffers the model's memory cannot hold, where the model's memory is what runs (a
          * timing backend checks it: ar_cost_check_capacity): said before any plan is built */
         const ar_backend_ops_t *b = ar_backend_find(c->backend);
-        if (a && !a->probe && !a->chooser && c->topo->model && b && (b->caps & AR_BACKEND_MODEL))
-            AR_TRY(check_capacity(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, err));
+        if (a && !a->probe && !a->chooser && c->topo->model && b && (b->caps & AR_BACKEND_MODEL) &&
+            check_capacity(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, err) != AR_OK) {
+            out->stage = AR_CASE_RUN; /* the run's refusal (ar_cost_check_capacity), said first */
+            return AR_ELIMIT;
+        }
         if (a && !a->probe) AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check) */

@@ -71,7 +71,9 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
 
 /* Build and (as asked) verify the plan: out->plan and out->row's identity (no result
  * yet), stage AR_CASE_RUN. On failure the stage says where: AR_CASE_BUILD (AR_EUNFIT
- * when the algorithm does not fit the topology) or AR_CASE_VERIFY (AR_EPLAN). */
+ * when the algorithm does not fit the topology) or AR_CASE_VERIFY (AR_EPLAN); AR_CASE_RUN
+ * with AR_ELIMIT where the buffers pass the model's memory on a timing backend, which its
+ * run would refuse, said before any plan is built. */
 int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err);
 /* Run the planned case on its backend: out->res and the whole row, stage AR_CASE_DONE.
  * A failed check is a row whose check is "FAIL", not an error. */
