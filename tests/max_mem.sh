@@ -62,12 +62,16 @@ fi
 
 # a sweep skips what does not fit, says why, and writes the rest (mesh2d's case, every rank's
 # ops, passes 60 MB before its plan is counted whole; center_root's needs under 40, or 50 under
-# the sanitizers, and comes first: what mesh2d's count frees, the sanitizers hold a while)
+# the sanitizers, and comes first: what mesh2d's count frees, the sanitizers hold a while).
+# ASan's allocator keeps what the buffer-capacity count freed (no malloc_trim reaches it), so
+# there mesh2d may be refused for what arsim seems to hold already rather than what it needs.
 "$bin" sweep -q --backend analytic --topology torus_2d:32x32 --algo center_root,mesh2d --size 1M --channels 1 \
     --symmetry off --max-mem 60M --out "$tmp/s.csv" 2>"$tmp/err"
 rows=$(($(wc -l <"$tmp/s.csv") - 1))
 [ $rows -eq 1 ] || fail "sweep wrote $rows rows (want 1, center_root's): $(cat "$tmp/err")"
-grep -q 'mesh2d.*needs .* over --max-mem 60 MiB' "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
+why='needs .* '
+[ -n "${ASAN_OPTIONS:-}" ] && why='\(needs .* \|holds .* already, \)'
+grep -q "mesh2d.*${why}over --max-mem 60 MiB" "$tmp/err" || fail "sweep: $(cat "$tmp/err")"
 
 # where the plan the defaults chose is over a plan's limits (every rank's ops, 512 x 512
 # sources a REDUCE, at the chunk the search timed as rank 0's), or over --max-mem, the case
