@@ -2,13 +2,16 @@
  * HOST staging buffer and signals every peer; once all have arrived each rank
  * reduces its own input with every peer's host slot into OUT, then tells the
  * peers it is done reading (so the next execution cannot overwrite a slot early).
- * Runs on any topology. */
+ * Runs on any topology. Each rank takes its peers in the order of their offsets from it
+ * (ar__peer_at), so that on a topology with translations every rank's ops are rank 0's
+ * moved (a plan of rank 0 alone stands for all). */
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
 int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                     ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
+    const ar__peers_t g = ar__peers(t);
     /* one lane unless asked: the host link is shared by everything anyway */
     int lanes = o && o->channels > 0 ? ar__lanes(t, o, count, dt, AR__MAX_LANES_NAIVE) : 1;
     /* each rank, per lane: a REDUCE of every rank's host slot */
@@ -25,22 +28,20 @@ int ar__build_naive(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_
         ar__split(0, count, lanes, c, &lo, &len);
         uint32_t fd = 2u * c, fdone = 2u * c + 1;
         for (int r = 0; r < P && rc == AR_OK; r++) {
+            if (!ar_plan_keeps_rank(p, r)) continue;
             if (P == 1) {
                 rc = ar_plan_copy(p, r, c, ar_addr(r, AR_BUF_OUT, lo), ar_addr(r, AR_BUF_IN, lo), len);
                 continue;
             }
             rc = ar_plan_copy(p, r, c, ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)r * stride + lo),
                               ar_addr(r, AR_BUF_IN, lo), len);
-            for (int q = 0; q < P && rc == AR_OK; q++)
-                if (q != r) rc = ar_plan_signal(p, r, c, q, fd);
+            for (int k = 1; k < P && rc == AR_OK; k++) rc = ar_plan_signal(p, r, c, ar__peer_at(g, r, k), fd);
             if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fd, (uint64_t)P - 1);
-            int k = 0;
-            sv[k++] = ar_addr(r, AR_BUF_IN, lo);
-            for (int q = 0; q < P; q++)
-                if (q != r) sv[k++] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)q * stride + lo);
-            if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, lo), sv, (uint32_t)k, len);
-            for (int q = 0; q < P && rc == AR_OK; q++)
-                if (q != r) rc = ar_plan_signal(p, r, c, q, fdone);
+            sv[0] = ar_addr(r, AR_BUF_IN, lo);
+            for (int k = 1; k < P; k++)
+                sv[k] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)ar__peer_at(g, r, k) * stride + lo);
+            if (rc == AR_OK) rc = ar_plan_reduce(p, r, c, ar_addr(r, AR_BUF_OUT, lo), sv, (uint32_t)P, len);
+            for (int k = 1; k < P && rc == AR_OK; k++) rc = ar_plan_signal(p, r, c, ar__peer_at(g, r, k), fdone);
             if (rc == AR_OK) rc = ar_plan_wait(p, r, c, fdone, (uint64_t)P - 1);
         }
     }

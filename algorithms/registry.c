@@ -25,7 +25,7 @@ static const ar_algo_t table[] = {
          "reduce-scatter (rank r reduces slice r from all peers) then all-gather"),
     {.name = "center_root", .build = ar__build_center_root, .max_channels = AR__MAX_LANES_CENTER_ROOT,
      .takes_root = 1, .summary = "reduce up a shortest-path tree rooted at the centre, broadcast down, pipelined"},
-    {.name = "naive", .build = ar__build_naive, .max_channels = AR__MAX_LANES_NAIVE, .via_host = 1,
+    {.name = "naive", .build = ar__build_naive, .max_channels = AR__MAX_LANES_NAIVE, .via_host = 1, .one_rank = 1,
      .summary = "no P2P: stage through host memory"},
     {.name = "innet", .build = ar__build_innet, .max_channels = AR__MAX_LANES_INNET, .one_rank = 1,
      .summary = "in-network reduction: each rank's block summed inside the switch, the sum sent to every rank "

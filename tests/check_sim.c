@@ -874,6 +874,10 @@ START_TEST(test_one_rank_plan) {
         {"torus_2d:4x2", "direct", 1u << 18, AR_COLL_ALLGATHER, 2},
         {"ring_1d:8", "2stage", 1u << 20, AR_COLL_ALLREDUCE, 2},
         {"switch:8", "innet", 1u << 18, AR_COLL_ALLREDUCE, 2},
+        /* through host memory: every rank's slot there, its peers taken by their offsets */
+        {"switch:8", "naive", 1u << 18, AR_COLL_ALLREDUCE, 2},
+        {"torus_2d:4x4", "naive", 1u << 18, AR_COLL_ALLREDUCE, 1},
+        {"ring_1d:8", "naive", (1u << 18) + 8, AR_COLL_ALLREDUCE, 4},
         /* a grid laid over a switch or full: its own shifts, not the topology's rotations */
         {"switch:12", "torus2d", 3u << 18, AR_COLL_ALLREDUCE, 4},
         {"full:16", "torus2d", 1u << 20, AR_COLL_ALLREDUCE, 4},

@@ -163,11 +163,13 @@ int ar__topo_finish(ar_topo_t *t, int *bad_node, ar_error_t *err) {
         return AR_ERR(err, AR_ELIMIT,
                       "too large to route: %d nodes and %d links (nodes x (nodes + 2 x links) "
                       "must not exceed %ld)", n, t->nlinks, AR__TOPO_MAX_ROUTE_STEPS);
+    t->one_kind = t->nlinks > 0 ? 1 + t->links[0].kind : 0;
     for (int i = 0; i < t->nlinks; i++) {
         const ar_link_t *l = &t->links[i];
         if (l->a < 0 || l->a >= n || l->b < 0 || l->b >= n || l->a == l->b || l->count < 1 ||
             l->kind < 0 || l->kind >= t->model->nlinks)
             return AR_ERR(err, AR_ETOPO, "links[%d]: invalid link", i);
+        if (1 + l->kind != t->one_kind) t->one_kind = 0;
     }
     AR_FREE_EACH(t->next_hop, t->next_link, t->hops, t->adj_start, t->adj_nbr, t->adj_link);
     t->next_hop = t->next_link = t->hops = t->adj_start = t->adj_nbr = t->adj_link = NULL;

@@ -47,6 +47,8 @@ typedef struct ar_topo_s {
     int *next_hop;        /* nnodes * nnodes, or NULL */
     int *next_link;       /* nnodes * nnodes, index into links, or NULL */
     int *hops;            /* nnodes * nnodes, or NULL */
+    int one_kind;         /* 1 + the link kind every link has (a route's latency is then its hop
+                             count's, ar_topo_hops); 0 where they differ */
     void *bound_cache;    /* arsim/bound.h's figures of this topology, made on first use (one
                              plain allocation, freed with the topology) */
     void *tune_cache;     /* arsim/case.h's default channel counts found on it (the same) */
