@@ -160,6 +160,8 @@ static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
         s->signals += op->code == AR_OP_SIGNAL;
         if (++s->ops > s->max_ops && s->max_ops) {
             s->over = 1;
+            s->scratch_elems = p->scratch_elems, s->host_elems = p->host_elems; /* set so far */
+            s->in_elems = p->in_elems ? p->in_elems : p->count;
             return AR_ELIMIT;
         }
         cb->n++; /* counted, not stored */

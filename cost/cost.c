@@ -764,11 +764,16 @@ int ar_cost_op_remote_store(const ar_topo_t *t, const ar_op_t *op, int exec_rank
 
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err) {
+    const double per_rank = (double)(ar_plan_buf_elems(p, 0, AR_BUF_IN) + p->count + p->scratch_elems) *
+                            ar_dtype_size(p->dtype);
+    return ar_cost_check_rank_bytes(t, per_rank, buffer, err);
+}
+
+int ar_cost_check_rank_bytes(const ar_topo_t *t, double per_rank, ar_mem_t buffer, ar_error_t *err) {
     const ar_mem_level_t *lvl = &t->model->mem[buffer];
     if (!lvl->present)
         return AR_ERR(err, AR_EINVAL, "model %s has no %s level (--buffer)", t->model->name,
                       ar_mem_name(buffer));
-    double per_rank = (double)(ar_plan_buf_elems(p, 0, AR_BUF_IN) + p->count + p->scratch_elems) * ar_dtype_size(p->dtype);
     int *on = malloc((size_t)t->ndevices * sizeof *on);
     if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
     ar_topo_ranks_per_device(t, on);

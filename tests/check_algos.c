@@ -572,6 +572,17 @@ START_TEST(test_algo_sizing) {
                     ck_assert_ptr_null(q);
                     ck_assert_msg(s.over && s.ops == s.max_ops + 1, "%s: over %d at %llu", (*a)->name, s.over,
                                   (unsigned long long)s.ops);
+                    /* the buffers as set when it stopped: no more than the plan's, and all of
+                     * them where the builder sets them before its ops (the capacity check
+                     * reads them there: runner/case.c) */
+                    ck_assert(s.scratch_elems <= p->scratch_elems && s.host_elems <= p->host_elems &&
+                              s.in_elems == ar_plan_buf_elems(p, 0, AR_BUF_IN));
+                    if (!strcmp((*a)->name, "center_root") || !strcmp((*a)->name, "naive"))
+                        ck_assert_msg(s.scratch_elems == p->scratch_elems && s.host_elems == p->host_elems,
+                                      "%s on %s: stopped with %llu scratch, %llu host elements (%llu, %llu)",
+                                      (*a)->name, specs[ti], (unsigned long long)s.scratch_elems,
+                                      (unsigned long long)s.host_elems, (unsigned long long)p->scratch_elems,
+                                      (unsigned long long)p->host_elems);
                     ar_plan_free(p);
                     compared++;
                 }

@@ -171,6 +171,8 @@ double ar_cost_mem_gbps(const ar_mem_level_t *lvl);
  * the chosen level; AR_ELIMIT naming the level and both sizes otherwise. */
 int ar_cost_check_capacity(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer,
                            ar_error_t *err);
+/* ... from the bytes of one rank's buffers (every rank's alike) */
+int ar_cost_check_rank_bytes(const ar_topo_t *t, double per_rank, ar_mem_t buffer, ar_error_t *err);
 
 /* ---- the channel clock (cost/clock.c): when each op of a channel may start ----
  * The one place the sequencing rules above live. A timing backend owns the order in

@@ -211,7 +211,9 @@ typedef struct ar_plan_size_s {
     uint64_t run_chans;             /* out: channels a run keeps state for (ar_plan_run_chans) */
     uint64_t flag_slots;            /* out: flag counters (ar_plan_flag_slots) */
     uint64_t count, scratch_elems, host_elems, elem_bytes; /* out: the buffers' elements */
-    uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's) */
+    uint64_t in_elems;              /* out: IN's elements (count, or a fused collective's);
+                                     * these three, where the count stopped (over), as the
+                                     * plan had set them by then: at least so large */
     /* out, from ar_plan_finish: the bytes the plan holds built in place (ar_plan_layout):
      * ops, sources, channels, flag counts */
     uint64_t bytes;
