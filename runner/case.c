@@ -618,6 +618,12 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
     return AR_OK;
 }
 
+/* ar_case_defaults; capacity_checked: the caller found the buffers fit (check_capacity with
+ * these very arguments), and they are not counted again. */
+static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                         ar_mem_t buffer, const char *backend, int capacity_checked, ar_algo_opts_t *out,
+                         double *predicted_s, ar_error_t *err);
+
 /* The case's plan with these options, its memory checked first (--max-mem). */
 static int build_checked(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
                          ar_plan_t **plan, ar_error_t *err) {
@@ -639,16 +645,16 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         /* buffers the model's memory cannot hold, where the model's memory is what runs (a
          * timing backend checks it: ar_cost_check_capacity): said before any plan is built */
         const ar_backend_ops_t *b = ar_backend_find(c->backend);
-        if (a && !a->probe && !a->chooser && c->topo->model && b && (b->caps & AR_BACKEND_MODEL) &&
-            check_capacity(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, err) != AR_OK) {
+        const int checked = a && !a->probe && !a->chooser && c->topo->model && b && (b->caps & AR_BACKEND_MODEL);
+        if (checked && check_capacity(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, err) != AR_OK) {
             out->stage = AR_CASE_RUN; /* the run's refusal (ar_cost_check_capacity), said first */
             return AR_ELIMIT;
         }
         if (a && !a->probe) AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
-         * chosen is the one to check) */
-        AR_TRY(ar_case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend,
-                                &opts, NULL, err));
+         * chosen is the one to check; the buffers, counted above, are not counted again) */
+        AR_TRY(case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, checked,
+                             &opts, NULL, err));
     }
     opts.buffer = c->run.buffer;
     if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
@@ -899,6 +905,12 @@ static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, 
 
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    return case_defaults(t, algo, count, dt, o, buffer, backend, 0, out, predicted_s, err);
+}
+
+static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                         ar_mem_t buffer, const char *backend, int capacity_checked, ar_algo_opts_t *out,
+                         double *predicted_s, ar_error_t *err) {
     if (ar_coll_fused(o->coll) && o->gemm.m) {
         const ar_algo_t *fa = ar_algo_find(algo);
         if (fa && !fa->probe && !fa->chooser && t->model && count)
@@ -915,7 +927,7 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !t->model || count == 0) return AR_OK; /* the build says what is wrong */
     ar_error_t cap;
-    if (!hardware && check_capacity(t, algo, count, dt, o, buffer, &cap) != AR_OK)
+    if (!hardware && !capacity_checked && check_capacity(t, algo, count, dt, o, buffer, &cap) != AR_OK)
         return AR_OK; /* the algorithm's own, whose run says why */
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
     /* the chunk is chosen with the channels (there where a first plan was all the search
