@@ -25,13 +25,12 @@ static void share(uint64_t count, int P, int lanes, int c, int q, uint64_t *lo, 
 
 /* Where, in the SCRATCH slot a peer holds for rank q, element off of q's shard lies: the slot
  * holds that shard alone (not a whole vector: a terabyte a rank at 16384 ranks and 64 MB),
- * from its first element's aligned block on, so each element keeps IN's alignment
- * (ar__slot_stride's reason). */
+ * from its first element's place in a vector on, so each element keeps IN's alignment
+ * (ar__vec_residue). */
 static uint64_t shard_at(uint64_t count, int P, int q, uint64_t off, ar_dtype_t dt) {
     uint64_t lo, len;
     ar_coll_shard(count, P, q, &lo, &len);
-    const uint64_t align = ar__slot_stride(1, dt);
-    return off - lo / align * align;
+    return off - lo + ar__vec_residue(lo, dt);
 }
 
 /* Chunk i of a share [lo, lo + len) cut in chunks of `chunk`: offset and length (0 past it). */
@@ -94,8 +93,9 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     AR_TRY(ar__plan_fits(o, "direct", P, (uint64_t)lanes * (uint64_t)P * 2u * (uint64_t)P, err));
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
-    /* a peer's slot: the largest shard, from its aligned block on (shard_at) */
-    const uint64_t stride = ar__slot_stride((count + (uint64_t)P - 1) / (uint64_t)P + ar__slot_stride(1, dt) - 1, dt);
+    /* a peer's slot: the largest shard, from its place in a vector on (shard_at) */
+    const uint64_t stride =
+        ar__slot_stride((count + (uint64_t)P - 1) / (uint64_t)P + AR__VEC_BYTES / ar_dtype_size(dt) - 1, dt);
     const int slots = P > 1 && count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
     if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)slots * P * stride;
     if (coll == AR_COLL_REDUCESCATTER && slots == 2) p->parity_elems = (uint64_t)P * stride;

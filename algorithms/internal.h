@@ -55,6 +55,16 @@ int ar__lanes(const ar_topo_t *t, const ar_algo_opts_t *o, uint64_t count, ar_dt
  * memory sectors. */
 #define AR__SLOT_ALIGN_BYTES 256u
 uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt);
+/* Where a piece of IN lies in a slot that holds pieces alone (2stage's, direct's): at its IN
+ * offset's place within a 16-byte vector, so that the executor moves it as vectors (a piece
+ * of more than 127 elements starts on a whole 32-byte sector anyway: ar__split). Not more:
+ * where the cuts fall on whole vectors, every piece then starts its room, each rank's
+ * offsets are its place times a stride, and rank 0's plan stands for all under a model that
+ * tracks warmth (its mirror offsets guessed: docs/SIM.md, "Symmetry"). */
+#define AR__VEC_BYTES 16u
+static inline uint64_t ar__vec_residue(uint64_t off, ar_dtype_t dt) {
+    return off % (AR__VEC_BYTES / ar_dtype_size(dt));
+}
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
 

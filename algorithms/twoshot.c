@@ -77,7 +77,7 @@ static int pull_lane(ar_plan_t *p, ar__peers_t g, const ar_algo_opts_t *o, uint6
 /* The pushing reduce-scatter's SCRATCH: rank r receives only its own pieces (one per lane and
  * chunk), so peer q's slot holds those alone, `cap` elements apart in the order of the lanes'
  * chunks (lane c's from first[c] on), each at the alignment of its offset in IN
- * (ar__slot_stride's reason): a slot of about count / P elements, where one as long as the
+ * (ar__vec_residue): a slot of about count / P elements, where one as long as the
  * vector made P slots of count (a terabyte a rank at 16384 ranks and 64 MB). */
 typedef struct pieces_s {
     uint64_t cap, stride; /* elements: one piece's room, one peer's slot */
@@ -95,17 +95,17 @@ static int pieces_init(pieces_t *s, const ar_algo_opts_t *o, uint64_t count, ar_
         n += nck;
         if (nck && chunk > most) most = chunk;
     }
-    /* a piece: at most its exact share and a split grain (ar__split), at an offset below the
-     * alignment */
-    const uint64_t align = ar__slot_stride(1, dt);
-    s->cap = ar__slot_stride((most + (uint64_t)P - 1) / (uint64_t)P + AR__SPLIT_BLOCK + align - 1, dt);
+    /* a piece: at most its exact share and a split grain (ar__split), at an offset within a
+     * vector (ar__vec_residue) */
+    const uint64_t vec = AR__VEC_BYTES / ar_dtype_size(dt);
+    s->cap = ar__slot_stride((most + (uint64_t)P - 1) / (uint64_t)P + AR__SPLIT_BLOCK + vec - 1, dt);
     s->stride = n * s->cap;
     return AR_OK;
 }
 
 /* Where in its slot for a peer rank r's piece of lane c's chunk i, starting at IN offset so, lies. */
 static uint64_t piece_at(const pieces_t *s, int c, uint64_t i, uint64_t so, ar_dtype_t dt) {
-    return (s->first[c] + i) * s->cap + so % ar__slot_stride(1, dt);
+    return (s->first[c] + i) * s->cap + ar__vec_residue(so, dt);
 }
 
 int ar__build_twoshot(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,

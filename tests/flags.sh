@@ -90,9 +90,8 @@ done <<'EOF_CASES'
 2 | source addresses          | run --backend analytic --size 8K --ranks 4096 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo ring
 2 | source addresses          | run --backend analytic --size 8K --ranks 65536 --algo naive
-2 | hbm of d0: needs 275 GB (input, output and scratch of 8192 ranks) | run --backend analytic --size 8K --topology full:8 --ranks 65536 --algo 2stage
+2 | hbm of d0: needs 2.27 TB (input, output and scratch of 8192 ranks) | run --backend analytic --size 4M --topology full:8 --ranks 65536 --algo 2stage
 2 | needs more than 33554432 source addresses, a plan's most: fewer ranks or --channels | run --backend analytic --topology switch:512 --algo 2stage --size 64M --channels 2 --chunk 64K --symmetry off
-2 | not tried for all under h200_sxm's L2 warmth (its mirror offsets: no stride per rank gives them, and each rank's plan walks 1.6e+09 ops, over 33554432): --set cold_lat_ns=0 | run --backend analytic --topology switch:16384 --algo 2stage --size 1M
 # every flag of every command, one bad value each
 S | 'bogus': unknown algorithm | --size 8K --algo bogus
 S | unknown backend           | --backend nope --size 8K
