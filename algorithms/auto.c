@@ -27,7 +27,8 @@
  * -27): 1stage to 1 MB (at 512 KB 1stage/64-128 took 14.0-16.7 us where 2stage/64 took
  * 17.5-23.9), 2stage to 32 MB, then ring at the model's defaults (128 channels): from
  * 64 MB it ran 1-9% faster than 2stage/96-128 (4 x H200: 591.7 us at 128 MB against
- * 653.1, 4597 at 1 GB against 4767). Where ranks share GPUs, 2stage throughout. */
+ * 653.1, 4597 at 1 GB against 4767). Where ranks share GPUs, 2stage throughout (bench takes
+ * the model's choice there instead, validate/bench.c). */
 void ar_algo_auto(int nranks, int ngpus, uint64_t bytes, int p2p, const char **algo, int *channels) {
     if (!p2p) {
         *algo = "naive";

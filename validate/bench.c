@@ -464,8 +464,11 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             asked.chunk_bytes = o->chunk_bytes;
             asked.partitions = o->partitions;
             asked.gemm = gemm;
-            if (!strcmp(name, "auto") && fused) {
-                /* the runner's choice, as run and sweep make it, on this backend */
+            if (!strcmp(name, "auto") && (fused || be->nranks > be->nused)) {
+                /* the runner's choice, as run and sweep make it, on this backend: for a fused op,
+                 * and where ranks share a GPU, which the table below was not measured with (one
+                 * H200 with 2, 4 and 8 ranks, 64 KB-256 MB: the table's choice took up to 1.86x
+                 * the best named algorithm's time, the model's up to 1.14x; docs/PERFORMANCE.md) */
                 const ar_case_t cc = {.backend = "cuda", .topo = topo, .topology = topo->name, .algo = name,
                                       .count = count, .dtype = o->dtype, .algo_opts = asked, .run = ro};
                 ar_algo_opts_t got;

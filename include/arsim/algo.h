@@ -104,7 +104,8 @@ const ar_algo_t *ar_algo_probe(int i);
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
                   const ar_algo_opts_t *opts, ar_plan_t **out, ar_error_t *err);
 
-/* `--algo auto` on the GPUs (`bench`): the algorithm (a registered name) and channel
+/* `--algo auto` on the GPUs (`bench`, one rank a GPU; where ranks share a GPU bench takes
+ * the model's choice, ar_case_choose): the algorithm (a registered name) and channel
  * count for nranks ranks on ndevices devices at this size per rank; p2p 0 when devices
  * cannot address each other's memory (then the host-staging `naive`). Channels 0: the
  * algorithm's defaults from the model (ar_case_defaults), channels and chunk. */
