@@ -57,11 +57,6 @@ void ar_topo_free(ar_topo_t *t) {
     free(t);
 }
 
-double ar_topo_link_gbps(const ar_topo_t *t, int link) {
-    const ar_link_t *l = &t->links[link];
-    return l->kind >= 0 && l->kind < t->model->nlinks ? l->count * t->model->links[l->kind].bw_gbps : 0;
-}
-
 int ar__topo_new(int ndevices, int nswitches, ar_topo_t **out, ar_error_t *err) {
     *out = NULL;
     if (ndevices < 1) return AR_ERR(err, AR_ETOPO, "devices: at least one device is needed");
@@ -491,10 +486,6 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir) {
 
 /* ---- translations ---- */
 
-int ar_topo_shift_width(const ar_topo_t *t, int w) {
-    return w > 0 ? w : w == 0 && t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
-}
-
 /* Whether every link between two devices is of one kind and count, and so is every link
  * between a device and a switch: what makes any grid's shifts map links onto links where
  * every device meets every other (full, switch). */
@@ -517,13 +508,6 @@ int ar_topo_translatable(const ar_topo_t *t, int w) {
     if (sw == ar_topo_shift_width(t, 0)) return 1;
     return (t->kind == AR_TOPO_FULL || t->kind == AR_TOPO_SWITCH) && sw > 0 && t->ndevices % sw == 0 &&
            links_alike(t);
-}
-
-int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
-    const int nd = t->ndevices;
-    if (node < 0 || node >= nd) return node;
-    if (w < 0) return (node - (base - base % -w) + nd) % nd;
-    return ar_grid_sub(nd, ar_topo_shift_width(t, w), node, base);
 }
 
 int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot) {

@@ -72,7 +72,10 @@ int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err);
 
 /* Link bundle `link`'s bandwidth in GB/s, one direction: its count x its kind's bw_gbps
  * (0 for a kind the model lacks). Every rate, bound and breakdown of a link uses this. */
-double ar_topo_link_gbps(const ar_topo_t *t, int link);
+static inline double ar_topo_link_gbps(const ar_topo_t *t, int link) {
+    const ar_link_t *l = &t->links[link];
+    return l->kind >= 0 && l->kind < t->model->nlinks ? l->count * t->model->links[l->kind].bw_gbps : 0;
+}
 
 /* Queries used by algorithms. */
 int ar_topo_rank_device(const ar_topo_t *t, int rank);
@@ -120,7 +123,9 @@ int ar_topo_forwarder(const ar_topo_t *t, int link, int dir);
 int ar_topo_translatable(const ar_topo_t *t, int w);
 /* The width of the grid meant by w: w itself, or for w = 0 the topology's own (a torus's
  * grid_w, else its devices); for w < 0 (rotations by rows) the devices. */
-int ar_topo_shift_width(const ar_topo_t *t, int w);
+static inline int ar_topo_shift_width(const ar_topo_t *t, int w) {
+    return w > 0 ? w : w == 0 && t->kind == AR_TOPO_TORUS_2D ? t->grid_w : t->ndevices;
+}
 /* Points 0 .. n-1 of a grid w wide (point d at column d % w of row d / w; w divides n), each
  * axis round its own ring: the point a + b, and the point a - b (where a sits seen from b). */
 static inline int ar_grid_add(int n, int w, int a, int b) {
@@ -133,7 +138,12 @@ static inline int ar_grid_sub(int n, int w, int a, int b) {
 }
 /* Node `node` under the translation named by w that moves device `base` to the device
  * standing for its orbit: device 0, or for w < 0 base % -w. */
-int ar_topo_translate(const ar_topo_t *t, int w, int base, int node);
+static inline int ar_topo_translate(const ar_topo_t *t, int w, int base, int node) {
+    const int nd = t->ndevices;
+    if (node < 0 || node >= nd) return node;
+    if (w < 0) return (node - (base - base % -w) + nd) % nd;
+    return ar_grid_sub(nd, ar_topo_shift_width(t, w), node, base);
+}
 /* The device standing for device d's orbit under the translations named by w (above). */
 static inline int ar_topo_orbit_device(const ar_topo_t *t, int w, int d) { return ar_topo_translate(t, w, d, d); }
 /* For each link direction (slot link x 2 + (dir < 0)), the one of its orbit under the
