@@ -1025,8 +1025,8 @@ END_TEST
 /* Where every rank's plan is past a plan's most, rank 0's stands only with its mirror offsets
  * guessed (walking every rank's own plan would be 1.6e9 ops): 2stage's and direct's pieces in
  * SCRATCH sit at their place within a vector, so each rank's offsets are its place times a
- * stride. At 1 MB on 16384 ranks each slice is 32 elements; at their place within 256 bytes
- * (as before), the offsets repeated every 4 ranks and no stride gave them. */
+ * stride. At 1 MB on 16384 ranks each slice is 32 elements: at their place within 256 bytes
+ * the offsets would repeat every 4 ranks, and no stride would give them. */
 START_TEST(test_mirror_offsets_guessed) {
     static const struct {
         const char *algo;
