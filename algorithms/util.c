@@ -17,14 +17,23 @@ static uint64_t split_at(uint64_t lo, uint64_t hi, int n, int b, uint64_t grain)
     return grain > 1 ? (at + grain / 2) / grain * grain : at;
 }
 
+uint64_t ar__split_grain(uint64_t each) {
+    /* Cuts on whole lines of 64 elements (128 bytes of bf16, 256 of fp32) where every part
+     * holds 64 of them: an op streaming from a 128-byte line runs about 19% faster on a GPU
+     * than one starting a sector into it (docs/PERFORMANCE.md, "Cuts on whole lines"), and
+     * a cut within half a line of the exact one moves a part's length by 1.6% at most.
+     * Shorter parts: on blocks of 16 elements (whole 32-byte sectors of bf16) where every
+     * part holds 8 of them, else on 8-element vectors (16 bytes of bf16) where it holds 8 of
+     * those: an op starting there has no scalar head (an odd count's cuts fell mid-vector:
+     * 5-12% slower at 16 M elements). */
+    return each >= 64 * AR__SPLIT_LINE ? AR__SPLIT_LINE
+           : each >= 8 * AR__SPLIT_BLOCK ? AR__SPLIT_BLOCK
+           : each >= 8 * AR__SPLIT_VEC  ? AR__SPLIT_VEC
+                                        : 1;
+}
+
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
-    /* Cuts on whole blocks of 16 elements (32 bytes of bf16, 64 of fp32) where every part
-     * holds 8 of them, else on multiples of 8 elements (a 16-byte vector of bf16, two of fp32)
-     * where it holds 8 of those: an op starting there moves whole 32-byte memory sectors on a
-     * GPU and has no scalar head (an odd count's cuts fell mid-vector: 5-12% slower at 16 M
-     * elements, docs/PERFORMANCE.md). A cut stays within half a grain of the exact one. */
-    const uint64_t each = n > 0 ? (hi - lo) / (uint64_t)n : 0;
-    const uint64_t grain = each >= 8 * AR__SPLIT_BLOCK ? AR__SPLIT_BLOCK : each >= 8 * AR__SPLIT_VEC ? AR__SPLIT_VEC : 1;
+    const uint64_t grain = ar__split_grain(n > 0 ? (hi - lo) / (uint64_t)n : 0);
     *off = split_at(lo, hi, n, b, grain);
     *len = split_at(lo, hi, n, b + 1, grain) - *off;
 }
@@ -76,8 +85,8 @@ uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_
         c = o->chunk_bytes / es;
     } else {
         /* About 4 pipeline steps per piece of the lane, between 8 KB and 512 KB, in whole
-         * blocks of the cuts (ar__split) so that the pieces start on them too. */
-        uint64_t per = lane_elems / (uint64_t)(pieces > 0 ? pieces : 1) / 4 / AR__SPLIT_BLOCK * AR__SPLIT_BLOCK;
+         * lines of the cuts (ar__split) so that the pieces start on them too. */
+        uint64_t per = lane_elems / (uint64_t)(pieces > 0 ? pieces : 1) / 4 / AR__SPLIT_LINE * AR__SPLIT_LINE;
         uint64_t lo = 8192 / es, hi = 524288 / es;
         c = per < lo ? lo : per > hi ? hi : per;
     }

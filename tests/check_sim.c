@@ -879,7 +879,7 @@ START_TEST(test_one_rank_plan) {
         {"torus_2d:4x4", "naive", 1u << 18, AR_COLL_ALLREDUCE, 1},
         {"ring_1d:8", "naive", (1u << 18) + 8, AR_COLL_ALLREDUCE, 4},
         /* a grid laid over a switch or full: its own shifts, not the topology's rotations */
-        {"switch:12", "torus2d", 3u << 18, AR_COLL_ALLREDUCE, 4},
+        {"switch:12", "torus2d", 774144, AR_COLL_ALLREDUCE, 4}, /* its 4 x 3 grid's pieces alike at the default chunk */
         {"full:16", "torus2d", 1u << 20, AR_COLL_ALLREDUCE, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
