@@ -63,8 +63,8 @@
  *   chan_cold_crowd_gbps  the same with 24 channels on the GPU each REDUCEing its share:
  *                       how much slower one channel loads beside them than with one a
  *                       rank (ar_calib_crowd_gbps)
- *   op_misalign_ns      x-mpairsN against x-pairsN (64 KB, every range one element out of
- *                       16-byte line): the slope difference
+ *   op_misalign_ns      x-pairsN at 64 KB and one element more (every COPY then ends in a
+ *                       scalar tail): the slope difference
  *   chan_local_read_push_gbps  x-reducepush: the same REDUCE storing into the other GPU
  *                       (1 and 8 MB): source bytes over the time difference
  *   host_chan_*_gbps    one block streaming from / to mapped pinned host memory with the
@@ -435,8 +435,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             c->crowd_reduce_us[1], c->crowd_reduce_us[0], c->crowd_read_gbps, c->cold_read_gbps, c->crowd_alone);
     if (c->misalign_done)
         put(F, R, "op_misalign_ns", 0, c->misalign_ns, 0,
-            "measured: executor, x-mpairs%d/%d against x-pairs (2 ranks, 64 KB COPYs into the\n"
-            "other GPU, each SIGNALed; one element out of 16-byte line): ((%.2f - %.2f) - (%.2f - %.2f us)) / %d",
+            "measured: executor, x-pairs%d/%d at one element over 64 KB against 64 KB (2 ranks,\n"
+            "COPYs into the other rank, each SIGNALed; each then ends in a scalar tail): ((%.2f - %.2f) - (%.2f - %.2f us)) / %d",
             c->exec_n_lo, c->exec_n_hi, c->misalign_us[1][1], c->misalign_us[1][0], c->misalign_us[0][1],
             c->misalign_us[0][0], c->exec_n_hi - c->exec_n_lo);
     if (c->push_done)
