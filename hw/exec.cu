@@ -179,13 +179,16 @@ __device__ void data_op(const ar__dop_t &op, void *const *src_, uint64_t par) {
      * loads are issued here and consumed after the vectors, so a remote load's
      * latency hides under the vector loop instead of adding to the op's (the last
      * op of an odd count has a tail; a plan cut off whole vectors, every op a head
-     * and tail). More sources than PRE: loaded and stored here. */
+     * and tail). More sources than PRE: loaded and stored here. They go to the
+     * block's last threads, which an op of fewer vectors than threads leaves without
+     * one: its tail then costs no thread a second round of loads and stores (one H200,
+     * x-pairs at 1001 elements: 79 ns an op less; docs/PERFORMANCE.md, "An op's tail
+     * on idle threads"). */
     constexpr int PRE = 3;
     uint64_t si = UINT64_MAX;
     {
-        const uint64_t ntail = n - tail_at;
-        if ((uint64_t)tid < head) si = tid;
-        else if ((uint64_t)tid - head < ntail) si = tail_at + ((uint64_t)tid - head);
+        const uint64_t ntail = n - tail_at, first = (uint64_t)nth - head - ntail, u = (uint64_t)tid - first;
+        if ((uint64_t)tid >= first) si = u < head ? u : tail_at + (u - head);
     }
     const bool pre = si != UINT64_MAX && k <= PRE;
     raw pv[PRE];
