@@ -70,6 +70,8 @@
 #include "validate/bench.h"
 #include "validate/internal.h"
 
+/* The element type every probe runs in: sizes are bytes of it. */
+#define PROBE_DTYPE AR_BF16
 #define N_LO 2
 #define N_HI 34
 #define OP_BYTES 16
@@ -144,7 +146,7 @@ static int probe_times(const ar_topo_t *t, const char *const *names, int n, cons
     o.channels = channels;
     o.sizes = sizes;
     o.nsizes = nsizes;
-    o.dtype = AR_BF16;
+    o.dtype = PROBE_DTYPE;
     o.iters = iters;
     o.repeats = repeats;
     o.timeout_s = 5;
@@ -359,7 +361,7 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int pair, int quiet) 
  * without). Not x-mpairsN, whose every op also starts off its 16-byte vector and streams off
  * its 128-byte lines (about 19% slower on an H200): plans start their ops on whole vectors. */
 static void calib_misalign(const ar_topo_t *t, ar_calib_t *c, int quiet) {
-    const uint64_t odd = MISALIGN_BYTES + ar_dtype_size(AR_BF16);
+    const uint64_t odd = MISALIGN_BYTES + ar_dtype_size(PROBE_DTYPE);
     if (pair_times_at(t, "x-pairs", 1, MISALIGN_BYTES, c->misalign_us[0], quiet) &&
         pair_times_at(t, "x-pairs", 1, odd, c->misalign_us[1], quiet)) {
         c->misalign_ns = ((c->misalign_us[1][1] - c->misalign_us[1][0]) - (c->misalign_us[0][1] - c->misalign_us[0][0])) *
