@@ -41,6 +41,20 @@ grep -q "1 of 2 measured rows could not be compared (line $line;" "$tmp/stderr" 
 "$bin" validate --measured "$tmp/bad.csv" --model "$model" --predict-with analytic -o "$tmp/part.csv" \
     --allow-partial >"$tmp/stdout" 2>/dev/null || fail "--allow-partial did not accept the others"
 grep -q "rows compared: 1 of 2" "$tmp/stdout" || fail "--allow-partial: $(cat "$tmp/stdout")"
+# a row measured on plans cut otherwise: its channels' plan with a largest piece within 2% of its
+# own stands in, and the summary says so; a piece no plan of this build has is refused by line
+awk -F, -v OFS=, '/^#|^backend,/ { print; next } /,ring\/64,/ { $11 = p; print }' p=8100 "$tmp/labels.csv" >"$tmp/near.csv"
+"$bin" validate --measured "$tmp/near.csv" --model "$model" --predict-with analytic -o "$tmp/near_out.csv" \
+    >"$tmp/stdout" 2>"$tmp/stderr" || fail "a row 1% off its plan's piece was not compared: $(tail -1 "$tmp/stderr")"
+grep -q "of them 1 measured on plans cut a little differently" "$tmp/stdout" || fail "near row: $(cat "$tmp/stdout")"
+awk -F, -v OFS=, '/^#|^backend,/ { print; next } /,ring\/64,/ { $11 = p; print }' p=600000 "$tmp/labels.csv" >"$tmp/far.csv"
+line=$(grep -n ',600000,' "$tmp/far.csv" | cut -d: -f1)
+"$bin" validate --measured "$tmp/far.csv" --model "$model" --predict-with analytic -o "$tmp/far_out.csv" \
+    >/dev/null 2>"$tmp/stderr"
+rc=$?
+[ $rc = 2 ] || fail "a row no plan rebuilds: exit $rc, want 2"
+grep -q ":$line: ring/64 2 ranks 1048576 B: cannot predict: no plan of this build has the measured 16 channels and largest piece 600000 B" \
+    "$tmp/stderr" || fail "the refusal of a plan cut otherwise does not say why: $(head -2 "$tmp/stderr")"
 # rows that recorded their GPUs' links (links_detected) are predicted only on a topology of as many:
 # h200_pair gives its pair 18 NVLink lanes, so NV18 rows compare and NV4 rows are refused, naming why
 awk -F, -v OFS=, '/^#/ { print; next } /^backend,/ { print $0 ",links_detected"; next } { print $0 ",NV" n }' n=18 \
@@ -56,5 +70,5 @@ rc=$?
 grep -q "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
     "$tmp/stderr" || fail "the NV4 refusal does not say why: $(head -2 "$tmp/stderr")"
 echo "validate_rows: bench's labels matched, the worst rows listed with their terms; an unmatched row exits 2 naming line $line;"
-echo "validate_rows: --allow-partial compares the rest;"
+echo "validate_rows: --allow-partial compares the rest; a plan cut a little otherwise stands in, noted; one no plan rebuilds exits 2;"
 echo "validate_rows: rows that recorded NV18 compare on h200_pair, NV4 ones are refused"
