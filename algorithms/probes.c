@@ -40,6 +40,9 @@
  *              devices, always the other device).
  *  x-spairsN   the same into the rank's own SCRATCH and flag: a local COPY and a
  *              SIGNAL with nothing to cross (arsim calibrate: signal_fence_ns).
+ *  x-fanN      x-spairsN on channel 0 with 8 SIGNALs after each COPY, to 8 distinct flags
+ *              of the rank: a run the executor releases at once, one thread each; over
+ *              x-spairsN's slope, what 7 more releases in a run cost (signal_together_ns).
  *  x-hchainN   N REDUCEs of IN and four HOST slots on channel 0 (three groups of loads,
  *              each with a host source): what a round of host loads costs.
  *  x-mchainN   x-chainN one element in (no pointer 16-byte aligned: the executor's
@@ -328,13 +331,13 @@ static int build_pullpush(ar_plan_t *p, int one_sided) {
 }
 
 /* x-chainN, x-sigsN, x-waitsN, x-rsigsN, x-spinN, x-msigsN, x-ringsN, x-rchainN,
- * x-pairsN, x-fpairsN, x-spairsN, x-mchainN, x-mpairsN, x-hchainN (kind 0 .. 13). */
+ * x-pairsN, x-fpairsN, x-spairsN, x-mchainN, x-mpairsN, x-hchainN, x-fanN (kind 0 .. 14). */
 static int build_exec(ar_plan_t *p, int kind, int n) {
     const int ksrc = p->nranks + 1 < 8 ? p->nranks + 1 : 8;
     if (kind == 7) p->scratch_elems = (uint64_t)(ksrc - 1) * p->count;
     if (kind >= 8) p->scratch_elems = p->count;
     /* x-mchainN, x-mpairsN: every range one element in, so no pointer is 16-byte aligned */
-    const uint64_t skew = kind >= 11 && p->count > 1 ? 1 : 0;
+    const uint64_t skew = (kind == 11 || kind == 12) && p->count > 1 ? 1 : 0;
     if (kind == 13) p->host_elems = 4 * (uint64_t)p->nranks * p->count;
     for (int r = 0; r < p->nranks; r++) {
         if (kind == 13) { /* x-rchainN's shape with four of its five sources in host memory */
@@ -342,6 +345,14 @@ static int build_exec(ar_plan_t *p, int kind, int n) {
             srcs[0] = ar_addr(r, AR_BUF_IN, 0);
             for (int h = 0; h < 4; h++) srcs[1 + h] = ar_addr(AR_RANK_HOST, AR_BUF_IN, (uint64_t)(4 * r + h) * p->count);
             for (int i = 0; i < n; i++) AR_TRY(ar_plan_reduce(p, r, 0, ar_addr(r, AR_BUF_OUT, 0), srcs, 5, p->count));
+            continue;
+        }
+        if (kind == 14) { /* x-fanN: N rounds of a local COPY and a run of AR_PROBE_FAN_FLAGS SIGNALs */
+            for (int i = 0; i < n; i++) {
+                AR_TRY(ar_plan_copy(p, r, 0, ar_addr(r, AR_BUF_SCRATCH, 0), ar_addr(r, AR_BUF_IN, 0), p->count));
+                for (uint32_t f = 0; f < AR_PROBE_FAN_FLAGS; f++) AR_TRY(ar_plan_signal(p, r, 0, r, f));
+            }
+            for (uint32_t f = 0; f < AR_PROBE_FAN_FLAGS; f++) AR_TRY(ar_plan_wait(p, r, 0, f, (uint64_t)n));
             continue;
         }
         if (kind == 11) {
@@ -458,6 +469,7 @@ static const probe_t counted[] = {
     PROBE("x-mchainN", "x-chainN one element in (no 16-byte aligned pointer)", NULL, 1, 0),
     PROBE("x-mpairsN", "x-pairsN one element in", NULL, 0, 0),
     PROBE("x-hchainN", "channel 0: N REDUCEs of IN and four HOST slots (rounds of host loads)", NULL, 1, 0),
+    PROBE("x-fanN", "x-spairsN with 8 SIGNALs to distinct flags after each COPY (a run released at once)", NULL, 1, 0),
 };
 #undef PROBE
 

@@ -142,6 +142,11 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
         ch->ahead += fence;
         ch->terms[AR_TERM_LINK] += landing;
         ch->terms[AR_TERM_SYNC] += fence - landing;
+    } else {
+        /* its release overlaps the run's others but not wholly: each one more holds the channel */
+        const double queued = t->model->signal_together_ns * 1e-9;
+        ch->ahead += queued;
+        ch->terms[AR_TERM_SYNC] += queued;
     }
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
     const double issued = ar_clock_now(c, gi);

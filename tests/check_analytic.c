@@ -760,6 +760,30 @@ START_TEST(test_signal_fence) {
 }
 END_TEST
 
+/* signal_together_ns (100 here): after a local COPY, a run of three SIGNALs to distinct flags
+ * goes out as one release (the fence, 300 ns), each SIGNAL after the first 100 ns after the
+ * one before it: the last flag arrives 200 ns later than with the key 0, all of it sync. */
+START_TEST(test_signal_together) {
+    const uint64_t n = 1000;
+    const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW;
+    for (int with = 0; with <= 1; with++) {
+        ar_topo_t *t = round_topo_with(with ? "signal_fence_ns: 300\nsignal_together_ns: 100\n" : "signal_fence_ns: 300\n",
+                                       "ring_1d:2", 2);
+        ar_plan_t *p = tu_plan_new(2, 1, n);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+        for (uint32_t f = 0; f < 3; f++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, f), AR_OK);
+        for (uint32_t f = 0; f < 3; f++) ck_assert_int_eq(ar_plan_wait(p, 1, 0, f, 1), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        const double queued = with ? 2 * 100 * NS : 0;
+        EQ(r.time_s, LAUNCH + c + 300 * NS + queued + SIG);
+        EQ(r.terms_s[AR_TERM_SYNC], 300 * NS + queued + SIG);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* reduce_group_ns (1000 here): the executor loads a REDUCE's sources two at a time, and
  * each group after the first keeps the channel at least that long (longer with a host
  * source: x-hchainN). A REDUCE of 3 local
@@ -2214,9 +2238,12 @@ START_TEST(test_default_even_lanes) {
                                              NULL, 0));
     /* 128 lanes at their own chunk and every rung of the chunk ladder */
     for (uint64_t c = (uint64_t)64 << 20; c >= (uint64_t)16 << 10; c /= 4) {
-        const double s = case_run_at(t, "2stage", (uint64_t)64 << 20, 128, c == (uint64_t)64 << 20 ? 0 : c, NULL,
-                                     NULL, NULL, 0);
-        ck_assert_msg(large_s < s, "126 lanes %g s, 128 lanes (chunk %llu) %g s", large_s, (unsigned long long)c, s);
+        int pch = 0;
+        uint64_t pchunk = 0;
+        const double s = case_run_at(t, "2stage", (uint64_t)64 << 20, 128, c == (uint64_t)64 << 20 ? 0 : c, &pch,
+                                     &pchunk, NULL, 0);
+        ck_assert_msg(large_s < s, "126 lanes %g s, 128 lanes (chunk %llu: plan %d lanes, %llu) %g s", large_s,
+                      (unsigned long long)c, pch, (unsigned long long)pchunk, s);
     }
     if (ar_backend_find("cuda")) {
         ar_algo_opts_t hw;
@@ -2376,6 +2403,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_host_stores_posted);
     tcase_add_test(tc, test_signal_fence);
     tcase_add_test(tc, test_op_misalign);
+    tcase_add_test(tc, test_signal_together);
     tcase_add_test(tc, test_cold_lat);
     tcase_add_test(tc, test_l2_bytes);
     tcase_add_test(tc, test_pull_gbps);

@@ -450,8 +450,10 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->link_issue_gbps, 500, 0.05);
     ck_assert_double_eq_tol(m->host_chan_read_pair_gbps, 22, 0.05);
     ck_assert_double_eq_tol(m->signal_fence_ns, 0, 1e-9);
+    ck_assert_double_eq_tol(m->signal_together_ns, 0, 1e-9);
     ck_assert_double_eq_tol(m->chan_local_read_push_gbps, 0, 1e-9);
     ck_assert_double_eq_tol(m->op_misalign_ns, 0, 1e-9);
+    const double host_bench = m->host_link_gbps;
     ar_model_free(m);
     /* With x-spairs (a local COPY and a SIGNAL: 1400 + 300 ns per pair) the fence is
      * 300 ns and the hops are that much shorter. */
@@ -462,7 +464,15 @@ START_TEST(calib_write_loads_as_model) {
     c.misalign_done = 1; c.misalign_us[0][0] = 7; c.misalign_us[0][1] = 7 + 32 * 2.5; /* x-pairs */
     c.misalign_us[1][0] = 7.5; c.misalign_us[1][1] = 7.5 + 32 * 2.8;                /* 300 ns more */
     c.misalign_ns = 300;
+    /* x-fanN: 7 more SIGNALs in each round's run, 190 ns each over x-spairsN */
+    c.together_done = 1; c.together_us[0] = 4.5; c.together_us[1] = 4.5 + 32 * (1.7 + 7 * 0.19);
+    c.together_ns = 190;
+    /* the executor's host loads on many channels set the host link, not the host benchmark's */
+    c.hostlink_done = 1; c.hostlink_per_device = 2; c.hostlink_gbps = host_bench + 3.5;
+    c.hostlink_us[0] = 10; c.hostlink_us[1] = 10 + 4 * 50.331648 / (host_bench + 3.5);
     m = calib_reload(mp, &c, &fit);
+    ck_assert_double_eq_tol(m->host_link_gbps, host_bench + 3.5, 0.05);
+    ck_assert_double_eq_tol(m->signal_together_ns, 190, 0.5);
     ck_assert_double_eq_tol(m->signal_fence_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_ns, 300, 0.5);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 100, 0.5);

@@ -7,6 +7,12 @@
 #ifndef ARSIM_VALIDATE_CALIB_H
 #define ARSIM_VALIDATE_CALIB_H
 
+/* The executor's host loads at the host link's rate (host_link_gbps): x-hostpair on this
+ * many channels a rank, at these bytes a rank; enough to fill a GPU's link many times over */
+#define HOSTLINK_CHANNELS 16
+#define HOSTLINK_LO (16 << 20)
+#define HOSTLINK_HI (64 << 20)
+
 #include "arsim/error.h"
 
 #ifdef __cplusplus
@@ -144,6 +150,9 @@ typedef struct ar_calib_s {
     int fence_done;            /* 1 once it gave a slope above x-chainN's */
     double fence_us[2];        /* time per execution, us */
     double fence_ns;           /* slope - exec_op_ns: what the SIGNAL adds (signal_fence_ns) */
+    int together_done;         /* 1 once x-fanN rose faster than x-spairsN */
+    double together_us[2];     /* x-fanN's time per execution, us */
+    double together_ns;        /* each further SIGNAL of a run (signal_together_ns) */
     /* x-pairsN [0] and x-mpairsN [1] at N = lo, hi, 64 KB, one channel, 2 ranks. */
     int misalign_done;
     double misalign_us[2][2];
@@ -172,6 +181,10 @@ typedef struct ar_calib_s {
     int hostpair_done;
     double hostpair_us[2];
     double hostpair_gbps;      /* 2 x byte difference / time difference: host_chan_read_pair_gbps */
+    int hostlink_done;         /* x-hostpair, HOSTLINK_CHANNELS a rank, HOSTLINK_LO and _HI bytes */
+    int hostlink_per_device;   /* ranks on each GPU, each loading two host slots */
+    double hostlink_us[2];
+    double hostlink_gbps;      /* a GPU's host loads, the executor's way, many channels: host_link_gbps */
 } ar_calib_t;
 
 /* The GPUs this machine has, in words ("2 x NVIDIA H200 (driver 570.86)"). AR_EDEVICE

@@ -330,6 +330,17 @@ static void calib_rings(const ar_topo_t *t, ar_calib_t *c, int pair, int quiet) 
             fprintf(stderr, "calibrate: executor: x-spairs %d/%d (COPY, SIGNAL) pairs %.2f/%.2f us: a SIGNAL's fence takes "
                             "%.0f ns after a local COPY\n", N_LO, N_HI, c->fence_us[0], c->fence_us[1], c->fence_ns);
     }
+    /* x-fanN: each COPY followed by a run of AR_PROBE_FAN_FLAGS SIGNALs; over x-spairsN's
+     * slope, the run's further releases */
+    if (c->fence_done && pair_times(t, "x-fan", 1, c->together_us, quiet)) {
+        const double extra = (c->together_us[1] - c->together_us[0]) - (c->fence_us[1] - c->fence_us[0]);
+        c->together_ns = extra * 1e3 / (N_HI - N_LO) / (AR_PROBE_FAN_FLAGS - 1);
+        c->together_done = c->together_ns > 0;
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-fan %d/%d %.2f/%.2f us: each further SIGNAL of a run of %u "
+                            "takes %.0f ns\n", N_LO, N_HI, c->together_us[0], c->together_us[1], AR_PROBE_FAN_FLAGS,
+                    c->together_ns);
+    }
     if (!ok) {
         if (!quiet) fprintf(stderr, "calibrate: x-rings gave no slope%s%s: the flag ping-pong's latencies stand\n",
                             e.message[0] ? ": " : "", e.message);
@@ -403,6 +414,24 @@ static void calib_hostpair(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                         "%.1f GB/s)\n", LOCAL_LO, LOCAL_HI, c->hostpair_us[0], c->hostpair_us[1], c->hostpair_gbps);
 }
 
+/* x-hostpair on HOSTLINK_CHANNELS channels of every rank at HOSTLINK_LO and HOSTLINK_HI
+ * bytes: the executor's host loads as fast as a GPU's host link carries them (naive's
+ * REDUCEs), which the kernel loads of the host benchmark need not reach; fills
+ * c->hostlink_* (without, host_link_gbps is the host benchmark's). */
+static void calib_hostlink(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    const uint64_t sizes[2] = {HOSTLINK_LO, HOSTLINK_HI};
+    const int per_dev = t->ndevices > 0 ? t->nranks / t->ndevices : 1;
+    if (!probe_rate(t, "x-hostpair", sizes, HOSTLINK_CHANNELS, 5, 2.0 * per_dev, c->hostlink_us, &c->hostlink_gbps,
+                    "host_link_gbps (the executor's)", quiet))
+        return;
+    c->hostlink_done = 1;
+    c->hostlink_per_device = per_dev;
+    if (!quiet)
+        fprintf(stderr, "calibrate: executor: x-hostpair on %d channels of %d rank%s a GPU, %d/%d MB %.2f/%.2f us: a "
+                        "GPU's host loads %.1f GB/s\n", HOSTLINK_CHANNELS, per_dev, per_dev == 1 ? "" : "s",
+                HOSTLINK_LO >> 20, HOSTLINK_HI >> 20, c->hostlink_us[0], c->hostlink_us[1], c->hostlink_gbps);
+}
+
 /* x-reducepush at LOCAL_LO and LOCAL_HI bytes, one channel per GPU: x-reduce's REDUCE with
  * its destination on the other GPU; fills c->push_* (the key is left out without). */
 static void calib_push(const ar_topo_t *t, ar_calib_t *c, int quiet) {
@@ -449,6 +478,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_rings(t, c, pair, quiet);
     if (pair) calib_issue(t, c, quiet);
     calib_hostpair(t, c, quiet);
+    calib_hostlink(t, c, quiet);
     if (pair) calib_push(t, c, quiet);
     calib_misalign(t, c, quiet);
     if (!quiet)

@@ -26,6 +26,8 @@
  *                       SIGNAL pays its fence first)
  *   signal_fence_ns     x-spairsN (a local 16-byte COPY and a SIGNAL, N times) against
  *                       x-chainN (the COPY alone): the slope difference
+ *   signal_together_ns  x-fanN (x-spairsN with a run of 8 SIGNALs to distinct flags after
+ *                       each COPY) against x-spairsN: the slope difference / 7
  *   launch_ns           per-kernel time of a CUDA graph of empty kernels launched the
  *                       executor's way (programmatic dependent launch, 16 blocks): the
  *                       timing path replays such graphs
@@ -324,6 +326,12 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 "measured: executor, x-spairs%d/%d (a local 16-byte COPY and a SIGNAL) against\n"
                 "x-chain (the COPY alone): %.0f - %.0f ns per op",
                 c->exec_n_lo, c->exec_n_hi, c->fence_ns + c->exec_op_ns, c->exec_op_ns);
+        if (c->together_done)
+            put(F, R, "signal_together_ns", 0, c->together_ns, 0,
+                "measured: executor, x-fan%d/%d (a local COPY and a run of %u SIGNALs to distinct flags)\n"
+                "against x-spairs: (%.2f - %.2f us) - (%.2f - %.2f us), per round and further SIGNAL",
+                c->exec_n_lo, c->exec_n_hi, AR_PROBE_FAN_FLAGS, c->together_us[1], c->together_us[0], c->fence_us[1],
+                c->fence_us[0]);
     } else {
         put(F, R, "signal_lat_ns", 0, c->flag_oneway_ns, 0,
             "measured: flag ping-pong st.release.sys/ld.acquire.sys, round trip %.0f ns / 2", c->flag_rtt_ns);
@@ -343,7 +351,14 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             "measured: executor, x-pullpush1 (one GPU's 48 channels pulling and pushing at\n"
             "once): 2 x (256 - 64 MB) / (%.2f - %.2f us)",
             c->issue_us[1], c->issue_us[0]);
-    put(F, R, "host_link_gbps", 0, host_bw, 1, "measured: as pcie5 bw_gbps above");
+    if (c->hostlink_done)
+        put(F, R, "host_link_gbps", 0, c->hostlink_gbps, 1,
+            "measured: executor, x-hostpair on %d channels of each of %d rank%s a GPU (REDUCEs of two host\n"
+            "slots, as naive's): 2 x %d x (%d - %d MB) / (%.2f - %.2f us)",
+            HOSTLINK_CHANNELS, c->hostlink_per_device, c->hostlink_per_device == 1 ? "" : "s",
+            c->hostlink_per_device, HOSTLINK_HI >> 20, HOSTLINK_LO >> 20, c->hostlink_us[1], c->hostlink_us[0]);
+    else
+        put(F, R, "host_link_gbps", 0, host_bw, 1, "measured: as pcie5 bw_gbps above");
     put(F, R, "host_link_lat_ns", 0, c->host_read_lat_ns, 0, "measured: host pointer chase %.0f ns", c->host_read_lat_ns);
 
     if (c->exec_done) {
@@ -514,6 +529,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->rings_chan_us[0], c->rings_chan_us[1], c->rings_channels);
     if (c->fence_done)
         fprintf(f, "#   x-spairs%d %.3f, x-spairs%d %.3f\n", c->exec_n_lo, c->fence_us[0], c->exec_n_hi, c->fence_us[1]);
+    if (c->together_done)
+        fprintf(f, "#   x-fan%d %.3f, x-fan%d %.3f\n", c->exec_n_lo, c->together_us[0], c->exec_n_hi, c->together_us[1]);
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);

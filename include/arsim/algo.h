@@ -93,6 +93,9 @@ const ar_algo_t *ar_algo_find(const char *name);
 const ar_algo_t *ar_algo_auto_entry(void);
 /* The registry of allreduce algorithms, NULL-terminated. */
 const ar_algo_t *const *ar_algo_all(void);
+/* x-fanN's run: each COPY is followed by SIGNALs to this many distinct flags of its rank. */
+#define AR_PROBE_FAN_FLAGS 8u
+
 /* The probe plans (`arsim list probes`): entry i of ar_algo_probe_count(), NULL beyond.
  * ar_algo_find and ar_algo_build take their names too. */
 int ar_algo_probe_count(void);

@@ -82,7 +82,8 @@
  * for it too, unless it is released with it: the executor releases a run of SIGNALs to
  * distinct flags (within its window of AR_EXEC_WINDOW_OPS staged ops, after a data op that
  * touched no host memory) at once, one thread each, and every SIGNAL of the run after the
- * first is issued when the first is, with no release of its own. The release takes signal_fence_ns at least, and signal_release_chan_ns x
+ * first is issued signal_together_ns after the one before it (the run's fences queue in part), with
+ * no release of its own. The release takes signal_fence_ns at least, and signal_release_chan_ns x
  * log2(n) more while n channels of its device have their latest op reaching another device
  * (itself among them when its own flag is there; ar_cost_release_floor_s). Probe x-ringsN:
  * rounds of SIGNAL and WAIT across the link slow down with the log of the channels that
