@@ -201,7 +201,7 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(BUFFER), "  --buffer tcm|sram|hbm  memory level of the buffers (default hbm)\n"},
     {AR_CLI_O(CHANNELS), "  --channels N           channels per rank (default: from the model, shown in each row)\n"},
     {AR_CLI_O(CHUNK), "  --chunk B              pipelining chunk in bytes (default: the model's fastest with the\n"
-                              "                         default channels, else the algorithm's; a row shows its largest op)\n"},
+                              "                         channels, default or asked; a row shows its largest op)\n"},
     {AR_CLI_O(RANKS), "  --ranks N              place N ranks on the devices in blocks (N a multiple of devices;\n"
                       "                         default one per device)\n"},
     {AR_CLI_O(ROOT), "  --root R[,R..]|all     center_root: the root ranks to run (default the centre)\n"},

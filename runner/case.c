@@ -19,7 +19,7 @@ typedef struct tune_key_s {
     const ar_model_t *model;
     uint64_t count, chunk_bytes;
     int dtype, buffer, root, grid_w, grid_h, slots, channels; /* channels: as asked (0: chosen) */
-    int hardware, coll;
+    int hardware, coll, lanes_asked; /* stage 1: the channels were asked, not found */
     int stage; /* 0: the channels, found at the count up to AR_CASE_TUNE_MAX_BYTES; 1: then the chunk, at the count */
 } tune_key_t;
 
@@ -931,14 +931,17 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
         return AR_OK; /* the algorithm's own, whose run says why */
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
     /* the chunk is chosen with the channels (there where a first plan was all the search
-     * would time): channels asked keep the algorithm's own chunk, the plan the user names */
-    if (o->chunk_bytes > 0 || o->channels > 0 || out->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
+     * would time), for channels asked too: the algorithm's own chunk at channels it did not
+     * choose can be far from the best (2stage, 6 ranks on one H200 at 32 MB on 16 channels:
+     * 457 us at its own 21888-byte pieces, 250 at 1 MB chunks) */
+    if (o->chunk_bytes > 0 || out->chunk_bytes > 0 || !isfinite(*predicted_s)) return AR_OK;
+    const int lanes_asked = o->channels > 0;
     tune_key_t key;
     memset(&key, 0, sizeof key);
     key.algo = a, key.model = t->model, key.count = count, key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots, key.channels = out->channels;
     key.coll = o->coll;
-    key.hardware = hardware, key.stage = 1;
+    key.hardware = hardware, key.stage = 1, key.lanes_asked = lanes_asked;
     if (tune_find(t, &key, out, predicted_s)) return AR_OK;
     /* The own chunk at the count (the search's was at most AR_CASE_TUNE_MAX_BYTES) is timed
      * whatever it holds: a tree pipelines by its pieces, and its own chunk can win by far over
@@ -957,7 +960,7 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
      * less, at every size (where only up to AR_CASE_TUNE_MAX_BYTES, a series stepped down
      * past it: center_root on mesh_2d:4x4, 8 channels at 16 MB, 71.5 GB/s, and 4 at 32 MB,
      * 62.3). */
-    if (!hardware && 2 * out->channels <= a->max_channels && (uint64_t)(2 * out->channels) <= count)
+    if (!hardware && !lanes_asked && 2 * out->channels <= a->max_channels && (uint64_t)(2 * out->channels) <= count)
         take_lanes_if_faster(t, algo, count, dt, buffer, target, 2 * out->channels, AR_CASE_TUNE_FLAT, out,
                              predicted_s);
     /* Beyond the size the channels were found at, fewer lanes can gain where the search at
@@ -975,7 +978,7 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
      *   a smaller share of a larger size, while lanes that share a link still divide it
      *   (torus2d on full:8, h200_sxm: 64 lanes faster at 16 MB; at 1 GB 49.9 GB/s against
      *   52.2 on 32, with the L2 made unbounded alike). */
-    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && !hardware) {
+    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && !hardware && !lanes_asked) {
         const int period = even_lanes_period(a, t, hardware, 1);
         const int found = out->channels;
         const struct { int channels; double gain; } fewer[] = {

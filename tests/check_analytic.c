@@ -2217,6 +2217,37 @@ START_TEST(test_fused_defaults) {
 }
 END_TEST
 
+/* Channels asked, no chunk: the chunk is still the model's choice at those channels, not the
+ * algorithm's own (2stage on full:8 at 32 MB on 16 channels, h200_sxm: its own 16 KB pieces
+ * predict 519 us, the ladder's choice 372). The choice is within AR_CASE_TUNE_FLAT of the own
+ * chunk at worst, so never slower than the plan it replaces by more than that. */
+START_TEST(test_default_chunk_channels_asked) {
+    ar_error_t err;
+    ar_topo_t *t = shipped_topo("h200_sxm", "full:8");
+    const uint64_t count = (uint64_t)16 << 20;
+    for (int ch = 4; ch <= 16; ch *= 4) {
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, out;
+        o.channels = ch;
+        double s;
+        ck_assert_int_eq(ar_case_defaults(t, "2stage", count, AR_BF16, &o, AR_MEM_HBM, "analytic", &out, &s, &err),
+                         AR_OK);
+        ck_assert_int_eq(out.channels, ch);
+        ck_assert_uint_gt(out.chunk_bytes, 0);
+        ar_algo_opts_t own = AR_ALGO_OPTS_DEFAULT;
+        own.channels = ch;
+        ar_plan_t *p = NULL;
+        ck_assert_int_eq(ar_algo_build("2stage", t, count, AR_BF16, &own, &p, &err), AR_OK);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        ar_plan_free(p);
+        ck_assert_msg(s < 0.8 * r.time_s, "%d channels: chosen chunk %llu %g s, own chunk %g s", ch,
+                      (unsigned long long)out.chunk_bytes, s, r.time_s);
+        ar_result_free(&r);
+    }
+    ar_topo_free(t);
+}
+END_TEST
+
 /* Lanes that load every peer alike: 2stage on full:8 (h200_sxm) takes its peers in turn, lane
  * c's k-th peer k + c around the 7. At 16 MiB per rank the powers of two win (128 lanes);
  * at 128 MiB the most lanes of a multiple of 7 below them (126), each peer's link carrying
@@ -2436,6 +2467,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);
     tcase_add_test(tc, test_default_even_lanes);
+    tcase_add_test(tc, test_default_chunk_channels_asked);
     tcase_add_test(tc, test_default_fewer_lanes_large);
     tcase_add_test(tc, test_default_channels_fit_units);
     tcase_add_test(tc, test_auto_picks_least);
