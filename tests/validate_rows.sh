@@ -55,6 +55,18 @@ rc=$?
 [ $rc = 2 ] || fail "a row no plan rebuilds: exit $rc, want 2"
 grep -q ":$line: ring/64 2 ranks 1048576 B: cannot predict: no plan of this build has the measured 16 channels and largest piece 600000 B" \
     "$tmp/stderr" || fail "the refusal of a plan cut otherwise does not say why: $(head -2 "$tmp/stderr")"
+# a row whose channels and largest piece two plans of different op counts share (2stage at an odd
+# count: the algorithm's own chunk leaves one lane whole, as one piece a lane does) is predicted on
+# the first the options give, and validate says so, on stderr and in the summary
+odd=${srcdir:-.}/validate/results/h200/fresh_2026-12-04T0055_1gpu/measured_1gpu_p6_fp16_odd.csv
+{ grep '^#' "$odd"; grep -v '^#' "$odd" | head -1; grep ',2stage,fp16,sum,-1,hbm,33554518,' "$odd"; } >"$tmp/amb.csv"
+[ "$(grep -vc '^#' "$tmp/amb.csv")" = 2 ] || fail "the committed odd-count measurement lacks its 2stage row at 16777259"
+"$bin" validate --measured "$tmp/amb.csv" --model h200_sxm --predict-with analytic -o "$tmp/amb_out.csv" \
+    >"$tmp/stdout" 2>"$tmp/stderr" || fail "an ambiguous row was not compared: $(tail -1 "$tmp/stderr")"
+grep -q "plans of [0-9]* and [0-9]* ops both have the measured 16 channels and largest piece 349568 B" "$tmp/stderr" ||
+    fail "the ambiguous row is not named: $(cat "$tmp/stderr")"
+grep -q "of them 1 whose channels and largest piece plans of different op counts share" "$tmp/stdout" ||
+    fail "the summary does not count the ambiguous row: $(cat "$tmp/stdout")"
 # rows that recorded their GPUs' links (links_detected) are predicted only on a topology of as many:
 # h200_pair gives its pair 18 NVLink lanes, so NV18 rows compare and NV4 rows are refused, naming why
 awk -F, -v OFS=, '/^#/ { print; next } /^backend,/ { print $0 ",links_detected"; next } { print $0 ",NV" n }' n=18 \
@@ -70,5 +82,5 @@ rc=$?
 grep -q "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
     "$tmp/stderr" || fail "the NV4 refusal does not say why: $(head -2 "$tmp/stderr")"
 echo "validate_rows: bench's labels matched, the worst rows listed with their terms; an unmatched row exits 2 naming line $line;"
-echo "validate_rows: --allow-partial compares the rest; a plan cut a little otherwise stands in, noted; one no plan rebuilds exits 2;"
+echo "validate_rows: --allow-partial compares the rest; a plan cut a little otherwise stands in, noted; one no plan rebuilds exits 2; one two plans share is named;"
 echo "validate_rows: rows that recorded NV18 compare on h200_pair, NV4 ones are refused"

@@ -94,15 +94,19 @@ static void stat_line(FILE *f, const stat_t *s) {
  * (runner/case.c: 16 MiB down to 16 KiB by fours). A row measured before the plans' cuts
  * moved (cuts on whole lines) may have no exact twin; the plan of its channels whose largest
  * piece is within NEAR_PIECE of it then stands in (*near set), as the same plan with its
- * cuts shifted by less than a line. Neither: AR_EINVAL, the row cannot be compared. */
+ * cuts shifted by less than a line. Neither: AR_EINVAL, the row cannot be compared. Where
+ * plans of other op counts have the row's channels and largest piece too, the first is
+ * taken and *others says how many ops the other had: the row does not tell them apart. */
 #define NEAR_PIECE 0.02
 static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt, uint64_t *chunk_opt, int *near,
-                            ar_error_t *err) {
+                            uint64_t ops[2], ar_error_t *err) {
     const int chans[] = {0, m->channels, m->channels / 2, m->channels * 2};
     uint64_t chunks[4 + 7] = {0, m->chunk_bytes, m->chunk_bytes * (uint64_t)m->nranks, m->chunk_bytes / 2};
     int nchunks = 4;
     for (uint64_t c = (uint64_t)16 << 20; c >= (uint64_t)16 << 10; c /= 4) chunks[nchunks++] = c;
     *ch_opt = 0, *chunk_opt = 0, *near = 0;
+    ops[0] = ops[1] = 0;
+    int exact = 0;
     double best_off = NEAR_PIECE;
     uint64_t def_piece = 0;
     int def_n = 0;
@@ -120,21 +124,27 @@ static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt,
                 continue;
             }
             const int n = plan->nchannels;
-            const uint64_t piece = ar_plan_chunk_bytes(plan);
+            const uint64_t piece = ar_plan_chunk_bytes(plan), nops = plan->nops;
             ar_plan_free(plan);
             if (k == 0 && i == 0) def_n = n, def_piece = piece;
             if ((n == m->channels || m->channels == 0) && (piece == m->chunk_bytes || m->chunk_bytes == 0)) {
-                *ch_opt = chans[i], *chunk_opt = chunks[k], *near = 0;
-                return AR_OK;
+                if (!exact) {
+                    *ch_opt = chans[i], *chunk_opt = chunks[k], *near = 0;
+                    ops[0] = nops;
+                    exact = 1;
+                } else if (nops != ops[0] && !ops[1]) {
+                    ops[1] = nops;
+                }
+                continue;
             }
             const double off = m->chunk_bytes ? fabs((double)piece - (double)m->chunk_bytes) / (double)m->chunk_bytes : 1;
-            if (n == m->channels && off <= best_off) {
+            if (!exact && n == m->channels && off <= best_off) {
                 *ch_opt = chans[i], *chunk_opt = chunks[k], *near = 1;
                 best_off = off;
             }
         }
     }
-    if (*near) return AR_OK;
+    if (exact || *near) return AR_OK;
     return AR_ERR(err, AR_EINVAL,
                   "no plan of this build has the measured %d channels and largest piece %" PRIu64
                   " B (the defaults build %d channels, %" PRIu64 " B): measured with other cuts; measure again",
@@ -214,7 +224,7 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
     int nalgo = 0, nplace = 0, nall = 0;
     char model_name[AR_NAME_MAX] = "";
     double t0 = ar_now_s();
-    int nbad = 0, nnear = 0;
+    int nbad = 0, nnear = 0, nambiguous = 0;
     char bad_lines[160] = "";
     worst_t worst[WORST_ROWS];
     int nworst = 0;
@@ -242,8 +252,9 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
         /* the options that rebuild the measured plan (plan_options_for) */
         uint64_t pchunk = 0;
         int near = 0;
+        uint64_t ops[2];
         int prc = links_match(t, m, &err);
-        if (prc == AR_OK) prc = plan_options_for(t, m, &pch, &pchunk, &near, &err);
+        if (prc == AR_OK) prc = plan_options_for(t, m, &pch, &pchunk, &near, ops, &err);
         if (prc == AR_OK)
             prc = predict(backend, t, m->algo, m->count, m->dtype, m->buffer, pch, pchunk, 1, &res, &pch, &err);
         else
@@ -263,6 +274,13 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
             fprintf(cx->notes, "validate: %s:%d: the rebuilt plan has %d channels, the measured one %d\n",
                     meas_name, m->line, pch, m->channels);
         nnear += near;
+        if (ops[1]) {
+            nambiguous++;
+            fprintf(cx->notes,
+                    "validate: %s:%d: plans of %" PRIu64 " and %" PRIu64 " ops both have the measured %d channels and "
+                    "largest piece %" PRIu64 " B: predicted on the first (the options tried first)\n",
+                    meas_name, m->line, ops[0], ops[1], m->channels, m->chunk_bytes);
+        }
         double pred_us = res.time_s * 1e6, e = ar_validate_err_pct(m->time_us, pred_us);
         int rpd = t->ndevices ? m->nranks / t->ndevices : 1;
         fprintf(csv, "%s,%d,%d,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%.3f,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s\n",
@@ -297,6 +315,9 @@ int ar_validate_compare(const ar_compare_t *cx, const ar_vrows_t *meas, ar_error
             if (nnear)
                 fprintf(sf, "- of them %d measured on plans cut a little differently, compared with this build's plan of "
                         "their channels whose largest piece is within %.0f%% of theirs\n", nnear, NEAR_PIECE * 100);
+            if (nambiguous)
+                fprintf(sf, "- of them %d whose channels and largest piece plans of different op counts share: "
+                        "predicted on the first the options give (named on stderr)\n", nambiguous);
             fprintf(sf, "- error = (predicted - measured) / measured; |error| in percent\n\n");
             fprintf(sf, "| %-22s | %5s | %8s | %8s |\n", "algorithm", "rows", "median", "max");
             fprintf(sf, "|------------------------|-------|----------|----------|\n");
