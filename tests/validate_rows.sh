@@ -8,6 +8,14 @@ set -u
 arsim_test validate_rows
 meas=${srcdir:-.}/validate/results/measured.csv
 model=${srcdir:-.}/validate/results/h200_calibrated.yaml
+# validate FILE must be refused: exit 2, PATTERN on stderr (WHAT: the case, for the failure)
+refused() {
+    "$bin" validate --measured "$1" --model "$model" --predict-with analytic -o "$tmp/refused_out.csv" \
+        >/dev/null 2>"$tmp/stderr"
+    rc=$?
+    [ $rc = 2 ] || fail "$3: exit $rc, want 2"
+    grep -q "$2" "$tmp/stderr" || fail "$3 does not say why: $(head -2 "$tmp/stderr")"
+}
 # the header and comments, then two rows of 1 MB relabelled as bench writes them
 {
     grep '^#' "$meas"
@@ -48,13 +56,10 @@ awk -F, -v OFS=, '/^#|^backend,/ { print; next } /,ring\/64,/ { $11 = p; print }
     >"$tmp/stdout" 2>"$tmp/stderr" || fail "a row 1% off its plan's piece was not compared: $(tail -1 "$tmp/stderr")"
 grep -q "of them 1 measured on plans cut a little differently" "$tmp/stdout" || fail "near row: $(cat "$tmp/stdout")"
 awk -F, -v OFS=, '/^#|^backend,/ { print; next } /,ring\/64,/ { $11 = p; print }' p=600000 "$tmp/labels.csv" >"$tmp/far.csv"
-line=$(grep -n ',600000,' "$tmp/far.csv" | cut -d: -f1)
-"$bin" validate --measured "$tmp/far.csv" --model "$model" --predict-with analytic -o "$tmp/far_out.csv" \
-    >/dev/null 2>"$tmp/stderr"
-rc=$?
-[ $rc = 2 ] || fail "a row no plan rebuilds: exit $rc, want 2"
-grep -q ":$line: ring/64 2 ranks 1048576 B: cannot predict: no plan of this build has the measured 16 channels and largest piece 600000 B" \
-    "$tmp/stderr" || fail "the refusal of a plan cut otherwise does not say why: $(head -2 "$tmp/stderr")"
+far=$(grep -n ',600000,' "$tmp/far.csv" | cut -d: -f1)
+refused "$tmp/far.csv" \
+    ":$far: ring/64 2 ranks 1048576 B: cannot predict: no plan of this build has the measured 16 channels and largest piece 600000 B" \
+    "a row no plan rebuilds"
 # a row whose channels and largest piece two plans of different op counts share (2stage at an odd
 # count: the algorithm's own chunk leaves one lane whole, as one piece a lane does) is predicted on
 # the first the options give, and validate says so, on stderr and in the summary
@@ -75,12 +80,9 @@ awk -F, -v OFS=, '/^#/ { print; next } /^backend,/ { print $0 ",links_detected";
     >"$tmp/stdout" 2>"$tmp/stderr" || fail "rows measured on NV18 were not compared on h200_pair: $(tail -1 "$tmp/stderr")"
 grep -q "rows compared: 2 of 2" "$tmp/stdout" || fail "NV18 rows: $(cat "$tmp/stdout")"
 sed 's/,NV18$/,NV4/' "$tmp/nv18.csv" >"$tmp/nv4.csv"
-"$bin" validate --measured "$tmp/nv4.csv" --model "$model" --predict-with analytic -o "$tmp/nv4_out.csv" \
-    >/dev/null 2>"$tmp/stderr"
-rc=$?
-[ $rc = 2 ] || fail "rows measured on NV4 predicted on 18 lanes: exit $rc, want 2"
-grep -q "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
-    "$tmp/stderr" || fail "the NV4 refusal does not say why: $(head -2 "$tmp/stderr")"
+refused "$tmp/nv4.csv" \
+    "measured on GPUs with 4 NVLink links up each (links_detected NV4), but topology h200_pair gives device 0 18 lanes" \
+    "rows measured on NV4 predicted on 18 lanes"
 echo "validate_rows: bench's labels matched, the worst rows listed with their terms; an unmatched row exits 2 naming line $line;"
 echo "validate_rows: --allow-partial compares the rest; a plan cut a little otherwise stands in, noted; one no plan rebuilds exits 2; one two plans share is named;"
 echo "validate_rows: rows that recorded NV18 compare on h200_pair, NV4 ones are refused"
