@@ -95,8 +95,8 @@ static void stat_line(FILE *f, const stat_t *s) {
  * moved (cuts on whole lines) may have no exact twin; the plan of its channels whose largest
  * piece is within NEAR_PIECE of it then stands in (*near set), as the same plan with its
  * cuts shifted by less than a line. Neither: AR_EINVAL, the row cannot be compared. Where
- * plans of other op counts have the row's channels and largest piece too, the first is
- * taken and *others says how many ops the other had: the row does not tell them apart. */
+ * a plan of another op count has the row's channels and largest piece too (both given), the
+ * first is taken, ops[0] its op count and ops[1] the other's: the row does not tell them apart. */
 #define NEAR_PIECE 0.02
 static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt, uint64_t *chunk_opt, int *near,
                             uint64_t ops[2], ar_error_t *err) {
@@ -132,7 +132,7 @@ static int plan_options_for(const ar_topo_t *t, const ar_vrow_t *m, int *ch_opt,
                     *ch_opt = chans[i], *chunk_opt = chunks[k], *near = 0;
                     ops[0] = nops;
                     exact = 1;
-                } else if (nops != ops[0] && !ops[1]) {
+                } else if (nops != ops[0] && !ops[1] && m->channels && m->chunk_bytes) {
                     ops[1] = nops;
                 }
                 continue;
