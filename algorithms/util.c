@@ -881,7 +881,8 @@ uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_d
     if (c < 128 * 1024) c = 128 * 1024;
     if (c > 512 * 1024) c = 512 * 1024;
     c /= es;
-    c = (c + 7) & ~(uint64_t)7; /* whole 16-byte vectors in the 2-byte types */
+    /* whole lines, as ar__split cuts: each chunk of a lane starts where its first did */
+    c = (c + AR__SPLIT_LINE - 1) / AR__SPLIT_LINE * AR__SPLIT_LINE;
     return c ? c : 1;
 }
 
@@ -936,7 +937,22 @@ int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag) {
 void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
                    uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks) {
     ar__split(0, count, lanes, c, lo, len);
-    *chunk = ar__pipe_chunk_elems(o, *len, dt);
+    /* Every lane pipelined alike, from the mean lane: lanes cut on lines differ by a line, and
+     * the pipelining threshold between them would leave one lane whole and chunk the others
+     * (2stage at 16777259 elements on 16 lanes of 6 ranks: lanes of 1048512 and 1048640) */
+    const uint64_t mean = lanes > 0 ? count / (uint64_t)lanes : count;
+    if (o && o->chunk_bytes) {
+        *chunk = ar__pipe_chunk_elems(o, mean, dt); /* the chunk asked */
+    } else if (mean * ar_dtype_size(dt) < AR__PIPE_MIN_BYTES) {
+        *chunk = *len ? *len : 1;
+    } else {
+        /* the mean lane's number of chunks, this lane's cut into as many on lines: a lane a
+         * line longer takes no extra chunk of one line */
+        const uint64_t c0 = ar__pipe_chunk_elems(o, mean, dt);
+        const uint64_t n = (mean + c0 / 2) / c0 ? (mean + c0 / 2) / c0 : 1;
+        const uint64_t c = ((*len + n - 1) / n + AR__SPLIT_LINE - 1) / AR__SPLIT_LINE * AR__SPLIT_LINE;
+        *chunk = c ? c : 1;
+    }
     *nchunks = *len ? (*len + *chunk - 1) / *chunk : 0;
 }
 

@@ -289,6 +289,40 @@ START_TEST(test_algo_cuts_whole_vectors) {
 }
 END_TEST
 
+/* Pipelined lanes alike: 1stage and 2stage at 16777259 bf16 elements on 16 lanes (about 2 MB a
+ * lane, the pipelining threshold) chunk every lane, or none, by the mean lane, in whole
+ * 64-element lines: rank 0's channels hold as many ops each, and every op of 4096 elements or
+ * more starts on a line. Lanes cut on lines are 1048576 and 1048640 elements: chunked each by
+ * its own length, the one pipelined and the other not, chunks of 65540 off the lines. */
+START_TEST(test_algo_pipe_lanes_alike) {
+    const char *algos[] = {"1stage", "2stage"};
+    for (size_t i = 0; i < 2; i++) {
+        ar_topo_t *t = topo("full:2");
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 16;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ck_assert_int_eq(ar_algo_build(algos[i], t, 16777259, AR_BF16, &o, &p, &e), AR_OK);
+        const uint32_t first = p->chans[0].nops;
+        ck_assert_uint_gt(first, 8); /* pipelined: many chunks a lane */
+        for (int c = 0; c < p->nchannels; c++)
+            ck_assert_msg(p->chans[c].nops == first, "%s: channel %d holds %u ops, channel 0 %u", algos[i], c,
+                          p->chans[c].nops, first);
+        for (uint32_t k = 0; k < p->nops; k++) {
+            const ar_op_t *op = &p->ops[k];
+            if (!ar_op_moves_data(op) || op->n < 4096) continue;
+            for (uint32_t j = 0; j <= op->nsrc; j++)
+                ck_assert_msg(ar_op_operand(p, op, j)->off % 64 == 0, "%s: op %u of %llu elements, operand %u at %llu",
+                              algos[i], k, (unsigned long long)op->n, j,
+                              (unsigned long long)ar_op_operand(p, op, j)->off);
+        }
+        ck_assert_int_eq(ar_plan_verify(p, &e), AR_OK);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* Small 1stage plans push into SCRATCH slots by execution parity: twice the
  * SCRATCH, every push and every read of a pushed copy an epoch-parity address,
  * no acknowledgement flags (the data flags of the next execution order the reuse
@@ -992,6 +1026,7 @@ Suite *suite_algos(void) {
     tcase_add_test(tc, test_algo_oneshot_deferred_ack);
     tcase_add_test(tc, test_algo_oneshot_slots);
     tcase_add_test(tc, test_algo_cuts_whole_vectors);
+    tcase_add_test(tc, test_algo_pipe_lanes_alike);
     tcase_add_test(tc, test_algo_operands_aligned);
     tcase_add_test(tc, test_algo_refuse);
     tcase_add_test(tc, test_ring_routed_step);
