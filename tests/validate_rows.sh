@@ -60,15 +60,15 @@ far=$(grep -n ',600000,' "$tmp/far.csv" | cut -d: -f1)
 refused "$tmp/far.csv" \
     ":$far: ring/64 2 ranks 1048576 B: cannot predict: no plan of this build has the measured 16 channels and largest piece 600000 B" \
     "a row no plan rebuilds"
-# a row whose channels and largest piece two plans of different op counts share (2stage at an odd
-# count: the algorithm's own chunk leaves one lane whole, as one piece a lane does) is predicted on
-# the first the options give, and validate says so, on stderr and in the summary
-odd=${srcdir:-.}/validate/results/h200/fresh_2026-12-04T0055_1gpu/measured_1gpu_p6_fp16_odd.csv
-{ grep '^#' "$odd"; grep -v '^#' "$odd" | head -1; grep ',2stage,fp16,sum,-1,hbm,33554518,' "$odd"; } >"$tmp/amb.csv"
-[ "$(grep -vc '^#' "$tmp/amb.csv")" = 2 ] || fail "the committed odd-count measurement lacks its 2stage row at 16777259"
+# a row whose channels and largest piece two plans of different op counts share (center_root at
+# 16777259 bf16 elements on 2 ranks, 64 channels: plans of 1038 and 1031 ops, an odd count) is
+# predicted on the first the options give, and validate says so, on stderr and in the summary
+odd=${srcdir:-.}/validate/results/h200/fresh_2026-12-03T2150_1gpu/measured_1gpu_odd_bf16_p2.csv
+{ grep '^#' "$odd"; grep -v '^#' "$odd" | head -1; grep ',center_root,bf16,sum,0,hbm,33554518,' "$odd"; } >"$tmp/amb.csv"
+[ "$(grep -vc '^#' "$tmp/amb.csv")" = 2 ] || fail "the committed odd-count measurement lacks its center_root row at 16777259"
 "$bin" validate --measured "$tmp/amb.csv" --model h200_sxm --predict-with analytic -o "$tmp/amb_out.csv" \
     >"$tmp/stdout" 2>"$tmp/stderr" || fail "an ambiguous row was not compared: $(tail -1 "$tmp/stderr")"
-grep -q "plans of [0-9]* and [0-9]* ops both have the measured 16 channels and largest piece 349568 B" "$tmp/stderr" ||
+grep -q "plans of [0-9]* and [0-9]* ops both have the measured 64 channels and largest piece 262144 B" "$tmp/stderr" ||
     fail "the ambiguous row is not named: $(cat "$tmp/stderr")"
 grep -q "of them 1 whose channels and largest piece plans of different op counts share" "$tmp/stdout" ||
     fail "the summary does not count the ambiguous row: $(cat "$tmp/stdout")"
