@@ -107,8 +107,10 @@ if [ $reuse = 0 ]; then
     "$ARSIM" validate --refs --measured "$meas" -o "$res/refs.csv" >"$res/refs.txt"
     if [ -f "$meas" ] && [ -f "$calib" ]; then
         say "model vs measured ($meas)"
+        # the committed measurement is of its day's plans: rows no plan of this build rebuilds
+        # (mesh2d on one channel, which its plans now take two) are named and left out
         "$ARSIM" validate --measured "$meas" --model "$calib" -o "$res/compare.csv" \
-            --summary "$res/summary.md" >/dev/null
+            --summary "$res/summary.md" --allow-partial >/dev/null
         cat "$res/summary.md" >&2
     else
         say "no GPU measurement ($meas + $calib): model-vs-measured skipped"
