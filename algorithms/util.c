@@ -939,7 +939,7 @@ void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int l
     ar__split(0, count, lanes, c, lo, len);
     /* Every lane pipelined alike, from the mean lane: lanes cut on lines differ by a line, and
      * the pipelining threshold between them would leave one lane whole and chunk the others
-     * (2stage at 16777259 elements on 16 lanes of 6 ranks: lanes of 1048512 and 1048640) */
+     * (16777259 elements on 16 lanes: 1048555 to 1048640 elements, the last just under 2 MB) */
     const uint64_t mean = lanes > 0 ? count / (uint64_t)lanes : count;
     if (o && o->chunk_bytes) {
         *chunk = ar__pipe_chunk_elems(o, mean, dt); /* the chunk asked */

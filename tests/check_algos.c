@@ -292,8 +292,9 @@ END_TEST
 /* Pipelined lanes alike: 1stage and 2stage at 16777259 bf16 elements on 16 lanes (about 2 MB a
  * lane, the pipelining threshold) chunk every lane, or none, by the mean lane, in whole
  * 64-element lines: rank 0's channels hold as many ops each, and every op of 4096 elements or
- * more starts on a line. Lanes cut on lines are 1048576 and 1048640 elements: chunked each by
- * its own length, the one pipelined and the other not, chunks of 65540 off the lines. */
+ * more starts on a line. Lanes cut on lines are 1048555 to 1048640 elements: chunked each by
+ * its own length, the last (under 2 MB) stood whole and the others in chunks of a sixteenth,
+ * off the lines where the lane is not a multiple of 1024 elements. */
 START_TEST(test_algo_pipe_lanes_alike) {
     const char *algos[] = {"1stage", "2stage"};
     for (size_t i = 0; i < 2; i++) {
