@@ -121,11 +121,10 @@ int ar__probe_build(const char *name, int nranks, uint64_t count, ar_dtype_t dty
 /* The probe entry a name stands for (x-chain34 -> x-chainN), or NULL. */
 const ar_algo_t *ar__probe_find(const char *name);
 
-/* Chunk in elements for the pipelined 1stage/2stage lanes: opts->chunk_bytes, else
- * the whole lane below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB to
- * 512 KB, in whole 64-element lines. */
+/* The pipelined 1stage/2stage lanes: a lane's chunk is opts->chunk_bytes, else the whole
+ * lane while the mean lane is below AR__PIPE_MIN_BYTES, from there about 16 steps of 128 KB
+ * to 512 KB, in whole 64-element lines. */
 #define AR__PIPE_MIN_BYTES (2u * 1024u * 1024u)
-uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt);
 /* Lane c of `lanes` over [0, count) pipelined as above, every lane by the mean lane's
  * size: its range [lo, lo + len), its chunk in elements and its number of chunks (0 for
  * an empty lane). */

@@ -864,28 +864,6 @@ int ar__grid(const char *algo, const ar_topo_t *t, const ar_algo_opts_t *o, int 
     return AR_OK;
 }
 
-uint64_t ar__pipe_chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt) {
-    uint64_t es = ar_dtype_size(dt);
-    if (o && o->chunk_bytes) {
-        uint64_t c = o->chunk_bytes / es;
-        return c ? c : 1;
-    }
-    /* One piece while a lane is small: every chunk costs a SIGNAL, whose release
-     * waits until the chunk's remote stores have landed, and a WAIT; on 2 x H200
-     * 32 KB chunks made 32-64 MB 10-15% slower than one piece, while 2 MB lanes in
-     * 16 chunks made 256 MB 5% faster. From 2 MB a lane about 16 steps of 128 KB
-     * to 512 KB, so the last chunk's reduction, which nothing overlaps, is short. */
-    uint64_t bytes = lane_elems * es;
-    if (bytes < AR__PIPE_MIN_BYTES) return lane_elems ? lane_elems : 1;
-    uint64_t c = bytes / 16;
-    if (c < 128 * 1024) c = 128 * 1024;
-    if (c > 512 * 1024) c = 512 * 1024;
-    c /= es;
-    /* whole lines, as ar__split cuts: each chunk of a lane starts where its first did */
-    c = (c + AR__SPLIT_LINE - 1) / AR__SPLIT_LINE * AR__SPLIT_LINE;
-    return c ? c : 1;
-}
-
 int ar__plan_new(const ar_algo_opts_t *o, const char *algo, int nranks, int nchannels, uint64_t count,
                  ar_dtype_t dtype, ar_plan_t **out) {
     AR_TRY(ar_plan_new(algo, nranks, nchannels, count, dtype, out));
@@ -934,23 +912,37 @@ int ar__signal_peers(ar_plan_t *p, int r, int c, uint32_t flag) {
     return AR_OK;
 }
 
+/* e elements rounded up to whole lines, as ar__split cuts: each chunk of a lane then starts
+ * where its first did */
+static uint64_t lines_up(uint64_t e) { return (e + AR__SPLIT_LINE - 1) / AR__SPLIT_LINE * AR__SPLIT_LINE; }
+
 void ar__pipe_lane(const ar_algo_opts_t *o, uint64_t count, ar_dtype_t dt, int lanes, int c,
                    uint64_t *lo, uint64_t *len, uint64_t *chunk, uint64_t *nchunks) {
     ar__split(0, count, lanes, c, lo, len);
+    const uint64_t es = ar_dtype_size(dt);
     /* Every lane pipelined alike, from the mean lane: lanes cut on lines differ by a line, and
      * the pipelining threshold between them would leave one lane whole and chunk the others
      * (16777259 elements on 16 lanes: 1048555 to 1048640 elements, the last just under 2 MB) */
     const uint64_t mean = lanes > 0 ? count / (uint64_t)lanes : count;
     if (o && o->chunk_bytes) {
-        *chunk = ar__pipe_chunk_elems(o, mean, dt); /* the chunk asked */
-    } else if (mean * ar_dtype_size(dt) < AR__PIPE_MIN_BYTES) {
+        *chunk = o->chunk_bytes / es ? o->chunk_bytes / es : 1; /* the chunk asked */
+    } else if (mean * es < AR__PIPE_MIN_BYTES) {
+        /* One piece while a lane is small: every chunk costs a SIGNAL, whose release waits
+         * until the chunk's remote stores have landed, and a WAIT; on 2 x H200 32 KB chunks
+         * made 32-64 MB 10-15% slower than one piece, while 2 MB lanes in 16 chunks made
+         * 256 MB 5% faster. */
         *chunk = *len ? *len : 1;
     } else {
-        /* the mean lane's number of chunks, this lane's cut into as many on lines: a lane a
-         * line longer takes no extra chunk of one line */
-        const uint64_t c0 = ar__pipe_chunk_elems(o, mean, dt);
-        const uint64_t n = (mean + c0 / 2) / c0 ? (mean + c0 / 2) / c0 : 1;
-        const uint64_t c = ((*len + n - 1) / n + AR__SPLIT_LINE - 1) / AR__SPLIT_LINE * AR__SPLIT_LINE;
+        /* From 2 MB a lane about 16 steps of 128 KB to 512 KB, so the last chunk's reduction,
+         * which nothing overlaps, is short: the mean lane's number of such steps, this lane
+         * cut into as many on lines (a lane a line longer takes no extra chunk of one line). */
+        uint64_t step = mean * es / 16;
+        if (step < 128 * 1024) step = 128 * 1024;
+        if (step > 512 * 1024) step = 512 * 1024;
+        step = lines_up(step / es);
+        uint64_t n = (mean + step / 2) / step;
+        if (n == 0) n = 1;
+        const uint64_t c = lines_up((*len + n - 1) / n);
         *chunk = c ? c : 1;
     }
     *nchunks = *len ? (*len + *chunk - 1) / *chunk : 0;
