@@ -581,9 +581,19 @@ double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_te
     return loads > stores ? loads : stores;
 }
 
+/* A level's rate for a byte written among reads: its write rate, or what a copy's written
+ * byte adds to its read (copy_gbps: the L2 serves loads and stores together faster than
+ * one after the other). */
+static double level_write_gbps(const ar_mem_level_t *lvl) {
+    if (!(lvl->copy_gbps > 0) || !(lvl->read_gbps > 0)) return lvl->write_gbps;
+    const double per_byte = 2.0 / lvl->copy_gbps - 1.0 / lvl->read_gbps;
+    return per_byte > 0 ? 1.0 / per_byte : lvl->write_gbps;
+}
+
 double ar_cost_mem_gbps(const ar_mem_level_t *lvl) {
-    if (lvl->read_gbps == lvl->write_gbps) return lvl->read_gbps;
-    return 2.0 / (1.0 / lvl->read_gbps + 1.0 / lvl->write_gbps);
+    const double wr = level_write_gbps(lvl);
+    if (lvl->read_gbps == wr) return lvl->read_gbps;
+    return 2.0 / (1.0 / lvl->read_gbps + 1.0 / wr);
 }
 
 double ar_cost_cold_lat_s(const ar_model_t *m, const ar_chan_bytes_t *b) {
@@ -809,6 +819,18 @@ static void l2_reach(const ar_model_t *m, double *hit, double *miss) {
     if (*hit > *miss) *hit = *miss;
 }
 
+/* The same for bandwidth: lines whose bytes the L2 still serves at its rates. A chase of
+ * dependent loads sees the far half of the L2 as slower from about half its capacity on;
+ * streams of loads in flight see the whole L2 at its rate (one H200: re-reads at 8.5 TB/s
+ * up to 0.9 x the L2, near memory's 4.3 from 1.25 x). */
+static void l2_bw_reach(const ar_model_t *m, double *hit, double *miss) {
+    l2_reach(m, hit, miss);
+    if (m->l2_bw_hit_bytes > 0) *hit = m->l2_bw_hit_bytes;
+    if (m->l2_bw_miss_bytes > 0) *miss = m->l2_bw_miss_bytes;
+    if (*hit > *miss) *hit = *miss;
+}
+
+
 static double miss_share(double hit, double miss, double d) {
     if (d > miss) return 1;
     if (d <= hit) return 0;
@@ -821,12 +843,12 @@ static double miss_share(double hit, double miss, double d) {
  * that is faster. */
 double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, double cold) {
     const ar_mem_level_t *lvl = &m->mem[buffer];
-    const double one = ar_cost_mem_gbps(lvl), own = write ? lvl->write_gbps : lvl->read_gbps;
+    const double one = ar_cost_mem_gbps(lvl), own = write ? level_write_gbps(lvl) : lvl->read_gbps;
     if (!(one > 0) || !(own > 0)) return 1;
     double w = cold * one / own;
     if (cold < 1) {
         const ar_mem_level_t *l2 = &m->mem[AR_MEM_SRAM];
-        double fast = write ? l2->write_gbps : l2->read_gbps;
+        double fast = write ? level_write_gbps(l2) : l2->read_gbps;
         if (buffer != AR_MEM_HBM || !ar_cost_tracks_warmth(m) || fast < own) fast = own;
         w += (1 - cold) * one / fast;
     }
@@ -842,9 +864,13 @@ int ar_cost_mem_weighted(const ar_model_t *m, ar_mem_t buffer) {
 double ar_cost_l2_cold(const ar_model_t *m, ar_mem_t buffer, double d) {
     if (buffer != AR_MEM_HBM || !ar_cost_tracks_warmth(m)) return 1;
     double hit, miss;
-    l2_reach(m, &hit, &miss);
+    l2_bw_reach(m, &hit, &miss);
     return miss_share(hit, miss, d);
 }
+
+static ar_addr_t warm_place(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int *dev);
+static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, double B, int *bi,
+                      uint64_t *j0, uint64_t *j1);
 
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p) {
     memset(w, 0, sizeof *w);
@@ -874,15 +900,6 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             if (d >= 0) traffic[one ? ar_topo_orbit_device(t, w->shifts, d) : d] += (double)op->n * es;
         }
     }
-    /* ... or fewer: every byte between two touches of a line is in the device's buffers,
-     * and the L2 holds lines, not touches (its reach was measured touching each line once) */
-    double *footprint = calloc((size_t)t->ndevices, sizeof *footprint);
-    if (!footprint) goto nomem;
-    for (int r = 0; r < nranks; r++)
-        for (int b = 0; b < AR_NBUF; b++) footprint[t->placement[r]] += (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es;
-    for (int d = 0; d < t->ndevices; d++)
-        if (footprint[d] < traffic[d]) traffic[d] = footprint[d];
-    free(footprint);
     /* pages as fine as every rank's buffers would get: a plan of one rank predicts what
      * every rank's does */
     const uint64_t all = (uint64_t)p->nranks * AR_NBUF;
@@ -895,11 +912,49 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             if (page < WARM_MIN_PAGE) page = WARM_MIN_PAGE;
             w->page[i] = page;
             w->npage[i] = (uint64_t)ceil(bytes / page) + 1;
-            w->stamp[i] = malloc(w->npage[i] * sizeof **w->stamp);
+            w->stamp[i] = calloc(w->npage[i], sizeof **w->stamp);
             if (!w->stamp[i]) goto nomem;
+        }
+    /* ... or fewer: every byte between two touches of a line is in the lines the plan
+     * touches, and the L2 holds lines, not touches (its reach was measured touching each
+     * line once). An address with epoch parity touches its other slot the next execution:
+     * a line of it comes back two executions later, both slots touched meanwhile. */
+    w->footprint = calloc((size_t)t->ndevices, sizeof *w->footprint);
+    if (!w->footprint) goto nomem;
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const ar_op_t *op = &p->ops[i];
+        if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
+        const double B = (double)op->n * es;
+        for (uint32_t s = 0; s <= op->nsrc; s++) {
+            const ar_addr_t *a = ar_op_operand(p, op, s);
+            int d = ar_cost_addr_device(t, a);
+            if (d < 0) continue;
+            ar_addr_t at = warm_place(w, p, a, &d);
+            for (int slot = 0; slot < ((at.buf & AR_ADDR_PARITY) ? 2 : 1); slot++, at.off += p->parity_elems) {
+                int bi;
+                uint64_t j0, j1;
+                warm_span(w, p, &at, B, &bi, &j0, &j1);
+                for (uint64_t j = j0; j <= j1; j++) w->stamp[bi][j] = 1;
+            }
+        }
+    }
+    for (int r = 0; r < nranks; r++)
+        for (int b = 0; b < AR_NBUF; b++) {
+            const int i = r * AR_NBUF + b;
+            double touched = 0;
+            for (uint64_t j = 0; j < w->npage[i]; j++) touched += w->stamp[i][j];
+            const double bytes = (double)ar_plan_buf_elems(p, r, (ar_buf_t)b) * es, at_most = touched * w->page[i];
+            w->footprint[t->placement[r]] += at_most < bytes ? at_most : bytes;
+        }
+    for (int d = 0; d < t->ndevices; d++)
+        if (w->footprint[d] < traffic[d]) traffic[d] = w->footprint[d];
+    for (int r = 0; r < nranks; r++)
+        for (int b = 0; b < AR_NBUF; b++) {
+            const int i = r * AR_NBUF + b;
             for (uint64_t j = 0; j < w->npage[i]; j++) w->stamp[i][j] = -traffic[t->placement[r]];
         }
     l2_reach(m, &w->hit, &w->miss);
+    l2_bw_reach(m, &w->bw_hit, &w->bw_miss);
     free(traffic);
     return AR_OK;
 nomem:
@@ -910,7 +965,7 @@ nomem:
 
 void ar_cost_warm_free(ar_cost_warm_t *w) {
     for (int i = 0; w->stamp && i < w->nbufs; i++) free(w->stamp[i]);
-    AR_FREE_EACH(w->stamp, w->clock, w->page, w->npage, w->loading);
+    AR_FREE_EACH(w->stamp, w->clock, w->footprint, w->page, w->npage, w->loading);
     memset(w, 0, sizeof *w);
 }
 
@@ -941,29 +996,34 @@ static void warm_span(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr
     if (*j0 > *j1) *j0 = *j1;
 }
 
-/* The share of cold_lat_ns a line last touched d bytes ago costs. */
-static double warm_miss(const ar_cost_warm_t *w, double d) {
-    return miss_share(w->hit, w->miss, d);
-}
-
-/* The share of bytes [a, a + B) on device dev that has left the L2: the mean over its pages. */
-static double warm_span_miss(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
+/* The share of bytes [a, a + B) on device dev that has left the L2 by the reach [hit, miss]:
+ * the mean over its pages. */
+static double warm_span_miss(const ar_cost_warm_t *w, double hit, double miss_at, const ar_plan_t *p,
+                             const ar_addr_t *a, int dev, double B) {
     int bi;
     uint64_t j0, j1;
     double miss = 0;
     const ar_addr_t at = warm_place(w, p, a, &dev);
     warm_span(w, p, &at, B, &bi, &j0, &j1);
-    for (uint64_t j = j0; j <= j1; j++) miss += warm_miss(w, w->clock[dev] - w->stamp[bi][j]);
+    const double furthest = w->footprint[dev];
+    for (uint64_t j = j0; j <= j1; j++) {
+        const double d = w->clock[dev] - w->stamp[bi][j];
+        miss += miss_share(hit, miss_at, d < furthest ? d : furthest);
+    }
     return miss / (double)(j1 - j0 + 1);
 }
 
 double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
-    return w == NULL || w->miss <= 0 ? 1 : warm_span_miss(w, p, a, dev, B);
+    return w == NULL || w->miss <= 0 ? 1 : warm_span_miss(w, w->hit, w->miss, p, a, dev, B);
+}
+
+double ar_cost_warm_cold_bw(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B) {
+    return w == NULL || w->miss <= 0 ? 1 : warm_span_miss(w, w->bw_hit, w->bw_miss, p, a, dev, B);
 }
 
 double ar_cost_operand_mem_bytes(const ar_model_t *m, ar_mem_t buffer, const ar_cost_warm_t *w, const ar_plan_t *p,
                                  const ar_addr_t *a, int dev, int write, double B) {
-    const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold(w, p, a, dev, B) : 1;
+    const double cold = buffer == AR_MEM_HBM ? ar_cost_warm_cold_bw(w, p, a, dev, B) : 1;
     return B * ar_cost_mem_weight(m, buffer, write, cold);
 }
 

@@ -86,12 +86,17 @@ double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_
  * l2_miss_bytes on (both measured: a pointer chase over footprints around the L2's capacity;
  * on the H100/H200 the far L2 partition's hits fall between), and an op waits that share of
  * cold_lat_ns, growing linearly between the two; without them, all of it past the L2's
- * capacity. One execution is taken to follow another: at the start every page was touched
- * one execution's traffic ago, so a plan whose traffic per device fits the L2 starts warm.
+ * capacity. The L2 holds lines, not touches: between two touches of a line no more bytes
+ * can have come in than the device's buffers hold, so a line is never further back than
+ * that footprint, however often the others were touched meanwhile. One execution is taken
+ * to follow another: at the start every page was touched one execution's traffic ago (at
+ * most the footprint), so a plan whose footprint per device fits the L2 stays warm.
  * Off (nothing allocated) without cold_lat_ns. */
 struct ar_cost_warm_s {
     double hit, miss; /* bytes: l2_hit_bytes, l2_miss_bytes (hit == miss: a step); miss 0 = off */
+    double bw_hit, bw_miss; /* the same for bandwidth: l2_bw_hit_bytes, l2_bw_miss_bytes */
     double *clock;    /* per device */
+    double *footprint; /* per device: its buffers' bytes, the furthest back a line can be */
     double **stamp;   /* per (rank, buffer): per page, the device's clock when last touched */
     double *page;     /* per (rank, buffer): page bytes */
     uint64_t *npage;  /* per (rank, buffer) */
@@ -106,8 +111,11 @@ struct ar_cost_warm_s {
 };
 int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p); /* AR_OK or AR_ENOMEM */
 void ar_cost_warm_free(ar_cost_warm_t *w);
-/* The share of bytes [a, a + B) on device dev that has left the L2 (1 when w is off). */
+/* The share of bytes [a, a + B) on device dev that has left the L2 (1 when w is off): by
+ * the L2's reach for latency (a channel's loads wait on it), and for bandwidth (the
+ * memory's bytes). */
 double ar_cost_warm_cold(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);
+double ar_cost_warm_cold_bw(const ar_cost_warm_t *w, const ar_plan_t *p, const ar_addr_t *a, int dev, double B);
 /* B bytes of operand a (on device dev; written: write 1) in the time of the memory's one
  * link: ar_cost_mem_weight at their warmth (w may be NULL: cold). */
 double ar_cost_operand_mem_bytes(const ar_model_t *m, ar_mem_t buffer, const ar_cost_warm_t *w, const ar_plan_t *p,

@@ -300,7 +300,15 @@ static int parse_level(const ar__ydoc_t *d, const ar__ynode_t *mem, ar_mem_t lvl
         return AR_OK;
     }
     out->present = 1;
-    return parse_keys(d, n, ctx, AR_MK_LEVEL, m, (int)lvl, err);
+    AR_TRY(parse_keys(d, n, ctx, AR_MK_LEVEL, m, (int)lvl, err));
+    /* a byte written among reads costs 2/copy - 1/read: more than nothing */
+    if (out->copy_gbps > 0 && !(out->copy_gbps < 2 * out->read_gbps)) {
+        char field[80];
+        snprintf(field, sizeof field, "%s.copy_gbps", ctx);
+        return ar__y_error(err, d, ar__y_get(n, "copy_gbps"), AR_EMODEL, field,
+                           "must be below twice read_gbps (%g >= 2 x %g)", out->copy_gbps, out->read_gbps);
+    }
+    return AR_OK;
 }
 
 /* The key a calibration block's `assumed` entry names: *out and its level or link kind. */
@@ -431,6 +439,11 @@ static int parse_model(const ar__ydoc_t *d, const char *default_name, ar_model_t
     if (m->l2_hit_bytes > 0 && m->l2_miss_bytes > 0 && m->l2_hit_bytes > m->l2_miss_bytes) {
         rc = ar__y_error(err, d, ar__y_get(root, "l2_hit_bytes"), AR_EMODEL, "l2_hit_bytes",
                          "must not exceed l2_miss_bytes (%g > %g)", m->l2_hit_bytes, m->l2_miss_bytes);
+        goto fail;
+    }
+    if (m->l2_bw_hit_bytes > 0 && m->l2_bw_miss_bytes > 0 && m->l2_bw_hit_bytes > m->l2_bw_miss_bytes) {
+        rc = ar__y_error(err, d, ar__y_get(root, "l2_bw_hit_bytes"), AR_EMODEL, "l2_bw_hit_bytes",
+                         "must not exceed l2_bw_miss_bytes (%g > %g)", m->l2_bw_hit_bytes, m->l2_bw_miss_bytes);
         goto fail;
     }
     if ((n = ar__y_get(root, "calibration"))) AR_TRY_GOTO(parse_calibration(d, n, m, err), rc, fail);

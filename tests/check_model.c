@@ -259,6 +259,11 @@ START_TEST(test_load_errors) {
     expect_err(10, "clock_ghz: 2", AR_EPARSE, 10, "clock_ghz", "duplicate key");
     expect_err(9, "reduce_gbps: 100\nl2_hit_bytes: 5e7\nl2_miss_bytes: 4e7", AR_EMODEL, 10, "l2_hit_bytes",
                "must not exceed l2_miss_bytes");
+    expect_err(9, "reduce_gbps: 100\nl2_bw_hit_bytes: 5e7\nl2_bw_miss_bytes: 4e7", AR_EMODEL, 10, "l2_bw_hit_bytes",
+               "must not exceed l2_bw_miss_bytes");
+    /* a copy at twice the read rate would make a byte written free */
+    expect_err(5, "  sram: {capacity_bytes: 1e6, read_gbps: 10, write_gbps: 10, copy_gbps: 20, lat_ns: 5}", AR_EMODEL, 5,
+               "memory.sram.copy_gbps", "must be below twice read_gbps");
     /* an absent level is fine; no level at all is not */
     ck_assert_int_eq(load_with(6, "  hbm: {present: false}", &m, &e), AR_OK);
     ck_assert(!m->mem[AR_MEM_HBM].present);

@@ -498,7 +498,25 @@ START_TEST(calib_write_loads_as_model) {
         c.l2_reach_frac[i] = x;
         c.l2_reach_ns[i] = x <= 0.301 ? 100 + 20 * x : x < 0.5 ? 200 : x < 0.95 ? 250 : x < 1.149 ? 280 : 300;
     }
+    /* The re-read sweep (footprint / L2): the L2's rate, 8000 GB/s (7000 at the smallest
+     * footprint), to 0.9; 5400 at 1.0, 4700 at 1.25, 4400 at 1.5 against memory's 4000
+     * (hbm_read_gbps, the fake's). 15% of the 4000 GB/s gap: at least 7400 up to 0.9 (the
+     * hit reach), at most 4600 from 1.5 (the miss reach). And an L2 copy of 6000 GB/s. */
+    static const double sweep_x[] = {0.25, 0.5, 0.9, 1.0, 1.25, 1.5, 2.0};
+    static const double sweep_r[] = {7000, 8000, 7900, 5400, 4700, 4400, 4200};
+    c.hbm_read_gbps = 4000;
+    c.l2_sweep_n = 7;
+    for (int i = 0; i < c.l2_sweep_n; i++) {
+        c.l2_sweep_frac[i] = sweep_x[i];
+        c.l2_sweep_read_gbps[i] = sweep_r[i];
+        c.l2_sweep_copy_gbps[i] = 6000;
+    }
+    c.l2_copy_gbps = 6000;
     m = calib_reload(mp, &c, &fit);
+    ck_assert_double_eq_tol(m->l2_bw_hit_bytes, round(0.9 * c.l2_bytes), 0.5);
+    ck_assert_double_eq_tol(m->l2_bw_miss_bytes, round(1.5 * c.l2_bytes), 0.5);
+    ck_assert_double_eq_tol(m->mem[AR_MEM_SRAM].copy_gbps, 6000, 0.5);
+    ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].copy_gbps, 0, 1e-9);
     ck_assert_double_eq_tol(m->reduce_group_ns, 450, 0.5);
     ck_assert_double_eq_tol(m->reduce_op_ns, 200, 0.5);
     ck_assert_double_eq_tol(m->cold_lat_ns, 400, 0.5);

@@ -162,6 +162,26 @@ __global__ void k_write_reps(uint4 *__restrict__ dst, size_t n16, int reps) {
         for (size_t i = lo + threadIdx.x; i < hi; i += step) dst[i] = make_uint4((unsigned)i, (unsigned)r, 1u, 2u);
 }
 
+/* The same for a copy: src read and dst written each pass, both resident in L2 (the
+ * executor's ops read and write at once; the L2 may serve the two kinds together). */
+template <int U>
+__global__ void k_copy_reps(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16, int reps) {
+    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
+    size_t step = (size_t)blockDim.x;
+    for (int r = 0; r < reps; r++) {
+        size_t i = lo + threadIdx.x;
+        for (; i + (U - 1) * step < hi; i += U * step) {
+            uint4 v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
+#pragma unroll
+            for (int u = 0; u < U; u++) dst[i + u * step] = v[u];
+        }
+        for (; i < hi; i += step) dst[i] = __ldcg(&src[i]);
+    }
+}
+
 template <int U>
 __global__ void k_write(uint4 *__restrict__ dst, size_t n16) {
     size_t per = (n16 + gridDim.x - 1) / gridDim.x;
@@ -337,6 +357,12 @@ static void launch_read_reps(int blocks, int threads, cudaStream_t s, void *p) {
 static void launch_write_reps(int blocks, int threads, cudaStream_t s, void *p) {
     reps_ctx *c = (reps_ctx *)p;
     k_write_reps<<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, c->rw.n16, c->reps);
+}
+
+static void launch_copy_reps(int blocks, int threads, cudaStream_t s, void *p) {
+    reps_ctx *c = (reps_ctx *)p;
+    BY_UNROLL(c->rw.unroll, (k_copy_reps<U><<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, (const uint4 *)c->rw.src,
+                                                                       c->rw.n16, c->reps)));
 }
 
 /* GB/s of `fn` over an L2-resident buffer of n16 16-byte lines: the difference of a
@@ -860,8 +886,24 @@ extern "C" int ar_calib_run(const ar_calib_opts_t *opts, ar_calib_t *c, ar_error
         rw_ctx rl = {4, loc0, loc0b, l2b / 16, sink0};
         TRY(l2_gbps(d0, launch_read_reps, B, T, rl, o.reps, &c->l2_read_gbps, err));
         TRY(l2_gbps(d0, launch_write_reps, B, T, rl, o.reps, &c->l2_write_gbps, err));
-        note(&o, "HBM: read %.0f GB/s, write %.0f GB/s, copy %.0f GB/s (read+write); L2 read %.0f GB/s, write %.0f GB/s",
-             c->hbm_read_gbps, c->hbm_write_gbps, c->hbm_copy_gbps, c->l2_read_gbps, c->l2_write_gbps);
+        TRY(l2_gbps(d0, launch_copy_reps, B, T, rl, o.reps, &c->l2_copy_gbps, err));
+        c->l2_copy_gbps *= 2; /* a line read and a line written a copied line */
+        static const double sweep[AR_CALIB_L2_SWEEP_POINTS] = {0.25, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0};
+        for (int i = 0; i < AR_CALIB_L2_SWEEP_POINTS; i++) {
+            size_t fb = (size_t)(sweep[i] * (double)c->l2_bytes) & ~(size_t)4095;
+            rw_ctx rs = {4, loc0, loc0b, fb / 16, sink0}, cs = {4, loc0, loc0b, fb / 32, sink0};
+            c->l2_sweep_frac[i] = sweep[i];
+            TRY(l2_gbps(d0, launch_read_reps, B, T, rs, o.reps, &c->l2_sweep_read_gbps[i], err));
+            TRY(l2_gbps(d0, launch_copy_reps, B, T, cs, o.reps, &c->l2_sweep_copy_gbps[i], err));
+            c->l2_sweep_copy_gbps[i] *= 2;
+            c->l2_sweep_n = i + 1;
+            note(&o, "L2 sweep: footprint %.2f x L2 (%.1f MB): re-read %.0f GB/s, copy %.0f GB/s (read+write)", sweep[i],
+                 fb / 1e6, c->l2_sweep_read_gbps[i], c->l2_sweep_copy_gbps[i]);
+        }
+        note(&o,
+             "HBM: read %.0f GB/s, write %.0f GB/s, copy %.0f GB/s (read+write); L2 read %.0f GB/s, write %.0f GB/s, "
+             "copy %.0f GB/s (read+write)",
+             c->hbm_read_gbps, c->hbm_write_gbps, c->hbm_copy_gbps, c->l2_read_gbps, c->l2_write_gbps, c->l2_copy_gbps);
     }
 
     /* 6. reduction throughput of one block, k = 2, data resident in L2 */

@@ -35,6 +35,7 @@ typedef struct ar_calib_opts_s {
 
 /* Footprints of the L2-reach chase: 0.1 .. 2.0 x the L2, in steps of 0.05. */
 #define AR_CALIB_L2_REACH_POINTS 39
+#define AR_CALIB_L2_SWEEP_POINTS 12
 
 typedef struct ar_calib_s {
     char device[256];          /* "NVIDIA H200 x2 (NV18?)" as the driver names them */
@@ -87,6 +88,14 @@ typedef struct ar_calib_s {
     double hbm_read_gbps, hbm_write_gbps, hbm_copy_gbps; /* copy: read + write bytes */
     double l2_read_gbps;       /* all blocks re-reading an L2-resident buffer, one launch */
     double l2_write_gbps;      /* the same rewriting it (0: not measured) */
+    /* all blocks re-reading, and copying, footprints l2_sweep_frac x l2_bytes (read + write
+     * bytes for the copy: half the footprint each way); 0 points: not measured */
+    int l2_sweep_n;
+    double l2_sweep_frac[AR_CALIB_L2_SWEEP_POINTS];
+    double l2_sweep_read_gbps[AR_CALIB_L2_SWEEP_POINTS];
+    double l2_sweep_copy_gbps[AR_CALIB_L2_SWEEP_POINTS];
+    double l2_copy_gbps;       /* the same copying one resident buffer into another, read + write bytes (0: not
+                                * measured) */
     /* reduction, one block, L2-resident data, bf16 and fp32, k = 2 */
     double reduce_block_gbps_bf16; /* output bytes/s of a summing block */
     double reduce_block_gbps_fp32;

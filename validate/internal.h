@@ -155,5 +155,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
 /* Where c's L2-reach curve leaves the L2's latency (*hit) and reaches memory's (*miss), in
  * bytes (l2_hit_bytes, l2_miss_bytes); both 0 when it was not measured or shows no L2. */
 void ar_calib_l2_reach(const ar_calib_t *c, double *hit, double *miss);
+/* The L2's reach for bandwidth (l2_bw_hit_bytes, l2_bw_miss_bytes) from the re-read sweep;
+ * both 0 when it was not measured or shows no L2. *top_gbps (may be NULL): the sweep's
+ * fastest re-read. */
+void ar_calib_l2_bw_reach(const ar_calib_t *c, double *hit, double *miss, double *top_gbps);
 
 #endif

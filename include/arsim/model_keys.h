@@ -33,6 +33,10 @@
       "bandwidth: a byte read takes 1/read_gbps of it, a byte written 1/write_gbps; sram's rates are "        \
       "also those of HBM bytes the L2 still holds, with cold_lat_ns)")                                        \
     X(LEVEL, write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "the level's write bandwidth per device")           \
+    X(LEVEL, copy_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                                      \
+      "reads and writes together: a copy's read plus written bytes per second, its lines resident; a byte "  \
+      "written among reads then takes 2/copy_gbps - 1/read_gbps of the bandwidth (below 2 x read_gbps; 0: "  \
+      "1/write_gbps, reads and writes add)")                                                                  \
     X(LEVEL, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "access latency from the device's own cores")              \
     X(LINK, bw_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "one link of this kind, one direction")                 \
     X(LINK, lat_ns, "ns", 1, 1e-3, AR_MK_MAX_NS, "one hop over such a link, one way")                         \
@@ -106,6 +110,13 @@
     X(ROOT, l2_miss_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                     \
       "bytes moved between two touches of a line after which it comes from memory (all of cold_lat_ns; "     \
       "0: the L2's capacity, a step)")                                                                         \
+    X(ROOT, l2_bw_hit_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                   \
+      "bytes a device may move between two touches of a line whose bytes the L2 still serves at its own "    \
+      "bandwidth (sram's rates; from there to l2_bw_miss_bytes a growing share at memory's; 0: "             \
+      "l2_hit_bytes)")                                                                                          \
+    X(ROOT, l2_bw_miss_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                  \
+      "bytes moved between two touches of a line after which its bytes move at memory's bandwidth (0: "       \
+      "l2_miss_bytes)")                                                                                         \
     X(ROOT, link_ordered, "flag", 0, 1, 1,                                                                    \
       "1: links deliver a channel's stores and its next flag in order, so a SIGNAL after stores needs no "    \
       "fence and arrives as they land, one link latency per message (0: the release waits for the stores "   \
