@@ -505,6 +505,7 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
     }
     if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) return;
     b->src_groups = (int)((op->nsrc + 1) / 2);
+    b->reduce_fp32 = op->code == AR_OP_REDUCE && p->dtype == AR_FP32;
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
     double local_wr = 0;
@@ -543,8 +544,11 @@ void ar_cost_chan_bytes(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
 
 double ar_cost_chan_s(const ar_model_t *m, const ar_chan_bytes_t *b, int *mem_term) {
     /* an op whose stores cross to another device loads its local sources slower */
-    const double local_gbps = b->peer_wr > 0 && m->chan_local_read_push_gbps > 0 ? m->chan_local_read_push_gbps
-                                                                                  : m->chan_local_read_gbps;
+    double local_gbps = b->peer_wr > 0 && m->chan_local_read_push_gbps > 0 ? m->chan_local_read_push_gbps
+                                                                            : m->chan_local_read_gbps;
+    /* the probes' REDUCEs are bf16: an fp32 one's arithmetic per byte is less */
+    if (b->reduce_fp32 && m->chan_local_read_fp32_gbps > 0 && m->chan_local_read_gbps > 0)
+        local_gbps *= m->chan_local_read_fp32_gbps / m->chan_local_read_gbps;
     /* lines the L2 no longer holds come slower to a channel whose loads in flight are
      * bounded: their rate scales by chan_local_read_cold_gbps / chan_local_read_gbps, and
      * falls as the device's other channels load its memory too, each load waiting longer

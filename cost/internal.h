@@ -16,6 +16,7 @@ typedef struct ar_chan_bytes_s {
     double peer_wr;  /* stored to another device (pushed) */
     double host_wr;  /* stored to the host staging buffer */
     int src_groups;  /* the executor's groups of two sources (COPY 1, REDUCE of k: k / 2 up) */
+    int reduce_fp32; /* a REDUCE of fp32 elements: local loads at chan_local_read_fp32_gbps's share */
     int host_groups; /* those after the first with a host source: each a round of host loads */
     double cold_share; /* of the local source that misses the L2 most, the expected share of
                         * its lines that miss (ar_cost_warm_t): 0 all warm .. 1 all cold */

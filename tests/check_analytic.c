@@ -999,6 +999,31 @@ START_TEST(test_chan_local_read) {
     EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / 8e9 + B / 50e9 + HOP);
     ar_plan_free(p);
     ar_topo_free(tp);
+    /* chan_local_read_fp32_gbps 16: an fp32 REDUCE loads at 16, a COPY and a bf16 REDUCE of
+     * the same bytes at 8; the push rate scales alike (2 x 16 / 8 = 4) */
+    tp = round_topo_with("chan_local_read_gbps: 8\nchan_local_read_push_gbps: 2\nchan_local_read_fp32_gbps: 16\n",
+                         "ring_1d:2", 2);
+    for (int dt = 0; dt < 2; dt++) {
+        ck_assert_int_eq(ar_plan_new("hand", 2, 1, dt ? 2 * n : n, dt ? AR_BF16 : AR_FP32, &p), AR_OK);
+        p->scratch_elems = p->count;
+        const ar_addr_t two[2] = {ar_addr(0, AR_BUF_IN, 0), ar_addr(0, AR_BUF_SCRATCH, 0)};
+        ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), two, 2, p->count), AR_OK);
+        run(tp, p, 0, &r);
+        EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / (dt ? 8e9 : 16e9) + B / 50e9);
+        ar_plan_free(p);
+        ck_assert_int_eq(ar_plan_new("hand", 2, 1, dt ? 2 * n : n, dt ? AR_BF16 : AR_FP32, &p), AR_OK);
+        p->scratch_elems = p->count;
+        ck_assert_int_eq(ar_plan_reduce(p, 0, 0, ar_addr(1, AR_BUF_SCRATCH, 0), two, 2, p->count), AR_OK);
+        run(tp, p, 0, &r);
+        EQ(r.time_s, LAUNCH + MEMLAT + 2 * B / (dt ? 2e9 : 4e9) + B / 50e9 + HOP);
+        ar_plan_free(p);
+    }
+    ck_assert_int_eq(ar_plan_new("hand", 2, 1, n, AR_FP32, &p), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+    run(tp, p, 0, &r);
+    EQ(r.time_s, LAUNCH + MEMLAT + B / 8e9);
+    ar_plan_free(p);
+    ar_topo_free(tp);
     ar_topo_free(t0);
     ar_topo_free(t);
 }

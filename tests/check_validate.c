@@ -320,8 +320,9 @@ static ar_calib_t fake_calib(void) {
     c.exec_rsigs_us[0] = 3.5; c.exec_rsigs_us[1] = 3.5 + 32 * 0.9;
     c.local_done = 1; c.local_bytes[0] = 1 << 20; c.local_bytes[1] = 8 << 20;
     c.local_reduce_us[0] = 40; c.local_reduce_us[1] = 40 + 2 * 7340032 / 50e3; /* 50 GB/s of loads */
+    c.local_fp32_done = 1; c.local_fp32_us[0] = 30; c.local_fp32_us[1] = 30 + 2 * 7340032 / 65e3; /* fp32: 65 */
     c.local_copy_us[0] = 20; c.local_copy_us[1] = 20 + 7340032 / 48e3;
-    c.local_read_gbps = 50; c.local_copy_read_gbps = 48;
+    c.local_read_gbps = 50; c.local_copy_read_gbps = 48; c.local_read_fp32_gbps = 65;
     c.cold_done = 1; c.cold_bytes[0] = 64 << 20; c.cold_bytes[1] = 256 << 20;
     c.cold_reduce_us[0] = 3000; c.cold_reduce_us[1] = 3000 + 2 * 201326592 / 40e3; /* 40 GB/s from HBM */
     c.cold_read_gbps = 40;
@@ -374,6 +375,7 @@ START_TEST(calib_write_loads_as_model) {
     ck_assert_double_eq_tol(m->chan_write_land_gbps, 12, 0.01);             /* x-storesig */
     ck_assert_double_eq_tol(m->signal_release_remote_ns, 900, 1);          /* x-rsigs slope */
     ck_assert_double_eq_tol(m->chan_local_read_gbps, 50, 0.05);             /* x-reduce */
+    ck_assert_double_eq_tol(m->chan_local_read_fp32_gbps, 65, 0.05);        /* x-reduce of fp32 */
     ck_assert_double_eq_tol(m->chan_local_read_cold_gbps, 40, 0.05);        /* x-reduce beyond the L2 */
     ck_assert_double_eq_tol(m->chan_cold_crowd_gbps, 5520, 0.5);           /* ... on 24 channels */
     ck_assert_double_eq_tol(m->cold_lat_ns, 0, 1e-9); /* no chase beyond L2: no key */

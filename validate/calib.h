@@ -131,6 +131,9 @@ typedef struct ar_calib_s {
     double local_copy_us[2];   /* x-local: COPY OUT <- IN */
     double local_read_gbps;    /* 2 (bytes[1] - bytes[0]) / (reduce_us[1] - reduce_us[0]): chan_local_read_gbps */
     double local_copy_read_gbps; /* the same read off x-local (one source): a cross-check */
+    int local_fp32_done;       /* x-reduce of fp32 elements at the same sizes gave a slope */
+    double local_fp32_us[2];
+    double local_read_fp32_gbps; /* its loads: chan_local_read_fp32_gbps */
     /* x-reduce again at two sizes far beyond the L2: the same loads from HBM. */
     int cold_done;             /* 1 once both sizes gave a time */
     double cold_bytes[2];      /* bytes per rank (the output), small and large */

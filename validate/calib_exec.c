@@ -124,10 +124,11 @@ static void times_note(const char *line, void *ctx) {
 }
 
 /* The probe plans names[0..n) at sizes[0..nsizes) (at most 2) bytes per rank on `channels`
- * (0: each probe's own), through `arsim bench`'s timing path (rows to times_row, no file):
+ * (0: each probe's own), of dtype elements (PROBE_DTYPE but where a key is of another), through `arsim bench`'s timing path (rows to times_row, no file):
  * us[i][k], NAN when it gave none. */
 static int probe_times(const ar_topo_t *t, const char *const *names, int n, const uint64_t *sizes, int nsizes,
-                       int channels, int iters, int repeats, double us[][2], times_t *x, ar_error_t *err) {
+                       int channels, int iters, int repeats, ar_dtype_t dtype, double us[][2], times_t *x,
+                       ar_error_t *err) {
     char algos[256] = "";
     for (int i = 0; i < n; i++) {
         if (i) strncat(algos, ",", sizeof algos - strlen(algos) - 1);
@@ -146,7 +147,7 @@ static int probe_times(const ar_topo_t *t, const char *const *names, int n, cons
     o.channels = channels;
     o.sizes = sizes;
     o.nsizes = nsizes;
-    o.dtype = PROBE_DTYPE;
+    o.dtype = dtype;
     o.iters = iters;
     o.repeats = repeats;
     o.timeout_s = 5;
@@ -163,7 +164,7 @@ static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, con
     ar_error_t e;
     memset(&e, 0, sizeof e);
     times_t x;
-    if (probe_times(t, names, n, sizes, 2, channels, iters, 11, us, &x, &e) != AR_OK && !quiet)
+    if (probe_times(t, names, n, sizes, 2, channels, iters, 11, PROBE_DTYPE, us, &x, &e) != AR_OK && !quiet)
         fprintf(stderr, "calibrate: %s: %s\n", names[0], e.message);
     int ok = 1;
     for (int i = 0; i < n; i++)
@@ -227,6 +228,28 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
         fprintf(stderr, "calibrate: executor: x-reduce %d/%d bytes %.2f/%.2f us (one channel loads %.1f GB/s from its own GPU); "
                         "x-local %.2f/%.2f us (%.1f GB/s)\n",
                 LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
+    /* the same REDUCEs of fp32 elements: the executor's arithmetic per byte is less */
+    {
+        static const char *const red[1] = {"x-reduce"};
+        double f32[1][2];
+        times_t x;
+        ar_error_t e;
+        memset(&e, 0, sizeof e);
+        if (probe_times(t, red, 1, sizes, 2, 0, 20, 11, AR_FP32, f32, &x, &e) == AR_OK && f32[0][0] > 0 &&
+            f32[0][1] > f32[0][0]) {
+            c->local_fp32_us[0] = f32[0][0];
+            c->local_fp32_us[1] = f32[0][1];
+            c->local_read_fp32_gbps = 2.0 * (LOCAL_HI - LOCAL_LO) / ((f32[0][1] - f32[0][0]) * 1e3);
+            c->local_fp32_done = 1;
+            if (!quiet)
+                fprintf(stderr, "calibrate: executor: x-reduce of fp32 %d/%d bytes %.2f/%.2f us (one channel loads %.1f "
+                                "GB/s from its own GPU, %.1f in bf16)\n",
+                        LOCAL_LO, LOCAL_HI, f32[0][0], f32[0][1], c->local_read_fp32_gbps, c->local_read_gbps);
+        } else if (!quiet) {
+            fprintf(stderr, "calibrate: x-reduce of fp32 gave no slope%s%s: chan_local_read_fp32_gbps left out\n",
+                    e.message[0] ? ": " : "", e.message);
+        }
+    }
     const uint64_t cold[2] = {COLD_LO, COLD_HI};
     if (!probe_rate(t, "x-reduce", cold, 0, 3, 2.0, c->cold_reduce_us, &c->cold_read_gbps, "chan_local_read_cold_gbps",
                     quiet))
@@ -278,7 +301,7 @@ static int pair_times_at(const ar_topo_t *t, const char *prefix, int channels, u
     memset(&e, 0, sizeof e);
     times_t x;
     const uint64_t sizes[1] = {bytes};
-    if (probe_times(t, names, 2, sizes, 1, channels, 200, 15, t2, &x, &e) != AR_OK && !quiet)
+    if (probe_times(t, names, 2, sizes, 1, channels, 200, 15, PROBE_DTYPE, t2, &x, &e) != AR_OK && !quiet)
         fprintf(stderr, "calibrate: %s,%s on %d ranks: %s\n", want[0], want[1], t->nranks, e.message);
     us[0] = t2[0][0];
     us[1] = t2[1][0];
@@ -451,7 +474,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     double t8[8][2], us[8];
     const uint64_t sizes[1] = {OP_BYTES};
     times_t x;
-    AR_TRY(probe_times(t, names, 8, sizes, 1, 0, 200, 15, t8, &x, err));
+    AR_TRY(probe_times(t, names, 8, sizes, 1, 0, 200, 15, PROBE_DTYPE, t8, &x, err));
     for (int i = 0; i < 8; i++) {
         us[i] = t8[i][0];
         if (!(us[i] > 0))

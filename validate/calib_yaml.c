@@ -60,6 +60,7 @@
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
  *                       plan x-reduce at 1 MB and 8 MB): source bytes over the time
  *                       difference (x-local, a COPY, is reported beside it)
+ *   chan_local_read_fp32_gbps  the same x-reduce of fp32 elements (the others are bf16)
  *   chan_local_read_cold_gbps  the same x-reduce at 64 MB and 256 MB, whose buffers are
  *                       many times the L2: the loads come from HBM
  *   chan_cold_crowd_gbps  the same with 24 channels on the GPU each REDUCEing its share:
@@ -479,6 +480,11 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             "measured: executor, one channel REDUCEing IN + SCRATCH into OUT on its own GPU\n"
             "(probe x-reduce): 2 x (%.0f - %.0f bytes) / (%.2f - %.2f us); a COPY (x-local)\nloads %.1f GB/s",
             c->local_bytes[1], c->local_bytes[0], c->local_reduce_us[1], c->local_reduce_us[0], c->local_copy_read_gbps);
+    if (c->local_fp32_done)
+        put(F, R, "chan_local_read_fp32_gbps", 0, c->local_read_fp32_gbps, 1,
+            "measured: executor, the same x-reduce of fp32 elements (the probes' are bf16):\n"
+            "2 x (%.0f - %.0f bytes) / (%.2f - %.2f us)",
+            c->local_bytes[1], c->local_bytes[0], c->local_fp32_us[1], c->local_fp32_us[0]);
     if (c->cold_done)
         put(F, R, "chan_local_read_cold_gbps", 0, c->cold_read_gbps, 1,
             "measured: executor, the same x-reduce with its three buffers beyond the L2:\n"
@@ -584,6 +590,9 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     if (c->local_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us; x-local %.3f us, %.3f us\n", c->local_bytes[0],
                 c->local_reduce_us[0], c->local_bytes[1], c->local_reduce_us[1], c->local_copy_us[0], c->local_copy_us[1]);
+    if (c->local_fp32_done)
+        fprintf(f, "#   x-reduce of fp32 %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->local_bytes[0], c->local_fp32_us[0],
+                c->local_bytes[1], c->local_fp32_us[1]);
     if (c->cold_done)
         fprintf(f, "#   x-reduce %.0f bytes %.3f us, %.0f bytes %.3f us (beyond the L2)\n", c->cold_bytes[0],
                 c->cold_reduce_us[0], c->cold_bytes[1], c->cold_reduce_us[1]);

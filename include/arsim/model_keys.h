@@ -87,6 +87,10 @@
       "channel this much longer: the run's release fences queue (0: a run costs its first release)")          \
     X(ROOT, chan_local_read_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
       "one channel's loads from its own device's memory, an op's sources summed (0: only the memory bounds it)") \
+    X(ROOT, chan_local_read_fp32_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                        \
+      "chan_local_read_gbps for a REDUCE of fp32 elements (the executor converts and adds each element "      \
+      "of a source; fp32 has half as many a byte, none to convert); its push and cold rates scale alike "     \
+      "(0: as chan_local_read_gbps)")                                                                         \
     X(ROOT, chan_local_read_push_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
       "the same for an op whose destination is on another device (0: chan_local_read_gbps)")                  \
     X(ROOT, chan_local_read_cold_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                       \
