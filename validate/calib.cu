@@ -162,8 +162,8 @@ __global__ void k_write_reps(uint4 *__restrict__ dst, size_t n16, int reps) {
         for (size_t i = lo + threadIdx.x; i < hi; i += step) dst[i] = make_uint4((unsigned)i, (unsigned)r, 1u, 2u);
 }
 
-/* The same for a copy: src read and dst written each pass, both resident in L2 (the
- * executor's ops read and write at once; the L2 may serve the two kinds together). */
+/* A copy, `reps` passes: src read and dst written each pass (one pass: HBM's copy rate; more:
+ * both resident in L2, where the executor's ops read and write at once). */
 template <int U>
 __global__ void k_copy_reps(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16, int reps) {
     size_t per = (n16 + gridDim.x - 1) / gridDim.x;
@@ -189,21 +189,6 @@ __global__ void k_write(uint4 *__restrict__ dst, size_t n16) {
     size_t step = (size_t)blockDim.x;
     for (size_t i = lo + threadIdx.x; i < hi; i += step)
         dst[i] = make_uint4((unsigned)i, (unsigned)(i >> 32), 1u, 2u);
-}
-
-template <int U>
-__global__ void k_copy(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16) {
-    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
-    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
-    size_t i = lo + threadIdx.x, step = (size_t)blockDim.x;
-    for (; i + (U - 1) * step < hi; i += U * step) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
-#pragma unroll
-        for (int u = 0; u < U; u++) dst[i + u * step] = v[u];
-    }
-    for (; i < hi; i += step) dst[i] = __ldcg(&src[i]);
 }
 
 /* dst = a + b over one block's slice, `reps` times (data stays in L2).
@@ -342,7 +327,7 @@ static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
 }
 static void launch_copy(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
-    BY_UNROLL(c->unroll, (k_copy<U><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16)));
+    BY_UNROLL(c->unroll, (k_copy_reps<U><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16, 1)));
 }
 
 struct reps_ctx {
