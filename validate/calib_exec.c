@@ -210,7 +210,13 @@ static void calib_land(const ar_topo_t *t, ar_calib_t *c, int quiet) {
  * c->local_*. A failure leaves local_done 0 (the key is then left out: optional). */
 static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     static const char *const names[2] = {"x-reduce", "x-local"};
-    const uint64_t sizes[2] = {LOCAL_LO, LOCAL_HI};
+    /* the ranks placed with rank 0 (on one GPU both): their buffers (IN, SCRATCH, OUT each)
+     * share its L2, and the larger size keeps them within the near half's reach as one rank's
+     * do alone (2 ranks at 8 MB, 48 MB: one H200's channel then loads 45 GB/s, 54 at 4 MB) */
+    int alone = 0;
+    for (int r = 0; r < t->nranks; r++) alone += t->placement[r] == t->placement[0];
+    const uint64_t hi = LOCAL_HI / (uint64_t)(alone > 1 ? alone : 1);
+    const uint64_t sizes[2] = {LOCAL_LO, hi > 2 * (uint64_t)LOCAL_LO ? hi : 2 * (uint64_t)LOCAL_LO};
     double us[2][2];
     if (!probe_slopes(t, names, 2, sizes, 0, 20, us, quiet)) {
         if (!quiet) fprintf(stderr, "calibrate: chan_local_read_gbps left out\n");
@@ -221,13 +227,15 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
         c->local_reduce_us[k] = us[0][k];
         c->local_copy_us[k] = us[1][k];
     }
-    c->local_read_gbps = 2.0 * (LOCAL_HI - LOCAL_LO) / ((us[0][1] - us[0][0]) * 1e3);
-    c->local_copy_read_gbps = (double)(LOCAL_HI - LOCAL_LO) / ((us[1][1] - us[1][0]) * 1e3);
+    const double span = (double)sizes[1] - (double)sizes[0];
+    c->local_read_gbps = 2.0 * span / ((us[0][1] - us[0][0]) * 1e3);
+    c->local_copy_read_gbps = span / ((us[1][1] - us[1][0]) * 1e3);
     c->local_done = 1;
     if (!quiet)
-        fprintf(stderr, "calibrate: executor: x-reduce %d/%d bytes %.2f/%.2f us (one channel loads %.1f GB/s from its own GPU); "
+        fprintf(stderr, "calibrate: executor: x-reduce %llu/%llu bytes %.2f/%.2f us (one channel loads %.1f GB/s from its own GPU); "
                         "x-local %.2f/%.2f us (%.1f GB/s)\n",
-                LOCAL_LO, LOCAL_HI, us[0][0], us[0][1], c->local_read_gbps, us[1][0], us[1][1], c->local_copy_read_gbps);
+                (unsigned long long)sizes[0], (unsigned long long)sizes[1], us[0][0], us[0][1], c->local_read_gbps, us[1][0],
+                us[1][1], c->local_copy_read_gbps);
     /* the same REDUCEs of fp32 elements: the executor's arithmetic per byte is less */
     {
         static const char *const red[1] = {"x-reduce"};
@@ -239,12 +247,13 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
             f32[0][1] > f32[0][0]) {
             c->local_fp32_us[0] = f32[0][0];
             c->local_fp32_us[1] = f32[0][1];
-            c->local_read_fp32_gbps = 2.0 * (LOCAL_HI - LOCAL_LO) / ((f32[0][1] - f32[0][0]) * 1e3);
+            c->local_read_fp32_gbps = 2.0 * span / ((f32[0][1] - f32[0][0]) * 1e3);
             c->local_fp32_done = 1;
             if (!quiet)
-                fprintf(stderr, "calibrate: executor: x-reduce of fp32 %d/%d bytes %.2f/%.2f us (one channel loads %.1f "
+                fprintf(stderr, "calibrate: executor: x-reduce of fp32 %llu/%llu bytes %.2f/%.2f us (one channel loads %.1f "
                                 "GB/s from its own GPU, %.1f in bf16)\n",
-                        LOCAL_LO, LOCAL_HI, f32[0][0], f32[0][1], c->local_read_fp32_gbps, c->local_read_gbps);
+                        (unsigned long long)sizes[0], (unsigned long long)sizes[1], f32[0][0], f32[0][1],
+                        c->local_read_fp32_gbps, c->local_read_gbps);
         } else if (!quiet) {
             fprintf(stderr, "calibrate: x-reduce of fp32 gave no slope%s%s: chan_local_read_fp32_gbps left out\n",
                     e.message[0] ? ": " : "", e.message);
@@ -262,9 +271,7 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                         "GPU's HBM)\n", COLD_LO >> 20, COLD_HI >> 20, c->cold_reduce_us[0], c->cold_reduce_us[1],
                 c->cold_read_gbps);
     /* each rank's channels REDUCE their shares of its bytes; the GPU holds the ranks placed
-     * with rank 0 (on one GPU both), one channel each above */
-    int alone = 0;
-    for (int r = 0; r < t->nranks; r++) alone += t->placement[r] == t->placement[0];
+     * with rank 0, one channel each above */
     const int per_rank = CROWD_CHANNELS / alone > 1 ? CROWD_CHANNELS / alone : 2;
     double share;
     if (!probe_rate(t, "x-reduce", cold, per_rank, 3, 2.0 / per_rank, c->crowd_reduce_us, &share,
