@@ -132,9 +132,12 @@ __global__ void k_read(const uint4 *__restrict__ src, size_t n16, uint4 *sink) {
 
 /* k_read's pass over its slice, `reps` times in one launch: after the first pass the
  * slice is resident in L2 (__ldcg skips L1), and one launch per pass would time the
- * launches instead. */
-template <int U>
-__global__ void k_read_reps(const uint4 *__restrict__ src, size_t n16, int reps, uint4 *sink) {
+ * launches instead. COPY: each pass also stores what it loaded into dst (one pass: HBM's
+ * copy rate; more: both buffers resident in L2, where the executor's ops read and write at
+ * once). */
+template <int U, bool COPY>
+__global__ void k_pass_reps(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16, int reps,
+                            uint4 *sink) {
     size_t per = (n16 + gridDim.x - 1) / gridDim.x;
     size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
     size_t step = (size_t)blockDim.x;
@@ -146,11 +149,18 @@ __global__ void k_read_reps(const uint4 *__restrict__ src, size_t n16, int reps,
 #pragma unroll
             for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
 #pragma unroll
-            for (int u = 0; u < U; u++) { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
+            for (int u = 0; u < U; u++) {
+                if (COPY) dst[i + u * step] = v[u];
+                else { acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w; }
+            }
         }
-        for (; i < hi; i += step) { uint4 v = __ldcg(&src[i]); acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+        for (; i < hi; i += step) {
+            uint4 v = __ldcg(&src[i]);
+            if (COPY) dst[i] = v;
+            else { acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w; }
+        }
     }
-    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
+    if (!COPY && acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u) sink[0] = acc; /* keeps the loads */
 }
 
 /* The same for stores: a slice rewritten `reps` times stays dirty in L2. */
@@ -160,26 +170,6 @@ __global__ void k_write_reps(uint4 *__restrict__ dst, size_t n16, int reps) {
     size_t step = (size_t)blockDim.x;
     for (int r = 0; r < reps; r++)
         for (size_t i = lo + threadIdx.x; i < hi; i += step) dst[i] = make_uint4((unsigned)i, (unsigned)r, 1u, 2u);
-}
-
-/* A copy, `reps` passes: src read and dst written each pass (one pass: HBM's copy rate; more:
- * both resident in L2, where the executor's ops read and write at once). */
-template <int U>
-__global__ void k_copy_reps(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n16, int reps) {
-    size_t per = (n16 + gridDim.x - 1) / gridDim.x;
-    size_t lo = (size_t)blockIdx.x * per, hi = min(n16, lo + per);
-    size_t step = (size_t)blockDim.x;
-    for (int r = 0; r < reps; r++) {
-        size_t i = lo + threadIdx.x;
-        for (; i + (U - 1) * step < hi; i += U * step) {
-            uint4 v[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) v[u] = __ldcg(&src[i + u * step]);
-#pragma unroll
-            for (int u = 0; u < U; u++) dst[i + u * step] = v[u];
-        }
-        for (; i < hi; i += step) dst[i] = __ldcg(&src[i]);
-    }
 }
 
 template <int U>
@@ -327,27 +317,28 @@ static void launch_write(int blocks, int threads, cudaStream_t s, void *p) {
 }
 static void launch_copy(int blocks, int threads, cudaStream_t s, void *p) {
     rw_ctx *c = (rw_ctx *)p;
-    BY_UNROLL(c->unroll, (k_copy_reps<U><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16, 1)));
+    BY_UNROLL(c->unroll, (k_pass_reps<U, true><<<blocks, threads, 0, s>>>((uint4 *)c->dst, (const uint4 *)c->src, c->n16, 1,
+                                                                          c->sink)));
 }
 
 struct reps_ctx {
     rw_ctx rw;
     int reps;
 };
-static void launch_read_reps(int blocks, int threads, cudaStream_t s, void *p) {
+template <bool COPY> static void launch_pass_reps(int blocks, int threads, cudaStream_t s, void *p) {
     reps_ctx *c = (reps_ctx *)p;
-    BY_UNROLL(c->rw.unroll, (k_read_reps<U><<<blocks, threads, 0, s>>>((const uint4 *)c->rw.src, c->rw.n16, c->reps,
-                                                                       c->rw.sink)));
+    BY_UNROLL(c->rw.unroll, (k_pass_reps<U, COPY><<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, (const uint4 *)c->rw.src,
+                                                                             c->rw.n16, c->reps, c->rw.sink)));
+}
+static void launch_read_reps(int blocks, int threads, cudaStream_t s, void *p) {
+    launch_pass_reps<false>(blocks, threads, s, p);
+}
+static void launch_copy_reps(int blocks, int threads, cudaStream_t s, void *p) {
+    launch_pass_reps<true>(blocks, threads, s, p);
 }
 static void launch_write_reps(int blocks, int threads, cudaStream_t s, void *p) {
     reps_ctx *c = (reps_ctx *)p;
     k_write_reps<<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, c->rw.n16, c->reps);
-}
-
-static void launch_copy_reps(int blocks, int threads, cudaStream_t s, void *p) {
-    reps_ctx *c = (reps_ctx *)p;
-    BY_UNROLL(c->rw.unroll, (k_copy_reps<U><<<blocks, threads, 0, s>>>((uint4 *)c->rw.dst, (const uint4 *)c->rw.src,
-                                                                       c->rw.n16, c->reps)));
 }
 
 /* GB/s of `fn` over an L2-resident buffer of n16 16-byte lines: the difference of a
