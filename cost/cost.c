@@ -834,7 +834,6 @@ static void l2_bw_reach(const ar_model_t *m, double *hit, double *miss) {
     if (*hit > *miss) *hit = *miss;
 }
 
-
 static double miss_share(double hit, double miss, double d) {
     if (d > miss) return 1;
     if (d <= hit) return 0;
