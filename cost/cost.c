@@ -892,17 +892,6 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
     w->npage = calloc((size_t)w->nbufs, sizeof *w->npage);
     w->loading = calloc((size_t)t->ndevices, sizeof *w->loading);
     if (!traffic || !w->clock || !w->stamp || !w->page || !w->npage || !w->loading) goto nomem;
-    /* one execution's traffic per device: how long ago the previous one touched each page
-     * (the plan's ops on any device: their translates onto the device standing for its orbit
-     * touch that as much) */
-    for (uint32_t i = 0; i < p->nops; i++) {
-        const ar_op_t *op = &p->ops[i];
-        if (op->code != AR_OP_COPY && op->code != AR_OP_REDUCE) continue;
-        for (uint32_t s = 0; s <= op->nsrc; s++) {
-            const int d = ar_cost_addr_device(t, ar_op_operand(p, op, s));
-            if (d >= 0) traffic[one ? ar_topo_orbit_device(t, w->shifts, d) : d] += (double)op->n * es;
-        }
-    }
     /* pages as fine as every rank's buffers would get: a plan of one rank predicts what
      * every rank's does */
     const uint64_t all = (uint64_t)p->nranks * AR_NBUF;
@@ -918,10 +907,13 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             w->stamp[i] = calloc(w->npage[i], sizeof **w->stamp);
             if (!w->stamp[i]) goto nomem;
         }
-    /* ... or fewer: every byte between two touches of a line is in the lines the plan
-     * touches, and the L2 holds lines, not touches (its reach was measured touching each
-     * line once). An address with epoch parity touches its other slot the next execution:
-     * a line of it comes back two executions later, both slots touched meanwhile. */
+    /* One execution's traffic per device: how long ago the previous one touched each page
+     * (the plan's ops on any device: their translates onto the device standing for its orbit
+     * touch that as much) ... or fewer: every byte between two touches of a line is in the
+     * lines the plan touches (marked here), and the L2 holds lines, not touches (its reach
+     * was measured touching each line once). An address with epoch parity touches its other
+     * slot the next execution: a line of it comes back two executions later, both slots
+     * touched meanwhile. */
     w->footprint = calloc((size_t)t->ndevices, sizeof *w->footprint);
     if (!w->footprint) goto nomem;
     for (uint32_t i = 0; i < p->nops; i++) {
@@ -932,7 +924,8 @@ int ar_cost_warm_init(ar_cost_warm_t *w, const ar_topo_t *t, const ar_plan_t *p)
             const ar_addr_t *a = ar_op_operand(p, op, s);
             int d = ar_cost_addr_device(t, a);
             if (d < 0) continue;
-            ar_addr_t at = warm_place(w, p, a, &d);
+            ar_addr_t at = warm_place(w, p, a, &d); /* d: the device standing for its orbit */
+            traffic[d] += B;
             for (int slot = 0; slot < ((at.buf & AR_ADDR_PARITY) ? 2 : 1); slot++, at.off += p->parity_elems) {
                 int bi;
                 uint64_t j0, j1;

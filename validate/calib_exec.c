@@ -124,8 +124,9 @@ static void times_note(const char *line, void *ctx) {
 }
 
 /* The probe plans names[0..n) at sizes[0..nsizes) (at most 2) bytes per rank on `channels`
- * (0: each probe's own), of dtype elements (PROBE_DTYPE but where a key is of another), through `arsim bench`'s timing path (rows to times_row, no file):
- * us[i][k], NAN when it gave none. */
+ * (0: each probe's own), of dtype elements (PROBE_DTYPE but where a key is of another),
+ * through `arsim bench`'s timing path (rows to times_row, no file): us[i][k], NAN when it
+ * gave none. */
 static int probe_times(const ar_topo_t *t, const char *const *names, int n, const uint64_t *sizes, int nsizes,
                        int channels, int iters, int repeats, ar_dtype_t dtype, double us[][2], times_t *x,
                        ar_error_t *err) {
@@ -156,15 +157,15 @@ static int probe_times(const ar_topo_t *t, const char *const *names, int n, cons
     return ar_hw_bench(t, &o, &sink, &wrong, err);
 }
 
-/* Times (us per execution) of the probe plans names[0..n) at two sizes per rank, on
- * `channels` (0: each probe's own): us[i][k] for names[i] at sizes[k]. 1 when every one
- * rose with the size (a slope to read), 0 otherwise (a failure is said unless quiet). */
+/* Times (us per execution) of the probe plans names[0..n) of dtype elements at two sizes per
+ * rank, on `channels` (0: each probe's own): us[i][k] for names[i] at sizes[k]. 1 when every
+ * one rose with the size (a slope to read), 0 otherwise (a failure is said unless quiet). */
 static int probe_slopes(const ar_topo_t *t, const char *const *names, int n, const uint64_t sizes[2],
-                        int channels, int iters, double us[][2], int quiet) {
+                        int channels, int iters, ar_dtype_t dtype, double us[][2], int quiet) {
     ar_error_t e;
     memset(&e, 0, sizeof e);
     times_t x;
-    if (probe_times(t, names, n, sizes, 2, channels, iters, 11, PROBE_DTYPE, us, &x, &e) != AR_OK && !quiet)
+    if (probe_times(t, names, n, sizes, 2, channels, iters, 11, dtype, us, &x, &e) != AR_OK && !quiet)
         fprintf(stderr, "calibrate: %s: %s\n", names[0], e.message);
     int ok = 1;
     for (int i = 0; i < n; i++)
@@ -182,7 +183,7 @@ static int probe_rate(const ar_topo_t *t, const char *name, const uint64_t sizes
                       double factor, double us[2], double *gbps, const char *key, int quiet) {
     const char *const names[1] = {name};
     double t2[1][2];
-    if (!probe_slopes(t, names, 1, sizes, channels, iters, t2, quiet)) {
+    if (!probe_slopes(t, names, 1, sizes, channels, iters, PROBE_DTYPE, t2, quiet)) {
         if (!quiet) fprintf(stderr, "calibrate: %s left out\n", key);
         return 0;
     }
@@ -218,7 +219,7 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     const uint64_t hi = LOCAL_HI / (uint64_t)(alone > 1 ? alone : 1);
     const uint64_t sizes[2] = {LOCAL_LO, hi > 2 * (uint64_t)LOCAL_LO ? hi : 2 * (uint64_t)LOCAL_LO};
     double us[2][2];
-    if (!probe_slopes(t, names, 2, sizes, 0, 20, us, quiet)) {
+    if (!probe_slopes(t, names, 2, sizes, 0, 20, PROBE_DTYPE, us, quiet)) {
         if (!quiet) fprintf(stderr, "calibrate: chan_local_read_gbps left out\n");
         return;
     }
@@ -237,27 +238,19 @@ static void calib_local(const ar_topo_t *t, ar_calib_t *c, int quiet) {
                 (unsigned long long)sizes[0], (unsigned long long)sizes[1], us[0][0], us[0][1], c->local_read_gbps, us[1][0],
                 us[1][1], c->local_copy_read_gbps);
     /* the same REDUCEs of fp32 elements: the executor's arithmetic per byte is less */
-    {
-        static const char *const red[1] = {"x-reduce"};
-        double f32[1][2];
-        times_t x;
-        ar_error_t e;
-        memset(&e, 0, sizeof e);
-        if (probe_times(t, red, 1, sizes, 2, 0, 20, 11, AR_FP32, f32, &x, &e) == AR_OK && f32[0][0] > 0 &&
-            f32[0][1] > f32[0][0]) {
-            c->local_fp32_us[0] = f32[0][0];
-            c->local_fp32_us[1] = f32[0][1];
-            c->local_read_fp32_gbps = 2.0 * span / ((f32[0][1] - f32[0][0]) * 1e3);
-            c->local_fp32_done = 1;
-            if (!quiet)
-                fprintf(stderr, "calibrate: executor: x-reduce of fp32 %llu/%llu bytes %.2f/%.2f us (one channel loads %.1f "
-                                "GB/s from its own GPU, %.1f in bf16)\n",
-                        (unsigned long long)sizes[0], (unsigned long long)sizes[1], f32[0][0], f32[0][1],
-                        c->local_read_fp32_gbps, c->local_read_gbps);
-        } else if (!quiet) {
-            fprintf(stderr, "calibrate: x-reduce of fp32 gave no slope%s%s: chan_local_read_fp32_gbps left out\n",
-                    e.message[0] ? ": " : "", e.message);
-        }
+    double f32[1][2];
+    if (probe_slopes(t, names, 1, sizes, 0, 20, AR_FP32, f32, quiet)) {
+        c->local_fp32_us[0] = f32[0][0];
+        c->local_fp32_us[1] = f32[0][1];
+        c->local_read_fp32_gbps = 2.0 * span / ((f32[0][1] - f32[0][0]) * 1e3);
+        c->local_fp32_done = 1;
+        if (!quiet)
+            fprintf(stderr, "calibrate: executor: x-reduce of fp32 %llu/%llu bytes %.2f/%.2f us (one channel loads %.1f "
+                            "GB/s from its own GPU, %.1f in bf16)\n",
+                    (unsigned long long)sizes[0], (unsigned long long)sizes[1], f32[0][0], f32[0][1],
+                    c->local_read_fp32_gbps, c->local_read_gbps);
+    } else if (!quiet) {
+        fprintf(stderr, "calibrate: chan_local_read_fp32_gbps left out\n");
     }
     const uint64_t cold[2] = {COLD_LO, COLD_HI};
     if (!probe_rate(t, "x-reduce", cold, 0, 3, 2.0, c->cold_reduce_us, &c->cold_read_gbps, "chan_local_read_cold_gbps",

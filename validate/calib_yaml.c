@@ -58,8 +58,9 @@
  *                       the latter, against x-chainN (COPYs, one group) over two groups
  *   reduce_op_ns        the 3-source x-rchainN against x-chainN, less its further group
  *   chan_local_read_gbps  one channel REDUCEing two local sources into a local OUT (probe
- *                       plan x-reduce at 1 MB and 8 MB, 4 MB with two ranks on the GPU): source bytes over the time
- *                       difference (x-local, a COPY, is reported beside it)
+ *                       plan x-reduce at 1 MB and 8 MB, 4 MB with two ranks on the GPU):
+ *                       source bytes over the time difference (x-local, a COPY, is
+ *                       reported beside it)
  *   chan_local_read_fp32_gbps  the same x-reduce of fp32 elements (the others are bf16)
  *   chan_local_read_cold_gbps  the same x-reduce at 64 MB and 256 MB, whose buffers are
  *                       many times the L2: the loads come from HBM
