@@ -292,7 +292,7 @@ static int requeue(walk_t *w, int gi, ar_error_t *err) {
 
 /* The slot of a resource and its rate in bytes/s, or multiply-adds x 2 per second for
  * matrix units (-1: no rate bounds it): link directions, then per device its memory, host
- * link, link issue and matrix units. */
+ * link, link issue, matrix units and L2. */
 static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap) {
     const ar_topo_t *t = w->t;
     const ar_model_t *m = t->model;
@@ -310,6 +310,7 @@ static int resource_slot(const walk_t *w, const ar_op_traffic_t *r, double *cap)
     case AR_RES_HOST: *cap = m->host_link_gbps * 1e9; return L + D + dev;
     case AR_RES_ISSUE: *cap = m->link_issue_gbps * 1e9; return *cap > 0 ? L + 2 * D + dev : -1;
     case AR_RES_TENSOR: *cap = ar_cost_gemm_flops(m, w->p->dtype); return *cap > 0 ? L + 3 * D + dev : -1;
+    case AR_RES_L2: *cap = ar_cost_l2_gbps(m) * 1e9; return L + 4 * D + dev;
     }
     return -1;
 }
@@ -656,9 +657,9 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.flags = calloc(ar_plan_flag_slots(p), sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.buffer = opts->buffer;
-    w.max_traffic = 2 * t->nlinks + t->ndevices + 4;
+    w.max_traffic = 2 * t->nlinks + 2 * t->ndevices + 4;
     w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
-    const size_t nslots = (size_t)2 * t->nlinks + 4 * (size_t)t->ndevices;
+    const size_t nslots = (size_t)2 * t->nlinks + 5 * (size_t)t->ndevices;
     w.slot = calloc(nslots, sizeof *w.slot);
     w.touched = calloc(nslots, sizeof *w.touched);
     w.use_pos = calloc(nslots, sizeof *w.use_pos);

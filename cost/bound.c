@@ -227,6 +227,11 @@ int ar_bound_coll(const ar_topo_t *t, ar_coll_t coll, uint64_t bytes_per_rank, a
     const double cold = ar_cost_l2_cold(m, buffer, rd + wr);
     b->memory_s = (rd * ar_cost_mem_weight(m, buffer, 0, cold) + wr * ar_cost_mem_weight(m, buffer, 1, cold)) /
                   (b->memory_gbps * 1e9);
+    if (ar_cost_l2_fronts(m, buffer)) { /* every byte crosses the L2 in front of it too */
+        const double l2_s = (rd * ar_cost_l2_weight(m, buffer, 0) + wr * ar_cost_l2_weight(m, buffer, 1)) /
+                            (ar_cost_l2_gbps(m) * 1e9);
+        if (l2_s > b->memory_s) b->memory_s = l2_s;
+    }
     const struct { const char *name; double s; } terms[] = {
         {"latency", b->latency_s}, {"injection", b->injection_s}, {"cut", b->cut_s}, {"memory", b->memory_s},
     };

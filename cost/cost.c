@@ -94,7 +94,7 @@ typedef struct acc_s {
     /* Bytes each device's memory serves for this op: its own sources and destination,
      * and what it forwards on a route through it. A short list, grown on the heap past
      * the stack's. */
-    struct acc_mem_s { int dev; double rd, wr; } *mem;
+    struct acc_mem_s { int dev; double rd, wr, l2; } *mem; /* l2: weighted as its link counts them */
     int ndev, capmem;
     ar_op_traffic_t *traffic;
     int ntraffic, max_traffic;
@@ -102,6 +102,9 @@ typedef struct acc_s {
     double lat_s;
     int overflow;
     int fresh; /* what is added now is in neither list yet (one route's hops, acc_route): not looked for */
+    /* a byte a device forwards, stored and loaded again at once: what it weighs on the
+     * memory (each way) and on the L2's link (both ways) */
+    double fwd_mem, fwd_l2;
     /* Bytes per link direction this op crosses, summed over its sources (two pulls over
      * one link share it): a list, since an op crosses few of a topology's links (indexed
      * once a long route makes it long, lb_at). */
@@ -117,6 +120,7 @@ static void acc_init(acc_t *a, ar_op_traffic_t *traffic, int max_traffic) {
     a->capmem = (int)(sizeof a->mem_stack / sizeof a->mem_stack[0]);
     a->traffic = traffic;
     a->max_traffic = traffic ? max_traffic : 0;
+    a->fwd_mem = 1;
     a->lb = a->lb_stack;
     a->nlb = 0;
     a->caplb = (int)(sizeof a->lb_stack / sizeof a->lb_stack[0]);
@@ -174,11 +178,12 @@ static int acc_link_entry(acc_t *a, int slot) {
     return a->nlb++;
 }
 
-static void acc_mem(acc_t *a, int dev, double rd, double wr) {
+static void acc_mem(acc_t *a, int dev, double rd, double wr, double l2) {
     const int at = a->fresh ? -1 : list_find(&a->mem_at, a->ndev, dev, mem_key, a);
     if (at >= 0) {
         a->mem[at].rd += rd;
         a->mem[at].wr += wr;
+        a->mem[at].l2 += l2;
         return;
     }
     if (a->ndev == a->capmem) {
@@ -188,6 +193,7 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
         if (!g) { /* no room to tell it apart: the first device carries it (never less time) */
             a->mem[0].rd += rd;
             a->mem[0].wr += wr;
+            a->mem[0].l2 += l2;
             a->overflow = 1;
             return;
         }
@@ -198,6 +204,7 @@ static void acc_mem(acc_t *a, int dev, double rd, double wr) {
     a->mem[a->ndev].dev = dev;
     a->mem[a->ndev].rd = rd;
     a->mem[a->ndev].wr = wr;
+    a->mem[a->ndev].l2 = l2;
     list_added(&a->mem_at, dev, a->ndev);
     a->ndev++;
 }
@@ -243,7 +250,7 @@ static void acc_route(acc_t *a, const ar_topo_t *t, int from, int to, double byt
         const ar_link_kind_t *k = &t->model->links[l->kind];
         const int via = h + 1 < n ? ar_topo_forwarder(t, links[h], dirs[h]) : -1;
         if (via >= 0) {
-            acc_mem(a, via, bytes, bytes);
+            acc_mem(a, via, bytes * a->fwd_mem, bytes * a->fwd_mem, bytes * a->fwd_l2);
             lat += fwd_lat;
         }
         acc_link(a, t, links[h], dirs[h], bytes);
@@ -411,6 +418,11 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 
     acc_t a;
     acc_init(&a, traffic, max_traffic);
+    const int l2_fronts = ar_cost_l2_fronts(m, buffer);
+    if (l2_fronts) {
+        a.fwd_mem = 0;
+        a.fwd_l2 = ar_cost_l2_weight(m, buffer, 0) + ar_cost_l2_weight(m, buffer, 1);
+    }
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
     const ar_mem_level_t *lvl = &m->mem[buffer];
@@ -437,7 +449,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
             continue;
         }
         const double hb = ar_cost_operand_mem_bytes(m, buffer, warm, p, ad, dev, is_dst, B);
-        acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0);
+        acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0, B * ar_cost_l2_weight(m, buffer, is_dst));
         if (dev == edev) continue;
         double hop_lat = 0;
         a.fresh = remote == 1;
@@ -461,14 +473,21 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
         double s = (cb.peer_rd + cb.peer_wr) / (m->link_issue_gbps * 1e9);
         if (s > c->link_s) c->link_s = s;
     }
-    const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
+    /* a device's memory and the L2 in front of it work side by side: the longer of the two */
+    const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9, l2_bw = ar_cost_l2_gbps(m) * 1e9;
     for (int i = 0; i < a.ndev; i++) {
         double s = (a.mem[i].rd + a.mem[i].wr) / mem_bw;
+        if (l2_fronts && a.mem[i].l2 / l2_bw > s) s = a.mem[i].l2 / l2_bw;
         if (s > c->memory_s) c->memory_s = s;
     }
-    /* the device-wide resources after the links */
-    for (int i = 0; a.traffic && i < a.ndev && a.ntraffic < a.max_traffic; i++)
-        a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_MEMORY, a.mem[i].dev, 0, a.mem[i].rd + a.mem[i].wr};
+    /* the device-wide resources after the links (what the L2 still holds never reaches memory) */
+    for (int i = 0; a.traffic && i < a.ndev; i++) {
+        const double bytes = a.mem[i].rd + a.mem[i].wr;
+        if ((bytes > 0 || !l2_fronts) && a.ntraffic < a.max_traffic)
+            a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_MEMORY, a.mem[i].dev, 0, bytes};
+        if (l2_fronts && a.mem[i].l2 > 0 && a.ntraffic < a.max_traffic)
+            a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_L2, a.mem[i].dev, 0, a.mem[i].l2};
+    }
     if (a.traffic && host_bytes > 0 && a.ntraffic < a.max_traffic)
         a.traffic[a.ntraffic++] = (ar_op_traffic_t){AR_RES_HOST, edev, 0, host_bytes};
     if (a.traffic && m->link_issue_gbps > 0 && cb.peer_rd + cb.peer_wr > 0 && a.ntraffic < a.max_traffic)
@@ -840,28 +859,34 @@ static double miss_share(double hit, double miss, double d) {
     return (d - hit) / (miss - hit);
 }
 
+int ar_cost_l2_fronts(const ar_model_t *m, ar_mem_t buffer) {
+    const ar_mem_level_t *l2 = &m->mem[AR_MEM_SRAM];
+    return buffer == AR_MEM_HBM && ar_cost_tracks_warmth(m) && l2->read_gbps > 0 && l2->write_gbps > 0;
+}
+
+double ar_cost_l2_gbps(const ar_model_t *m) { return ar_cost_mem_gbps(&m->mem[AR_MEM_SRAM]); }
+
+double ar_cost_l2_weight(const ar_model_t *m, ar_mem_t buffer, int write) {
+    if (!ar_cost_l2_fronts(m, buffer)) return 0;
+    const ar_mem_level_t *l2 = &m->mem[AR_MEM_SRAM];
+    return ar_cost_mem_gbps(l2) / (write ? level_write_gbps(l2) : l2->read_gbps);
+}
+
 /* The memory's one link runs at ar_cost_mem_gbps(level), its reads and writes together;
- * a byte counts on it by the time its own kind takes: at the level's read or write rate,
- * and its share still in the L2 (cold < 1; an HBM level with warmth) at the L2's, where
- * that is faster. */
+ * a byte counts on it by the time its own kind takes, at the level's read or write rate.
+ * Where the L2 fronts the level, what it still holds (1 - cold) never reaches the memory. */
 double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, double cold) {
     const ar_mem_level_t *lvl = &m->mem[buffer];
     const double one = ar_cost_mem_gbps(lvl), own = write ? level_write_gbps(lvl) : lvl->read_gbps;
     if (!(one > 0) || !(own > 0)) return 1;
-    double w = cold * one / own;
-    if (cold < 1) {
-        const ar_mem_level_t *l2 = &m->mem[AR_MEM_SRAM];
-        double fast = write ? level_write_gbps(l2) : l2->read_gbps;
-        if (buffer != AR_MEM_HBM || !ar_cost_tracks_warmth(m) || fast < own) fast = own;
-        w += (1 - cold) * one / fast;
-    }
-    return w;
+    return (ar_cost_l2_fronts(m, buffer) ? cold : 1) * one / own;
 }
 
 int ar_cost_mem_weighted(const ar_model_t *m, ar_mem_t buffer) {
     return ar_cost_mem_weight(m, buffer, 0, 1) != 1 || ar_cost_mem_weight(m, buffer, 1, 1) != 1 ||
            ar_cost_mem_weight(m, buffer, 0, 0) != ar_cost_mem_weight(m, buffer, 0, 1) ||
-           ar_cost_mem_weight(m, buffer, 1, 0) != ar_cost_mem_weight(m, buffer, 1, 1);
+           ar_cost_mem_weight(m, buffer, 1, 0) != ar_cost_mem_weight(m, buffer, 1, 1) ||
+           ar_cost_l2_fronts(m, buffer);
 }
 
 double ar_cost_l2_cold(const ar_model_t *m, ar_mem_t buffer, double d) {

@@ -74,7 +74,8 @@ namespace skr = simgrid::kernel::routing;
 namespace {
 
 enum ResKind { RES_NET = 0, RES_MEM, RES_CHAN, RES_HOST /* a shared link outside the topology's */,
-               RES_CLOC /* a channel's bound led by local loads: a memory term */ };
+               RES_CLOC /* a channel's bound led by local loads: a memory term */,
+               RES_L2 /* the L2 in front of a memory (ar_cost_l2_fronts) */ };
 
 struct Resource {
     sg4::Link *link = nullptr;
@@ -199,7 +200,7 @@ struct Sim {
     std::vector<sg4::Mailbox *> mbox;  /* per channel: its ops' communications */
     /* resources: net 2*l+(dir<0), mem per device, host link per device, one bound per channel,
      * issue bound per device, matrix units per device */
-    int base_mem, base_host, base_chan, base_issue, base_tensor;
+    int base_mem, base_host, base_chan, base_issue, base_tensor, base_l2;
     /* The channel clock (cost.h): every channel's time, path and landing stores. A
      * channel's clock may run ahead of SimGrid's (its own core's reduction, a WAIT
      * whose SIGNAL nothing can beat any more, the executor's own costs): whatever it
@@ -230,10 +231,15 @@ struct Sim {
     /* The same for the memories: capacity mem_weight x ar_cost_mem_gbps, and an operand
      * crosses it mem_weight x its weight times (ar_clock_mem_bytes: reads and writes at
      * their own rates, bytes the L2 still holds at its), to 1/mem_weight. 1 where every
-     * byte weighs 1. */
+     * byte weighs 1. Where the L2 fronts the memory, each has its link, weighed alike: a
+     * byte crosses the L2's at its rates (ar_cost_l2_weight) and the memory's only for the
+     * share the L2 no longer holds, none at all when it holds every line. */
     int mem_weight = 1;
+    bool l2_fronts = false;
     /* How often a flow crosses resource r for each time its route lists it. */
-    int crossings(int r) const { return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM ? mem_weight : 1; }
+    int crossings(int r) const {
+        return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM || res[r].kind == RES_L2 ? mem_weight : 1;
+    }
     uint64_t ops = 0;
     ar_progress_t progress{};  /* opts->progress, about twice a second */
     bool trace = false;       /* ARSIM_SIM_TRACE=1: every op on stderr */
@@ -258,13 +264,14 @@ struct Sim {
                     req.push_back(net_res(hop_links[h] * 2 + (hop_dirs[h] >= 0)));
                 /* a device it passes through stores and loads it again (cost.c's acc_route) */
                 const int via = h + 1 < n ? ar_topo_forwarder(t, hop_links[h], hop_dirs[h]) : -1;
-                if (via >= 0) out.insert(out.end(), 2, base_mem + dev_res(via));
+                if (via >= 0) out.insert(out.end(), 2, (l2_fronts ? base_l2 : base_mem) + dev_res(via));
             }
             return true;
         };
         if (a < ndev && b >= ndev && b < ep_host) { /* memory -> channel: a read */
             int gi = b - ndev, e = t->placement[gi / p->nchannels];
             out.push_back(base_mem + dev_res(a));
+            if (l2_fronts) out.push_back(base_l2 + dev_res(a));
             if (a != e) {
                 if (!net(a, e, true)) return -1;
                 if (res[base_issue + e].link) out.push_back(base_issue + dev_res(e));
@@ -276,6 +283,7 @@ struct Sim {
                 if (res[base_issue + e].link) out.push_back(base_issue + dev_res(e));
             }
             out.push_back(base_mem + dev_res(b));
+            if (l2_fronts) out.push_back(base_l2 + dev_res(b));
         } else if ((a == ep_host && b >= ndev && b < ep_host) ||
                    (a >= ndev && a < ep_host && b == ep_host)) { /* host staging */
             int gi = (a == ep_host ? b : a) - ndev;
@@ -337,7 +345,8 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         }
         for (int i = 0; i < nt && cost.bytes > 0; i++) {
             const ar_op_traffic_t &x = s.traffic[(size_t)i];
-            const int r = x.res == AR_RES_LINK ? net_res(x.link * 2 + (x.dir < 0)) : base_mem + dev_res(x.link);
+            const int r = x.res == AR_RES_LINK ? net_res(x.link * 2 + (x.dir < 0))
+                                               : (x.res == AR_RES_L2 ? base_l2 : base_mem) + dev_res(x.link);
             for (long k = std::lround(x.bytes / cost.bytes); k > 0; k--) s.route.push_back(r);
         }
     }
@@ -355,10 +364,15 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
         }
         /* the operand's memory: its share still in the L2 crosses it fewer times */
         const int mem_w = mem_weight > 1 && opB > 0
-                              ? std::max(1, (int)std::lround(mem_weight * ar_clock_mem_bytes(&clk, a, dst, opB) / opB))
+                              ? std::max(l2_fronts ? 0 : 1,
+                                         (int)std::lround(mem_weight * ar_clock_mem_bytes(&clk, a, dst, opB) / opB))
                               : mem_weight;
-        for (size_t k = s.weight.size(); k < s.route.size(); k++)
-            s.weight.push_back(res[s.route[k]].kind == RES_MEM ? mem_w : crossings(s.route[k]));
+        const int l2_w = l2_fronts ? std::max(1, (int)std::lround(mem_weight * ar_cost_l2_weight(m, o->buffer, dst)))
+                                   : 0;
+        for (size_t k = s.weight.size(); k < s.route.size(); k++) {
+            const int kind = res[s.route[k]].kind;
+            s.weight.push_back(kind == RES_MEM ? mem_w : kind == RES_L2 ? l2_w : crossings(s.route[k]));
+        }
     }
     /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
      * decides only how fast its bytes stream beside everything else. */
@@ -617,7 +631,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         s.base_chan = s.base_host + s.ndev;
         s.base_issue = s.base_chan + s.nch;
         s.base_tensor = s.base_issue + s.ndev;
-        s.res.resize((size_t)s.base_tensor + s.ndev);
+        s.base_l2 = s.base_tensor + s.ndev;
+        s.res.resize((size_t)s.base_l2 + s.ndev);
         net_weights(s.m, &s.net_weight, s.req_weight);
         if (p->only_rank >= 0) {
             s.fold.resize((size_t)2 * t->nlinks);
@@ -642,11 +657,18 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         /* One link per memory carries reads and writes together (ar_cost_mem_gbps). */
         const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
         if (ar_cost_mem_weighted(s.m, o->buffer)) s.mem_weight = 16; /* weights to 1/16 (1/8 errs up to 6%) */
+        s.l2_fronts = ar_cost_l2_fronts(s.m, o->buffer);
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
             R.bw = mem_bw;
             R.kind = RES_MEM;
             R.link = make_link(z, "mem" + std::to_string(d), R.bw * s.mem_weight, lvl->lat_ns * 1e-9);
+            if (s.l2_fronts) {
+                Resource &C = s.res[s.base_l2 + d];
+                C.bw = ar_cost_l2_gbps(s.m) * 1e9;
+                C.kind = RES_L2;
+                C.link = make_link(z, "l2_" + std::to_string(d), C.bw * s.mem_weight, 0);
+            }
             if (p->host_elems > 0) { /* only plans staged through the host cross it */
                 Resource &H = s.res[s.base_host + d];
                 H.bw = s.m->host_link_gbps * 1e9;

@@ -618,14 +618,21 @@ START_TEST(test_cold_lat) {
 }
 END_TEST
 
-/* With warmth (cold_lat_ns), HBM bytes the L2 still holds move at the L2's rates (the round
- * model's sram: 4000 GB/s each way, against HBM's 1000 read and 500 write); cold ones at
- * HBM's, each kind at its own. A local COPY of B bytes, fp32:
- *   8 KB an execution: warm, memory 2 B / 4000 GB/s;
- *   1.6 MB, beyond the 1 MB L2: cold, B / 1000 + B / 500 (and cold_lat_ns);
- *   the same between l2_hit_bytes 1 MB and l2_miss_bytes 3 MB: 0.3 cold.
- * A model whose sram is slower than HBM (read 400, write 4000 GB/s) reads warm bytes at
- * HBM's rate, never slower. Both backends. */
+/* With warmth (cold_lat_ns) the L2 fronts HBM: every byte crosses the L2 at its rates (the
+ * round model's sram: 4000 GB/s each way), and only the cold ones cross HBM, each kind at its
+ * own rate (1000 read, 500 write); the two work side by side, so the memory takes the longer
+ * of 2 B / 4000 and cold x (B / 1000 + B / 500). A local COPY of B bytes, fp32:
+ *   8 KB an execution: warm, the L2's 2 B / 4000 GB/s;
+ *   1.6 MB, beyond the 1 MB L2: cold, HBM's B / 1000 + B / 500 (and cold_lat_ns);
+ *   the same between l2_hit_bytes 1 MB and l2_miss_bytes 3 MB: 0.3 cold, still HBM's.
+ * An sram slower than HBM (read 400, write 4000 GB/s) binds a warm COPY: every byte crosses
+ * it. Both backends. */
+/* The memory's time for a local COPY of B bytes, `cold` of them gone from the L2 (sram read
+ * and written at l2_rd, l2_wr): the longer of the L2's and HBM's. */
+static double l2_fronted_copy_s(double B, double cold, double l2_rd, double l2_wr) {
+    return fmax(B / l2_rd + B / l2_wr, cold * (B / HBM_RD + B / HBM_WR));
+}
+
 /* A local COPY of n elements on ring_1d:2 with cold_lat_ns 700 (and these keys) finds a
  * share `cold` of its source gone from the L2: test_l2_bytes, test_chan_local_read_cold. */
 typedef struct { const char *keys; uint64_t n; double cold; } warmth_case_t;
@@ -648,8 +655,8 @@ START_TEST(test_l2_bytes) {
             ar_plan_t *p = tu_plan_new(2, 1, cases[i].n);
             ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), cases[i].n),
                              AR_OK);
-            const double B = cases[i].n * 4.0, c = cases[i].cold, l2 = 4000e9;
-            const double mem = B * (c / HBM_RD + (1 - c) / l2) + B * (c / HBM_WR + (1 - c) / l2);
+            const double B = cases[i].n * 4.0, c = cases[i].cold;
+            const double mem = l2_fronted_copy_s(B, c, 4000e9, 4000e9);
             ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
             ar_result_t r;
             tu_run_checked(backends[b], t, p, &o, &r, 1e-9);
@@ -662,7 +669,7 @@ START_TEST(test_l2_bytes) {
             ar_plan_free(p);
             ar_topo_free(t);
         }
-    /* an L2 slower than HBM for reads: warm reads at HBM's 1000, warm writes at the L2's 4000 */
+    /* an L2 slower than HBM for reads: a warm COPY at the L2's 400 and 4000 */
     static char yaml[2048];
     const char *l2 = "  sram: {capacity_bytes: 1000000, read_gbps: 4000, write_gbps: 4000, lat_ns: 10}\n";
     const char *at = strstr(ROUND_MODEL, l2);
@@ -679,7 +686,7 @@ START_TEST(test_l2_bytes) {
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     ar_result_t r;
     tu_run_checked("analytic", t, p, &o, &r, 1e-9);
-    EQ(r.time_s, LAUNCH + MEMLAT + 4000.0 / HBM_RD + 4000.0 / 4000e9);
+    EQ(r.time_s, LAUNCH + MEMLAT + 4000.0 / 400e9 + 4000.0 / 4000e9);
     ar_result_free(&r);
     ar_plan_free(p);
     ar_topo_free(t);
@@ -688,8 +695,8 @@ END_TEST
 
 /* The L2's two reaches: a local COPY of 1.6 MB an execution, fp32, with the latency reach at
  * the L2's capacity (1 MB: the op waits all of cold_lat_ns) and the bandwidth reach from
- * l2_bw_hit_bytes 1 MB to l2_bw_miss_bytes 3 MB: 0.3 of its bytes at HBM's rates, the rest at
- * the L2's. And sram copy_gbps 6000 (read 4000): a byte written among reads takes 2 / 6000 -
+ * l2_bw_hit_bytes 1 MB to l2_bw_miss_bytes 3 MB: 0.3 of its bytes cross HBM, every byte the
+ * L2. And sram copy_gbps 6000 (read 4000): a byte written among reads takes 2 / 6000 -
  * 1 / 4000 of the bandwidth, 12000 GB/s, in a warm COPY of 8 KB. Both backends. */
 START_TEST(test_l2_bw_reach_and_copy) {
     const char *backends[] = {"analytic", "sim"};
@@ -707,7 +714,7 @@ START_TEST(test_l2_bw_reach_and_copy) {
                                        "ring_1d:2", 2);
         ar_plan_t *p = tu_plan_new(2, 1, 200000);
         ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), 200000), AR_OK);
-        const double B = 800000, c = 0.3, mem = B * (c / HBM_RD + (1 - c) / 4000e9) + B * (c / HBM_WR + (1 - c) / 4000e9);
+        const double B = 800000, c = 0.3, mem = l2_fronted_copy_s(B, c, 4000e9, 4000e9);
         ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
         ar_result_t r;
         tu_run_checked(backends[b], t, p, &o, &r, 1e-9);

@@ -109,10 +109,21 @@ typedef struct ar_cost_warm_s ar_cost_warm_t; /* cost/internal.h */
  * it says where in rank 0's buffers their ops fall (ar_plan_t.mirror_off). */
 int ar_cost_tracks_warmth(const ar_model_t *m);
 /* A byte of memory level `buffer` as the memory's one link (ar_cost_mem_gbps) counts it:
- * read (write 0) or written at the level's own rate for that, its share still in the L2
- * (1 - cold; HBM, a model that tracks warmth) at the L2's where that is faster. 1 for
- * a level whose read and write rates are equal, cold 1. */
+ * read (write 0) or written at the level's own rate for that. Where the L2 stands in front
+ * of the memory (ar_cost_l2_fronts) only its share the L2 no longer holds (cold) reaches
+ * the memory; elsewhere every byte does. 1 for a level whose read and write rates are
+ * equal, cold 1. */
 double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, double cold);
+/* Whether the L2 is a resource of its own in front of level `buffer`: HBM under a model
+ * that tracks warmth. Every byte then crosses the L2 at its rates (ar_cost_l2_weight, on
+ * a link of ar_cost_l2_gbps), and only the lines it no longer holds cross the memory: a
+ * load that misses is fetched, a store to such a line allocates it without a fetch and
+ * the line it displaces is written back. The two work side by side, so an op takes the
+ * longer of its bytes' times on each, not their sum. */
+int ar_cost_l2_fronts(const ar_model_t *m, ar_mem_t buffer);
+double ar_cost_l2_gbps(const ar_model_t *m);
+/* A byte read (write 0) or written as the L2's link counts it; 0 where it fronts nothing. */
+double ar_cost_l2_weight(const ar_model_t *m, ar_mem_t buffer, int write);
 /* Whether any byte counts other than 1 there (the sim then weighs its memory links). */
 int ar_cost_mem_weighted(const ar_model_t *m, ar_mem_t buffer);
 /* The share of a line the L2 no longer holds when its device last touched it d bytes
@@ -139,11 +150,11 @@ typedef struct ar_op_cost_s {
 } ar_op_cost_t;
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
- * memory, host link, link issue or matrix units (link = the device, dir 0; a COMPUTE's
+ * memory, host link, link issue, matrix units or L2 (ar_cost_l2_fronts) (link = the device, dir 0; a COMPUTE's
  * amount is its multiply-adds x 2, not bytes). The sim backend shares each
  * among what runs at once (max-min), the analytic one in equal shares; breakdowns
  * count the links. */
-typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE, AR_RES_TENSOR } ar_res_t;
+typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE, AR_RES_TENSOR, AR_RES_L2 } ar_res_t;
 typedef struct ar_op_traffic_s {
     ar_res_t res;
     int link, dir;
@@ -153,8 +164,8 @@ typedef struct ar_op_traffic_s {
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
  * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
  * up to max_traffic resources: the link directions first, then each device's memory
- * (reads + writes), the executing device's host link (both directions share it) and its
- * link issue (with link_issue_gbps); *ntraffic their count. */
+ * (reads + writes) and its L2 where that fronts it, the executing device's host link (both
+ * directions share it) and its link issue (with link_issue_gbps); *ntraffic their count. */
 int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int exec_rank,
                ar_mem_t buffer, ar_op_cost_t *c, ar_op_traffic_t *traffic, int max_traffic,
                int *ntraffic, const ar_cost_warm_t *warm);

@@ -30,8 +30,9 @@
     X(LEVEL, capacity_bytes, "bytes", 1, 1, AR_MK_MAX_BYTES, "bytes the level holds per device")              \
     X(LEVEL, read_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS,                                                      \
       "the level's read bandwidth per device, all readers together (reads and writes share one "             \
-      "bandwidth: a byte read takes 1/read_gbps of it, a byte written 1/write_gbps; sram's rates are "        \
-      "also those of HBM bytes the L2 still holds, with cold_lat_ns)")                                        \
+      "bandwidth: a byte read takes 1/read_gbps of it, a byte written 1/write_gbps; with cold_lat_ns sram "   \
+      "is the L2 in front of HBM, which every HBM byte crosses at sram's rates and only those the L2 no "     \
+      "longer holds at HBM's, the two side by side)")                                                          \
     X(LEVEL, write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "the level's write bandwidth per device")           \
     X(LEVEL, copy_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                                      \
       "reads and writes together: a copy's read plus written bytes per second, its lines resident; a byte "  \
@@ -116,11 +117,11 @@
       "0: the L2's capacity, a step)")                                                                         \
     X(ROOT, l2_bw_hit_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                   \
       "bytes a device may move between two touches of a line whose bytes the L2 still serves at its own "    \
-      "bandwidth (sram's rates; from there to l2_bw_miss_bytes a growing share at memory's; 0: "             \
-      "l2_hit_bytes)")                                                                                          \
+      "bandwidth (they cross only the L2, at sram's rates; from there to l2_bw_miss_bytes a growing share "  \
+      "crosses memory too; 0: l2_hit_bytes)")                                                                  \
     X(ROOT, l2_bw_miss_bytes, "bytes", 0, 1, AR_MK_MAX_BYTES,                                                  \
-      "bytes moved between two touches of a line after which its bytes move at memory's bandwidth (0: "       \
-      "l2_miss_bytes)")                                                                                         \
+      "bytes moved between two touches of a line after which all its bytes cross memory (read, or written "   \
+      "back when the store that allocated it displaces another; 0: l2_miss_bytes)")                            \
     X(ROOT, link_ordered, "flag", 0, 1, 1,                                                                    \
       "1: links deliver a channel's stores and its next flag in order, so a SIGNAL after stores needs no "    \
       "fence and arrives as they land, one link latency per message (0: the release waits for the stores "   \
