@@ -104,18 +104,22 @@ void ar_clock_op_end(ar_clock_t *c, int gi, const ar_op_t *op, const ar_op_cost_
     }
 }
 
-/* Whether the executor releases the SIGNAL at pc together with the one before it: a run of
- * SIGNALs to distinct flags, within one window of AR_EXEC_WINDOW_OPS staged ops, after a
- * data op that touched no host memory, goes out at once, one thread each (hw/exec.cu). A
- * channel's SIGNALs come here in order: the run so far starts at ch->run_start. */
-static int released_with_previous(const ar_plan_t *p, ar_chan_clock_t *ch, int gi, uint32_t pc) {
+/* How many SIGNALs the executor releases at once from the SIGNAL at pc, the first of its run:
+ * a run of SIGNALs to distinct flags, within one window of AR_EXEC_WINDOW_OPS staged ops,
+ * after a data op that touched no host memory, goes out together, one thread each
+ * (hw/exec.cu). */
+static uint32_t run_length(const ar_plan_t *p, const ar_chan_clock_t *ch, int gi, uint32_t pc) {
     const ar_op_t *ops = &p->ops[p->chans[gi].first];
-    int with = pc % AR_EXEC_WINDOW_OPS != 0 && ops[pc - 1].code == AR_OP_SIGNAL && !ch->host_data;
-    /* a flag the run already has starts another run, as in the executor */
-    for (uint32_t j = ch->run_start; with && j < pc; j++)
-        with = ops[j].dst.rank != ops[pc].dst.rank || ops[j].flag != ops[pc].flag;
-    if (!with) ch->run_start = pc;
-    return with;
+    const uint32_t nops = p->chans[gi].nops;
+    uint32_t n = 1;
+    while (!ch->host_data && pc + n < nops && (pc + n) % AR_EXEC_WINDOW_OPS != 0 && ops[pc + n].code == AR_OP_SIGNAL) {
+        int seen = 0; /* a flag the run already has starts another run, as in the executor */
+        for (uint32_t j = pc; j < pc + n && !seen; j++)
+            seen = ops[j].dst.rank == ops[pc + n].dst.rank && ops[j].flag == ops[pc + n].flag;
+        if (seen) break;
+        n++;
+    }
+    return n;
 }
 
 double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, double arrival_terms[AR_NTERM]) {
@@ -134,19 +138,21 @@ double ar_clock_signal(ar_clock_t *c, int gi, uint32_t pc, const ar_op_t *op, do
     const int behind = t->model->link_ordered > 0 &&
                        t->placement[rank] != t->placement[op->dst.rank];
     const double after = ch->stored && ch->land > ch->sig_arrive ? ch->land : ch->sig_arrive;
-    /* one released with the SIGNAL before it goes out when that one did: no fence of its own */
-    const int together = released_with_previous(c->plan, ch, gi, pc);
+    /* A run released at once: its first SIGNAL's release takes the fence, and each further
+     * one signal_together_ns more (their fences queue in part); every flag of the run is
+     * issued when the whole release is done, the run's others at no further cost. */
+    const int together = ch->run_left > 0;
     if (!together) {
         ar_cost_release_wait(ch->stored && !behind, ch->land, ch->sig_land, floor, reached, &fence, &landing);
         ch->stored = 0;
-        ch->ahead += fence;
+        const uint32_t run = run_length(c->plan, ch, gi, pc);
+        const double queued = (run - 1) * t->model->signal_together_ns * 1e-9;
+        ch->run_left = run - 1;
+        ch->ahead += fence + queued;
         ch->terms[AR_TERM_LINK] += landing;
-        ch->terms[AR_TERM_SYNC] += fence - landing;
+        ch->terms[AR_TERM_SYNC] += fence - landing + queued;
     } else {
-        /* its release overlaps the run's others but not wholly: each one more holds the channel */
-        const double queued = t->model->signal_together_ns * 1e-9;
-        ch->ahead += queued;
-        ch->terms[AR_TERM_SYNC] += queued;
+        ch->run_left--;
     }
     /* its own flag update completes later; the channel's next SIGNAL waits for it */
     const double issued = ar_clock_now(c, gi);

@@ -851,8 +851,9 @@ START_TEST(test_signal_fence) {
 END_TEST
 
 /* signal_together_ns (100 here): after a local COPY, a run of three SIGNALs to distinct flags
- * goes out as one release (the fence, 300 ns), each SIGNAL after the first 100 ns after the
- * one before it: the last flag arrives 200 ns later than with the key 0, all of it sync. */
+ * goes out as one release (the fence, 300 ns) that takes 100 ns more for each SIGNAL after
+ * the first, and all three flags are issued when it is done: each arrives 200 ns later than
+ * with the key 0, the first too (the old rule sent it out with the fence), all of it sync. */
 START_TEST(test_signal_together) {
     const uint64_t n = 1000;
     const double B = n * 4.0, c = MEMLAT + 2 * B / HBM_BW;
@@ -868,6 +869,15 @@ START_TEST(test_signal_together) {
         const double queued = with ? 2 * 100 * NS : 0;
         EQ(r.time_s, LAUNCH + c + 300 * NS + queued + SIG);
         EQ(r.terms_s[AR_TERM_SYNC], 300 * NS + queued + SIG);
+        ar_plan_free(p);
+        /* the run's flags are issued together, when its whole release is done: a WAIT for
+         * its first flag alone passes no sooner than one for its last */
+        p = tu_plan_new(2, 1, n);
+        ck_assert_int_eq(ar_plan_copy(p, 0, 0, ar_addr(0, AR_BUF_OUT, 0), ar_addr(0, AR_BUF_IN, 0), n), AR_OK);
+        for (uint32_t f = 0; f < 3; f++) ck_assert_int_eq(ar_plan_signal(p, 0, 0, 1, f), AR_OK);
+        ck_assert_int_eq(ar_plan_wait(p, 1, 0, 0, 1), AR_OK);
+        run(t, p, 0, &r);
+        EQ(r.time_s, LAUNCH + c + 300 * NS + queued + SIG);
         ar_plan_free(p);
         ar_topo_free(t);
     }
@@ -2404,9 +2414,9 @@ END_TEST
 /* Above the size the channels are found at, half the lanes found there are timed too, and
  * taken where they predict AR_CASE_TUNE_FLAT less: torus2d on full:8 (h200_sxm) runs 64
  * lanes at 8 MB (twice the 32 of least time at their own chunks, faster at a chunk of their
- * own); at 1 GB it takes 16 (at 256 KB 1.7% less than 32), and no count of 16, 32 or 64
- * lanes at any chunk of no more ops than the default's, or at its own chunk, predicts 2%
- * less. */
+ * own); at 1 GB it takes fewer (16 or 32: within 2% of each other, the model's L2 decides),
+ * and no count of 16, 32 or 64 lanes at any chunk of no more ops than the default's, or at
+ * its own chunk, predicts 2% less. */
 START_TEST(test_default_fewer_lanes_large) {
     ar_error_t err;
     ar_topo_t *t = shipped_topo("h200_sxm", "full:8");
@@ -2418,12 +2428,12 @@ START_TEST(test_default_fewer_lanes_large) {
     ck_assert_int_eq(small.channels, 64);
     ck_assert_int_eq(ar_case_defaults(t, "torus2d", big, AR_BF16, &o, AR_MEM_HBM, "analytic", &large, &large_s, &err),
                      AR_OK);
-    ck_assert_int_eq(large.channels, 16);
-    ck_assert_double_eq(large_s, case_run_at(t, "torus2d", big, 16, large.chunk_bytes, NULL, NULL, NULL, 0));
+    ck_assert_msg(large.channels == 16 || large.channels == 32, "1 GB: %d lanes", large.channels);
+    ck_assert_double_eq(large_s, case_run_at(t, "torus2d", big, large.channels, large.chunk_bytes, NULL, NULL, NULL, 0));
     for (int lanes = 16; lanes <= 64; lanes *= 2) {
         for (uint64_t c = large.chunk_bytes; c <= (uint64_t)1 << 30; c *= 4) {
             const double s = case_run_at(t, "torus2d", big, lanes, c, NULL, NULL, NULL, 0);
-            ck_assert_msg(large_s < s * 1.02, "16 lanes %g s, %d lanes (chunk %llu) %g s", large_s, lanes,
+            ck_assert_msg(large_s < s * 1.02, "%d lanes %g s, %d lanes (chunk %llu) %g s", large.channels, large_s, lanes,
                           (unsigned long long)c, s);
         }
         ck_assert_msg(large_s < 1.02 * case_run_at(t, "torus2d", big, lanes, 0, NULL, NULL, NULL, 0),

@@ -81,9 +81,9 @@
  * issue + that)), so the channel's next SIGNAL waits
  * for it too, unless it is released with it: the executor releases a run of SIGNALs to
  * distinct flags (within its window of AR_EXEC_WINDOW_OPS staged ops, after a data op that
- * touched no host memory) at once, one thread each, and every SIGNAL of the run after the
- * first is issued signal_together_ns after the one before it (the run's fences queue in part), with
- * no release of its own. The release takes signal_fence_ns at least, and signal_release_chan_ns x
+ * touched no host memory) at once, one thread each: the run's release takes
+ * signal_together_ns more for every SIGNAL of it after the first (their fences queue in
+ * part), and all its flags are issued when that is done. The release takes signal_fence_ns at least, and signal_release_chan_ns x
  * log2(n) more while n channels of its device have their latest op reaching another device
  * (itself among them when its own flag is there; ar_cost_release_floor_s). Probe x-ringsN:
  * rounds of SIGNAL and WAIT across the link slow down with the log of the channels that
@@ -209,7 +209,7 @@ typedef struct ar_chan_clock_s {
     double sig_land;         /* when the last SIGNAL's flag update completes */
     double sig_arrive;       /* when the last SIGNAL to another device arrived (ordered links) */
     int host_data;           /* its latest COPY/REDUCE touched host memory */
-    uint32_t run_start;      /* the first SIGNAL of the run its latest SIGNAL belongs to */
+    uint32_t run_left;       /* SIGNALs still to come of the run released with its latest */
     int loading;             /* its op in progress loads lines the L2 no longer holds */
 } ar_chan_clock_t;
 

@@ -85,7 +85,8 @@
       "a SIGNAL's release fence takes at least this, nothing outstanding (0: none)")                          \
     X(ROOT, signal_together_ns, "ns", 0, 1e-3, AR_MK_MAX_NS,                                                  \
       "each SIGNAL released with the one before it (a run to distinct flags, one thread each) keeps its "     \
-      "channel this much longer: the run's release fences queue (0: a run costs its first release)")          \
+      "channel this much longer: the run's release fences queue, and all its flags go out when the whole "    \
+      "release is done (0: a run costs its first release)")                                                    \
     X(ROOT, chan_local_read_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                            \
       "one channel's loads from its own device's memory, an op's sources summed (0: only the memory bounds it)") \
     X(ROOT, chan_local_read_fp32_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                        \
