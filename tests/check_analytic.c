@@ -625,8 +625,8 @@ END_TEST
  *   8 KB an execution: warm, the L2's 2 B / 4000 GB/s;
  *   1.6 MB, beyond the 1 MB L2: cold, HBM's B / 1000 + B / 500 (and cold_lat_ns);
  *   the same between l2_hit_bytes 1 MB and l2_miss_bytes 3 MB: 0.3 cold, still HBM's.
- * An sram slower than HBM (read 400, write 4000 GB/s) binds a warm COPY: every byte crosses
- * it. Both backends. */
+ * An sram measured slower than HBM (read 400, write 4000 GB/s) is never slower than memory's
+ * measured rates, whose bytes all crossed it: a warm COPY reads at HBM's 1000. Both backends. */
 /* The memory's time for a local COPY of B bytes, `cold` of them gone from the L2 (sram read
  * and written at l2_rd, l2_wr): the longer of the L2's and HBM's. */
 static double l2_fronted_copy_s(double B, double cold, double l2_rd, double l2_wr) {
@@ -669,7 +669,7 @@ START_TEST(test_l2_bytes) {
             ar_plan_free(p);
             ar_topo_free(t);
         }
-    /* an L2 slower than HBM for reads: a warm COPY at the L2's 400 and 4000 */
+    /* an L2 slower than HBM for reads: a warm COPY at HBM's 1000 and the L2's 4000 */
     static char yaml[2048];
     const char *l2 = "  sram: {capacity_bytes: 1000000, read_gbps: 4000, write_gbps: 4000, lat_ns: 10}\n";
     const char *at = strstr(ROUND_MODEL, l2);
@@ -686,7 +686,7 @@ START_TEST(test_l2_bytes) {
     ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
     ar_result_t r;
     tu_run_checked("analytic", t, p, &o, &r, 1e-9);
-    EQ(r.time_s, LAUNCH + MEMLAT + 4000.0 / 400e9 + 4000.0 / 4000e9);
+    EQ(r.time_s, LAUNCH + MEMLAT + 4000.0 / HBM_RD + 4000.0 / 4000e9);
     ar_result_free(&r);
     ar_plan_free(p);
     ar_topo_free(t);

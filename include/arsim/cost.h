@@ -121,6 +121,7 @@ double ar_cost_mem_weight(const ar_model_t *m, ar_mem_t buffer, int write, doubl
  * the line it displaces is written back. The two work side by side, so an op takes the
  * longer of its bytes' times on each, not their sum. */
 int ar_cost_l2_fronts(const ar_model_t *m, ar_mem_t buffer);
+/* The L2's link: sram's rates, never below HBM's (whose measured bytes crossed it). */
 double ar_cost_l2_gbps(const ar_model_t *m);
 /* A byte read (write 0) or written as the L2's link counts it; 0 where it fronts nothing. */
 double ar_cost_l2_weight(const ar_model_t *m, ar_mem_t buffer, int write);

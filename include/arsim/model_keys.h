@@ -31,8 +31,8 @@
     X(LEVEL, read_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS,                                                      \
       "the level's read bandwidth per device, all readers together (reads and writes share one "             \
       "bandwidth: a byte read takes 1/read_gbps of it, a byte written 1/write_gbps; with cold_lat_ns sram "   \
-      "is the L2 in front of HBM, which every HBM byte crosses at sram's rates and only those the L2 no "     \
-      "longer holds at HBM's, the two side by side)")                                                          \
+      "is the L2 in front of HBM, which every HBM byte crosses at sram's rates (never below HBM's) and "     \
+      "only those the L2 no longer holds at HBM's, the two side by side)")                                     \
     X(LEVEL, write_gbps, "GB/s", 1, 1e-3, AR_MK_MAX_GBPS, "the level's write bandwidth per device")           \
     X(LEVEL, copy_gbps, "GB/s", 0, 1e-3, AR_MK_MAX_GBPS,                                                      \
       "reads and writes together: a copy's read plus written bytes per second, its lines resident; a byte "  \
