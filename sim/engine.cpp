@@ -8,7 +8,9 @@
  *     do not share), bandwidth count x the kind's bandwidth, the kind's latency;
  *   - every device's memory, at the level chosen for the run (tcm, sram, hbm), is one
  *     SHARED link of the level's bandwidth and latency: every byte read or written
- *     there crosses it, so concurrent readers and writers share it;
+ *     there crosses it, so concurrent readers and writers share it; in HBM under a
+ *     model that tracks warmth a second SHARED link, the L2 in front of it, carries
+ *     every byte, and the memory's only those the L2 no longer holds;
  *   - every channel (rank, c) is a host of its device running one actor; its CPU
  *     computes at the model's per-channel reduction rate; one private link bounds
  *     what the channel itself can move (so few channels cannot fill a link), its

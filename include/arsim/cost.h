@@ -25,8 +25,10 @@
  *            sim shares that among every op the device's channels issue)
  *   memory = max over devices of (reads + writes) / ar_cost_mem_gbps (the level's one
  *            shared bandwidth, as the sim's memory link), each byte weighed by the rate of
- *            its kind, read or write, and in HBM with a model that tracks warmth, its share
- *            still in the L2 (the warmth below) at the L2's (ar_cost_mem_weight)
+ *            its kind, read or write (ar_cost_mem_weight); in HBM with a model that tracks
+ *            warmth only the share the L2 no longer holds (the warmth below) reaches it, and
+ *            every byte crosses the L2 in front of it (ar_cost_l2_weight): the longer of
+ *            the two
  *   chan   = what one channel (an executor block) can move, ar_cost_chan_s below:
  *            its loads of every kind add up (an executor step issues the loads of
  *            its sources together and waits for all of them), its stores overlap
@@ -151,8 +153,8 @@ typedef struct ar_op_cost_s {
 } ar_op_cost_t;
 
 /* What one op puts on one shared resource: a link direction (link, dir), or a device's
- * memory, host link, link issue, matrix units or L2 (ar_cost_l2_fronts) (link = the device, dir 0; a COMPUTE's
- * amount is its multiply-adds x 2, not bytes). The sim backend shares each
+ * memory, host link, link issue, matrix units or L2 (ar_cost_l2_fronts); link = the device,
+ * dir 0; a COMPUTE's amount is its multiply-adds x 2, not bytes. The sim backend shares each
  * among what runs at once (max-min), the analytic one in equal shares; breakdowns
  * count the links. */
 typedef enum ar_res_e { AR_RES_LINK = 0, AR_RES_MEMORY, AR_RES_HOST, AR_RES_ISSUE, AR_RES_TENSOR, AR_RES_L2 } ar_res_t;
