@@ -419,9 +419,11 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
     acc_t a;
     acc_init(&a, traffic, max_traffic);
     const int l2_fronts = ar_cost_l2_fronts(m, buffer);
+    /* what a byte read (0) or written (1) weighs on the L2's link: 0 where it fronts nothing */
+    const double l2_w[2] = {ar_cost_l2_weight(m, buffer, 0), ar_cost_l2_weight(m, buffer, 1)};
     if (l2_fronts) {
         a.fwd_mem = 0;
-        a.fwd_l2 = ar_cost_l2_weight(m, buffer, 0) + ar_cost_l2_weight(m, buffer, 1);
+        a.fwd_l2 = l2_w[0] + l2_w[1];
     }
     double B = (double)op->n * (double)ar_dtype_size(p->dtype);
     int edev = t->placement[exec_rank];
@@ -449,7 +451,7 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
             continue;
         }
         const double hb = ar_cost_operand_mem_bytes(m, buffer, warm, p, ad, dev, is_dst, B);
-        acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0, B * ar_cost_l2_weight(m, buffer, is_dst));
+        acc_mem(&a, dev, is_dst ? 0 : hb, is_dst ? hb : 0, B * l2_w[is_dst]);
         if (dev == edev) continue;
         double hop_lat = 0;
         a.fresh = remote == 1;

@@ -238,6 +238,7 @@ struct Sim {
      * share the L2 no longer holds, none at all when it holds every line. */
     int mem_weight = 1;
     bool l2_fronts = false;
+    int l2_crossings[2] = {0, 0}; /* a byte read (0) or written (1) on the L2's link, set once */
     /* How often a flow crosses resource r for each time its route lists it. */
     int crossings(int r) const {
         return res[r].kind == RES_NET ? net_weight : res[r].kind == RES_MEM || res[r].kind == RES_L2 ? mem_weight : 1;
@@ -369,11 +370,9 @@ void Sim::data_op(int gi, const ar_op_t *op, OpScratch &s) {
                               ? std::max(l2_fronts ? 0 : 1,
                                          (int)std::lround(mem_weight * ar_clock_mem_bytes(&clk, a, dst, opB) / opB))
                               : mem_weight;
-        const int l2_w = l2_fronts ? std::max(1, (int)std::lround(mem_weight * ar_cost_l2_weight(m, o->buffer, dst)))
-                                   : 0;
         for (size_t k = s.weight.size(); k < s.route.size(); k++) {
             const int kind = res[s.route[k]].kind;
-            s.weight.push_back(kind == RES_MEM ? mem_w : kind == RES_L2 ? l2_w : crossings(s.route[k]));
+            s.weight.push_back(kind == RES_MEM ? mem_w : kind == RES_L2 ? l2_crossings[dst] : crossings(s.route[k]));
         }
     }
     /* Its cost from the model (latency, overhead, which term its bytes belong to); SimGrid
@@ -660,6 +659,8 @@ extern "C" int ar__sim_engine_run(const ar_topo_t *t, const ar_plan_t *p, const 
         const double mem_bw = ar_cost_mem_gbps(lvl) * 1e9;
         if (ar_cost_mem_weighted(s.m, o->buffer)) s.mem_weight = 16; /* weights to 1/16 (1/8 errs up to 6%) */
         s.l2_fronts = ar_cost_l2_fronts(s.m, o->buffer);
+        for (int w = 0; s.l2_fronts && w < 2; w++)
+            s.l2_crossings[w] = std::max(1, (int)std::lround(s.mem_weight * ar_cost_l2_weight(s.m, o->buffer, w)));
         for (int d = 0; d < s.ndev; d++) {
             Resource &R = s.res[s.base_mem + d];
             R.bw = mem_bw;
