@@ -225,6 +225,9 @@ int ar__rank_degree(const ar_topo_t *t, int r);
  * snake with one jump, whose steps between non-neighbours the backends route), or
  * AR_ENOMEM. */
 int ar__find_ring(const ar_topo_t *t, int *order);
+/* Whether every step of the ring of ranks `order` (ar__find_ring's, P > 1) is one and the
+ * same translation of t (arsim/topo.h): then rank 0's ring stands for every rank's. */
+int ar__ring_translates(const ar_topo_t *t, const int *order);
 /* Snake cycle on a W x H grid: order[] of node indices y*W + x. Returns 1 when it is a
  * cycle of neighbours (W*H even, both >= 2, or W*H <= 2), else 0: order then holds the
  * snake whose one jump is the shorter (odd grids, lines). */

@@ -14,6 +14,7 @@
 #define RS_AG ((1u << AR_COLL_REDUCESCATTER) | (1u << AR_COLL_ALLGATHER))
 static const ar_algo_t table[] = {
     {.name = "ring", .build = ar__build_ring, .max_channels = AR__MAX_LANES_RING, .colls = RS_AG, .one_rank = 1,
+     .cycle_only = 1,
      .summary = "reduce-scatter + all-gather around a ring of neighbours, pipelined, both directions"},
     {.name = "torus2d", .build = ar__build_torus2d, .max_channels = AR__MAX_LANES_TORUS2D, .one_rank = 1,
      .summary = "2D torus: reduce-scatter along X, allreduce along Y, all-gather along X, and Y first too"},
@@ -602,6 +603,35 @@ static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count
     }
     *out = p;
     return p ? AR_OK : AR_EUNFIT;
+}
+
+/* The ring_1d along t's ring of ranks (ar_algo_topology), or NULL where it has none that
+ * is not a translate of itself already, or where its rotations would not let rank 0's ops
+ * stand for all (ranks that share a device: every rank's ops, on t as on it). */
+static ar_topo_t *cycle_view(const ar_topo_t *t) {
+    const int P = t->nranks;
+    if (P != t->ndevices || P < 3) return NULL;
+    int *ord = malloc((size_t)P * sizeof *ord), *dev = malloc((size_t)P * sizeof *dev);
+    ar_topo_t *v = NULL;
+    if (ord && dev && ar__find_ring(t, ord) == 1 && !(ar_topo_translatable(t, 0) && ar__ring_translates(t, ord))) {
+        for (int j = 0; j < P; j++) dev[j] = ar_topo_rank_device(t, ord[j]);
+        ar_error_t e;
+        ar_error_clear(&e);
+        if (ar_topo_cycle(t, dev, &v, &e) != AR_OK) v = NULL;
+    }
+    free(ord);
+    free(dev);
+    return v;
+}
+
+const ar_topo_t *ar_algo_topology(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o) {
+    if (!a || !a->cycle_only || !t || !o || o->symmetry == AR_SYMMETRY_OFF || o->one_rank) return t;
+    if (!t->cycle_view_tried) { /* what t already determines, kept with it */
+        ar_topo_t *w = (ar_topo_t *)t;
+        w->cycle_view = cycle_view(t);
+        w->cycle_view_tried = 1;
+    }
+    return t->cycle_view ? t->cycle_view : t;
 }
 
 int ar_algo_build(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,

@@ -25,10 +25,8 @@ int ar__build_ring(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_a
     }
     /* A plan of one rank stands for the others only where every step of the ring is the same
      * translation (not a snake over a torus): said here, before a plan is built to compare. */
-    const int step = rc == AR_OK && P > 1 ? ar_topo_translate(t, 0, ord[0], ord[1]) : 0;
-    for (int i = 1; rc == AR_OK && o && o->one_rank && i < P; i++)
-        if (ar_topo_translate(t, 0, ord[i], ord[(i + 1) % P]) != step)
-            rc = AR_ERR(err, AR_EUNFIT, "ring: its steps are not one translation: no plan of one rank");
+    if (rc == AR_OK && o && o->one_rank && P > 1 && !ar__ring_translates(t, ord))
+        rc = AR_ERR(err, AR_EUNFIT, "ring: its steps are not one translation: no plan of one rank");
     if (rc == AR_OK) rc = ar__plan_new(o, "ring", P, lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = count;

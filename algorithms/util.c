@@ -823,6 +823,13 @@ int ar__find_ring(const ar_topo_t *t, int *o) {
     return found;
 }
 
+int ar__ring_translates(const ar_topo_t *t, const int *ord) {
+    const int P = t->nranks, step = ar_topo_translate(t, 0, ord[0], ord[1]);
+    for (int i = 1; i < P; i++)
+        if (ar_topo_translate(t, 0, ord[i], ord[(i + 1) % P]) != step) return 0;
+    return 1;
+}
+
 /* The topology's own grid when it is one with a rank on every device: rank_at filled
  * from the placement. 0 otherwise. */
 static int own_grid(const ar_topo_t *t, int *rank_at) {

@@ -225,6 +225,24 @@ void ar_model_free(ar_model_t *m) {
     free(m);
 }
 
+int ar_model_copy(const ar_model_t *m, ar_model_t **out) {
+    *out = NULL;
+    ar_model_t *c = malloc(sizeof *c);
+    if (!c) return AR_ENOMEM;
+    *c = *m;
+    c->links = NULL;
+    if (m->nlinks > 0) {
+        c->links = malloc((size_t)m->nlinks * sizeof *c->links);
+        if (!c->links) {
+            free(c);
+            return AR_ENOMEM;
+        }
+        memcpy(c->links, m->links, (size_t)m->nlinks * sizeof *c->links);
+    }
+    *out = c;
+    return AR_OK;
+}
+
 static int looks_like_path(const char *s) {
     size_t n = strlen(s);
     return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".yaml") == 0) ||

@@ -487,6 +487,14 @@ static int case_may_stand_for_all(const ar_case_t *c) {
     return bo && (bo->caps & AR_BACKEND_MODEL) && c->verify != 1 && !c->run.breakdown;
 }
 
+/* c as its algorithm a runs: on the topology a is timed on (ar_algo_topology), where the
+ * case may run a plan of one rank; else on c's own. */
+static ar_case_t case_on(const ar_case_t *c, const ar_algo_t *a) {
+    ar_case_t on = *c;
+    if (a && case_may_stand_for_all(c)) on.topo = ar_algo_topology(a, c->topo, &c->algo_opts);
+    return on;
+}
+
 /* What lowers an estimate most, the options that shrink its largest part: a plan's ops grow
  * with its chunks (chunk: a larger --chunk may help), channels (not at one already) and ranks;
  * a run's state with the ranks and channels, the sim backend's most (an actor and a stack per
@@ -595,13 +603,14 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
             /* as for a named algorithm (ar_case_plan): its defaults, whose search times no plan of
              * more than AR_CASE_TUNE_MAX_OPS / 2 ops at the channels' count, then the plan they
              * choose, which over the memory allowed is left out */
-            if (ar_case_defaults(c->topo, (*a)->name, c->count, c->dtype, &in, c->run.buffer, c->backend, &o, &s,
+            const ar_case_t on = case_on(c, *a);
+            if (ar_case_defaults(on.topo, (*a)->name, c->count, c->dtype, &in, c->run.buffer, c->backend, &o, &s,
                                  &e) != AR_OK)
                 continue; /* it does not fit */
             o.max_ops = c->algo_opts.max_ops;
             if (!(s < best)) continue;
             ar_error_clear(&e);
-            if (check_memory(c, (*a)->name, &o, &e) != AR_OK) {
+            if (check_memory(&on, (*a)->name, &o, &e) != AR_OK) {
                 if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
                 continue;
             }
@@ -637,11 +646,19 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     const ar_algo_t *a = ar_algo_find(c->algo);
     ar_algo_opts_t opts = c->algo_opts;
     const char *algo = c->algo;
-    if (a && a->chooser) {
+    const int chosen = a && a->chooser; /* its options are the chooser's */
+    if (chosen) {
         AR_TRY(ar_case_choose(c, &algo, &opts, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
-    } else if (!c->own_defaults) {
+    }
+    /* from here on, the case on the topology its algorithm is timed on; the row's bound is
+     * the given topology's */
+    const ar_topo_t *given = c->topo;
+    const ar_case_t on = case_on(c, a);
+    c = &on;
+    out->topo = c->topo;
+    if (!chosen && !c->own_defaults) {
         /* buffers the model's memory cannot hold, where the model's memory is what runs (a
          * timing backend checks it: ar_cost_check_capacity): said before any plan is built */
         const ar_backend_ops_t *b = ar_backend_find(c->backend);
@@ -686,7 +703,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
                                 "plan failed verification: %s", v.message);
     }
     out->stage = AR_CASE_RUN;
-    const ar_topo_t *t = c->topo;
+    const ar_topo_t *t = given;
     out->row = (ar_row_t){
         .backend = c->backend, .topology = c->topology, .model = t->model ? t->model->name : "",
         .algo = out->algo_label[0] ? out->algo_label : c->algo, .nranks = p->nranks, .dtype = c->dtype, .buffer = c->run.buffer,
@@ -719,7 +736,7 @@ double ar_row_efficiency(const ar_row_t *r) {
 }
 
 int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
-    AR_TRY(ar_backend_run(c->backend, c->topo, out->plan, &c->run, &out->res, err));
+    AR_TRY(ar_backend_run(c->backend, out->topo ? out->topo : c->topo, out->plan, &c->run, &out->res, err));
     if (out->res.checked) out->row.check = out->res.check_ok ? "ok" : "FAIL";
     out->stage = AR_CASE_DONE;
     return AR_OK;
@@ -905,6 +922,8 @@ static int fused_defaults(const ar_topo_t *t, const char *algo, uint64_t count, 
 
 int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                      ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+    const ar_backend_ops_t *b = backend ? ar_backend_find(backend) : NULL;
+    if (b && (b->caps & AR_BACKEND_MODEL)) t = ar_algo_topology(ar_algo_find(algo), t, o); /* as it is timed */
     return case_defaults(t, algo, count, dt, o, buffer, backend, 0, out, predicted_s, err);
 }
 

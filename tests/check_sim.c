@@ -1125,6 +1125,118 @@ START_TEST(test_one_rank_plan_refused) {
 }
 END_TEST
 
+/* A ring over a torus walks a snake, no translate of itself; the ring's ops meet only along
+ * it, each hop one link of the same kind, so ar_algo_topology times it on a ring_1d of the
+ * torus's devices in the snake's order: the same devices (by name), the same links, and rank
+ * 0's ops there take what every rank's take on the torus, to the last digit on both
+ * backends, for allreduce and a reduce-scatter. Where the ring is a translate of itself already, none can be made (no ring
+ * of neighbours, links that differ) or every rank's ops are asked for, the topology is the
+ * given one. */
+START_TEST(test_ring_on_its_cycle) {
+    static const struct {
+        const char *topo;
+        int ranks;
+        uint64_t count;
+        ar_coll_t coll;
+        int channels;
+    } cases[] = {
+        {"torus_2d:4x4", 16, 1u << 19, AR_COLL_ALLREDUCE, 4},
+        {"torus_2d:6x4", 24, 3u << 17, AR_COLL_ALLREDUCE, 2},
+        {"torus_2d:4x4", 16, 1u << 20, AR_COLL_REDUCESCATTER, 2},
+    };
+    const ar_algo_t *ring = ar_algo_find("ring");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = tu_topo_open(cases[i].topo, "accel_tcm");
+        ar_error_t err;
+        ck_assert_int_eq(ar_topo_place_blocks(t, cases[i].ranks, &err), AR_OK);
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.symmetry = AR_SYMMETRY_AUTO;
+        const ar_topo_t *v = ar_algo_topology(ring, t, &o);
+        ck_assert_msg(v != t && v->kind == AR_TOPO_RING_1D && v->ndevices == t->ndevices && v->nranks == t->nranks,
+                      "%s: no ring of its devices", cases[i].topo);
+        ck_assert_ptr_eq(ar_algo_topology(ring, t, &o), v); /* made once */
+        /* the snake: row 0 left to right first, every hop a link of the torus's */
+        ck_assert_str_eq(v->nodes[1].name, t->nodes[1].name);
+        ck_assert_str_eq(v->nodes[t->grid_w].name, t->nodes[2 * t->grid_w - 1].name);
+        for (int d = 0; d < v->ndevices; d++) {
+            int a = -1, b = -1;
+            for (int n = 0; n < t->ndevices; n++) {
+                if (!strcmp(t->nodes[n].name, v->nodes[d].name)) a = n;
+                if (!strcmp(t->nodes[n].name, v->nodes[(d + 1) % v->ndevices].name)) b = n;
+            }
+            ck_assert_int_eq(ar_topo_hops(t, a, b), 1);
+        }
+        ar_plan_t *one = build_sym("ring", v, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_ON);
+        ar_plan_t *all = build_sym("ring", t, cases[i].count, cases[i].coll, cases[i].channels, AR_SYMMETRY_OFF);
+        ck_assert_msg(one->only_rank == 0, "ring on %s's cycle: every rank's ops", cases[i].topo);
+        ck_assert_uint_eq((uint64_t)one->nops * (uint64_t)t->nranks, all->nops);
+        const char *backends[] = {"analytic", "sim"};
+        for (int b = 0; b < 2; b++) {
+            ar_result_t r1, ra;
+            run_on(backends[b], v, one, AR_MEM_HBM, 0, &r1);
+            run_on(backends[b], t, all, AR_MEM_HBM, 0, &ra);
+            ck_assert_msg(fabs(r1.time_s - ra.time_s) <= 1e-9 * ra.time_s, "%s ring on %s: %.9g us on its cycle, %.9g us",
+                          backends[b], cases[i].topo, r1.time_s * 1e6, ra.time_s * 1e6);
+            ar_result_free(&r1);
+            ar_result_free(&ra);
+        }
+        ar_plan_free(one);
+        ar_plan_free(all);
+        o.symmetry = AR_SYMMETRY_OFF;
+        ck_assert_ptr_eq(ar_algo_topology(ring, t, &o), t);
+        o.symmetry = AR_SYMMETRY_AUTO;
+        ck_assert_ptr_eq(ar_algo_topology(ar_algo_find("torus2d"), t, &o), t);
+        /* two ranks a device: every rank's ops on any ring of them, so none is made */
+        ck_assert_int_eq(ar_topo_place_blocks(t, 2 * t->ndevices, &err), AR_OK);
+        ck_assert_ptr_eq(ar_algo_topology(ring, t, &o), t);
+        ar_topo_free(t);
+    }
+    static const char *const none[] = {"ring_1d:8", "switch:8", "mesh_2d:3x3", "mesh_2d:4x4", "hgx_h100_8"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        ar_topo_t *t = tu_topo_open(none[i], NULL);
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.symmetry = AR_SYMMETRY_ON;
+        const ar_topo_t *v = ar_algo_topology(ring, t, &o);
+        /* a mesh's snake is a ring of its neighbours, each hop one link: its cycle serves */
+        if (!strcmp(none[i], "mesh_2d:4x4")) ck_assert(v != t && v->kind == AR_TOPO_RING_1D);
+        else ck_assert_msg(v == t, "ring on %s: a cycle made", none[i]);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
+/* The case runner times ring on a torus on its cycle: torus_2d:128x128 (16384 ranks, whose
+ * every rank's plan holds 8e8 source addresses) runs as rank 0's ops, its row bound the
+ * torus's; on torus_2d:8x8 the same time as ring_1d:64's (the same ring), the torus's bound
+ * under it. */
+START_TEST(test_ring_on_its_cycle_case) {
+    static const char *const topos[] = {"torus_2d:128x128", "torus_2d:8x8", "ring_1d:64"};
+    double time_s[3], bound_s[3];
+    for (int i = 0; i < 3; i++) {
+        ar_topo_t *t = tu_topo_open(topos[i], NULL);
+        ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "ring", .count = 1u << 19,
+                       .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = -1};
+        c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+        ar_case_out_t co;
+        ar_error_t err;
+        ar_error_clear(&err);
+        ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "ring on %s: %s", topos[i], err.message);
+        ck_assert_int_eq(co.row.nranks, t->nranks);
+        if (i < 2) ck_assert(co.topo != t && co.topo->kind == AR_TOPO_RING_1D);
+        if (i == 0) ck_assert_int_eq(co.plan->only_rank, 0);
+        ar_bound_t b;
+        ck_assert_int_eq(ar_bound_fused(t, AR_COLL_ALLREDUCE, (ar_gemm_t){0, 0, 0}, AR_BF16, 1u << 20, AR_MEM_HBM, 0,
+                                        &b, &err), AR_OK);
+        ck_assert_double_eq_tol(co.row.bound_s, b.time_s, 1e-12);
+        time_s[i] = co.res.time_s, bound_s[i] = co.row.bound_s;
+        ar_case_out_free(&co);
+        ar_topo_free(t);
+    }
+    ck_assert_double_eq_tol(time_s[1], time_s[2], 1e-9 * time_s[2]);
+    ck_assert(bound_s[1] < bound_s[2] && bound_s[1] <= time_s[1]);
+}
+END_TEST
+
 Suite *suite_sim(void) {
     Suite *s = suite_create("sim");
     struct {
@@ -1155,6 +1267,8 @@ Suite *suite_sim(void) {
         {"one_rank_plan", test_one_rank_plan},
         {"row_plan", test_row_plan},
         {"one_rank_plan_refused", test_one_rank_plan_refused},
+        {"ring_on_its_cycle", test_ring_on_its_cycle},
+        {"ring_on_its_cycle_case", test_ring_on_its_cycle_case},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -53,6 +53,7 @@ void ar_topo_free(ar_topo_t *t) {
     if (!t) return;
     AR_FREE_EACH(t->nodes, t->links, t->placement, t->adj_start, t->adj_nbr, t->adj_link, t->next_hop, t->next_link,
                  t->hops, t->bound_cache, t->tune_cache, t->symmetry_cache);
+    ar_topo_free(t->cycle_view);
     ar_model_free(t->model);
     free(t);
 }
@@ -255,6 +256,9 @@ int ar_topo_place_blocks(ar_topo_t *t, int nranks, ar_error_t *err) {
     free(t->placement);
     t->placement = p;
     t->nranks = nranks;
+    ar_topo_free(t->cycle_view); /* a ring of its ranks: made again for these */
+    t->cycle_view = NULL;
+    t->cycle_view_tried = 0;
     return AR_OK;
 }
 
@@ -672,4 +676,46 @@ int ar__topo_is_spec(const char *s) {
         if (strlen(kind_names[i]) == (size_t)(colon - s) && !strncmp(s, kind_names[i], (size_t)(colon - s)))
             return 1;
     return 0;
+}
+
+/* The one bundle joining devices a and b (-1: none; -2: more than one). */
+static int only_bundle(const ar_topo_t *t, int a, int b) {
+    int found = -1;
+    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++)
+        if (t->adj_nbr[i] == b) found = found == -1 ? t->adj_link[i] : -2;
+    return found;
+}
+
+int ar_topo_cycle(const ar_topo_t *t, const int *order, ar_topo_t **out, ar_error_t *err) {
+    *out = NULL;
+    const int nd = t->ndevices;
+    if (nd < 3 || !t->adj_start || !t->model) return AR_ERR(err, AR_EUNFIT, "a cycle needs 3 devices or more");
+    int kind = -1, count = 0;
+    for (int i = 0; i < nd; i++) {
+        const int l = only_bundle(t, order[i], order[(i + 1) % nd]);
+        if (l < 0) return AR_ERR(err, AR_EUNFIT, "devices %d and %d are not joined by one bundle", order[i], order[(i + 1) % nd]);
+        if (i == 0) kind = t->links[l].kind, count = t->links[l].count;
+        if (t->links[l].kind != kind || t->links[l].count != count)
+            return AR_ERR(err, AR_EUNFIT, "the cycle's links differ");
+    }
+    int *on = malloc((size_t)nd * sizeof *on);
+    if (!on) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    const int most = ar_topo_ranks_per_device(t, on);
+    int alike = 1;
+    for (int d = 0; d < nd; d++) alike &= on[d] == most;
+    free(on);
+    if (!alike) return AR_ERR(err, AR_EUNFIT, "its devices hold different numbers of ranks");
+    ar_model_t *m;
+    if (ar_model_copy(t->model, &m) != AR_OK) return AR_ERR(err, AR_ENOMEM, "out of memory");
+    ar_topo_t *v;
+    AR_TRY(ar__topo_build_kind(AR_TOPO_RING_1D, nd, 1, m, kind, count, &v, err));
+    for (int i = 0; i < nd; i++) memcpy(v->nodes[i].name, t->nodes[order[i]].name, sizeof v->nodes[i].name);
+    memcpy(v->name, t->name, sizeof v->name);
+    const int rc = ar_topo_place_blocks(v, t->nranks, err);
+    if (rc != AR_OK) {
+        ar_topo_free(v);
+        return rc;
+    }
+    *out = v;
+    return AR_OK;
 }

@@ -75,6 +75,9 @@ typedef struct ar_algo_s {
     int one_rank;          /* its builder emits one rank's ops at about one rank's cost where
                             * asked (ar_algo_opts_t.one_rank): a plan of one rank is tried for it
                             * (AR_SYMMETRY_AUTO, ON); for any other, every rank's ops are built */
+    int cycle_only;        /* its ranks meet only their neighbours along the topology's ring of
+                            * ranks (ar__find_ring's): it may be timed on that ring alone
+                            * (ar_algo_topology) */
     int probe;             /* a probe plan (algorithms/probes.c): it measures the executor and
                             * computes no allreduce; `--algo all` and ar_algo_all leave it out.
                             * A name ending in N (x-chainN) is used with a count: x-chain34 */
@@ -100,6 +103,16 @@ const ar_algo_t *const *ar_algo_all(void);
  * ar_algo_find and ar_algo_build take their names too. */
 int ar_algo_probe_count(void);
 const ar_algo_t *ar_algo_probe(int i);
+
+/* The topology algorithm a's plans on t are built and timed on: t, or where a's ranks meet
+ * only along t's ring of ranks (ar_algo_t.cycle_only) and that ring is no translate of
+ * itself on t (a snake over a torus), a ring_1d of t's devices in that ring's order
+ * (ar_topo_cycle), on which the same ops cross the same links and memories, each rank
+ * numbered by its place on the ring. Its rotations let rank 0's ops stand for every rank's
+ * where on t every rank's would be built (ring on torus_2d:128x128: 8e8 source addresses).
+ * t where o asks for every rank's ops (AR_SYMMETRY_OFF), or no such ring exists. The view is
+ * made once and kept with t. */
+const ar_topo_t *ar_algo_topology(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o);
 
 /* Find + build + verify-free convenience: AR_EINVAL for an unknown name. The plan is
  * built twice, counted and then written in the exact room the count found (plan.h's

@@ -58,6 +58,8 @@ typedef enum ar_case_stage_e { AR_CASE_BUILD, AR_CASE_VERIFY, AR_CASE_RUN, AR_CA
 typedef struct ar_case_out_s {
     ar_case_stage_t stage;
     ar_plan_t *plan;   /* from ar_case_plan until ar_case_out_free */
+    const ar_topo_t *topo; /* the topology plan is built on and runs on: the case's, or the view
+                            * its algorithm is timed on (ar_algo_topology; owned by the case's) */
     ar_result_t res;
     ar_row_t row;      /* its identity from ar_case_plan, its result once done */
     char algo_label[64]; /* --algo auto: what it picked, "auto:NAME/CHANNELS" (the row's algo) */

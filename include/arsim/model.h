@@ -101,6 +101,8 @@ int ar_model_write_calibration(FILE *f, const ar_model_t *m);
 int ar_model_load(const char *name_or_path, ar_model_t **out, ar_error_t *err);
 int ar_model_load_string(const char *yaml, const char *label, ar_model_t **out, ar_error_t *err);
 void ar_model_free(ar_model_t *m);
+/* A copy of m of its own (AR_ENOMEM where out of memory). */
+int ar_model_copy(const ar_model_t *m, ar_model_t **out);
 /* Index of a link kind by name, or -1. */
 int ar_model_link_kind(const ar_model_t *m, const char *name);
 /* Names of the shipped models, NULL-terminated. */

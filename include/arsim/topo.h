@@ -53,6 +53,9 @@ typedef struct ar_topo_s {
                              plain allocation, freed with the topology) */
     void *tune_cache;     /* arsim/case.h's default channel counts found on it (the same) */
     void *symmetry_cache; /* arsim/algo.h's verdicts on rank 0's plans standing for all on it (the same) */
+    struct ar_topo_s *cycle_view; /* the ring of its devices some algorithms are timed on
+                                     (ar_algo_topology), made on first use, freed with it */
+    int cycle_view_tried;         /* 1 once asked: cycle_view NULL then says it has none */
 } ar_topo_t;
 
 /* SPEC (ring_1d:N, torus_2d:WxH, mesh_2d:WxH, full:N, switch:N), a shipped name
@@ -155,6 +158,18 @@ int ar_topo_fold_links(const ar_topo_t *t, int w, int *slot);
  * (X first, then Y, the shorter way, forwards on a tie; no two links join one pair). Elsewhere
  * a caller that needs it compares the routes. */
 int ar_topo_routes_translate(const ar_topo_t *t);
+
+/* The ring_1d of t's devices in `order` (each device once), device i of it t's device
+ * order[i], named alike, whose link i is t's one bundle between order[i] and order[i + 1]
+ * (cyclically): every such pair joined directly by exactly one bundle, all of one kind and
+ * count, and every device holding as many ranks, placed on it in blocks (its rank j on its
+ * device j / k). An algorithm whose ranks meet only along that cycle, k ranks a device in
+ * its order, moves the same bytes over the same links and memories on it as on t: the
+ * ring's rotations, which t may not have (a snake over a torus is no translate of itself),
+ * then let rank 0's ops stand for all. It has t's model (a copy) and name. AR_EUNFIT where
+ * order is no such cycle (fewer than 3 devices, a pair not joined or joined twice, links
+ * that differ, ranks per device that differ). */
+int ar_topo_cycle(const ar_topo_t *t, const int *order, ar_topo_t **out, ar_error_t *err);
 
 /* Names of the shipped topology files, NULL-terminated. */
 const char *const *ar_topo_shipped(void);
