@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-/* AR_ELIMIT when a tree whose widest rank has maxdeg children needs more flags than a plan
- * may hold. */
-static int too_many_flags(int P, int lanes, int maxdeg, ar_error_t *err) {
-    const uint64_t need = (uint64_t)P * (uint64_t)lanes * ar__tree_nflags(maxdeg);
+/* AR_ELIMIT when the tree's flags pass what a plan may hold: each rank's are its own, six a
+ * lane and rank over the whole tree (two per child, four of its own: ar__tree_t's regions). */
+static int too_many_flags(int P, int lanes, ar_error_t *err) {
+    const uint64_t need = (uint64_t)lanes * (6u * (uint64_t)P - 2u);
     if (need <= AR_PLAN_MAX_FLAGS) return AR_OK;
     return AR_ERR(err, AR_ELIMIT,
-                  "center_root: %d ranks need %llu flags here (a rank with %d children, %d lane%s), more than a "
-                  "plan may hold (%u): fewer ranks per device, or an algorithm that is not one tree",
-                  P, (unsigned long long)need, maxdeg, lanes, lanes == 1 ? "" : "s", (unsigned)AR_PLAN_MAX_FLAGS);
+                  "center_root: %d ranks on %d lane%s need %llu flags, more than a plan may hold (%u): fewer lanes "
+                  "(--channels) or ranks",
+                  P, lanes, lanes == 1 ? "" : "s", (unsigned long long)need, (unsigned)AR_PLAN_MAX_FLAGS);
 }
 
 int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
@@ -34,10 +34,7 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
         else if (root < 0) rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     }
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
-    /* the root adopts every rank adjacent to it: refuse a tree too wide before walking it */
-    const int root_deg = rc == AR_OK ? ar__rank_degree(t, root) : 0;
-    if (rc == AR_OK && root_deg < 0) rc = AR_ENOMEM;
-    if (rc == AR_OK) rc = too_many_flags(P, lanes, root_deg > 1 ? root_deg : 1, err);
+    if (rc == AR_OK) rc = too_many_flags(P, lanes, err);
     if (rc == AR_OK && ar__bfs(t, root, dist, par) < 0)
         rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     int maxdeg = 1;
@@ -48,8 +45,6 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
             if (par[v] >= 0 && ++deg[par[v]] > maxdeg) maxdeg = deg[par[v]];
         free(deg);
     }
-    uint32_t nf = ar__tree_nflags(maxdeg);
-    if (rc == AR_OK) rc = too_many_flags(P, lanes, maxdeg, err);
     if (rc == AR_OK) rc = ar__plan_new(o, "center_root", P, 2 * lanes, count, dt, &p);
     if (rc == AR_OK) {
         p->scratch_elems = (uint64_t)maxdeg * ar__slot_stride(count, dt);
@@ -58,8 +53,8 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
-        ar__tree_t tr = {p, P, par, root, maxdeg, 2 * c, 2 * c + 1, (uint32_t)c * nf, 0, 0,
-                         NULL, NULL, NULL, NULL, 0, 0};
+        ar__tree_t tr = {p, P, par, root, maxdeg, 2 * c, 2 * c + 1, 0, 0, 0,
+                         NULL, NULL, NULL, NULL, 0, 0, 1, (uint32_t)c};
         rc = ar__tree_init(&tr);
         if (rc == AR_OK) rc = ar__tree_run(&tr, lo, lo + len, ar__chunk_elems(o, len, dt, 1));
         ar__tree_fini(&tr);

@@ -178,7 +178,7 @@ typedef struct ar__tree_s {
     int root;
     int maxdeg;         /* most children of any rank */
     int cred, cbc;      /* the reduce and broadcast channels */
-    uint32_t fbase;     /* ar__tree_nflags(maxdeg) flags from here */
+    uint32_t fbase;     /* its flags from here (rank_regions below) */
     uint64_t scr_base;  /* child slot j of element x at scr_base + j * ar__slot_stride + x ... */
     uint64_t nchunks;   /* chunks emitted so far */
     int *nchild, *slot; /* filled by ar__tree_init */
@@ -187,6 +187,11 @@ typedef struct ar__tree_s {
      * slot_at[v] + j * slot_len + x - slot_lo on rank v: room for its own children only */
     const uint64_t *slot_at;
     uint64_t slot_lo, slot_len;
+    /* 1: rank v's flags of this tree are lane x ar__tree_nflags(v's children) from fbase,
+     * each rank's region its own size (the flags a plan holds grow with the tree's edges);
+     * 0: ar__tree_nflags(maxdeg) from fbase on every rank */
+    int rank_regions;
+    uint32_t lane;
 } ar__tree_t;
 
 uint32_t ar__tree_nflags(int maxdeg);
@@ -213,11 +218,6 @@ int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent);
 /* The rank of least eccentricity in the rank graph (the lowest on ties); -1 when it is
  * not connected, -2 out of memory. */
 int ar__center_rank(const ar_topo_t *t);
-/* How many ranks are adjacent to rank r: the other ranks of its device and those of every
- * device one link, or a path through switches alone, away. What a tree rooted at r adopts
- * at once, known from one walk of r's surroundings before any tree is built; -1 out of
- * memory. */
-int ar__rank_degree(const ar_topo_t *t, int r);
 
 /* A cycle through all ranks, consecutive ranks adjacent where one can be found:
  * identity, the devices' snake on grids, else a bounded search. Returns 1 when it is a

@@ -97,7 +97,7 @@ int ar__build_mesh2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
             const uint64_t sl = ar__slot_stride(bl, dt), vec = ar__slot_stride(1, dt);
             tr[k] = (ar__tree_t){p, P, par + (size_t)k * P, rank_at[k % P], MAXDEG, 2 * c, 2 * c + 1,
                                  ((uint32_t)c * (uint32_t)ntrees + (uint32_t)k) * nf, 0, 0, NULL, NULL, NULL,
-                                 slot_at + (size_t)k * P, bo, sl};
+                                 slot_at + (size_t)k * P, bo, sl, 0, 0};
             rc = ar__tree_init(&tr[k]);
             for (int v = 0; v < P && rc == AR_OK; v++) {
                 uint64_t at = used[v] + (bo + vec - used[v] % vec) % vec;

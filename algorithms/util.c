@@ -307,14 +307,19 @@ int ar__ring_end(ar__ring_t *r) {
 
 /* ---------- tree ---------- */
 
-/* Flags from fbase: RED slot j (maxdeg), ACKR, READY, BC, ACKROOT, ACKB slot j (maxdeg). */
+/* Rank v's flags of the tree, from tree_flag0: RED slot j (one per child slot), ACKR, two
+ * unused, BC, ACKB slot j. Child slots: maxdeg on every rank, or (rank_regions) v's own
+ * children, in the lane's region of v's flags: a rank's flags then grow with its children,
+ * not the widest rank's (a root of thousands of children among leaves). */
 uint32_t ar__tree_nflags(int maxdeg) { return 2u * (uint32_t)maxdeg + 4u; }
-#define F_RED(t, j) ((t)->fbase + (uint32_t)(j))
-#define F_ACKR(t) ((t)->fbase + (uint32_t)(t)->maxdeg)
-#define F_READY(t) (F_ACKR(t) + 1)
-#define F_BC(t) (F_ACKR(t) + 2)
-#define F_ACKROOT(t) (F_ACKR(t) + 3)
-#define F_ACKB(t, j) (F_ACKR(t) + 4 + (uint32_t)(j))
+static int tree_slots(const ar__tree_t *t, int v) { return t->rank_regions ? t->nchild[v] : t->maxdeg; }
+static uint32_t tree_flag0(const ar__tree_t *t, int v) {
+    return t->fbase + (t->rank_regions ? t->lane * ar__tree_nflags(t->nchild[v]) : 0);
+}
+#define F_RED(t, v, j) (tree_flag0(t, v) + (uint32_t)(j))
+#define F_ACKR(t, v) (tree_flag0(t, v) + (uint32_t)tree_slots(t, v))
+#define F_BC(t, v) (F_ACKR(t, v) + 2)
+#define F_ACKB(t, v, j) (F_ACKR(t, v) + 4 + (uint32_t)(j))
 
 int ar__tree_init(ar__tree_t *t) {
     t->nchild = calloc((size_t)t->P, sizeof *t->nchild);
@@ -360,7 +365,7 @@ static uint64_t tree_slot(const ar__tree_t *t, int v, int j, uint64_t x) {
 int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64_t k, ar_addr_t *sv) {
     ar_plan_t *p = t->p;
     const int m = t->nchild[v];
-    for (int j = 0; j < m; j++) EMIT(ar_plan_wait(p, v, t->cred, F_RED(t, j), k));
+    for (int j = 0; j < m; j++) EMIT(ar_plan_wait(p, v, t->cred, F_RED(t, v, j), k));
     sv[0] = ar_addr(v, AR_BUF_IN, off);
     for (int j = 0; j < m; j++) sv[j + 1] = ar_addr(v, AR_BUF_SCRATCH, tree_slot(t, v, j, off));
     if (v == t->root) {
@@ -369,10 +374,10 @@ int ar__tree_reduce_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint6
         const int u = t->parent[v];
         ar_addr_t dst = ar_addr(u, AR_BUF_SCRATCH, tree_slot(t, u, t->slot[v], off));
         EMIT(ar_plan_reduce(p, v, t->cred, dst, sv, (uint32_t)m + 1, len));
-        EMIT(ar_plan_signal(p, v, t->cred, u, F_RED(t, t->slot[v])));
+        EMIT(ar_plan_signal(p, v, t->cred, u, F_RED(t, u, t->slot[v])));
     }
     /* the root's result is ready: its children may pull it */
-    for (int j = 0; v == t->root && j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t)));
+    for (int j = 0; v == t->root && j < m; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_BC(t, t->child[v][j])));
     return AR_OK;
 }
 
@@ -382,9 +387,9 @@ int ar__tree_bcast_rank(ar__tree_t *t, int v, uint64_t off, uint64_t len, uint64
     ar_plan_t *p = t->p;
     if (v == t->root) return AR_OK;
     const int u = t->parent[v];
-    EMIT(ar_plan_wait(p, v, t->cbc, F_BC(t), k));
+    EMIT(ar_plan_wait(p, v, t->cbc, F_BC(t, v), k));
     EMIT(ar_plan_copy(p, v, t->cbc, ar_addr(v, AR_BUF_OUT, off), ar_addr(u, AR_BUF_OUT, off), len));
-    for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t)));
+    for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cbc, t->child[v][j], F_BC(t, t->child[v][j])));
     return AR_OK;
 }
 
@@ -407,8 +412,8 @@ int ar__tree_end_signals(ar__tree_t *t) {
     ar_plan_t *p = t->p;
     if (!t->nchunks) return AR_OK;
     for (int v = 0; v < t->P; v++) {
-        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t)));
-        if (v != t->root) EMIT(ar_plan_signal(p, v, t->cbc, t->parent[v], F_ACKB(t, t->slot[v])));
+        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_signal(p, v, t->cred, t->child[v][j], F_ACKR(t, t->child[v][j])));
+        if (v != t->root) EMIT(ar_plan_signal(p, v, t->cbc, t->parent[v], F_ACKB(t, t->parent[v], t->slot[v])));
     }
     return AR_OK;
 }
@@ -417,10 +422,10 @@ int ar__tree_end_waits(ar__tree_t *t) {
     ar_plan_t *p = t->p;
     if (!t->nchunks) return AR_OK;
     for (int v = 0; v < t->P; v++) {
-        if (v != t->root) EMIT(ar_plan_wait(p, v, t->cred, F_ACKR(t), 1));
+        if (v != t->root) EMIT(ar_plan_wait(p, v, t->cred, F_ACKR(t, v), 1));
         /* whoever writes v's OUT waits until every child has pulled it */
         const int ch = v == t->root ? t->cred : t->cbc;
-        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_wait(p, v, ch, F_ACKB(t, j), 1));
+        for (int j = 0; j < t->nchild[v]; j++) EMIT(ar_plan_wait(p, v, ch, F_ACKB(t, v, j), 1));
     }
     return AR_OK;
 }
@@ -480,10 +485,11 @@ static int near_devices(const ar_topo_t *t, int home, int *mark, int stamp, int 
     return n;
 }
 
-static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
+/* g's devices and their ranks (dev, rfirst, rank; no neighbours), idx[d] device d's index
+ * among them (-1: it holds none) and rep[i] device i's first rank, each D long. */
+static int rgraph_ranks(rgraph_t *g, const ar_topo_t *t, int *idx, int *rep) {
     const int P = t->nranks, D = t->ndevices;
     memset(g, 0, sizeof *g);
-    int *idx = malloc((size_t)D * sizeof *idx), *rep = malloc((size_t)D * sizeof *rep);
     g->dev = malloc((size_t)P * sizeof *g->dev);
     g->rank = malloc((size_t)P * sizeof *g->rank);
     int rc = idx && rep && g->dev && g->rank ? AR_OK : AR_ENOMEM;
@@ -510,6 +516,15 @@ static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
         for (int r = 0; next && r < P; r++) g->rank[next[g->dev[r]]++] = r;
         free(next);
     }
+    if (rc != AR_OK) rgraph_free(g);
+    return rc;
+}
+
+static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
+    const int D = t->ndevices;
+    memset(g, 0, sizeof *g);
+    int *idx = malloc((size_t)D * sizeof *idx), *rep = malloc((size_t)D * sizeof *rep);
+    int rc = rgraph_ranks(g, t, idx, rep);
     /* Device i's neighbours as ar_topo_rank_adjacent has them (a link, or a path through
      * switches only), read off the topology's adjacency from the device's node outward
      * through switches: a walk of each device's surroundings, not a test of every pair. */
@@ -546,14 +561,21 @@ static int rgraph_init(rgraph_t *g, const ar_topo_t *t) {
 int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
     /* As a scan of every rank per popped rank would do it: each popped rank adopts every
      * rank adjacent to it not reached yet, in rank order. A device's ranks are all reached
-     * at once, so each device's list is taken once. */
-    const int P = t->nranks;
+     * at once, so each device is taken once; and a switch is walked through once: the
+     * devices behind it are all taken by the first rank that reaches it (a switch of N
+     * devices would otherwise be N^2 neighbours). */
+    const int P = t->nranks, D = t->ndevices;
     rgraph_t g;
-    if (rgraph_init(&g, t) != AR_OK) return -2;
+    int *idx = malloc((size_t)D * sizeof *idx), *rep = malloc((size_t)D * sizeof *rep);
+    if (rgraph_ranks(&g, t, idx, rep) != AR_OK) {
+        AR_FREE_EACH(idx, rep);
+        return -2;
+    }
     int *q = malloc((size_t)P * sizeof *q), *batch = malloc((size_t)P * sizeof *batch);
-    char *taken = calloc((size_t)g.nd, 1);
+    int *walk = malloc((size_t)t->nnodes * sizeof *walk), *found = malloc((size_t)t->nnodes * sizeof *found);
+    char *taken = calloc((size_t)g.nd, 1), *through = calloc((size_t)t->nnodes, 1);
     int ecc = 0, n = 0;
-    if (!q || !batch || !taken) {
+    if (!q || !batch || !walk || !found || !taken || !through) {
         n = -1;
         goto out;
     }
@@ -561,10 +583,26 @@ int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
     dist[src] = 0;
     q[n++] = src;
     for (int h = 0; h < n; h++) {
-        const int u = q[h], a = g.dev[u];
+        const int u = q[h], home = ar_topo_rank_device(t, u);
+        /* its own device, then the devices one link or a path through switches not walked
+         * through yet away */
+        int nf = 0, head = 0, tail = 0;
+        found[nf++] = g.dev[u];
+        walk[tail++] = home;
+        while (head < tail) {
+            const int x = walk[head++];
+            for (int k = t->adj_start[x]; k < t->adj_start[x + 1]; k++) {
+                const int v = t->adj_nbr[k];
+                if (v >= D) {
+                    if (!through[v]) through[v] = 1, walk[tail++] = v;
+                } else if (idx[v] >= 0 && !taken[idx[v]]) {
+                    found[nf++] = idx[v];
+                }
+            }
+        }
         int nb = 0;
-        for (int k = -1; k < g.nfirst[a + 1] - g.nfirst[a]; k++) {
-            const int b = k < 0 ? a : g.nbr[g.nfirst[a] + k];
+        for (int k = 0; k < nf; k++) {
+            const int b = found[k];
             if (taken[b]) continue;
             taken[b] = 1;
             for (int j = g.rfirst[b]; j < g.rfirst[b + 1]; j++)
@@ -580,9 +618,7 @@ int ar__bfs(const ar_topo_t *t, int src, int *dist, int *parent) {
         }
     }
 out:
-    free(q);
-    free(batch);
-    free(taken);
+    AR_FREE_EACH(q, batch, walk, found, taken, through, idx, rep);
     rgraph_free(&g);
     return n == P ? ecc : -1;
 }
@@ -653,20 +689,6 @@ out:
     free(ecc);
     rgraph_free(&g);
     return root;
-}
-
-int ar__rank_degree(const ar_topo_t *t, int r) {
-    int *per_dev = calloc((size_t)t->ndevices, sizeof *per_dev), *found = malloc((size_t)t->ndevices * sizeof *found);
-    int *mark = calloc((size_t)t->nnodes, sizeof *mark), *queue = malloc((size_t)t->nnodes * sizeof *queue);
-    int deg = -1;
-    if (per_dev && found && mark && queue) {
-        for (int q = 0; q < t->nranks; q++) per_dev[ar_topo_rank_device(t, q)]++;
-        const int home = ar_topo_rank_device(t, r), n = near_devices(t, home, mark, 1, queue, NULL, found);
-        deg = per_dev[home] - 1;
-        for (int i = 0; i < n; i++) deg += per_dev[found[i]];
-    }
-    AR_FREE_EACH(per_dev, found, mark, queue);
-    return deg;
 }
 
 int ar__snake_cycle(int W, int H, int *o) {

@@ -10,7 +10,7 @@ extern const ar_backend_ops_t ar_analytic_backend;
 
 /* Structural check every backend runs before trusting a plan's indices: the plan is
  * finished, every address is in bounds (rank, buffer, off + n), nothing writes IN,
- * 1 <= nsrc (COPY: exactly 1), sources lie inside plan->srcs, flags < nflags, SIGNAL
+ * 1 <= nsrc (COPY: exactly 1), sources lie inside plan->srcs, flags within their rank's, SIGNAL
  * targets exist, and (when topo is not NULL) the topology has a device for every rank.
  * AR_EPLAN naming rank, channel, op index and the fault. Cheap: O(ops + sources). */
 int ar__backend_check_plan(const ar_plan_t *plan, const ar_topo_t *topo, ar_error_t *err);

@@ -43,7 +43,7 @@ typedef struct exec_s {
     size_t esize;
     unsigned char *buf[AR_NBUF]; /* each nranks * elems(buf) elements, rank-major */
     unsigned char *host;
-    uint64_t *flags;             /* nranks * nflags, counting up across executions */
+    uint64_t *flags;             /* every rank's flags (ar_plan_flag), counting up across executions */
     uint32_t *pc;                /* per channel */
 } exec_t;
 
@@ -129,12 +129,12 @@ static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error
             while (x->pc[i] < ch->nops) {
                 const ar_op_t *op = &p->ops[ch->first + x->pc[i]];
                 if (op->code == AR_OP_WAIT) {
-                    size_t f = (size_t)rank * p->nflags + op->flag;
+                    size_t f = ar_plan_flag(p, rank, op->flag);
                     /* back 1: the executions before the previous one (plan.h) */
                     if (epoch >= op->back && x->flags[f] < (epoch - op->back) * p->per_epoch[f] + op->count)
                         break;
                 } else if (op->code == AR_OP_SIGNAL) {
-                    x->flags[(size_t)op->dst.rank * p->nflags + op->flag]++;
+                    x->flags[ar_plan_flag(p, op->dst.rank, op->flag)]++;
                 } else if (op->code == AR_OP_COPY) {
                     memmove(elem_ptr(x, &op->dst, epoch), elem_ptr(x, &p->srcs[op->src], epoch),
                             op->n * x->esize);
@@ -160,7 +160,7 @@ static int run_epoch(exec_t *x, uint64_t epoch, uint64_t *ops_executed, ar_error
                 if (x->pc[i] >= ch->nops) continue;
                 int rank = i / p->nchannels;
                 const ar_op_t *op = &p->ops[ch->first + x->pc[i]];
-                size_t f = (size_t)rank * p->nflags + op->flag;
+                size_t f = ar_plan_flag(p, rank, op->flag);
                 uint64_t base = epoch * p->per_epoch[f];
                 return AR_ERR(err, AR_EPLAN,
                               "deadlock in execution %" PRIu64 ": rank %d channel %d op %u waits "
@@ -197,7 +197,7 @@ int ar__ref_exec(const ar_plan_t *p, int nexec, const void *const *in, void *con
         if (!x.buf[b]) goto nomem;
     }
     x.host = malloc((p->host_elems ? p->host_elems : 1) * x.esize);
-    x.flags = calloc((size_t)p->nranks * p->nflags, sizeof *x.flags);
+    x.flags = calloc(ar_plan_flag_slots(p) + 1, sizeof *x.flags);
     x.pc = calloc((size_t)nch, sizeof *x.pc);
     if (!x.host || !x.flags || !x.pc || !outs) goto nomem;
 
@@ -310,7 +310,7 @@ static double ref_run_bytes(const ar_topo_t *t, const ar_plan_size_t *s) {
     (void)t;
     return (double)s->elem_bytes * ((double)s->nranks * ((double)s->count + 2.0 * (double)s->in_elems + (double)s->scratch_elems) +
                                     (double)s->host_elems) +
-           8.0 * s->nranks * s->nflags;
+           8.0 * (double)s->flag_slots;
 }
 
 const ar_backend_ops_t ar_ref_backend = {

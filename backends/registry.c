@@ -248,7 +248,7 @@ static int bad_addr(const ar_plan_t *p, const ar_addr_t *a0, uint64_t n, const c
 }
 
 int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t *err) {
-    if (!p || p->build || !p->chans || !p->per_epoch)
+    if (!p || p->build || !p->chans || !p->per_epoch || !p->flag_at)
         return AR_ERR(err, AR_EPLAN, "plan is not finished (call ar_plan_finish)");
     if (topo && topo->nranks != p->nranks)
         return AR_ERR(err, AR_EPLAN, "plan has %d ranks but topology %s places %d", p->nranks,
@@ -315,10 +315,12 @@ int ar__backend_check_plan(const ar_plan_t *p, const ar_topo_t *topo, ar_error_t
                     break;
                 case AR_OP_SIGNAL:
                     if (op->dst.rank < 0 || op->dst.rank >= p->nranks) why = "signals no such rank";
-                    else if (op->flag >= p->nflags) why = "flag out of range";
+                    else if (ar_plan_keeps_rank(p, ar_plan_signal_rank(p, op)) &&
+                             op->flag >= ar_plan_rank_flags(p, ar_plan_signal_rank(p, op)))
+                        why = "flag out of range";
                     break;
                 case AR_OP_WAIT:
-                    if (op->flag >= p->nflags) why = "flag out of range";
+                    if (op->flag >= ar_plan_rank_flags(p, r)) why = "flag out of range";
                     else if (op->back > 1) why = "WAIT more than one execution back";
                     break;
                 default:

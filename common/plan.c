@@ -66,7 +66,8 @@ int ar_plan_new(const char *algo, int nranks, int nchannels, uint64_t count, ar_
     p->only_span = 1;
     p->build = ar_zeroed((size_t)nranks * nchannels, sizeof(chan_build_t));
     p->chans = ar_zeroed((size_t)nranks * nchannels, sizeof(ar_chan_t));
-    if (!p->build || !p->chans) {
+    p->rank_flags = calloc((size_t)nranks, sizeof *p->rank_flags);
+    if (!p->build || !p->chans || !p->rank_flags) {
         ar_plan_free(p);
         return AR_ENOMEM;
     }
@@ -131,6 +132,21 @@ int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s) {
     return at == s->ops ? AR_OK : AR_EINVAL;
 }
 
+/* The flag counters of the kept ranks, each rank's own (ar_plan_finish gives a plan without
+ * any one counter: a run keeps at least one). */
+static uint64_t kept_flags(const ar_plan_t *p) {
+    const int first = p->only_rank >= 0 ? p->only_rank : 0, n = ar_plan_kept_ranks(p);
+    uint64_t total = 0;
+    for (int k = 0; k < n; k++) total += p->rank_flags[first + k];
+    return total ? total : 1;
+}
+static int no_flags(const ar_plan_t *p) {
+    const int first = p->only_rank >= 0 ? p->only_rank : 0, n = ar_plan_kept_ranks(p);
+    for (int k = 0; k < n; k++)
+        if (p->rank_flags[first + k]) return 0;
+    return 1;
+}
+
 static void size_finish(ar_plan_t *p) {
     ar_plan_size_t *s = p->sizing;
     const chan_build_t *cb = p->build;
@@ -143,12 +159,13 @@ static void size_finish(ar_plan_t *p) {
     s->busy_chans = 0;
     for (uint64_t i = lo; i < hi; i++) s->busy_chans += cb[i].n > 0;
     s->nflags = p->nflags ? p->nflags : 1;
-    s->flag_slots = (uint64_t)ar_plan_kept_ranks(p) * s->nflags;
+    s->flag_slots = kept_flags(p);
     s->scratch_elems = p->scratch_elems;
     s->host_elems = p->host_elems;
     s->in_elems = p->in_elems ? p->in_elems : p->count;
     s->bytes = s->ops * sizeof(ar_op_t) + s->srcs * sizeof(ar_addr_t) +
-               nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + s->flag_slots * sizeof(uint64_t);
+               nch * (sizeof(ar_chan_t) + sizeof(chan_build_t)) + s->flag_slots * sizeof(uint64_t) +
+               (uint64_t)p->nranks * sizeof(uint32_t) + ((uint64_t)ar_plan_kept_ranks(p) + 1) * sizeof(uint64_t);
 }
 
 static int append(ar_plan_t *p, int rank, int chan, const ar_op_t *op) {
@@ -240,43 +257,49 @@ int ar_plan_compute(ar_plan_t *p, int rank, int chan, ar_addr_t dst, ar_addr_t a
     return append(p, rank, chan, &op);
 }
 
+/* An op naming flag `flag` of `rank` emitted (rc AR_OK): that rank's flags (the kept rank's
+ * that stands for it) reach past it. rc. */
+static int noted(ar_plan_t *p, int rc, int rank, uint32_t flag) {
+    if (rc != AR_OK || rank < 0 || rank >= p->nranks) return rc;
+    if (flag >= p->nflags) p->nflags = flag + 1;
+    uint32_t *n = &p->rank_flags[ar_plan_kept_rank(p, rank)];
+    if (flag >= *n) *n = flag + 1;
+    return rc;
+}
+
 int ar_plan_signal(ar_plan_t *p, int rank, int chan, int target_rank, uint32_t flag) {
     if (target_rank < 0 || target_rank >= p->nranks) return AR_EINVAL;
     ar_op_t op = {.code = AR_OP_SIGNAL, .dst = {target_rank, 0, 0}, .flag = flag};
-    if (flag >= p->nflags) p->nflags = flag + 1;
-    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
+    return noted(p, dropped(p, rank) ? AR_OK : append(p, rank, chan, &op), target_rank, flag);
 }
 
 int ar_plan_wait(ar_plan_t *p, int rank, int chan, uint32_t flag, uint64_t count) {
     if (count == 0) return AR_OK;
     ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = count};
-    if (flag >= p->nflags) p->nflags = flag + 1;
-    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
+    return noted(p, dropped(p, rank) ? AR_OK : append(p, rank, chan, &op), rank, flag);
 }
 
 int ar_plan_wait_prev(ar_plan_t *p, int rank, int chan, uint32_t flag) {
     ar_op_t op = {.code = AR_OP_WAIT, .dst = {rank, 0, 0}, .flag = flag, .count = 0};
-    if (flag >= p->nflags) p->nflags = flag + 1;
-    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
+    return noted(p, dropped(p, rank) ? AR_OK : append(p, rank, chan, &op), rank, flag);
 }
 
 int ar_plan_wait_back(ar_plan_t *p, int rank, int chan, uint32_t flag, uint32_t back, uint64_t count) {
     if (back > 1) return AR_EINVAL;
     if (back == 0 && count == 0) return ar_plan_wait_prev(p, rank, chan, flag);
     ar_op_t op = {.code = AR_OP_WAIT, .back = (uint8_t)back, .dst = {rank, 0, 0}, .flag = flag, .count = count};
-    if (flag >= p->nflags) p->nflags = flag + 1;
-    return dropped(p, rank) ? AR_OK : append(p, rank, chan, &op);
+    return noted(p, dropped(p, rank) ? AR_OK : append(p, rank, chan, &op), rank, flag);
 }
 
 /* Per (rank, flag) of p: which channels SIGNAL it, 1 computing ones, 2 others (or'd). */
 static unsigned char *flag_signallers(const ar_plan_t *p) {
-    unsigned char *by = calloc((size_t)p->nranks * p->nflags, 1);
+    unsigned char *by = calloc(ar_plan_flag_slots(p), 1);
     if (!by) return NULL;
     for (int i = 0; i < p->nranks * p->nchannels; i++) {
         const ar_chan_t *ch = &p->chans[i];
         for (uint32_t j = 0; j < ch->nops; j++) {
             const ar_op_t *op = &p->ops[ch->first + j];
-            if (op->code == AR_OP_SIGNAL) by[(size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag] |= ch->computes ? 1 : 2;
+            if (op->code == AR_OP_SIGNAL) by[ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag)] |= ch->computes ? 1 : 2;
         }
     }
     return by;
@@ -300,7 +323,7 @@ static int mark_after_product(ar_plan_t *p) {
         if (ch->computes || !ch->nops) continue;
         const ar_op_t *op = &p->ops[ch->first];
         ch->after_product = op->code == AR_OP_WAIT && !op->back && op->count > 0 &&
-                            by[(size_t)(i / p->nchannels) * p->nflags + op->flag] == 1;
+                            by[ar_plan_flag(p, (int)(i / p->nchannels), op->flag)] == 1;
     }
     free(by);
     return AR_OK;
@@ -319,8 +342,7 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
     if (total > UINT32_MAX) return over_limit(p, "ops", UINT32_MAX);
-    if ((uint64_t)ar_plan_kept_ranks(p) * (p->nflags ? p->nflags : 1) > AR_PLAN_MAX_FLAGS)
-        return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
+    if (kept_flags(p) > AR_PLAN_MAX_FLAGS) return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
     if (p->sizing) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
@@ -336,6 +358,13 @@ int ar_plan_finish(ar_plan_t *p) {
         if (!p->ops) return AR_ENOMEM;
     }
     if (p->nflags == 0) p->nflags = 1;
+    const int nkept = ar_plan_kept_ranks(p), first = p->only_rank >= 0 ? p->only_rank : 0;
+    free(p->flag_at);
+    p->flag_at = malloc(((size_t)nkept + 1) * sizeof *p->flag_at);
+    if (!p->flag_at) return AR_ENOMEM;
+    p->flag_at[0] = 0;
+    if (no_flags(p)) p->rank_flags[first] = 1; /* a counter at least, as a run keeps one */
+    for (int k = 0; k < nkept; k++) p->flag_at[k + 1] = p->flag_at[k] + p->rank_flags[first + k];
     p->per_epoch = calloc(ar_plan_flag_slots(p), sizeof(uint64_t));
     if (!p->per_epoch) return AR_ENOMEM;
     uint32_t at = 0;
@@ -376,7 +405,7 @@ int ar_plan_products_first_alone(const ar_plan_t *p, const int *rank_dev, int de
 int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
     memset(stage, 0, (size_t)p->nops * sizeof *stage);
     const int nch = p->nranks * p->nchannels;
-    const size_t nrf = (size_t)p->nranks * p->nflags;
+    const size_t nrf = ar_plan_flag_slots(p);
     unsigned char *by = flag_signallers(p);
     int64_t *last = malloc(nrf * sizeof *last), *need = malloc(nrf * sizeof *need);
     int S = 0; /* the channels' common number of product waits; 0: not one number */
@@ -389,7 +418,7 @@ int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
         const ar_chan_t *ch = &p->chans[i];
         computes |= ch->computes != 0;
         if (ch->computes || !ch->nops) continue;
-        const unsigned char *rank_by = by + (size_t)(i / p->nchannels) * p->nflags;
+        const unsigned char *rank_by = by + ar_plan_flag(p, i / p->nchannels, 0);
         uint32_t n = 0;
         for (uint32_t j = 0; j < ch->nops; j++) {
             const ar_op_t *op = &p->ops[ch->first + j];
@@ -407,7 +436,7 @@ int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
         const ar_chan_t *ch = &p->chans[i];
         for (uint32_t j = ch->first; j < ch->first + ch->nops && !ch->computes; j++) {
             const ar_op_t *op = &p->ops[j];
-            const size_t f = (size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag;
+            const size_t f = ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag);
             if (op->code == AR_OP_SIGNAL && (int64_t)stage[j] > last[f]) last[f] = stage[j];
         }
     }
@@ -415,19 +444,19 @@ int ar_plan_stages(const ar_plan_t *p, uint32_t *stage) {
      * INT64_MAX where that is another computing channel's */
     for (int i = 0; i < nch; i++) {
         const ar_chan_t *ch = &p->chans[i];
-        const size_t rf = (size_t)(i / p->nchannels) * p->nflags;
+        const size_t rf = ch->nops ? ar_plan_flag(p, i / p->nchannels, 0) : 0;
         int64_t before = -1;
         for (uint32_t j = ch->first; j < ch->first + ch->nops && ch->computes; j++) {
             const ar_op_t *op = &p->ops[j];
             if (waits_now(op)) before = by[rf + op->flag] & 1 ? INT64_MAX : before > last[rf + op->flag] ? before : last[rf + op->flag];
-            const size_t f = (size_t)ar_plan_signal_rank(p, op) * p->nflags + op->flag;
+            const size_t f = ar_plan_flag(p, ar_plan_signal_rank(p, op), op->flag);
             if (op->code == AR_OP_SIGNAL && before > need[f]) need[f] = before;
         }
     }
     /* each stage's waits are met by SIGNALs of stages up to it and by products made without it */
     for (int i = 0; i < nch; i++) {
         const ar_chan_t *ch = &p->chans[i];
-        const size_t rf = (size_t)(i / p->nchannels) * p->nflags;
+        const size_t rf = ch->nops ? ar_plan_flag(p, i / p->nchannels, 0) : 0;
         for (uint32_t j = ch->first; j < ch->first + ch->nops && !ch->computes; j++) {
             const ar_op_t *op = &p->ops[j];
             if (!waits_now(op)) continue;
@@ -475,7 +504,7 @@ void ar_plan_free(ar_plan_t *p) {
         free_build(p);
     }
     ar_zeroed_free(p->chans, (size_t)p->nranks * p->nchannels, sizeof(ar_chan_t));
-    AR_FREE_EACH(p->ops, p->srcs, p->per_epoch, p->mirror_off, p);
+    AR_FREE_EACH(p->ops, p->srcs, p->per_epoch, p->rank_flags, p->flag_at, p->mirror_off, p);
 }
 
 static const char *const COLL_NAMES[AR_NCOLL] = {"allreduce", "reducescatter", "allgather", "matmul-allreduce",

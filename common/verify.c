@@ -85,7 +85,7 @@ typedef struct piece_s {
 } piece_t;
 
 typedef struct sender_s {
-    uint32_t flag;   /* target rank * nflags + flag */
+    uint32_t flag;   /* the target rank's flag's counter (ar_plan_flag) */
     uint32_t ch;     /* sending channel */
     uint64_t m;      /* signals per execution */
     uint64_t sent;   /* cumulative */
@@ -750,19 +750,19 @@ static int check_static(vs_t *v, uint32_t ch, uint32_t i, const ar_op_t *op) {
         if (op->dst.rank < 0 || op->dst.rank >= p->nranks)
             return AR_ERR(v->err, AR_EPLAN, "%s: target rank %d out of range (%d ranks)", THIS_OP,
                           (int)op->dst.rank, p->nranks);
-        if (op->flag >= p->nflags)
-            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", THIS_OP, op->flag,
-                          p->nflags);
+        if (op->flag >= ar_plan_rank_flags(p, op->dst.rank))
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (rank %d has %u flags)", THIS_OP, op->flag,
+                          (int)op->dst.rank, ar_plan_rank_flags(p, op->dst.rank));
         return AR_OK;
     }
     if (op->code == AR_OP_WAIT) {
-        if (op->flag >= p->nflags)
-            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (%u flags)", THIS_OP, op->flag,
-                          p->nflags);
+        uint32_t r = ch / (uint32_t)p->nchannels;
+        if (op->flag >= ar_plan_rank_flags(p, (int)r))
+            return AR_ERR(v->err, AR_EPLAN, "%s: flag %u out of range (rank %u has %u flags)", THIS_OP, op->flag,
+                          r, ar_plan_rank_flags(p, (int)r));
         if (op->back > 1)
             return AR_ERR(v->err, AR_EPLAN, "%s: WAIT %u executions back, at most 1", THIS_OP, op->back);
-        uint32_t r = ch / (uint32_t)p->nchannels;
-        uint64_t pe = p->per_epoch[(size_t)r * p->nflags + op->flag];
+        uint64_t pe = p->per_epoch[ar_plan_flag(p, (int)r, op->flag)];
         if (op->count > pe)
             return AR_ERR(v->err, AR_EPLAN,
                           "deadlock: %s waits for count %" PRIu64 " on flag %u but the plan sends "
@@ -837,14 +837,14 @@ static int exec_signal(vs_t *v, uint32_t ch, const ar_op_t *op, uint32_t opidx) 
     memcpy(v->snap + x->snap0 + (size_t)x->sent * v->nch, v->vc + (size_t)ch * v->nch,
            (size_t)v->nch * sizeof *v->snap);
     x->sent++;
-    v->arrived[(size_t)op->dst.rank * v->p->nflags + op->flag]++;
+    v->arrived[ar_plan_flag(v->p, op->dst.rank, op->flag)]++;
     return AR_OK;
 }
 
 static int exec_wait(vs_t *v, uint32_t ch, int e, const ar_op_t *op) {
     const ar_plan_t *p = v->p;
     uint32_t r = ch / (uint32_t)p->nchannels;
-    uint32_t f = r * p->nflags + op->flag;
+    size_t f = ar_plan_flag(p, (int)r, op->flag);
     uint64_t total = p->per_epoch[f];
     if ((uint32_t)e < op->back) return AR_OK; /* passes at once: nothing to follow */
     uint64_t want = (uint64_t)(e - (int)op->back) * total + op->count;
@@ -896,7 +896,8 @@ static int check_bounds(vs_t *v) {
                           "race between executions: %s (flag %u, several senders) may count "
                           "%s of the next execution instead of this one's",
                           fmt_op(v, b1, sizeof b1, w->ch, (w->clk - 1) % wc->nops),
-                          w->flag % v->p->nflags, fmt_op(v, b2, sizeof b2, y->ch, yop));
+                          (uint32_t)(w->flag - ar_plan_flag(v->p, (int)(w->ch / (uint32_t)v->p->nchannels), 0)),
+                          fmt_op(v, b2, sizeof b2, y->ch, yop));
         }
     }
     return AR_OK;
@@ -1001,7 +1002,7 @@ static int setup(vs_t *v) {
     v->sp = calloc(v->nsp, sizeof *v->sp);
     v->vc = calloc((size_t)v->nch * v->nch, sizeof *v->vc);
     v->pc = calloc(v->nch, sizeof *v->pc);
-    size_t nf = (size_t)p->nranks * p->nflags;
+    size_t nf = ar_plan_flag_slots(p);
     v->arrived = calloc(nf, sizeof *v->arrived);
     v->flag_first = calloc(nf, sizeof *v->flag_first);
     v->flag_n = calloc(nf, sizeof *v->flag_n);
@@ -1043,7 +1044,7 @@ static int setup(vs_t *v) {
         for (uint32_t j = 0; j < c->nops; j++) {
             const ar_op_t *op = &p->ops[c->first + j];
             if (op->code == AR_OP_SIGNAL)
-                all[k++] = (sender_t){(uint32_t)op->dst.rank * p->nflags + op->flag, (uint32_t)ch,
+                all[k++] = (sender_t){(uint32_t)ar_plan_flag(p, op->dst.rank, op->flag), (uint32_t)ch,
                                       1, 0, 0};
         }
     }
@@ -1076,7 +1077,7 @@ static int setup(vs_t *v) {
         for (uint32_t j = 0; j < c->nops; j++) {
             const ar_op_t *op = &p->ops[c->first + j];
             if (op->code != AR_OP_SIGNAL) continue;
-            sender_t key = {(uint32_t)op->dst.rank * p->nflags + op->flag, (uint32_t)ch, 0, 0, 0};
+            sender_t key = {(uint32_t)ar_plan_flag(p, op->dst.rank, op->flag), (uint32_t)ch, 0, 0, 0};
             sender_t *x = bsearch(&key, v->snd, v->nsnd, sizeof key, cmp_sender);
             v->op_sender[c->first + j] = (uint32_t)(x - v->snd);
         }
@@ -1126,7 +1127,7 @@ static int run(vs_t *v) {
                     uint32_t oi = c->first + v->pc[ch];
                     const ar_op_t *op = &p->ops[oi];
                     if (op->code == AR_OP_WAIT) {
-                        size_t f = (size_t)(ch / p->nchannels) * p->nflags + op->flag;
+                        size_t f = ar_plan_flag(p, ch / p->nchannels, op->flag);
                         if ((uint32_t)e >= op->back &&
                             v->arrived[f] < (uint64_t)(e - (int)op->back) * p->per_epoch[f] + op->count)
                             break;
@@ -1153,7 +1154,7 @@ static int run(vs_t *v) {
             }
         if (stuck) {
             const ar_op_t *op = &p->ops[p->chans[first].first + v->pc[first]];
-            size_t f = (size_t)(first / p->nchannels) * p->nflags + op->flag;
+            size_t f = ar_plan_flag(p, first / p->nchannels, op->flag);
             return AR_ERR(v->err, AR_EPLAN,
                           "deadlock in execution %d: %s waits for flag %u to reach %" PRIu64
                           " but it stops at %" PRIu64 " (%d channels stuck)",

@@ -356,7 +356,7 @@ int ar__cuda_lower_op(ar__cuda_t *be, const ar_plan_t *p, int r, int c, uint32_t
     case AR_OP_WAIT:
         if (op->flag >= nflags || op->back > 1)
             return AR_ERR(err, AR_EPLAN, "cuda backend: rank %d channel %d op %u: bad WAIT", r, c, i);
-        d->per_epoch = p->per_epoch[(size_t)r * p->nflags + op->flag];
+        d->per_epoch = p->per_epoch[ar_plan_flag(p, r, op->flag)];
         d->count = op->count - (uint64_t)op->back * d->per_epoch; /* int64_t in the kernel */
         if (be->host_mode) {
             d->dst = be->host_flags + ((size_t)r * nflags + op->flag) * be->host_slots;

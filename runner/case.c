@@ -455,7 +455,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
     ar_error_clear(&e);
     const int rc = ar_algo_build(algo, c->topo, c->count, c->dtype, &k, &p, &e);
     if (p && !p->sizing) { /* an algorithm that builds regardless (a probe): its real size */
-        size.ops = p->nops, size.srcs = p->nsrcs, size.nflags = p->nflags;
+        size.ops = p->nops, size.srcs = p->nsrcs, size.nflags = p->nflags, size.flag_slots = ar_plan_flag_slots(p);
         size.nranks = p->nranks, size.nchannels = p->nchannels;
         size.count = p->count, size.scratch_elems = p->scratch_elems, size.host_elems = p->host_elems;
         size.elem_bytes = ar_dtype_size(p->dtype);

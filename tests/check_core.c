@@ -65,7 +65,11 @@ START_TEST(test_plan_build) {
     ck_assert_int_eq(ar_plan_finish(p), AR_OK);
     ck_assert_uint_eq(p->nops, 4);
     ck_assert_uint_eq(p->nflags, 4);
-    ck_assert_uint_eq(p->per_epoch[1 * 4 + 3], 1);
+    /* flags are each rank's own: rank 1's four (up to the 3 named), rank 0 names none */
+    ck_assert_uint_eq(ar_plan_rank_flags(p, 0), 0);
+    ck_assert_uint_eq(ar_plan_rank_flags(p, 1), 4);
+    ck_assert_uint_eq(ar_plan_flag_slots(p), 4);
+    ck_assert_uint_eq(p->per_epoch[ar_plan_flag(p, 1, 3)], 1);
     /* channel order: (0,0) then (0,1) then (1,0) */
     ck_assert_uint_eq(ar_plan_chan(p, 0, 0)->nops, 1);
     ck_assert_uint_eq(ar_plan_chan(p, 0, 1)->first, 1);

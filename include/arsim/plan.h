@@ -205,7 +205,7 @@ typedef struct ar_chan_s {
 typedef struct ar_plan_size_s {
     uint64_t max_ops;               /* in: 0 for no limit */
     uint64_t ops, srcs, signals;    /* out: every op, source address and SIGNAL */
-    uint32_t nflags;                /* out: per rank, as ar_plan_finish sizes them */
+    uint32_t nflags;                /* out: the most any rank has, as ar_plan_finish sizes them */
     int nranks, nchannels;          /* out */
     uint64_t busy_chans;            /* out: channels with an op (a plan of one rank: its own) */
     uint64_t run_chans;             /* out: channels a run keeps state for (ar_plan_run_chans) */
@@ -232,7 +232,11 @@ typedef struct ar_plan_s {
     uint64_t host_elems;     /* host staging, whole job */
     int nranks;
     int nchannels;           /* per rank; some may be empty */
-    uint32_t nflags;         /* per rank */
+    uint32_t nflags;         /* the most flags any rank has (each rank's own: ar_plan_rank_flags) */
+    uint32_t *rank_flags;    /* per rank: its flags, the highest its SIGNALs and WAITs name + 1 (a
+                              * rank that stands for others: theirs too) */
+    uint64_t *flag_at;       /* per kept rank (counted from the first) and one past: where its flag
+                              * counters begin among all (ar_plan_flag; ar_plan_finish) */
     ar_chan_t *chans;        /* nranks * nchannels, index rank * nchannels + c */
     ar_op_t *ops;
     uint32_t nops, cap_ops;
@@ -350,11 +354,18 @@ static inline int ar_plan_signal_rank(const ar_plan_t *p, const ar_op_t *op) {
 /* The translations p stands on, as topo.h's w names them: a row's rotations, or the shifts
  * of the grid p lies on (shift_w). */
 static inline int ar_plan_shifts(const ar_plan_t *p) { return p->only_span > 1 ? -p->only_span : p->shift_w; }
-/* The flag counters a run of p keeps: one per kept rank and flag. */
-static inline size_t ar_plan_flag_slots(const ar_plan_t *p) { return (size_t)ar_plan_kept_ranks(p) * p->nflags; }
+/* The flag counters a run of p keeps: one per flag of each kept rank. A rank has as many
+ * as its ops name (a tree's root one per child, its leaves a few), so a plan's counters grow
+ * with its ops, not with its ranks times the widest rank's. */
+static inline size_t ar_plan_flag_slots(const ar_plan_t *p) { return (size_t)p->flag_at[ar_plan_kept_ranks(p)]; }
 /* The counter of `rank`'s flag (a SIGNAL's ar_plan_signal_rank, a WAIT's own rank) among them. */
 static inline size_t ar_plan_flag(const ar_plan_t *p, int rank, uint32_t flag) {
-    return (size_t)(p->only_rank >= 0 ? rank - p->only_rank : rank) * p->nflags + flag;
+    return (size_t)p->flag_at[p->only_rank >= 0 ? rank - p->only_rank : rank] + flag;
+}
+/* How many flags kept rank `rank` has: its SIGNALs' and WAITs' flags are below it. */
+static inline uint32_t ar_plan_rank_flags(const ar_plan_t *p, int rank) {
+    const int k = p->only_rank >= 0 ? rank - p->only_rank : rank;
+    return (uint32_t)(p->flag_at[k + 1] - p->flag_at[k]);
 }
 /* Whether op moves elements (COPY, REDUCE, NETREDUCE), as opposed to SIGNAL and WAIT. */
 static inline int ar_op_moves_data(const ar_op_t *op) {
@@ -435,8 +446,8 @@ int ar_plan_verify(const ar_plan_t *p, ar_error_t *err);
  * count x element size x nranks must fit 63 bits (every byte offset and total fits
  * a signed 64-bit integer), a plan holds at most AR_PLAN_MAX_SRCS source
  * addresses (every COPY and REDUCE adds its sources) and at most AR_PLAN_MAX_FLAGS
- * flags over all ranks (nranks x nflags: every backend and the verifier keep a counter
- * for each; a tree whose root has thousands of children needs that many per rank). */
+ * flags over all ranks (every backend and the verifier keep a counter for each; a tree's
+ * root has two per child and lane). */
 #ifndef AR_PLAN_MAX_SRCS /* a build may raise it: CPPFLAGS=-DAR_PLAN_MAX_SRCS=... */
 #define AR_PLAN_MAX_SRCS (1u << 25)
 #endif
