@@ -222,7 +222,8 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
                          "                         0's (or of its row's) on a ring_1d, torus_2d, full or switch\n"
                          "                         topology, run rank 0's (its row's) for all (auto: where the\n"
                          "                         plan has 2^20 ops or more; on: always; off: never); the same\n"
-                         "                         time (docs/SIM.md, \"Symmetry\")\n"},
+                         "                         time; ring on a torus or mesh runs on its cycle, a ring_1d of\n"
+                         "                         the same links, unless off (docs/SIM.md, \"Symmetry\")\n"},
 };
 
 void ar_cli_opts_usage(FILE *f, unsigned shows) {
