@@ -261,3 +261,31 @@ int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t g, ar_dtype_t d
     }
     return AR_OK;
 }
+
+double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
+    if (p->only_rank >= 0) return 0;
+    const int max_traffic = 2 * t->nlinks + 2 * t->ndevices + 4;
+    ar_op_traffic_t *traffic = malloc((size_t)max_traffic * sizeof *traffic);
+    double *bytes = calloc((size_t)2 * t->nlinks + 1, sizeof *bytes);
+    double most = traffic && bytes ? 0 : INFINITY;
+    for (int r = 0; r < p->nranks && isfinite(most); r++)
+        for (int c = 0; c < p->nchannels; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, r, c);
+            for (uint32_t i = 0; i < ch->nops; i++) {
+                const ar_op_t *op = &p->ops[ch->first + i];
+                if (!ar_op_moves_data(op)) continue;
+                ar_op_cost_t cost;
+                int n = 0;
+                if (ar_cost_op(t, p, op, r, buffer, &cost, traffic, max_traffic, &n, NULL) != AR_OK) continue;
+                for (int k = 0; k < n; k++)
+                    if (traffic[k].res == AR_RES_LINK) bytes[2 * traffic[k].link + (traffic[k].dir < 0)] += traffic[k].bytes;
+            }
+        }
+    for (int l = 0; l < 2 * t->nlinks && isfinite(most); l++) {
+        const double gbps = ar_topo_link_gbps(t, l / 2);
+        if (bytes[l] > 0 && gbps > 0 && bytes[l] / (gbps * 1e9) > most) most = bytes[l] / (gbps * 1e9);
+    }
+    free(traffic);
+    free(bytes);
+    return most;
+}

@@ -164,7 +164,8 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     *nops = (uint64_t)p->nops + far_hops(t, p);
     if (nops0) *nops0 = rank0_ops(p);
     ar_error_t refused;
-    if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK)) {
+    if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK) ||
+        (o->max_s > 0 && ar_bound_plan_links(t, p, buffer) > o->max_s)) {
         ar_plan_free(p);
         return INFINITY;
     }
@@ -410,7 +411,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         const int mid = flat[(nflat - 1) / 2];
         out->channels = chans[mid], *predicted_s = time[mid];
     }
-    tune_keep(t, &key, out, *predicted_s);
+    if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
     return AR_OK;
 }
 
@@ -597,6 +598,11 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
             if (!ar_algo_computes(*a, c->algo_opts.coll)) continue;
             ar_algo_opts_t in = c->algo_opts, o;
             if (pass == 0 && (!in.max_ops || in.max_ops > AR_CASE_TUNE_MAX_OPS)) in.max_ops = AR_CASE_TUNE_MAX_OPS;
+            /* a plan whose links alone take twice the best found so far cannot win, nor be
+             * what its search would pick where it could (its gains for fewer ops or lanes are
+             * a few percent): not timed (a star of 16383 children on switch:16384, seconds
+             * to time, 36 ms at 1 MB against torus2d's 1.9) */
+            if (isfinite(best)) in.max_s = 2 * best;
             double s;
             ar_error_t e;
             ar_error_clear(&e);
@@ -608,6 +614,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
                                  &e) != AR_OK)
                 continue; /* it does not fit */
             o.max_ops = c->algo_opts.max_ops;
+            o.max_s = c->algo_opts.max_s;
             if (!(s < best)) continue;
             ar_error_clear(&e);
             if (check_memory(&on, (*a)->name, &o, &e) != AR_OK) {
@@ -1009,6 +1016,6 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
                 take_lanes_if_faster(t, algo, count, dt, buffer, target, fewer[i].channels, fewer[i].gain, out,
                                      predicted_s);
     }
-    tune_keep(t, &key, out, *predicted_s);
+    if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
     return AR_OK;
 }

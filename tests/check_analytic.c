@@ -2537,10 +2537,60 @@ START_TEST(test_bound_row) {
 }
 END_TEST
 
+/* A plan's floor from its links (ar_bound_plan_links, what auto's search asks before timing a
+ * plan): a star on one switch puts the root's 15 children's bytes on each direction of the
+ * root's link, 15 B at the link's rate; it never exceeds what the analytic backend predicts
+ * (a ring, a star, a grid); a plan of rank 0's ops has none (0). auto takes the same
+ * algorithm and time with the floor as the runs it stands in for: on switch:16384 at 1 MB the
+ * star's plans (seconds each to time) are not timed. */
+START_TEST(test_plan_links_floor) {
+    ar_error_t err;
+    const uint64_t count = 1u << 19; /* 1 MiB of bf16 */
+    ar_topo_t *t = tu_topo_open("switch:16", "accel_tcm");
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+    o.channels = 2;
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_algo_build("center_root", t, count, AR_BF16, &o, &p, &err), AR_OK);
+    EQ(ar_bound_plan_links(t, p, AR_MEM_HBM), 15.0 * 2 * count / (ar_topo_link_gbps(t, 0) * 1e9));
+    ar_result_t r;
+    run(t, p, 0, &r);
+    ck_assert(ar_bound_plan_links(t, p, AR_MEM_HBM) <= r.time_s);
+    ar_result_free(&r);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    static const char *const cases[][3] = {{"ring_1d:8", "ring", NULL}, {"torus_2d:4x4", "torus2d", NULL},
+                                           {"full:8", "2stage", "h200_sxm"}, {"switch:8", "center_root", "h200_sxm"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        t = tu_topo_open(cases[i][0], cases[i][2]);
+        ck_assert_int_eq(ar_algo_build(cases[i][1], t, count, AR_BF16, &o, &p, &err), AR_OK);
+        const double floor = ar_bound_plan_links(t, p, AR_MEM_HBM);
+        run(t, p, 0, &r);
+        ck_assert_msg(floor > 0 && floor <= r.time_s, "%s on %s: floor %g s, run %g s", cases[i][1], cases[i][0], floor,
+                      r.time_s);
+        ar_result_free(&r);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
+    t = tu_topo_open("ring_1d:8", NULL);
+    o.symmetry = AR_SYMMETRY_ON;
+    ck_assert_int_eq(ar_algo_build("ring", t, count, AR_BF16, &o, &p, &err), AR_OK);
+    ck_assert(p->only_rank == 0 && ar_bound_plan_links(t, p, AR_MEM_HBM) == 0);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    t = tu_topo_open("switch:16384", NULL);
+    char label[64];
+    const double s = case_run_sym(t, "auto", count, 0, 0, AR_SYMMETRY_AUTO, NULL, NULL, label, sizeof label);
+    ck_assert_str_eq(label, "auto:torus2d/2");
+    EQ(s, case_run_sym(t, "torus2d", count, 0, 0, AR_SYMMETRY_AUTO, NULL, NULL, NULL, 0));
+    ar_topo_free(t);
+}
+END_TEST
+
 Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
     tcase_add_test(tc, test_copy_one_link);
+    tcase_add_test(tc, test_plan_links_floor);
     tcase_add_test(tc, test_copy_long_route);
     tcase_add_test(tc, test_pull_channel_bound);
     tcase_add_test(tc, test_two_sources);
