@@ -601,7 +601,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
             /* a plan whose links alone take twice the best found so far cannot win, nor be
              * what its search would pick where it could (its gains for fewer ops or lanes are
              * a few percent): not timed (a star of 16383 children on switch:16384, seconds
-             * to time, 36 ms at 1 MB against torus2d's 1.9) */
+             * to time, 51 ms at 1 MB against torus2d's 1.9) */
             if (isfinite(best)) in.max_s = 2 * best;
             double s;
             ar_error_t e;
