@@ -84,9 +84,9 @@ int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t gemm, ar_dtype_
  * any link direction needs for the bytes p's ops put on it at its rate, seconds; every
  * timing backend shares a link's rate among what crosses it, so none predicts less. One
  * pass over the ops' routes, no run: what a search asks before timing a plan it may not
- * need (a star of 16383 children on one switch port under h200_sxm: 51 ms at 1 MB, decided without the
- * run's seconds). 0 for a plan of one rank or a row, whose other ranks' bytes it lacks;
- * INFINITY where out of memory. */
+ * need (a star of 16383 children on one switch port under h200_sxm: 51 ms at 1 MB, known
+ * without the run's seconds). 0 for a plan of one rank or a row, whose other ranks' bytes
+ * it lacks; INFINITY where out of memory. */
 double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
 
 #endif
