@@ -657,7 +657,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     w.flags = calloc(ar_plan_flag_slots(p), sizeof *w.flags);
     const int clk_rc = ar_clock_init(&w.clk, t, p, opts->buffer);
     w.buffer = opts->buffer;
-    w.max_traffic = 2 * t->nlinks + 2 * t->ndevices + 4;
+    w.max_traffic = ar_cost_max_traffic(t);
     w.traffic = calloc((size_t)w.max_traffic, sizeof *w.traffic);
     const size_t nslots = (size_t)2 * t->nlinks + 5 * (size_t)t->ndevices;
     w.slot = calloc(nslots, sizeof *w.slot);

@@ -132,19 +132,12 @@ int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s) {
     return at == s->ops ? AR_OK : AR_EINVAL;
 }
 
-/* The flag counters of the kept ranks, each rank's own (ar_plan_finish gives a plan without
- * any one counter: a run keeps at least one). */
+/* The flag counters of the kept ranks, each rank's own. */
 static uint64_t kept_flags(const ar_plan_t *p) {
     const int first = p->only_rank >= 0 ? p->only_rank : 0, n = ar_plan_kept_ranks(p);
     uint64_t total = 0;
     for (int k = 0; k < n; k++) total += p->rank_flags[first + k];
-    return total ? total : 1;
-}
-static int no_flags(const ar_plan_t *p) {
-    const int first = p->only_rank >= 0 ? p->only_rank : 0, n = ar_plan_kept_ranks(p);
-    for (int k = 0; k < n; k++)
-        if (p->rank_flags[first + k]) return 0;
-    return 1;
+    return total;
 }
 
 static void size_finish(ar_plan_t *p) {
@@ -342,7 +335,10 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
     if (total > UINT32_MAX) return over_limit(p, "ops", UINT32_MAX);
-    if (kept_flags(p) > AR_PLAN_MAX_FLAGS) return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
+    const int first = p->only_rank >= 0 ? p->only_rank : 0;
+    const uint64_t counters = kept_flags(p);
+    if (counters == 0) p->rank_flags[first] = 1; /* a counter at least, as a run keeps one */
+    if (counters > AR_PLAN_MAX_FLAGS) return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);
     if (p->sizing) {
         size_finish(p);
         return AR_OK; /* build stays: nothing to lay out, and the plan is only freed */
@@ -358,12 +354,11 @@ int ar_plan_finish(ar_plan_t *p) {
         if (!p->ops) return AR_ENOMEM;
     }
     if (p->nflags == 0) p->nflags = 1;
-    const int nkept = ar_plan_kept_ranks(p), first = p->only_rank >= 0 ? p->only_rank : 0;
+    const int nkept = ar_plan_kept_ranks(p);
     free(p->flag_at);
     p->flag_at = malloc(((size_t)nkept + 1) * sizeof *p->flag_at);
     if (!p->flag_at) return AR_ENOMEM;
     p->flag_at[0] = 0;
-    if (no_flags(p)) p->rank_flags[first] = 1; /* a counter at least, as a run keeps one */
     for (int k = 0; k < nkept; k++) p->flag_at[k + 1] = p->flag_at[k] + p->rank_flags[first + k];
     p->per_epoch = calloc(ar_plan_flag_slots(p), sizeof(uint64_t));
     if (!p->per_epoch) return AR_ENOMEM;

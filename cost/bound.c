@@ -264,7 +264,7 @@ int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t g, ar_dtype_t d
 
 double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
     if (p->only_rank >= 0) return 0;
-    const int max_traffic = 2 * t->nlinks + 2 * t->ndevices + 4;
+    const int max_traffic = ar_cost_max_traffic(t);
     ar_op_traffic_t *traffic = malloc((size_t)max_traffic * sizeof *traffic);
     double *bytes = calloc((size_t)2 * t->nlinks + 1, sizeof *bytes);
     double most = traffic && bytes ? 0 : INFINITY;

@@ -678,12 +678,12 @@ int ar__topo_is_spec(const char *s) {
     return 0;
 }
 
-/* The one bundle joining devices a and b (-1: none; -2: more than one). */
+/* The one bundle joining devices a and b (-1: none; -2: more than one): a's neighbours are
+ * sorted, so a second bundle to b sits right after the first. */
 static int only_bundle(const ar_topo_t *t, int a, int b) {
-    int found = -1;
-    for (int i = t->adj_start[a]; i < t->adj_start[a + 1]; i++)
-        if (t->adj_nbr[i] == b) found = found == -1 ? t->adj_link[i] : -2;
-    return found;
+    const int e = adj_find(t, a, b);
+    if (e < 0) return -1;
+    return e + 1 < t->adj_start[a + 1] && t->adj_nbr[e + 1] == b ? -2 : t->adj_link[e];
 }
 
 int ar_topo_cycle(const ar_topo_t *t, const int *order, ar_topo_t **out, ar_error_t *err) {

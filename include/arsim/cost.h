@@ -164,6 +164,9 @@ typedef struct ar_op_traffic_s {
     double bytes;
 } ar_op_traffic_t;
 
+/* Room for the resources one op of t can put traffic on (ar_cost_op's max_traffic): a route's
+ * link directions, each device's memory and L2, and the executing device's own. */
+static inline int ar_cost_max_traffic(const ar_topo_t *t) { return 2 * t->nlinks + 2 * t->ndevices + 4; }
 /* Cost of op (executed by rank exec_rank) with buffers in memory level `buffer`; warm (may
  * be NULL: all warm) says which of its local bytes are cold. traffic (may be NULL) receives
  * up to max_traffic resources: the link directions first, then each device's memory
