@@ -4,17 +4,6 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-/* AR_ELIMIT when the tree's flags pass what a plan may hold: each rank's are its own, six a
- * lane and rank over the whole tree (two per child, four of its own: ar__tree_t's regions). */
-static int too_many_flags(int P, int lanes, ar_error_t *err) {
-    const uint64_t need = (uint64_t)lanes * (6u * (uint64_t)P - 2u);
-    if (need <= AR_PLAN_MAX_FLAGS) return AR_OK;
-    return AR_ERR(err, AR_ELIMIT,
-                  "center_root: %d ranks on %d lane%s need %llu flags, more than a plan may hold (%u): fewer lanes "
-                  "(--channels) or ranks",
-                  P, lanes, lanes == 1 ? "" : "s", (unsigned long long)need, (unsigned)AR_PLAN_MAX_FLAGS);
-}
-
 int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
                           const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks;
@@ -34,7 +23,6 @@ int ar__build_center_root(const ar_topo_t *t, uint64_t count, ar_dtype_t dt,
         else if (root < 0) rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     }
     int lanes = ar__lanes(t, o, count, dt, AR__MAX_LANES_CENTER_ROOT);
-    if (rc == AR_OK) rc = too_many_flags(P, lanes, err);
     if (rc == AR_OK && ar__bfs(t, root, dist, par) < 0)
         rc = AR_ERR(err, AR_EUNFIT, "center_root: %s is not connected", t->name);
     int maxdeg = 1;
