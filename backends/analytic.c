@@ -209,6 +209,7 @@ typedef struct use_s {
     int slot;
     double per;
     size_t pos;
+    int listed; /* the flow's binding is among this resource's binders (slot_t) */
 } use_t;
 
 /* The COPY/REDUCE a channel has in flight (a channel has one at most): from `from` (its
@@ -233,6 +234,10 @@ typedef struct member_s {
     int ui;
 } member_t;
 
+/* The bindings a resource keeps track of by name: a flow's other resources are usually
+ * bound by one or two, the few a device's link and memory share. */
+#define BINDERS 4
+
 /* A resource: its rate, the summed weight of the flows streaming across it (their bytes on
  * it per byte of their op) and those flows. Each streams at no more than its share, cap /
  * weight bytes of op per second. vclock counts the bytes a flow held to that share has
@@ -241,7 +246,20 @@ typedef struct member_s {
  * not one per flow. */
 typedef struct slot_s {
     double cap, weight, share, before, vclock, vtime;
-    double most;    /* no flow on it that it does not bind streams faster (an upper bound) */
+    /* Which flows on it may stream faster than its share: those it does not bind whose
+     * binding is listed among its binders stream at that binding's share; the others at no
+     * more than `most` (an upper bound). Its share falling below either, those flows are
+     * bound again. */
+    double most;
+    struct { int slot, n; } binder[BINDERS];
+    int nbinders;
+    /* Whether a rise of its share may free a flow it binds: none of them has another
+     * resource, or its own bottleneck, tighter than `least` (a lower bound, lowered as the
+     * binders of those resources fall), unless one has a resource that does not list this
+     * one as a binder (`unlisted` of them). A resource shared by thousands of flows rises
+     * without looking at each. */
+    double least;
+    int unlisted;
     member_t *m;
     size_t n, capm;
     iheap_t bound;  /* the flows it binds, by tag */
@@ -378,11 +396,53 @@ static double flow_left(walk_t *w, int gi, double t) {
     return f->cap < INFINITY ? f->left - f->cap * (t - f->since) : 0;
 }
 
-/* Flow f streams at `rate` now: the resources it uses that do not bind it learn so. */
+/* Flow f streams at `rate` now: the resources it uses that do not list its binding learn so. */
 static void raise_most(walk_t *w, const flow_t *f, double rate) {
     for (size_t i = 0; i < f->nuse; i++) {
         slot_t *s = &w->slot[f->use[i].slot];
-        if (f->use[i].slot != f->bind && s->most < rate) s->most = rate;
+        if (f->use[i].slot != f->bind && !f->use[i].listed && s->most < rate) s->most = rate;
+    }
+}
+
+/* The tightest of flow f's own bottleneck and its resources other than its binding. */
+static double other_rate(const walk_t *w, const flow_t *f) {
+    double rate = f->cap;
+    for (size_t i = 0; i < f->nuse; i++)
+        if (f->use[i].slot != f->bind && w->slot[f->use[i].slot].share < rate) rate = w->slot[f->use[i].slot].share;
+    return rate;
+}
+
+/* Resource s lists b as the binding of one more flow on it, where it has room. */
+static int binder_add(slot_t *s, int b) {
+    for (int k = 0; k < s->nbinders; k++)
+        if (s->binder[k].slot == b) return ++s->binder[k].n, 1;
+    if (s->nbinders == BINDERS) return 0;
+    s->binder[s->nbinders].slot = b;
+    s->binder[s->nbinders++].n = 1;
+    return 1;
+}
+
+static void binder_drop(slot_t *s, int b) {
+    for (int k = 0; k < s->nbinders; k++)
+        if (s->binder[k].slot == b) {
+            if (!--s->binder[k].n) s->binder[k] = s->binder[--s->nbinders];
+            return;
+        }
+}
+
+/* The fastest a flow on resource s that s does not bind may stream (an upper bound). */
+static double slot_most(const walk_t *w, const slot_t *s) {
+    double most = s->most;
+    for (int k = 0; k < s->nbinders; k++)
+        if (w->slot[s->binder[k].slot].share > most) most = w->slot[s->binder[k].slot].share;
+    return most;
+}
+
+/* Resource s's share fell: a flow on it bound elsewhere may find s tighter than the rest. */
+static void slot_fell(walk_t *w, const slot_t *s) {
+    for (int k = 0; k < s->nbinders; k++) {
+        slot_t *b = &w->slot[s->binder[k].slot];
+        if (s->share < b->least) b->least = s->share;
     }
 }
 
@@ -402,6 +462,10 @@ static int tightest(const walk_t *w, const flow_t *f, double *rate) {
 static int bind_flow(walk_t *w, int gi, double t, double left, int bind, double rate) {
     flow_t *f = &w->flow[gi];
     f->bind = bind;
+    for (size_t i = 0; i < f->nuse; i++) {
+        f->use[i].listed = bind >= 0 && f->use[i].slot != bind && binder_add(&w->slot[f->use[i].slot], bind);
+        if (bind >= 0 && f->use[i].slot != bind && !f->use[i].listed) w->slot[bind].unlisted++;
+    }
     raise_most(w, f, rate);
     if (f->bind < 0) {
         f->left = left;
@@ -409,6 +473,8 @@ static int bind_flow(walk_t *w, int gi, double t, double left, int bind, double 
         return place_event(w, w->nslots + gi, left <= 0 || f->cap == INFINITY ? t : t + left / f->cap);
     }
     slot_t *s = &w->slot[f->bind];
+    const double other = other_rate(w, f);
+    if (other < s->least) s->least = other;
     slot_sync(s, t);
     w->tag[gi] = s->vclock + left;
     slot_dirty(w, f->bind);
@@ -421,7 +487,14 @@ static void unbind_flow(walk_t *w, int gi) {
         drop_event(w, w->nslots + gi);
         return;
     }
-    ih_remove(&w->slot[f->bind].bound, w->tag, w->tpos, gi);
+    slot_t *s = &w->slot[f->bind];
+    for (size_t i = 0; i < f->nuse; i++) {
+        if (f->use[i].slot == f->bind) continue;
+        if (f->use[i].listed) binder_drop(&w->slot[f->use[i].slot], f->bind);
+        else s->unlisted--;
+    }
+    ih_remove(&s->bound, w->tag, w->tpos, gi);
+    if (!s->bound.n) s->least = INFINITY;
     slot_dirty(w, f->bind);
 }
 
@@ -461,7 +534,7 @@ static int run_op(walk_t *w, int gi, const ar_op_t *op, ar_error_t *err) {
         }
         if (ar_grow(&f->use, &f->cap_use, f->nuse, sizeof *f->use) != AR_OK) return oom(err);
         w->slot[slot].cap = cap;
-        f->use[f->nuse++] = (use_t){slot, per, 0};
+        f->use[f->nuse++] = (use_t){slot, per, 0, 0};
         w->use_pos[slot] = (int)f->nuse;
     }
     for (size_t u = 0; u < f->nuse; u++) w->use_pos[f->use[u].slot] = 0;
@@ -483,6 +556,7 @@ static int begin_flow(walk_t *w, int gi, double t, ar_error_t *err) {
         s->m[s->n++] = (member_t){gi, (int)i};
         s->weight += f->use[i].per;
         s->share = s->cap / s->weight;
+        slot_fell(w, s);
     }
     w->begun[w->nbegun++] = gi;
     return AR_OK;
@@ -544,16 +618,24 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
         const int id = w->touched[k];
         slot_t *s = &w->slot[id];
         if (s->share > s->before) {
+            if (!s->unlisted && !(s->least < s->share)) continue; /* every flow it binds keeps it */
             /* Its flows are faster here: each may now be bound elsewhere (and leave the
              * heap, so it is read from a copy). */
             size_t n = 0;
-            for (size_t j = 0; j < s->bound.n; j++)
-                if (w->flow[s->bound.id[j]].mark != w->epoch) w->scratch[n++] = s->bound.id[j];
+            double least = INFINITY;
+            for (size_t j = 0; j < s->bound.n; j++) {
+                const flow_t *f = &w->flow[s->bound.id[j]];
+                if (f->mark != w->epoch) w->scratch[n++] = s->bound.id[j];
+                else if (other_rate(w, f) < least) least = other_rate(w, f);
+            }
             for (size_t j = 0; j < n; j++) {
+                const flow_t *f = &w->flow[w->scratch[j]];
                 w->flow[w->scratch[j]].mark = w->epoch;
                 if (rebind(w, w->scratch[j], t) != AR_OK) return oom(err);
+                if (f->bind == id && other_rate(w, f) < least) least = other_rate(w, f);
             }
-        } else if (s->share < s->most) {
+            s->least = least;
+        } else if (s->share < slot_most(w, s)) {
             /* Slower here: the flows it does not bind that were faster now are bound by
              * it, or by something tighter still. */
             double most = 0;
@@ -565,7 +647,7 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
                     f->mark = w->epoch;
                     if (rebind(w, gi, t) != AR_OK) return oom(err);
                 }
-                if (f->bind != id && flow_rate(w, f) > most) most = flow_rate(w, f);
+                if (f->bind != id && !f->use[s->m[j].ui].listed && flow_rate(w, f) > most) most = flow_rate(w, f);
             }
             s->most = most;
         }
@@ -689,7 +771,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     }
     for (size_t k = 0; k < nslots + (size_t)nch; k++) w.epos[k] = -1;
     for (int gi = 0; gi < nch; gi++) w.tpos[gi] = -1;
-    for (size_t k = 0; k < nslots; k++) w.slot[k].share = INFINITY;
+    for (size_t k = 0; k < nslots; k++) w.slot[k].share = w.slot[k].least = INFINITY;
 
     ar_progress_t pg;
     ar_progress_start(&pg, opts, p->nops);
