@@ -906,8 +906,16 @@ static int check_bounds(vs_t *v) {
 /* Every OUT element the collective defines holds exactly one contribution of every rank
  * of execution e (allreduce; reduce-scatter on the rank's shard), or of the rank whose
  * shard holds it (allgather). */
-static int check_out(vs_t *v, int e) {
+/* " (last written by OP)" of a segment, or "": formatted only for a fault's message. */
+static const char *last_writer(const vs_t *v, const seg_t *g, char *by, size_t len) {
     char b2[128];
+    by[0] = 0;
+    if (g->wch != NONE) snprintf(by, len, " (last written by %s)", fmt_acc(v, b2, sizeof b2, g->wch, g->wclk));
+    return by;
+}
+
+static int check_out(vs_t *v, int e) {
+    char by[160];
     const ar_coll_t coll = v->p->coll;
     for (int r = 0; r < v->P; r++) {
         const space_t *s = &v->sp[2 * r];
@@ -928,10 +936,7 @@ static int check_out(vs_t *v, int e) {
                                   "ranks %d and %d at the end of execution %d",
                                   r, g->start, end, from, last, e + 1);
             }
-            char by[160] = "";
-            if (g->wch != NONE)
-                snprintf(by, sizeof by, " (last written by %s)",
-                         fmt_acc(v, b2, sizeof b2, g->wch, g->wclk));
+#define BY last_writer(v, g, by, sizeof by)
             if (!g->vec)
                 return AR_ERR(v->err, AR_EPLAN,
                               "rank %d OUT[%" PRIu64 "] holds no value at the end of execution %d",
@@ -947,11 +952,11 @@ static int check_out(vs_t *v, int e) {
                 return AR_ERR(v->err, AR_EPLAN,
                               "rank %d OUT[%" PRIu64 "] may still be in flight when rank %d "
                               "finishes execution %d: no WAIT of rank %d follows its write%s",
-                              r, g->start, r, e + 1, r, by);
+                              r, g->start, r, e + 1, r, BY);
             if (g->base != (int64_t)g->start)
                 return AR_ERR(v->err, AR_EPLAN,
                               "rank %d OUT[%" PRIu64 "] holds element %" PRId64 "%s", r, g->start,
-                              g->base, by);
+                              g->base, BY);
             const uint8_t *x = v->vecs + (size_t)g->vec * v->V;
             for (int q = 0; q < v->P; q++) {
                 for (int f = 0; f < NEPOCH; f++) {
@@ -960,29 +965,30 @@ static int check_out(vs_t *v, int e) {
                         return AR_ERR(v->err, AR_EPLAN,
                                       "rank %d OUT[%" PRIu64 "] holds the contribution of rank %d, "
                                       "where rank %d's shard is (allgather) at the end of execution %d%s",
-                                      r, g->start, q, from, e + 1, by);
+                                      r, g->start, q, from, e + 1, BY);
                     if (from >= 0 && q != from) continue;
                     if (f == e && c == 0)
                         return AR_ERR(v->err, AR_EPLAN,
                                       "rank %d OUT[%" PRIu64 "] misses the contribution of rank "
                                       "%d at the end of execution %d%s",
-                                      r, g->start, q, e + 1, by);
+                                      r, g->start, q, e + 1, BY);
                     if (f == e && c > 1)
                         return AR_ERR(v->err, AR_EPLAN,
                                       "rank %d OUT[%" PRIu64 "] holds the contribution of rank %d "
                                       "%u times at the end of execution %d%s",
-                                      r, g->start, q, c, e + 1, by);
+                                      r, g->start, q, c, e + 1, BY);
                     if (f != e && c)
                         return AR_ERR(v->err, AR_EPLAN,
                                       "rank %d OUT[%" PRIu64 "] holds rank %d's contribution from "
                                       "execution %d at the end of execution %d%s",
-                                      r, g->start, q, f + 1, e + 1, by);
+                                      r, g->start, q, f + 1, e + 1, BY);
                 }
             }
         }
     }
     return AR_OK;
 }
+#undef BY
 
 static int cmp_sender(const void *a, const void *b) {
     const sender_t *x = a, *y = b;
