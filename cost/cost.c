@@ -349,7 +349,7 @@ double ar_cost_gemm_flops(const ar_model_t *m, ar_dtype_t dt) {
  * tiles, each tile at the rate of one unit; the largest tile or one halved in rows,
  * columns or both, whichever takes least (a library picks its tile so). Without a tile or
  * units, the rate spread evenly over the units. */
-static double gemm_seconds(const ar_model_t *m, double rate, double units, uint64_t rows, uint64_t N, uint64_t K) {
+double ar_cost_gemm_seconds(const ar_model_t *m, double rate, double units, uint64_t rows, uint64_t N, uint64_t K) {
     const double flops = 2.0 * (double)rows * (double)N * (double)K;
     if (!(m->gemm_units > 0) || !(m->gemm_tile_rows >= 1) || !(m->gemm_tile_cols >= 1))
         return flops / (rate * (m->gemm_units > 0 ? units / m->gemm_units : 1));
@@ -391,7 +391,7 @@ static int compute_cost(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *o
                 }
         units = fmax(1, floor(m->gemm_units) - held);
     }
-    const double comp = gemm_seconds(m, rate, units, rows, N, K), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
+    const double comp = ar_cost_gemm_seconds(m, rate, units, rows, N, K), mem = bytes / (ar_cost_mem_gbps(&m->mem[buffer]) * 1e9);
     c->bytes = flops;
     c->memory_s = mem;
     c->move_s = comp >= mem ? comp : mem;

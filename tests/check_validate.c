@@ -581,6 +581,55 @@ START_TEST(calib_write_one_gpu) {
 END_TEST
 
 /* A calibration block naming a key the model does not have is refused, naming it. */
+/* The product keys read back what made the products' times: times built from a rate, an fp32
+ * rate and a fixed cost through the model's waves of tiles (one 128 x 256 tile, two large
+ * products) give those three back, gemm_units the SMs, and none of them assumed. */
+START_TEST(calib_gemm_from_products) {
+    ar_calib_t c = fake_calib();
+    ar_model_t waves;
+    memset(&waves, 0, sizeof waves);
+    waves.gemm_units = 132, waves.gemm_tile_rows = 128, waves.gemm_tile_cols = 256;
+    const uint64_t shapes[3][3] = {{128, 256, 64}, {8192, 8192, 8192}, {4096, 4096, 4096}};
+    const double rates[3] = {700e12, 700e12, 50e12}, over = 1500e-9;
+    for (int i = 0; i < 3; i++) {
+        memcpy(c.gemm_shape[i], shapes[i], sizeof c.gemm_shape[i]);
+        c.gemm_us[i] = (over + ar_cost_gemm_seconds(&waves, rates[i], 132, shapes[i][0], shapes[i][1], shapes[i][2])) * 1e6;
+    }
+    c.gemm_done = 1;
+    char path[] = "/tmp/arsim-check-gemm-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_calib_fit_t fit = {"gemm_test", NULL, 18, 0, NULL};
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ar_model_t *m = NULL;
+    ck_assert_int_eq(ar_model_load(path, &m, &err), AR_OK);
+    ck_assert_double_eq_tol(m->gemm_tflops, 700, 0.5);
+    ck_assert_double_eq_tol(m->gemm_fp32_tflops, 50, 0.05);
+    ck_assert_double_eq_tol(m->gemm_overhead_ns, 1500, 0.5);
+    ck_assert_double_eq(m->gemm_units, 132);
+    int nk;
+    const ar_model_key_t *keys = ar_model_keys(&nk);
+    const char *measured[] = {"gemm_tflops", "gemm_fp32_tflops", "gemm_overhead_ns", "gemm_units"};
+    for (int i = 0; i < 4; i++) ck_assert_msg(!(m->calib.assumed[ar_model_key_find(measured[i]) - keys] & 1), "%s", measured[i]);
+    ck_assert(m->calib.assumed[ar_model_key_find("gemm_tile_rows") - keys] & 1);
+    ar_model_free(m);
+    unlink(path);
+    /* without the products the keys stay out: no product in the model */
+    c.gemm_done = 0;
+    f = fopen(path, "w");
+    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    fclose(f);
+    ck_assert_int_eq(ar_model_load(path, &m, &err), AR_OK);
+    ck_assert_double_eq(m->gemm_tflops, 0);
+    ar_model_free(m);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(calib_block_unknown_key) {
     const char *yaml = "name: t\nclock_ghz: 1\nmemory:\n  tcm: {present: false}\n  sram: {present: false}\n"
                        "  hbm: {capacity_bytes: 1000, read_gbps: 10, write_gbps: 10, lat_ns: 100}\n"
@@ -743,6 +792,7 @@ Suite *suite_validate(void) {
         {"ar_validate_calib_write one GPU", calib_write_one_gpu},
         {"ar_calib_crowd_gbps", calib_crowd_from_two_counts},
         {"model calibration block", calib_block_unknown_key},
+        {"ar_validate_calib_write products", calib_gemm_from_products},
         {"ar_calib_run", calib_run_without_gpu},
         {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},
         {"arsim validate --refs", cli_validate_refs},

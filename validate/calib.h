@@ -7,6 +7,8 @@
 #ifndef ARSIM_VALIDATE_CALIB_H
 #define ARSIM_VALIDATE_CALIB_H
 
+#include <stdint.h>
+
 /* The executor's host loads at the host link's rate (host_link_gbps): x-hostpair on this
  * many channels a rank, at these bytes a rank; enough to fill a GPU's link many times over */
 #define HOSTLINK_CHANNELS 16
@@ -105,6 +107,13 @@ typedef struct ar_calib_s {
     /* host staging (mapped pinned memory, kernel loads/stores, all blocks) */
     double host_read_gbps, host_write_gbps;
     double wall_s;             /* time the whole calibration took */
+    /* cuBLASLt's products alone (ar_calib_exec's gemm probes, one rank on dev0): the time of one
+     * product (CUDA graphs of many, median of repeats) of each shape, M x N x K: a product of
+     * one tile in bf16 (its fixed cost), a large one in bf16 and a large one in fp32 (the
+     * matrix units' rates) */
+    int gemm_done;             /* 1 once all three gave a time */
+    uint64_t gemm_shape[3][3];
+    double gemm_us[3];
     /* host staging by one block (the executor's per-channel rate on mapped pinned memory) */
     double host_read_block_gbps, host_write_block_gbps;
     /* The executor's own costs: probe plans run by the cuda backend's timing path

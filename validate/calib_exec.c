@@ -62,7 +62,14 @@
  *              3 (2 ranks): the executor loads sources two at a time, so an op of 5 is
  *              three rounds of loads and one of 3 two. The difference of the two slopes
  *              is reduce_group_ns; what the 3-source REDUCE costs over x-chainN's COPY
- *              beyond that one group is reduce_op_ns (the REDUCE's own path). */
+ *              beyond that one group is reduce_op_ns (the REDUCE's own path).
+ *   products   not a probe plan: cuBLASLt's product alone, as `arsim bench --op
+ *              matmul-allreduce` times it beside the fused op (one rank on dev0), of one
+ *              tile in bf16 (GEMM_TINY), a large bf16 product (GEMM_BIG) and a large fp32
+ *              one (GEMM_BIG32): the first is mostly the product's fixed cost
+ *              (gemm_overhead_ns), the others the matrix units' rates (gemm_tflops,
+ *              gemm_fp32_tflops), read through the model's own waves of tiles
+ *              (validate/calib_yaml.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +198,83 @@ static int probe_rate(const ar_topo_t *t, const char *name, const uint64_t sizes
     us[1] = t2[0][1];
     *gbps = factor * ((double)sizes[1] - (double)sizes[0]) / ((us[1] - us[0]) * 1e3);
     return 1;
+}
+
+/* The products' shapes, M x N x K: one 128 x 256 tile over a short inner dimension (its
+ * multiply-adds a fraction of a microsecond at the units' rate), and two that fill every
+ * unit for many waves. */
+static const uint64_t GEMM_SHAPES[3][3] = {{128, 256, 64}, {8192, 8192, 8192}, {4096, 4096, 4096}};
+static const ar_dtype_t GEMM_DTYPES[3] = {AR_BF16, AR_BF16, AR_FP32};
+
+/* The bench's note on a fused op unfused: "M x N x K: cuBLASLt + ncclAllReduce T us, the
+ * product alone P us, ...": P. */
+static void gemm_note(const char *line, void *ctx) {
+    double *us = ctx;
+    unsigned long long m, n, k;
+    double both, alone;
+    if (sscanf(line, "%llu x %llu x %llu: cuBLASLt + ncclAllReduce %lf us, the product alone %lf us", &m, &n, &k, &both,
+               &alone) == 5)
+        *us = alone;
+}
+
+static void gemm_row(const ar_bench_row_t *r, void *ctx) {
+    (void)r;
+    (void)ctx;
+}
+
+/* cuBLASLt's product alone at the three shapes, one rank on dev0 (topology full:1 under t's
+ * model): fills c->gemm_*. A failure leaves gemm_done 0 (the gemm keys then stay assumed). */
+static void calib_gemm(const ar_topo_t *t, ar_calib_t *c, int quiet) {
+    ar_model_t *m = NULL;
+    ar_topo_t *one = NULL;
+    ar_error_t e;
+    memset(&e, 0, sizeof e);
+    if (ar_model_copy(t->model, &m) != AR_OK || ar_topo_build("full:1", m, &one, &e) != AR_OK) {
+        if (!quiet) fprintf(stderr, "calibrate: products: %s; the gemm keys stay assumed\n", e.message[0] ? e.message : "out of memory");
+        return;
+    }
+    int ok = 1;
+    for (int s = 0; s < 3 && ok; s++) {
+        const uint64_t *shape = GEMM_SHAPES[s];
+        const uint64_t bytes = shape[0] * shape[1] * ar_dtype_size(GEMM_DTYPES[s]);
+        double us = NAN;
+        ar_hw_bench_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.algos = "ring";
+        o.sizes = &bytes;
+        o.nsizes = 1;
+        o.dtype = GEMM_DTYPES[s];
+        o.nccl = 1;
+        o.timeout_s = 5;
+        o.coll = AR_COLL_MATMUL_ALLREDUCE;
+        o.gemm_n = shape[1];
+        o.gemm_k = shape[2];
+        o.partitions = 1;
+        const ar_bench_sink_t sink = {.row = gemm_row, .note = gemm_note, .ctx = &us};
+        int wrong = 0;
+        memset(&e, 0, sizeof e);
+        const int rc = ar_hw_bench(one, &o, &sink, &wrong, &e);
+        if (rc != AR_OK || !(us > 0)) {
+            if (!quiet)
+                fprintf(stderr, "calibrate: product %llu x %llu x %llu %s gave no time%s%s; the gemm keys stay assumed\n",
+                        (unsigned long long)shape[0], (unsigned long long)shape[1], (unsigned long long)shape[2],
+                        ar_dtype_name(GEMM_DTYPES[s]), e.message[0] ? ": " : "", e.message);
+            ok = 0;
+            break;
+        }
+        memcpy(c->gemm_shape[s], shape, sizeof c->gemm_shape[s]);
+        c->gemm_us[s] = us;
+    }
+    ar_topo_free(one);
+    c->gemm_done = ok;
+    if (ok && !quiet)
+        fprintf(stderr, "calibrate: products alone (cuBLASLt): %llux%llux%llu bf16 %.2f us, %llux%llux%llu bf16 %.2f us, "
+                        "%llux%llux%llu fp32 %.2f us\n",
+                (unsigned long long)c->gemm_shape[0][0], (unsigned long long)c->gemm_shape[0][1],
+                (unsigned long long)c->gemm_shape[0][2], c->gemm_us[0], (unsigned long long)c->gemm_shape[1][0],
+                (unsigned long long)c->gemm_shape[1][1], (unsigned long long)c->gemm_shape[1][2], c->gemm_us[1],
+                (unsigned long long)c->gemm_shape[2][0], (unsigned long long)c->gemm_shape[2][1],
+                (unsigned long long)c->gemm_shape[2][2], c->gemm_us[2]);
 }
 
 /* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.
@@ -504,6 +588,7 @@ int ar_calib_exec(const ar_topo_t *t, ar_calib_t *c, int quiet, ar_error_t *err)
     calib_hostlink(t, c, quiet);
     if (pair) calib_push(t, c, quiet);
     calib_misalign(t, c, quiet);
+    calib_gemm(t, c, quiet);
     if (!quiet)
         fprintf(stderr,
                 "calibrate: executor: x-chain %d/%d ops %.2f/%.2f us (%.0f ns per local COPY of %d bytes); "

@@ -78,6 +78,10 @@
  *   cold_lat_ns         a pointer chase over a million lines (beyond L2) less one over 4096
  *                       lines (in L2 after a pass): what an op waits more for data its
  *                       device has not touched within the L2's reach (cost.h)
+ *   gemm_tflops, gemm_fp32_tflops, gemm_overhead_ns  cuBLASLt's products alone, as `arsim
+ *                       bench` times them beside a fused op (one rank): one tile of bf16 (its
+ *                       fixed cost) and large bf16 and fp32 products (the rates), read through
+ *                       the model's waves of tiles (put_gemm); gemm_units the SMs
  *   l2_hit_bytes, l2_miss_bytes  the L2-reach chase (every line of a footprint, second
  *                       pass) over 0.1 .. 2 x the L2: the largest footprint up to which every
  *                       one reads within 5% of the way from the smallest footprint's latency
@@ -205,6 +209,46 @@ static const char *const link_terms[] = {
     "chan_read_lat_ns", "chan_inflight_bytes", "chan_write_gbps", "signal_lat_ns", "signal_release_remote_ns",
     "signal_release_chan_ns", "link_issue_gbps", "chan_write_land_gbps", "chan_local_read_push_gbps", NULL,
 };
+
+/* The product keys from cuBLASLt's products alone (calib_gemm in calib_exec.c). A product
+ * costs gemm_overhead_ns plus X / rate, X its time at one multiply-add x 2 a second over the
+ * model's waves of tiles on every SM (ar_cost_gemm_seconds; the tile is base's, or cuBLASLt's
+ * largest on these GPUs, 128 x 256): the one-tile product's time is mostly the fixed cost, the
+ * large ones' mostly the rate; the two are solved for together. */
+static void put_gemm(fit_t *F, const ar_calib_t *c, const ar_model_t *base) {
+    const int R = AR_MK_ROOT;
+    const double rows = base && base->gemm_tile_rows >= 1 ? base->gemm_tile_rows : 128;
+    const double cols = base && base->gemm_tile_cols >= 1 ? base->gemm_tile_cols : 256;
+    put(F, R, "gemm_units", 0, c->nsm, 0, "measured: the device's multiprocessors (cudaGetDeviceProperties)");
+    put(F, R, "gemm_tile_rows", 0, rows, 0, "assumed: cuBLASLt's largest tile on these GPUs (no benchmark here measures it)");
+    put(F, R, "gemm_tile_cols", 0, cols, 0, "assumed: as gemm_tile_rows");
+    double x[3], s[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = ar_cost_gemm_seconds(&F->m, 1.0, c->nsm, c->gemm_shape[i][0], c->gemm_shape[i][1], c->gemm_shape[i][2]);
+        s[i] = c->gemm_us[i] * 1e-6;
+    }
+    double over = s[0], rate = 0;
+    for (int it = 0; it < 16; it++) { /* converges in a few: the tile's share of s[0] is small */
+        rate = x[1] / (s[1] - over);
+        over = fmax(0, s[0] - x[0] / rate);
+    }
+    const double rate32 = x[2] / (s[2] - over);
+    if (!(rate > 0) || !(rate32 > 0)) return;
+    char shape[3][48];
+    for (int i = 0; i < 3; i++)
+        snprintf(shape[i], sizeof shape[i], "%llu x %llu x %llu", (unsigned long long)c->gemm_shape[i][0],
+                 (unsigned long long)c->gemm_shape[i][1], (unsigned long long)c->gemm_shape[i][2]);
+    put(F, R, "gemm_overhead_ns", 0, over * 1e9, 0,
+        "measured: cuBLASLt alone (arsim bench's \"product alone\", one rank), a %s bf16\n"
+        "product (one tile) %.2f us, less its multiply-adds at gemm_tflops",
+        shape[0], c->gemm_us[0]);
+    put(F, R, "gemm_tflops", 0, rate / 1e12, 0,
+        "measured: cuBLASLt alone, a %s bf16 product %.2f us less gemm_overhead_ns,\nover its %.0f waves of tiles on %d SMs",
+        shape[1], c->gemm_us[1], ceil(ceil(c->gemm_shape[1][0] / rows) * ceil(c->gemm_shape[1][1] / cols) / c->nsm), c->nsm);
+    put(F, R, "gemm_fp32_tflops", 0, rate32 / 1e12, 1,
+        "measured: cuBLASLt alone, a %s fp32 product %.2f us less gemm_overhead_ns, the same way", shape[2],
+        c->gemm_us[2]);
+}
 
 static void take_link_terms(fit_t *F, const ar_model_t *base) {
     int n;
@@ -521,6 +565,8 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
                 c->hostpair_us[1], c->hostpair_us[0]);
     }
 
+    if (c->gemm_done) put_gemm(F, c, fit->base);
+
     if (!pair) take_link_terms(F, fit->base);
     else if (c->nvlinks_up > 0)
         put(F, K, "lanes", 0, nl, 0, "measured: NVML, %d NVLink links up on each GPU", c->nvlinks_up);
@@ -603,6 +649,13 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     if (c->land_done)
         fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
                 c->land_bytes[1], c->land_us[1]);
+    if (c->gemm_done)
+        fprintf(f, "#   products alone (cuBLASLt): %llux%llux%llu bf16 %.3f us, %llux%llux%llu bf16 %.3f us, %llux%llux%llu fp32 %.3f us\n",
+                (unsigned long long)c->gemm_shape[0][0], (unsigned long long)c->gemm_shape[0][1],
+                (unsigned long long)c->gemm_shape[0][2], c->gemm_us[0], (unsigned long long)c->gemm_shape[1][0],
+                (unsigned long long)c->gemm_shape[1][1], (unsigned long long)c->gemm_shape[1][2], c->gemm_us[1],
+                (unsigned long long)c->gemm_shape[2][0], (unsigned long long)c->gemm_shape[2][1],
+                (unsigned long long)c->gemm_shape[2][2], c->gemm_us[2]);
     fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
     return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
 }

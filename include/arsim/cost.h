@@ -178,6 +178,11 @@ int ar_cost_op(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op, int ex
 /* A device's matrix units for products of dtype (the model's gemm_tflops, gemm_fp32_tflops
  * for fp32): multiply-adds x 2 per second; 0 when the model has no rate. */
 double ar_cost_gemm_flops(const ar_model_t *m, ar_dtype_t dt);
+/* The matrix units' part of a product of rows x N x K at `rate` (multiply-adds x 2 a second,
+ * the device's all together) on `units` of its gemm_units: in waves of tiles where the model
+ * has tiles (above). Inversely proportional to rate: calibrate reads the rate off a measured
+ * time through it. */
+double ar_cost_gemm_seconds(const ar_model_t *m, double rate, double units, uint64_t rows, uint64_t N, uint64_t K);
 /* One device's memory level as one shared bandwidth that its reads and writes cross
  * together: the harmonic mean of read_gbps and write_gbps (read_gbps when equal). An
  * op's memory term is (reads + writes) / this on each device it touches. On 2 x H200,
