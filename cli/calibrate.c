@@ -106,8 +106,9 @@ int ar_cli_calibrate(int argc, char **argv) {
         "  -q, --quiet            no progress notes\n"
         "Micro-benchmarks only: flag latency, launch overhead, peer read/write bandwidth\n"
         "against block count, local memory bandwidth and latency, reduction throughput,\n"
-        "host staging (all SMs and one block), and the executor's own cost per op (probe\n"
-        "plans x-chainN, x-sigsN, x-waitsN). No allreduce is timed. Two GPUs with peer\n"
+        "host staging (all SMs and one block), the executor's own cost per op (probe\n"
+        "plans x-chainN, x-sigsN, x-waitsN), and cuBLASLt's products alone (the matrix\n"
+        "units' rates and a product's fixed cost). No allreduce is timed. Two GPUs with peer\n"
         "access measure every term; one GPU (its ranks on it) every term but the link's.\n"
         "The file's `calibration:` block names the device, driver, runtime and date, and\n"
         "the keys no benchmark measured (arsim model show lists them).\n",
