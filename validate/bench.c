@@ -328,6 +328,75 @@ static void note(const ar_bench_sink_t *sink, const char *fmt, ...) {
     sink->note(line, sink->ctx);
 }
 
+/* Where NCCL cannot run (ranks that share a GPU), a matmul-allreduce's two parts alone on our
+ * side, as a note: each rank's product by cuBLASLt, one after another on its GPU's stream as
+ * they would run unfused, and the allreduce of the product's size at the runner's choice
+ * (auto) alone. The fused rows set beside the larger of the two. */
+static int time_parts_alone(ar__cuda_t *be, const ar_topo_t *topo, const ar_hw_bench_opts_t *o, uint64_t count,
+                            const ar_run_opts_t *ro, double timeout_s, uint64_t seed, const ar_bench_sink_t *sink,
+                            ar_error_t *err) {
+    const uint64_t m = count / o->gemm_n;
+    const size_t es = ar_dtype_size(o->dtype);
+    void *prod_out[64] = {0};
+    ar__gemm_t prod[64];
+    memset(prod, 0, sizeof prod);
+    int rc = AR_OK, iters, reps;
+    for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
+        const int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        cudaError_t ce = cudaMalloc(&prod_out[r], count * es);
+        if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
+        const char *in = be->buf[AR_BUF_IN][r];
+        if (rc == AR_OK)
+            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * es, prod_out[r], 0, 0,
+                               NULL, &prod[r], err);
+    }
+    double prod_s = NAN, coll_s = NAN, est = 0;
+    unfused_ctx_t u = {NULL, prod, 1, 0, 0};
+    if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, 2, 1, &est, err);
+    pick_iters(est, o, &iters, &reps);
+    if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, iters, reps, &prod_s, err);
+    for (int r = 0; r < be->nranks; r++) {
+        cudaSetDevice(be->rank_gpu[r]);
+        ar__gemm_destroy(&prod[r]);
+        if (prod_out[r]) cudaFree(prod_out[r]);
+    }
+    if (rc != AR_OK) return rc;
+    ar_algo_opts_t asked = AR_ALGO_OPTS_DEFAULT, got;
+    asked.coll = AR_COLL_ALLREDUCE;
+    const ar_case_t cc = {.backend = "cuda", .topo = topo, .topology = topo->name, .algo = "auto", .count = count,
+                          .dtype = o->dtype, .algo_opts = asked, .run = *ro};
+    const char *algo = NULL;
+    ar_plan_t *plan = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int brc = ar_case_choose(&cc, &algo, &got, &e);
+    if (brc == AR_OK) brc = build_plan(algo, topo, &asked, count, o->dtype, got.channels, got.chunk_bytes, 0, &plan, &e);
+    if (brc == AR_OK) brc = ar__cuda_prepare(be, plan, ro, &e);
+    if (brc == AR_OK) brc = ar__cuda_fill_inputs(be, plan, seed, &e);
+    if (brc == AR_OK) brc = ar__cuda_enqueue(be, plan, timeout_s, &e);
+    if (brc == AR_OK) brc = ar__cuda_sync(be, plan, timeout_s, &e);
+    plan_ctx_t pc = {plan, timeout_s};
+    if (brc == AR_OK) brc = time_graphs(be, plan_body, &pc, 2, 1, &est, &e);
+    pick_iters(est, o, &iters, &reps);
+    if (brc == AR_OK) brc = time_graphs(be, plan_body, &pc, iters, reps, &coll_s, &e);
+    const int channels = plan ? plan->nchannels : 0;
+    ar_plan_free(plan);
+    be->plan = NULL;
+    if (brc != AR_OK) {
+        char msg[300];
+        note(sink, "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": the products alone %.2f us; the allreduce alone: %s", m,
+             o->gemm_n, o->gemm_k, prod_s * 1e6, ar_error_format(&e, msg, sizeof msg));
+        if (brc == AR_EDEVICE || brc == AR_ETIMEOUT) *err = e;
+        return brc == AR_EDEVICE || brc == AR_ETIMEOUT ? brc : AR_OK;
+    }
+    note(sink,
+         "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": the products alone %.2f us (%d ranks, each GPU's one after another), "
+         "the allreduce alone %.2f us (auto:%s/%d; NCCL runs one rank a GPU)",
+         m, o->gemm_n, o->gemm_k, prod_s * 1e6, be->nranks, coll_s * 1e6, algo, channels);
+    return AR_OK;
+}
+
 /* A fused op unfused, on the same inputs: matmul-allreduce, each rank's product by cuBLASLt
  * into a buffer of its own, then ncclAllReduce of it; allgather-matmul, ncclAllGather of A's
  * rows into NCCL's output, then each rank's product of them by its B (the row's NCCL time);
@@ -600,6 +669,10 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
             if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, 2, 1, &est, err);
             pick_iters(est, o, &iters, &reps);
             if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, iters, reps, &nccl_s, err);
+            if (rc != AR_OK) break;
+        }
+        if (!have_nccl && nrows && o->coll == AR_COLL_MATMUL_ALLREDUCE) {
+            rc = time_parts_alone(be, topo, o, count, &ro, timeout_s, seed, sink, err);
             if (rc != AR_OK) break;
         }
     rows:
