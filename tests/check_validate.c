@@ -333,21 +333,33 @@ static ar_calib_t fake_calib(void) {
     return c;
 }
 
-START_TEST(calib_write_loads_as_model) {
-    ar_calib_t c = fake_calib();
-    char path[] = "/tmp/arsim-check-calib-XXXXXX.yaml";
+/* c written by calibrate's writer under the model name `name` to a fresh file (its path into
+ * path, for the caller to unlink), and loaded back. */
+static ar_model_t *written_model(const ar_calib_t *c, const char *name, char path[64]) {
+    snprintf(path, 64, "/tmp/arsim-check-calib-XXXXXX.yaml");
     int fd = mkstemps(path, 5);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
     ar_error_t err;
     ar_error_clear(&err);
-    ar_calib_fit_t fit = {"h200_test", NULL, 18, 0, NULL};
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
+    ar_calib_fit_t fit = {name, NULL, 18, 0, NULL};
+    ck_assert_int_eq(ar_validate_calib_write(f, c, &fit, &err), AR_OK);
     fclose(f);
     ar_model_t *m = NULL;
     char buf[600];
-    int rc = ar_model_load(path, &m, &err);
+    const int rc = ar_model_load(path, &m, &err);
     ck_assert_msg(rc == AR_OK, "%s", ar_error_format(&err, buf, sizeof buf));
+    return m;
+}
+
+START_TEST(calib_write_loads_as_model) {
+    ar_calib_t c = fake_calib();
+    char path[64];
+    ar_model_t *m = written_model(&c, "h200_test", path);
+    ar_error_t err;
+    ar_error_clear(&err);
+    ar_calib_fit_t fit = {"h200_test", NULL, 18, 0, NULL};
+    FILE *f;
     ck_assert_str_eq(m->name, "h200_test");
     int k = ar_model_link_kind(m, "nvlink4");
     ck_assert_int_ge(k, 0);
@@ -422,7 +434,7 @@ START_TEST(calib_write_loads_as_model) {
     c = fake_calib();
     fit.link_from = "write";
     char mp[] = "/tmp/arsim-check-calib2-XXXXXX.yaml";
-    fd = mkstemps(mp, 5);
+    int fd = mkstemps(mp, 5);
     f = fdopen(fd, "w");
     ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
     fclose(f);
@@ -596,17 +608,8 @@ START_TEST(calib_gemm_from_products) {
         c.gemm_us[i] = (over + ar_cost_gemm_seconds(&waves, rates[i], 132, shapes[i][0], shapes[i][1], shapes[i][2])) * 1e6;
     }
     c.gemm_done = 1;
-    char path[] = "/tmp/arsim-check-gemm-XXXXXX.yaml";
-    int fd = mkstemps(path, 5);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    ar_error_t err;
-    ar_error_clear(&err);
-    ar_calib_fit_t fit = {"gemm_test", NULL, 18, 0, NULL};
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
-    fclose(f);
-    ar_model_t *m = NULL;
-    ck_assert_int_eq(ar_model_load(path, &m, &err), AR_OK);
+    char path[64];
+    ar_model_t *m = written_model(&c, "gemm_test", path);
     ck_assert_double_eq_tol(m->gemm_tflops, 700, 0.5);
     ck_assert_double_eq_tol(m->gemm_fp32_tflops, 50, 0.05);
     ck_assert_double_eq_tol(m->gemm_overhead_ns, 1500, 0.5);
@@ -620,10 +623,7 @@ START_TEST(calib_gemm_from_products) {
     unlink(path);
     /* without the products the keys stay out: no product in the model */
     c.gemm_done = 0;
-    f = fopen(path, "w");
-    ck_assert_int_eq(ar_validate_calib_write(f, &c, &fit, &err), AR_OK);
-    fclose(f);
-    ck_assert_int_eq(ar_model_load(path, &m, &err), AR_OK);
+    m = written_model(&c, "gemm_test", path);
     ck_assert_double_eq(m->gemm_tflops, 0);
     ar_model_free(m);
     unlink(path);
