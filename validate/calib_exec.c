@@ -64,12 +64,11 @@
  *              is reduce_group_ns; what the 3-source REDUCE costs over x-chainN's COPY
  *              beyond that one group is reduce_op_ns (the REDUCE's own path).
  *   products   not a probe plan: cuBLASLt's product alone, as `arsim bench --op
- *              matmul-allreduce` times it beside the fused op (one rank on dev0), of one
- *              tile in bf16 (GEMM_TINY), a large bf16 product (GEMM_BIG) and a large fp32
- *              one (GEMM_BIG32): the first is mostly the product's fixed cost
- *              (gemm_overhead_ns), the others the matrix units' rates (gemm_tflops,
- *              gemm_fp32_tflops), read through the model's own waves of tiles
- *              (validate/calib_yaml.c). */
+ *              matmul-allreduce` times it beside the fused op (one rank on dev0), at
+ *              GEMM_SHAPES: one tile in bf16, a large bf16 product and a large fp32 one.
+ *              The first is mostly the product's fixed cost (gemm_overhead_ns), the others
+ *              the matrix units' rates (gemm_tflops, gemm_fp32_tflops), read through the
+ *              model's own waves of tiles (validate/calib_yaml.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,14 +266,10 @@ static void calib_gemm(const ar_topo_t *t, ar_calib_t *c, int quiet) {
     }
     ar_topo_free(one);
     c->gemm_done = ok;
-    if (ok && !quiet)
-        fprintf(stderr, "calibrate: products alone (cuBLASLt): %llux%llux%llu bf16 %.2f us, %llux%llux%llu bf16 %.2f us, "
-                        "%llux%llux%llu fp32 %.2f us\n",
-                (unsigned long long)c->gemm_shape[0][0], (unsigned long long)c->gemm_shape[0][1],
-                (unsigned long long)c->gemm_shape[0][2], c->gemm_us[0], (unsigned long long)c->gemm_shape[1][0],
-                (unsigned long long)c->gemm_shape[1][1], (unsigned long long)c->gemm_shape[1][2], c->gemm_us[1],
-                (unsigned long long)c->gemm_shape[2][0], (unsigned long long)c->gemm_shape[2][1],
-                (unsigned long long)c->gemm_shape[2][2], c->gemm_us[2]);
+    if (ok && !quiet) {
+        char times[256];
+        fprintf(stderr, "calibrate: products alone (cuBLASLt): %s\n", ar_calib_gemm_times(c, times, sizeof times));
+    }
 }
 
 /* x-storesig at LAND_LO and LAND_HI bytes per rank, one channel: fills c->land_*.

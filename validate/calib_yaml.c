@@ -215,16 +215,26 @@ static const char *const link_terms[] = {
  * model's waves of tiles on every SM (ar_cost_gemm_seconds; the tile is base's, or cuBLASLt's
  * largest on these GPUs, 128 x 256): the one-tile product's time is mostly the fixed cost, the
  * large ones' mostly the rate; the two are solved for together. */
+const char *ar_calib_gemm_times(const ar_calib_t *c, char *buf, size_t len) {
+    static const char *const dtype[3] = {"bf16", "bf16", "fp32"};
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 3 && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%llux%llux%llu %s %.3f us", i ? ", " : "",
+                               (unsigned long long)c->gemm_shape[i][0], (unsigned long long)c->gemm_shape[i][1],
+                               (unsigned long long)c->gemm_shape[i][2], dtype[i], c->gemm_us[i]);
+    return buf;
+}
+
 static void put_gemm(fit_t *F, const ar_calib_t *c, const ar_model_t *base) {
     const int R = AR_MK_ROOT;
-    const double rows = base && base->gemm_tile_rows >= 1 ? base->gemm_tile_rows : 128;
-    const double cols = base && base->gemm_tile_cols >= 1 ? base->gemm_tile_cols : 256;
-    put(F, R, "gemm_units", 0, c->nsm, 0, "measured: the device's multiprocessors (cudaGetDeviceProperties)");
-    put(F, R, "gemm_tile_rows", 0, rows, 0, "assumed: cuBLASLt's largest tile on these GPUs (no benchmark here measures it)");
-    put(F, R, "gemm_tile_cols", 0, cols, 0, "assumed: as gemm_tile_rows");
+    ar_model_t waves = F->m; /* the tile the rates are read through */
+    waves.gemm_units = c->nsm;
+    waves.gemm_tile_rows = base && base->gemm_tile_rows >= 1 ? base->gemm_tile_rows : 128;
+    waves.gemm_tile_cols = base && base->gemm_tile_cols >= 1 ? base->gemm_tile_cols : 256;
     double x[3], s[3];
     for (int i = 0; i < 3; i++) {
-        x[i] = ar_cost_gemm_seconds(&F->m, 1.0, c->nsm, c->gemm_shape[i][0], c->gemm_shape[i][1], c->gemm_shape[i][2]);
+        x[i] = ar_cost_gemm_seconds(&waves, 1.0, c->nsm, c->gemm_shape[i][0], c->gemm_shape[i][1], c->gemm_shape[i][2]);
         s[i] = c->gemm_us[i] * 1e-6;
     }
     double over = s[0], rate = 0;
@@ -233,7 +243,11 @@ static void put_gemm(fit_t *F, const ar_calib_t *c, const ar_model_t *base) {
         over = fmax(0, s[0] - x[0] / rate);
     }
     const double rate32 = x[2] / (s[2] - over);
-    if (!(rate > 0) || !(rate32 > 0)) return;
+    if (!(rate > 0) || !(rate32 > 0)) return; /* times that no rate explains: the keys stay out */
+    const double rows = waves.gemm_tile_rows, cols = waves.gemm_tile_cols;
+    put(F, R, "gemm_units", 0, c->nsm, 0, "measured: the device's multiprocessors (cudaGetDeviceProperties)");
+    put(F, R, "gemm_tile_rows", 0, rows, 0, "assumed: cuBLASLt's largest tile on these GPUs (no benchmark here measures it)");
+    put(F, R, "gemm_tile_cols", 0, cols, 0, "assumed: as gemm_tile_rows");
     char shape[3][48];
     for (int i = 0; i < 3; i++)
         snprintf(shape[i], sizeof shape[i], "%llu x %llu x %llu", (unsigned long long)c->gemm_shape[i][0],
@@ -649,13 +663,10 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     if (c->land_done)
         fprintf(f, "#   x-storesig %.0f bytes %.3f us, %.0f bytes %.3f us\n", c->land_bytes[0], c->land_us[0],
                 c->land_bytes[1], c->land_us[1]);
-    if (c->gemm_done)
-        fprintf(f, "#   products alone (cuBLASLt): %llux%llux%llu bf16 %.3f us, %llux%llux%llu bf16 %.3f us, %llux%llux%llu fp32 %.3f us\n",
-                (unsigned long long)c->gemm_shape[0][0], (unsigned long long)c->gemm_shape[0][1],
-                (unsigned long long)c->gemm_shape[0][2], c->gemm_us[0], (unsigned long long)c->gemm_shape[1][0],
-                (unsigned long long)c->gemm_shape[1][1], (unsigned long long)c->gemm_shape[1][2], c->gemm_us[1],
-                (unsigned long long)c->gemm_shape[2][0], (unsigned long long)c->gemm_shape[2][1],
-                (unsigned long long)c->gemm_shape[2][2], c->gemm_us[2]);
+    if (c->gemm_done) {
+        char times[256];
+        fprintf(f, "#   products alone (cuBLASLt): %s\n", ar_calib_gemm_times(c, times, sizeof times));
+    }
     fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
     return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
 }
