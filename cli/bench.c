@@ -109,8 +109,8 @@ int ar_cli_bench(int argc, char **argv) {
         "                         the count divides by the ranks); matmul-allreduce (--m, --n, --k, --partitions\n"
         "                         as for run): beside cuBLASLt's product then ncclAllReduce; allgather-matmul:\n"
         "                         beside ncclAllGather of A then cuBLASLt's product; each of the two alone\n"
-        "                         (matmul-allreduce where ranks share a GPU, no NCCL: the products and our\n"
-        "                         allreduce alone)\n"
+        "                         (matmul-allreduce without NCCL, as where ranks share a GPU: the products\n"
+        "                         and our allreduce alone)\n"
         "  --no-nccl              leave out NCCL\n"
         "  --force-host           stage through pinned host memory even where peer access works\n"
         "  --csv FILE             write bench's rows (with NCCL's beside them) as CSV\n",

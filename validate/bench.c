@@ -328,10 +328,11 @@ static void note(const ar_bench_sink_t *sink, const char *fmt, ...) {
     sink->note(line, sink->ctx);
 }
 
-/* Where NCCL cannot run (ranks that share a GPU), a matmul-allreduce's two parts alone on our
- * side, as a note: each rank's product by cuBLASLt, one after another on its GPU's stream as
- * they would run unfused, and the allreduce of the product's size at the runner's choice
- * (auto) alone. The fused rows set beside the larger of the two. */
+/* Where NCCL does not run (ranks that share a GPU, or --no-nccl), a matmul-allreduce's two parts
+ * alone on our side, as a note: each rank's product by cuBLASLt, one after another on its GPU's
+ * stream as they would run unfused, and the allreduce of the product's size at the runner's
+ * choice (auto) alone. The larger of the two is the fused op's floor, their sum the time of the
+ * two unfused. */
 static int time_parts_alone(ar__cuda_t *be, const ar_topo_t *topo, const ar_hw_bench_opts_t *o, uint64_t count,
                             const ar_run_opts_t *ro, double timeout_s, uint64_t seed, const ar_bench_sink_t *sink,
                             ar_error_t *err) {
@@ -392,7 +393,7 @@ static int time_parts_alone(ar__cuda_t *be, const ar_topo_t *topo, const ar_hw_b
     }
     note(sink,
          "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": the products alone %.2f us (%d ranks, each GPU's one after another), "
-         "the allreduce alone %.2f us (auto:%s/%d; NCCL runs one rank a GPU)",
+         "the allreduce alone %.2f us (auto:%s/%d)",
          m, o->gemm_n, o->gemm_k, prod_s * 1e6, be->nranks, coll_s * 1e6, algo, channels);
     return AR_OK;
 }
