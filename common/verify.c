@@ -903,9 +903,6 @@ static int check_bounds(vs_t *v) {
     return AR_OK;
 }
 
-/* Every OUT element the collective defines holds exactly one contribution of every rank
- * of execution e (allreduce; reduce-scatter on the rank's shard), or of the rank whose
- * shard holds it (allgather). */
 /* " (last written by OP)" of a segment, or "": formatted only for a fault's message. */
 static const char *last_writer(const vs_t *v, const seg_t *g, char *by, size_t len) {
     char b2[128];
@@ -914,6 +911,9 @@ static const char *last_writer(const vs_t *v, const seg_t *g, char *by, size_t l
     return by;
 }
 
+/* Every OUT element the collective defines holds exactly one contribution of every rank
+ * of execution e (allreduce; reduce-scatter on the rank's shard), or of the rank whose
+ * shard holds it (allgather). */
 static int check_out(vs_t *v, int e) {
     char by[160];
     const ar_coll_t coll = v->p->coll;

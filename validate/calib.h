@@ -239,7 +239,7 @@ int ar_calib_nvlinks(const int *gpus, int n);
  * k = (r_a / r_b - 1) / ((b - 1) - (r_a / r_b) (a - 1)) and X = 1.5 r_a (1 + (a - 1) k) / k.
  * 0 when r_b is no slower. */
 double ar_calib_crowd_gbps(int a, double r_a, int b, double r_b);
-/* "128x256x64 bf16 2.26 us, ..." of the products' shapes and times (gemm_done), into buf. */
+/* "128x256x64 bf16 2.260 us, ..." of the products' shapes and times (gemm_done), into buf. */
 const char *ar_calib_gemm_times(const ar_calib_t *c, char *buf, size_t len);
 
 #ifdef __cplusplus
