@@ -234,8 +234,8 @@ typedef struct member_s {
     int ui;
 } member_t;
 
-/* The bindings a resource keeps track of by name: a flow's other resources are usually
- * bound by one or two, the few a device's link and memory share. */
+/* How many bindings a resource lists for the flows on it that it does not bind: those flows
+ * are mostly bound by one or two resources (a device's link or memory that they all share). */
 #define BINDERS 4
 
 /* A resource: its rate, the summed weight of the flows streaming across it (their bytes on
@@ -254,10 +254,10 @@ typedef struct slot_s {
     struct { int slot, n; } binder[BINDERS];
     int nbinders;
     /* Whether a rise of its share may free a flow it binds: none of them has another
-     * resource, or its own bottleneck, tighter than `least` (a lower bound, lowered as the
-     * binders of those resources fall), unless one has a resource that does not list this
-     * one as a binder (`unlisted` of them). A resource shared by thousands of flows rises
-     * without looking at each. */
+     * resource, or its own bottleneck, tighter than `least` (a lower bound: a resource whose
+     * share falls lowers the `least` of each binding it lists), unless one of them has a
+     * resource that does not list this one (`unlisted` of them). A resource shared by
+     * thousands of flows rises without looking at each. */
     double least;
     int unlisted;
     member_t *m;
