@@ -626,13 +626,13 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
             for (size_t j = 0; j < s->bound.n; j++) {
                 const flow_t *f = &w->flow[s->bound.id[j]];
                 if (f->mark != w->epoch) w->scratch[n++] = s->bound.id[j];
-                else if (other_rate(w, f) < least) least = other_rate(w, f);
+                else least = fmin(least, other_rate(w, f));
             }
             for (size_t j = 0; j < n; j++) {
                 const flow_t *f = &w->flow[w->scratch[j]];
                 w->flow[w->scratch[j]].mark = w->epoch;
                 if (rebind(w, w->scratch[j], t) != AR_OK) return oom(err);
-                if (f->bind == id && other_rate(w, f) < least) least = other_rate(w, f);
+                if (f->bind == id) least = fmin(least, other_rate(w, f));
             }
             s->least = least;
         } else if (s->share < slot_most(w, s)) {
