@@ -603,8 +603,10 @@ START_TEST(calib_gemm_from_products) {
     waves.gemm_units = 132, waves.gemm_tile_rows = 128, waves.gemm_tile_cols = 256;
     const uint64_t shapes[3][3] = {{128, 256, 64}, {8192, 8192, 8192}, {4096, 4096, 4096}};
     const double rates[3] = {700e12, 700e12, 50e12}, over = 1500e-9;
+    const ar_dtype_t dtypes[3] = {AR_BF16, AR_BF16, AR_FP32};
     for (int i = 0; i < 3; i++) {
         memcpy(c.gemm_shape[i], shapes[i], sizeof c.gemm_shape[i]);
+        c.gemm_dtype[i] = dtypes[i];
         c.gemm_us[i] = (over + ar_cost_gemm_seconds(&waves, rates[i], 132, shapes[i][0], shapes[i][1], shapes[i][2])) * 1e6;
     }
     c.gemm_done = 1;

@@ -7,7 +7,6 @@
 #ifndef ARSIM_VALIDATE_CALIB_H
 #define ARSIM_VALIDATE_CALIB_H
 
-#include <stdint.h>
 
 /* The executor's host loads at the host link's rate (host_link_gbps): x-hostpair on this
  * many channels a rank, at these bytes a rank; enough to fill a GPU's link many times over */
@@ -15,7 +14,7 @@
 #define HOSTLINK_LO (16 << 20)
 #define HOSTLINK_HI (64 << 20)
 
-#include "arsim/error.h"
+#include "arsim/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,6 +112,7 @@ typedef struct ar_calib_s {
      * matrix units' rates) */
     int gemm_done;             /* 1 once all three gave a time */
     uint64_t gemm_shape[3][3];
+    ar_dtype_t gemm_dtype[3];
     double gemm_us[3];
     /* host staging by one block (the executor's per-channel rate on mapped pinned memory) */
     double host_read_block_gbps, host_write_block_gbps;

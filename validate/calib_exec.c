@@ -262,6 +262,7 @@ static void calib_gemm(const ar_topo_t *t, ar_calib_t *c, int quiet) {
             break;
         }
         memcpy(c->gemm_shape[s], shape, sizeof c->gemm_shape[s]);
+        c->gemm_dtype[s] = GEMM_DTYPES[s];
         c->gemm_us[s] = us;
     }
     ar_topo_free(one);

@@ -216,13 +216,12 @@ static const char *const link_terms[] = {
  * largest on these GPUs, 128 x 256): the one-tile product's time is mostly the fixed cost, the
  * large ones' mostly the rate; the two are solved for together. */
 const char *ar_calib_gemm_times(const ar_calib_t *c, char *buf, size_t len) {
-    static const char *const dtype[3] = {"bf16", "bf16", "fp32"};
     size_t at = 0;
     buf[0] = 0;
     for (int i = 0; i < 3 && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, "%s%llux%llux%llu %s %.3f us", i ? ", " : "",
                                (unsigned long long)c->gemm_shape[i][0], (unsigned long long)c->gemm_shape[i][1],
-                               (unsigned long long)c->gemm_shape[i][2], dtype[i], c->gemm_us[i]);
+                               (unsigned long long)c->gemm_shape[i][2], ar_dtype_name(c->gemm_dtype[i]), c->gemm_us[i]);
     return buf;
 }
 
