@@ -311,10 +311,41 @@ typedef struct row_s {
     int wrong;   /* -1: not checked */
 } row_t;
 
-static int pick_iters(double est_s, const ar_hw_bench_opts_t *o, int *iters, int *repeats) {
-    *iters = o->iters > 0 ? o->iters : (int)fmin(200, fmax(2, 4e-3 / fmax(est_s, 1e-7)));
-    *repeats = o->repeats > 0 ? o->repeats : est_s < 1e-4 ? 15 : est_s < 1e-3 ? 9 : 5;
-    return 0;
+/* body's time per execution into *out_s: a first estimate (a graph of two executions, once),
+ * then graphs of as many executions and repeats as that estimate calls for (o's where given). */
+static int time_body(ar__cuda_t *be, body_fn body, void *ctx, const ar_hw_bench_opts_t *o, double *out_s,
+                     ar_error_t *err) {
+    double est = 0;
+    AR_TRY(time_graphs(be, body, ctx, 2, 1, &est, err));
+    const int iters = o->iters > 0 ? o->iters : (int)fmin(200, fmax(2, 4e-3 / fmax(est, 1e-7)));
+    const int repeats = o->repeats > 0 ? o->repeats : est < 1e-4 ? 15 : est < 1e-3 ? 9 : 5;
+    return time_graphs(be, body, ctx, iters, repeats, out_s, err);
+}
+
+/* Each rank's product of a fused op by cuBLASLt into a buffer of its own (prod_out), m x K of A
+ * from IN, or from gathered[r] where given (NCCL's gathered rows), times its B from IN after A. */
+static int products_make(ar__cuda_t *be, const ar_hw_bench_opts_t *o, uint64_t count, void *const *gathered,
+                         void **prod_out, ar__gemm_t *prod, ar_error_t *err) {
+    const uint64_t m = count / o->gemm_n;
+    const size_t es = ar_dtype_size(o->dtype);
+    for (int r = 0; r < be->nranks; r++) {
+        const int g = be->rank_gpu[r];
+        cudaSetDevice(g);
+        cudaError_t ce = cudaMalloc(&prod_out[r], count * es);
+        if (ce != cudaSuccess) return ar__cuda_fail(err, ce, "allocating the products");
+        const char *in = be->buf[AR_BUF_IN][r], *a = gathered ? (const char *)gathered[r] : in;
+        AR_TRY(ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, a, in + m * o->gemm_k * es, prod_out[r], 0, 0,
+                             NULL, &prod[r], err));
+    }
+    return AR_OK;
+}
+
+static void products_free(ar__cuda_t *be, void **prod_out, ar__gemm_t *prod) {
+    for (int r = 0; r < be->nranks; r++) {
+        cudaSetDevice(be->rank_gpu[r]);
+        ar__gemm_destroy(&prod[r]);
+        if (prod_out[r]) cudaFree(prod_out[r]);
+    }
 }
 
 static void note(const ar_bench_sink_t *sink, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -337,31 +368,14 @@ static int time_parts_alone(ar__cuda_t *be, const ar_topo_t *topo, const ar_hw_b
                             const ar_run_opts_t *ro, double timeout_s, uint64_t seed, const ar_bench_sink_t *sink,
                             ar_error_t *err) {
     const uint64_t m = count / o->gemm_n;
-    const size_t es = ar_dtype_size(o->dtype);
     void *prod_out[64] = {0};
     ar__gemm_t prod[64];
     memset(prod, 0, sizeof prod);
-    int rc = AR_OK, iters, reps;
-    for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
-        const int g = be->rank_gpu[r];
-        cudaSetDevice(g);
-        cudaError_t ce = cudaMalloc(&prod_out[r], count * es);
-        if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
-        const char *in = be->buf[AR_BUF_IN][r];
-        if (rc == AR_OK)
-            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, in, in + m * o->gemm_k * es, prod_out[r], 0, 0,
-                               NULL, &prod[r], err);
-    }
-    double prod_s = NAN, coll_s = NAN, est = 0;
+    double prod_s = NAN, coll_s = NAN;
     unfused_ctx_t u = {NULL, prod, 1, 0, 0};
-    if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, 2, 1, &est, err);
-    pick_iters(est, o, &iters, &reps);
-    if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, iters, reps, &prod_s, err);
-    for (int r = 0; r < be->nranks; r++) {
-        cudaSetDevice(be->rank_gpu[r]);
-        ar__gemm_destroy(&prod[r]);
-        if (prod_out[r]) cudaFree(prod_out[r]);
-    }
+    int rc = products_make(be, o, count, NULL, prod_out, prod, err);
+    if (rc == AR_OK) rc = time_body(be, unfused_body, &u, o, &prod_s, err);
+    products_free(be, prod_out, prod);
     if (rc != AR_OK) return rc;
     ar_algo_opts_t asked = AR_ALGO_OPTS_DEFAULT, got;
     asked.coll = AR_COLL_ALLREDUCE;
@@ -378,9 +392,7 @@ static int time_parts_alone(ar__cuda_t *be, const ar_topo_t *topo, const ar_hw_b
     if (brc == AR_OK) brc = ar__cuda_enqueue(be, plan, timeout_s, &e);
     if (brc == AR_OK) brc = ar__cuda_sync(be, plan, timeout_s, &e);
     plan_ctx_t pc = {plan, timeout_s};
-    if (brc == AR_OK) brc = time_graphs(be, plan_body, &pc, 2, 1, &est, &e);
-    pick_iters(est, o, &iters, &reps);
-    if (brc == AR_OK) brc = time_graphs(be, plan_body, &pc, iters, reps, &coll_s, &e);
+    if (brc == AR_OK) brc = time_body(be, plan_body, &pc, o, &coll_s, &e);
     const int channels = plan ? plan->nchannels : 0;
     ar_plan_free(plan);
     be->plan = NULL;
@@ -410,17 +422,7 @@ static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t
     void *prod_out[64] = {0};
     ar__gemm_t prod[64];
     memset(prod, 0, sizeof prod);
-    int rc = AR_OK;
-    for (int r = 0; r < be->nranks && rc == AR_OK; r++) {
-        const int g = be->rank_gpu[r];
-        cudaSetDevice(g);
-        cudaError_t ce = cudaMalloc(&prod_out[r], count * nc->es);
-        if (ce != cudaSuccess) rc = ar__cuda_fail(err, ce, "allocating the products");
-        const char *in = be->buf[AR_BUF_IN][r], *a = gather ? (const char *)nc->n->out[r] : in;
-        if (rc == AR_OK)
-            rc = ar__gemm_make(be, g, o->dtype, m, o->gemm_n, o->gemm_k, a, in + m * o->gemm_k * nc->es, prod_out[r], 0, 0,
-                               NULL, &prod[r], err);
-    }
+    int rc = products_make(be, o, count, gather ? nc->n->out : NULL, prod_out, prod, err);
     if (!gather) nc->in = prod_out;
     /* once eagerly: NCCL connects its peers on a first collective, which a graph capture
      * cannot hold */
@@ -430,22 +432,14 @@ static int time_unfused(ar__cuda_t *be, nccl_ctx_t *nc, const ar_hw_bench_opts_t
     double alone[2] = {NAN, NAN};
     for (int part = 0; part < 3 && rc == AR_OK; part++) {
         unfused_ctx_t u = {nc, prod, part != 2, part != 1, gather};
-        double est = 0, *out = part ? &alone[part - 1] : unfused_s;
-        int iters, reps;
-        rc = time_graphs(be, unfused_body, &u, 2, 1, &est, err);
-        pick_iters(est, o, &iters, &reps);
-        if (rc == AR_OK) rc = time_graphs(be, unfused_body, &u, iters, reps, out, err);
+        rc = time_body(be, unfused_body, &u, o, part ? &alone[part - 1] : unfused_s, err);
     }
     if (rc == AR_OK)
         note(sink, "%" PRIu64 " x %" PRIu64 " x %" PRIu64 ": %s %.2f us, the product alone %.2f us, %s alone %.2f us", m,
              o->gemm_n, o->gemm_k, gather ? "ncclAllGather + cuBLASLt" : "cuBLASLt + ncclAllReduce", *unfused_s * 1e6,
              alone[0] * 1e6, cname, alone[1] * 1e6);
     nc->in = NULL;
-    for (int r = 0; r < be->nranks; r++) {
-        cudaSetDevice(be->rank_gpu[r]);
-        ar__gemm_destroy(&prod[r]);
-        if (prod_out[r]) cudaFree(prod_out[r]);
-    }
+    products_free(be, prod_out, prod);
     return rc;
 }
 
@@ -604,14 +598,9 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                     ++*wrong;
                 }
             }
-            double est = 0;
             if (rc == AR_OK) {
                 plan_ctx_t pc = {plan, timeout_s};
-                int iters, reps;
-                pick_iters(1e-5, o, &iters, &reps);
-                rc = time_graphs(be, plan_body, &pc, 2, 1, &est, err); /* estimate */
-                pick_iters(est, o, &iters, &reps);
-                if (rc == AR_OK) rc = time_graphs(be, plan_body, &pc, iters, reps, &row->time_s, err);
+                rc = time_body(be, plan_body, &pc, o, &row->time_s, err);
                 if (rc == AR_OK) rc = ar__cuda_write_timeline(be, plan, err);
             }
             if (rc == AR_ETIMEOUT) { /* report, reset, go on */
@@ -665,11 +654,7 @@ int ar_hw_bench(const ar_topo_t *topo, const ar_hw_bench_opts_t *o, const ar_ben
                                           &res, err);
                 if (rc == AR_OK && !res.check_ok) note(sink, "NCCL at %" PRIu64 " bytes: WRONG: %s", bytes, res.check_msg);
             }
-            double est = 0;
-            int iters, reps;
-            if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, 2, 1, &est, err);
-            pick_iters(est, o, &iters, &reps);
-            if (rc == AR_OK) rc = time_graphs(be, nccl_body, &nc, iters, reps, &nccl_s, err);
+            if (rc == AR_OK) rc = time_body(be, nccl_body, &nc, o, &nccl_s, err);
             if (rc != AR_OK) break;
         }
         if (!have_nccl && nrows && o->coll == AR_COLL_MATMUL_ALLREDUCE) {
