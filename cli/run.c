@@ -226,6 +226,18 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     s->done += nsizes - is;
                     break;
                 }
+                if (brc == AR_ELIMIT && o->algo_all) {
+                    /* Over a limit (the memory it would take, a plan's most): the others may
+                     * fit, and a larger size would not either. Said, and the study goes on. */
+                    char buf[512];
+                    progress_clear(s);
+                    fprintf(stderr, "%s: %s on %s from %s on: %s\n", s->who, aname, spec, sz,
+                            ar_cli_unprefixed(ar_error_format(&err, buf, sizeof buf), aname));
+                    fflush(stderr);
+                    ar_case_out_free(&co);
+                    s->done += nsizes - is;
+                    break;
+                }
                 if (brc != AR_OK) {
                     char buf[512];
                     progress_clear(s);

@@ -454,12 +454,26 @@ START_TEST(test_study_fallback_skips_unfit) {
 }
 END_TEST
 
+START_TEST(test_all_goes_on_past_limit) {
+    /* --algo all: an algorithm over a limit (1stage's scratch, 32 x 1 GB, past the model's
+     * 32 GiB) is named with the limit on stderr, and the algorithms after it still run. */
+    cmd_result_t *r = arsim("run", "--backend", "analytic", "--topology", "ring_1d:32", "--size", "1G", "--channels",
+                            "1", "--chunk", "64M", "-q", NULL);
+    ck_assert_msg(r->status == 0, "exit %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->err, "1stage on ring_1d:32 from 1G on: hbm of d0: needs 34 GiB"), "%s", r->err);
+    ck_assert_ptr_null(strstr(r->out, " 1stage "));
+    ck_assert_ptr_nonnull(strstr(r->out, " 2stage "));
+    ck_assert_ptr_nonnull(strstr(r->out, " naive "));
+}
+END_TEST
+
 Suite *suite_cli(void) {
     Suite *s = suite_create("cli");
     struct { const char *name; const TTest *t; } cases[] = {
         {"unknown_flag", test_unknown_flag},
         {"unknown_algo", test_unknown_algo},
         {"algo_unfit", test_algo_unfit},
+        {"all_goes_on_past_limit", test_all_goes_on_past_limit},
         {"count_zero", test_count_zero},
         {"unknown_dtype", test_unknown_dtype},
         {"bad_size", test_bad_size},
