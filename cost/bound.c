@@ -262,13 +262,14 @@ int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t g, ar_dtype_t d
     return AR_OK;
 }
 
-double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
-    if (p->only_rank >= 0) return 0;
+/* The links alone of ranks [lo, hi)'s ops: the time the most loaded link direction needs for
+ * the bytes they put on it. */
+static double links_alone(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer, int lo, int hi) {
     const int max_traffic = ar_cost_max_traffic(t);
     ar_op_traffic_t *traffic = malloc((size_t)max_traffic * sizeof *traffic);
     double *bytes = calloc((size_t)2 * t->nlinks + 1, sizeof *bytes);
     double most = traffic && bytes ? 0 : INFINITY;
-    for (int r = 0; r < p->nranks && isfinite(most); r++)
+    for (int r = lo; r < hi && isfinite(most); r++)
         for (int c = 0; c < p->nchannels; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, r, c);
             for (uint32_t i = 0; i < ch->nops; i++) {
@@ -288,4 +289,13 @@ double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
     free(traffic);
     free(bytes);
     return most;
+}
+
+double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
+    return p->only_rank >= 0 ? 0 : links_alone(t, p, buffer, 0, p->nranks);
+}
+
+double ar_bound_own_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
+    const int lo = p->only_rank >= 0 ? p->only_rank : 0;
+    return links_alone(t, p, buffer, lo, lo + ar_plan_kept_ranks(p));
 }

@@ -2537,12 +2537,6 @@ START_TEST(test_bound_row) {
 }
 END_TEST
 
-/* A plan's floor from its links (ar_bound_plan_links, what auto's search asks before timing a
- * plan): a star on one switch puts the root's 15 children's bytes on each direction of the
- * root's link, 15 B at the link's rate; it never exceeds what the analytic backend predicts
- * (a ring, a star, a grid); a plan of rank 0's ops has none (0). auto, which leaves out the
- * plans whose floor passes twice its best, takes the algorithm of least time at its defaults
- * (on switch:256 at 1 MB, torus2d, its time, where center_root's star is left out). */
 /* A resource shared by many flows (a star's root, a GPU's memory and L2 under every peer's
  * stores) rises and falls as each ends and begins; it re-decides the bindings of its flows only
  * where one of them may have something tighter now, and finds the flows a falling share takes
@@ -2583,6 +2577,16 @@ START_TEST(test_shared_share_rises) {
 }
 END_TEST
 
+/* A plan's floor from its links (ar_bound_plan_links, what auto's search asks before timing a
+ * plan): a star on one switch puts the root's 15 children's bytes on each direction of the
+ * root's link, 15 B at the link's rate; it never exceeds what the analytic backend predicts
+ * (a ring, a star, a grid); a plan of rank 0's ops has none (0). auto, which leaves out the
+ * plans whose floor passes twice its best, takes the algorithm of least time at its defaults
+ * (on switch:256 at 1 MB, torus2d, its time, where center_root's star is left out).
+ * The links of rank 0's ops alone (ar_bound_own_links) are a floor of the whole plan's: a
+ * plan of rank 0's standing for every rank's has its own ops' floor, under the run's time, and
+ * rank 0's 1stage alone on one switch brings its 15 peers' vectors over its own link, the
+ * whole plan's most loaded. */
 START_TEST(test_plan_links_floor) {
     ar_error_t err;
     const uint64_t count = 1u << 19; /* 1 MiB of bf16 */
@@ -2615,6 +2619,24 @@ START_TEST(test_plan_links_floor) {
     o.symmetry = AR_SYMMETRY_ON;
     ck_assert_int_eq(ar_algo_build("ring", t, count, AR_BF16, &o, &p, &err), AR_OK);
     ck_assert(p->only_rank == 0 && ar_bound_plan_links(t, p, AR_MEM_HBM) == 0);
+    const double own = ar_bound_own_links(t, p, AR_MEM_HBM);
+    run(t, p, 0, &r);
+    ck_assert_msg(own > 0 && own <= r.time_s, "ring's own floor %g s, run %g s", own, r.time_s);
+    ar_result_free(&r);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    t = tu_topo_open("switch:16", "accel_tcm");
+    o.symmetry = AR_SYMMETRY_OFF;
+    ck_assert_int_eq(ar_algo_build("1stage", t, count, AR_BF16, &o, &p, &err), AR_OK);
+    const double whole = ar_bound_plan_links(t, p, AR_MEM_HBM);
+    EQ(ar_bound_own_links(t, p, AR_MEM_HBM), whole);
+    ar_plan_free(p);
+    o.one_rank = 1; /* rank 0's ops alone: its own link in, which carries the 15 peers' vectors */
+    ck_assert_int_eq(ar_algo_build("1stage", t, count, AR_BF16, &o, &p, &err), AR_OK);
+    ck_assert(p->only_rank == 0);
+    EQ(ar_bound_own_links(t, p, AR_MEM_HBM), 15.0 * 2 * count / (ar_topo_link_gbps(t, 0) * 1e9));
+    EQ(ar_bound_own_links(t, p, AR_MEM_HBM), whole);
+    o.one_rank = 0;
     ar_plan_free(p);
     ar_topo_free(t);
     t = tu_topo_open("switch:256", NULL);
@@ -2623,6 +2645,34 @@ START_TEST(test_plan_links_floor) {
     ck_assert_msg(!strncmp(label, "auto:torus2d/", 13), "%s", label);
     EQ(s, case_run_sym(t, "torus2d", count, 0, 0, AR_SYMMETRY_AUTO, NULL, NULL, NULL, 0));
     ck_assert(s < case_run_sym(t, "center_root", count, 0, 0, AR_SYMMETRY_AUTO, NULL, NULL, NULL, 0) / 2);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* auto times the algorithm its search could not (a plan of every rank's ops past the search's,
+ * where no translation lets rank 0's stand for them) when it may win: torus2d on
+ * mesh_2d:48x48 at 1 MB, 2304 ranks' rings, 153 us where the search's best, center_root, takes
+ * 307. The choice is the one whose options predict the least; the others' floors screen them. */
+START_TEST(test_auto_past_search) {
+    ar_topo_t *t = tu_topo_open("mesh_2d:48x48", NULL);
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "auto", .count = 1u << 19,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT};
+    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    const char *algo = NULL;
+    ar_algo_opts_t o;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_int_eq(ar_case_choose(&c, &algo, &o, &err), AR_OK);
+    ck_assert_str_eq(algo, "torus2d");
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_algo_build("torus2d", t, c.count, AR_BF16, &o, &p, &err), AR_OK);
+    ck_assert(p->only_rank < 0 && (uint64_t)p->nops > AR_CASE_TUNE_MAX_OPS);
+    ar_result_t r;
+    run(t, p, 0, &r);
+    const double center_root = case_run_sym(t, "center_root", c.count, 0, 0, AR_SYMMETRY_AUTO, NULL, NULL, NULL, 0);
+    ck_assert_msg(r.time_s < center_root / 1.5, "torus2d %g s, center_root %g s", r.time_s, center_root);
+    ar_result_free(&r);
+    ar_plan_free(p);
     ar_topo_free(t);
 }
 END_TEST
@@ -2690,6 +2740,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_channels_fit_units);
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_plan_links_floor);
+    tcase_add_test(tc, test_auto_past_search);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");

@@ -88,5 +88,9 @@ int ar_bound_fused(const ar_topo_t *t, ar_coll_t coll, ar_gemm_t gemm, ar_dtype_
  * without the run's seconds). 0 for a plan of one rank or a row, whose other ranks' bytes
  * it lacks; INFINITY where out of memory. */
 double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
+/* The same for the ranks p holds, their ops alone (a plan of one rank or a row: its own bytes,
+ * not its translates'): a floor of the whole plan's, whose other ranks only add bytes to the
+ * links, found at one rank's cost (auto, before it builds a plan of millions of ops). */
+double ar_bound_own_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
 
 #endif

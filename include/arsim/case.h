@@ -145,6 +145,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
 /* Nor is a plan of more ops than this timed (beyond the first), or chosen: simulating one
  * costs seconds, more than a default may cost. */
 #define AR_CASE_TUNE_PLAN_OPS ((uint64_t)1 << 18)
+/* auto times an algorithm whose plan at its defaults is over the search's ops (every rank's
+ * ops on a mesh of thousands) where it may win, up to this many ops: the run it stands for
+ * costs as much again. */
+#define AR_CASE_CHOOSE_MAX_OPS ((uint64_t)1 << 25)
 /* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
 /* The same for the chunk, tighter: a smaller chunk's gain is a deeper pipeline, which sim
