@@ -95,6 +95,17 @@ static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_al
     return a->one_rank && o->symmetry != AR_SYMMETRY_OFF && ar_topo_translatable(t, 0);
 }
 
+/* o's options for counting a plan into size, up to max_ops (ar_plan_size_t), its buffers in
+ * buffer, every rank's unless the caller asks for rank 0's alone. */
+static ar_algo_opts_t sizing_opts(const ar_algo_opts_t *o, ar_plan_size_t *size, uint64_t max_ops, ar_mem_t buffer) {
+    memset(size, 0, sizeof *size);
+    size->max_ops = max_ops;
+    ar_algo_opts_t k = *o;
+    k.sizing = size;
+    k.buffer = buffer;
+    return k;
+}
+
 /* Whether the algorithm's buffers at these options fit the model's memory at the case's size
  * (AR_OK, or the error that says what does not; ar_cost_check_capacity): where they do not,
  * no channels or chunk make them (their slots hold the vector, not the pieces), and the
@@ -106,12 +117,9 @@ static int may_stand_for_all(const ar_algo_t *a, const ar_topo_t *t, const ar_al
 static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                           ar_mem_t buffer, ar_error_t *err) {
     ar_plan_size_t size;
-    memset(&size, 0, sizeof size);
-    size.max_ops = AR_CASE_TUNE_MAX_OPS * 8; /* past them (every rank's ops, where rank 0's are not
-                                                 an algorithm's own), the run's checks say it */
-    ar_algo_opts_t k = *o;
-    k.sizing = &size;
-    k.buffer = buffer;
+    /* past 8x the search's ops (every rank's, where rank 0's are not an algorithm's own), the
+     * run's checks say it */
+    ar_algo_opts_t k = sizing_opts(o, &size, AR_CASE_TUNE_MAX_OPS * 8, buffer);
     k.symmetry = AR_SYMMETRY_OFF;
     const ar_algo_t *a = ar_algo_find(algo);
     k.one_rank = a && a->one_rank; /* else every rank's, as the algorithm builds */
@@ -181,10 +189,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
 static uint64_t count_rank0_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
                                 const ar_algo_opts_t *o, ar_mem_t buffer) {
     ar_plan_size_t size;
-    memset(&size, 0, sizeof size);
-    ar_algo_opts_t k = *o;
-    k.sizing = &size;
-    k.buffer = buffer;
+    ar_algo_opts_t k = sizing_opts(o, &size, 0, buffer);
     k.symmetry = AR_SYMMETRY_OFF;
     k.one_rank = 1;
     ar_plan_t *p = NULL;
@@ -317,12 +322,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
          * the choice is made, and timing it (a whole run of a large plan) would only say how
          * long it takes; a caller that wants the time (auto) gets that of the plan chosen */
         ar_plan_size_t size;
-        memset(&size, 0, sizeof size);
-        size.max_ops = AR_CASE_TUNE_MAX_OPS / 2;
-        ar_algo_opts_t k0 = *o;
+        ar_algo_opts_t k0 = sizing_opts(o, &size, AR_CASE_TUNE_MAX_OPS / 2, buffer);
         k0.channels = lo;
-        k0.sizing = &size;
-        k0.buffer = buffer;
         ar_plan_t *sp = NULL;
         ar_error_t e0;
         ar_error_clear(&e0);
@@ -446,11 +447,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
                    ar_case_memory_t *m, ar_error_t *err) {
     memset(m, 0, sizeof *m);
     ar_plan_size_t size;
-    memset(&size, 0, sizeof size);
-    size.max_ops = max_ops;
-    ar_algo_opts_t k = *o;
-    k.sizing = &size;
-    k.buffer = c->run.buffer;
+    ar_algo_opts_t k = sizing_opts(o, &size, max_ops, c->run.buffer);
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
@@ -589,11 +586,7 @@ static int check_memory_floor(const ar_case_t *c, const ar_algo_opts_t *o, ar_er
 static int plan_within(const ar_case_t *on, const char *algo, const ar_algo_opts_t *o, int one_rank,
                        uint64_t max_work) {
     ar_plan_size_t size;
-    memset(&size, 0, sizeof size);
-    size.max_ops = max_work;
-    ar_algo_opts_t k = *o;
-    k.sizing = &size;
-    k.buffer = on->run.buffer;
+    ar_algo_opts_t k = sizing_opts(o, &size, max_work, on->run.buffer);
     k.symmetry = AR_SYMMETRY_OFF;
     k.one_rank = one_rank;
     ar_plan_t *p = NULL;
