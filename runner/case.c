@@ -581,12 +581,12 @@ static int check_memory_floor(const ar_case_t *c, const ar_algo_opts_t *o, ar_er
     return AR_OK;
 }
 
-/* Whether a sizing build of o's plan (every rank's, or rank 0's alone: one_rank) holds at
- * most max_work ops and source addresses. */
-static int plan_within(const ar_case_t *on, const char *algo, const ar_algo_opts_t *o, int one_rank,
-                       uint64_t max_work) {
+/* The ops and source addresses of o's plan (every rank's, or rank 0's alone: one_rank),
+ * counted up to max_ops ops, not built; 0 where it stops there or cannot be built. */
+static int plan_counted(const ar_case_t *on, const char *algo, const ar_algo_opts_t *o, int one_rank, uint64_t max_ops,
+                        uint64_t *ops, uint64_t *srcs) {
     ar_plan_size_t size;
-    ar_algo_opts_t k = sizing_opts(o, &size, max_work, on->run.buffer);
+    ar_algo_opts_t k = sizing_opts(o, &size, max_ops, on->run.buffer);
     k.symmetry = AR_SYMMETRY_OFF;
     k.one_rank = one_rank;
     ar_plan_t *p = NULL;
@@ -595,21 +595,24 @@ static int plan_within(const ar_case_t *on, const char *algo, const ar_algo_opts
     const int rc = ar_algo_build(algo, on->topo, on->count, on->dtype, &k, &p, &e);
     ar_plan_free(p);
     ar_plan_size_free(&size);
-    return rc == AR_OK && !size.over && size.ops + size.srcs <= max_work;
+    *ops = size.ops, *srcs = size.srcs;
+    return rc == AR_OK && !size.over;
 }
 
-/* An algorithm auto's search could not time (its plan at the defaults is over the search's
- * ops), timed whole where it might beat best. First what one rank's cost says: its buffers
- * fit, and the links rank 0's ops alone load (every other rank's only add) take less than
- * best. Then the plan, up to AR_CASE_CHOOSE_MAX_OPS ops and the memory allowed, whose links
- * alone must not take longer either. An algorithm that cannot build rank 0's ops alone has no
- * such floor (mesh2d: P^2 ops built to find one) and is not timed. INFINITY where it cannot
- * win or is not timed. */
+/* An algorithm auto's search did not time (its plan at its defaults holds more than the
+ * search's AR_CASE_TUNE_MAX_OPS ops, every rank's), timed whole where it might beat best.
+ * First what one rank's cost says: its buffers fit, and the links rank 0's ops alone load
+ * (every other rank's only add) take less than best. Then the plan, up to
+ * AR_CASE_CHOOSE_MAX_OPS ops and sources and the memory allowed, whose links alone must not
+ * take longer either. An algorithm that cannot build rank 0's ops alone has no such floor
+ * (mesh2d: P^2 ops built to find one) and is not timed. INFINITY where it cannot win or is not
+ * timed (one the search timed: its time was its own). */
 static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_algo_opts_t *o, double best) {
     ar_error_t e;
     ar_error_clear(&e);
+    uint64_t ops, srcs;
     if (!a->one_rank || check_capacity(on->topo, a->name, on->count, on->dtype, o, on->run.buffer, &e) != AR_OK ||
-        !plan_within(on, a->name, o, 1, AR_CASE_TUNE_MAX_OPS))
+        !plan_counted(on, a->name, o, 1, AR_CASE_TUNE_MAX_OPS, &ops, &srcs) || ops + srcs > AR_CASE_TUNE_MAX_OPS)
         return INFINITY;
     ar_algo_opts_t k = *o;
     k.buffer = on->run.buffer;
@@ -619,24 +622,29 @@ static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_alg
     const int rc = ar_algo_build(a->name, on->topo, on->count, on->dtype, &k, &p, &e);
     const double floor = rc == AR_OK ? ar_bound_own_links(on->topo, p, on->run.buffer) : INFINITY;
     ar_plan_free(p);
-    if (!(floor < best) || !plan_within(on, a->name, o, 0, AR_CASE_CHOOSE_MAX_OPS)) return INFINITY;
+    const uint64_t most = o->max_ops && o->max_ops < AR_CASE_CHOOSE_MAX_OPS ? o->max_ops : AR_CASE_CHOOSE_MAX_OPS;
+    if (!(floor < best) || !plan_counted(on, a->name, o, 0, most, &ops, &srcs) || ops <= AR_CASE_TUNE_MAX_OPS ||
+        ops + srcs > most)
+        return INFINITY;
     k = *o;
     k.max_s = best;
     ar_error_clear(&e);
     if (check_memory(on, a->name, &k, &e) != AR_OK) return INFINITY;
     int brc;
     uint64_t nops;
-    return predict(on->topo, a->name, on->count, on->dtype, &k, on->run.buffer, ar_backend_find(on->backend),
-                   AR_CASE_CHOOSE_MAX_OPS, &brc, &nops, NULL, &e);
+    return predict(on->topo, a->name, on->count, on->dtype, &k, on->run.buffer, ar_backend_find(on->backend), most,
+                   &brc, &nops, NULL, &e);
 }
 
 int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
     double best = INFINITY;
     ar_error_t too_large;
     ar_error_clear(&too_large);
-    /* those whose plan the search could not time: each with the options its defaults chose */
-    const ar_algo_t *untimed[32];
-    ar_algo_opts_t untimed_o[32];
+    /* those the search gave no time: each with the options its defaults chose (room for more
+     * than the registry holds) */
+    enum { UNTIMED_MOST = 32 };
+    const ar_algo_t *untimed[UNTIMED_MOST];
+    ar_algo_opts_t untimed_o[UNTIMED_MOST];
     int nuntimed = 0;
     /* First the algorithms whose plan the search can time in AR_CASE_TUNE_MAX_OPS ops: one
      * of more is timed whole, where its ops and their routes can cost minutes (torus2d laid
@@ -665,7 +673,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
                 continue; /* it does not fit */
             o.max_ops = c->algo_opts.max_ops;
             o.max_s = c->algo_opts.max_s;
-            if (pass == 0 && !isfinite(s) && nuntimed < 32) untimed[nuntimed] = *a, untimed_o[nuntimed++] = o;
+            if (pass == 0 && !isfinite(s) && nuntimed < UNTIMED_MOST) untimed[nuntimed] = *a, untimed_o[nuntimed++] = o;
             if (!(s < best)) continue;
             ar_error_clear(&e);
             if (check_memory(&on, (*a)->name, &o, &e) != AR_OK) {
