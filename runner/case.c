@@ -145,13 +145,31 @@ static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, 
  * AR_ELIMIT; a plan of one rank's ops counts its far hops as ops too, far_hops); *build_rc the
  * build's status (its error in err), *nops the plan's ops (and far hops), *nops0 (where not
  * NULL) rank 0's ops. */
+/* p's time on the analytic backend, p freed; INFINITY where target would not run it or its
+ * links alone take longer than max_s (0: any). shown (may be NULL): whose progress notes a
+ * long run gives (a run the caller waits for). */
+static double time_plan(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t buffer, const ar_backend_ops_t *target,
+                        const ar_run_opts_t *shown, ar_error_t *err) {
+    ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
+    run.buffer = buffer;
+    if (shown) run.progress = shown->progress, run.progress_ctx = shown->progress_ctx;
+    ar_error_t refused;
+    if ((target && target->admits && target->admits(t, p, &refused) != AR_OK) ||
+        (max_s > 0 && ar_bound_plan_links(t, p, buffer) > max_s)) {
+        ar_plan_free(p);
+        return INFINITY;
+    }
+    ar_result_t res;
+    const int rc = ar_backend_run("analytic", t, p, &run, &res, err);
+    ar_plan_free(p);
+    ar_result_free(&res);
+    return rc == AR_OK ? res.time_s : INFINITY;
+}
+
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
                       uint64_t *nops0, ar_error_t *err) {
-    ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
-    run.buffer = buffer;
     ar_plan_t *p = NULL;
-    ar_result_t res;
     *nops = 0;
     if (nops0) *nops0 = 0;
     ar_algo_opts_t at = *o;
@@ -171,16 +189,11 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops + far_hops(t, p);
     if (nops0) *nops0 = rank0_ops(p);
-    ar_error_t refused;
-    if ((max_ops && *nops > max_ops) || (target && target->admits && target->admits(t, p, &refused) != AR_OK) ||
-        (o->max_s > 0 && ar_bound_plan_links(t, p, buffer) > o->max_s)) {
+    if (max_ops && *nops > max_ops) {
         ar_plan_free(p);
         return INFINITY;
     }
-    const int rc = ar_backend_run("analytic", t, p, &run, &res, err);
-    ar_plan_free(p);
-    ar_result_free(&res);
-    return rc == AR_OK ? res.time_s : INFINITY;
+    return time_plan(t, p, o->max_s, buffer, target, NULL, err);
 }
 
 /* Rank 0's ops in o's plan (rank0_ops), counted without building it, rank 0's alone (no
@@ -626,14 +639,18 @@ static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_alg
     if (!(floor < best) || !plan_counted(on, a->name, o, 0, most, &ops, &srcs) || ops <= AR_CASE_TUNE_MAX_OPS ||
         ops + srcs > most)
         return INFINITY;
-    k = *o;
-    k.max_s = best;
     ar_error_clear(&e);
-    if (check_memory(on, a->name, &k, &e) != AR_OK) return INFINITY;
-    int brc;
-    uint64_t nops;
-    return predict(on->topo, a->name, on->count, on->dtype, &k, on->run.buffer, ar_backend_find(on->backend), most,
-                   &brc, &nops, NULL, &e);
+    if (check_memory(on, a->name, o, &e) != AR_OK) return INFINITY;
+    k = *o;
+    k.buffer = on->run.buffer;
+    k.max_ops = most;
+    p = NULL;
+    if (ar_algo_build(a->name, on->topo, on->count, on->dtype, &k, &p, &e) != AR_OK) {
+        ar_plan_free(p);
+        return INFINITY;
+    }
+    /* the run of such a plan takes seconds: its progress shows, as the case's own will */
+    return time_plan(on->topo, p, best, on->run.buffer, ar_backend_find(on->backend), &on->run, &e);
 }
 
 int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
