@@ -474,6 +474,7 @@ int ar_case_memory(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o
     }
     ar_plan_free(p);
     m->ops = size.ops;
+    m->srcs = size.srcs;
     m->over = size.over;
     if (rc != AR_OK && !size.over)
         return ar_error_set(err, rc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -594,22 +595,20 @@ static int check_memory_floor(const ar_case_t *c, const ar_algo_opts_t *o, ar_er
     return AR_OK;
 }
 
-/* The ops and source addresses of o's plan (every rank's, or rank 0's alone: one_rank),
- * counted up to max_ops ops, not built; 0 where it stops there or cannot be built. */
-static int plan_counted(const ar_case_t *on, const char *algo, const ar_algo_opts_t *o, int one_rank, uint64_t max_ops,
-                        uint64_t *ops, uint64_t *srcs) {
+/* Whether rank 0's ops alone in o's plan, counted (not built), hold at most max_work ops and
+ * source addresses. */
+static int rank0_within(const ar_case_t *on, const char *algo, const ar_algo_opts_t *o, uint64_t max_work) {
     ar_plan_size_t size;
-    ar_algo_opts_t k = sizing_opts(o, &size, max_ops, on->run.buffer);
+    ar_algo_opts_t k = sizing_opts(o, &size, max_work, on->run.buffer);
     k.symmetry = AR_SYMMETRY_OFF;
-    k.one_rank = one_rank;
+    k.one_rank = 1;
     ar_plan_t *p = NULL;
     ar_error_t e;
     ar_error_clear(&e);
     const int rc = ar_algo_build(algo, on->topo, on->count, on->dtype, &k, &p, &e);
     ar_plan_free(p);
     ar_plan_size_free(&size);
-    *ops = size.ops, *srcs = size.srcs;
-    return rc == AR_OK && !size.over;
+    return rc == AR_OK && !size.over && size.ops + size.srcs <= max_work;
 }
 
 /* An algorithm auto's search did not time (its plan at its defaults holds more than the
@@ -623,9 +622,8 @@ static int plan_counted(const ar_case_t *on, const char *algo, const ar_algo_opt
 static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_algo_opts_t *o, double best) {
     ar_error_t e;
     ar_error_clear(&e);
-    uint64_t ops, srcs;
     if (!a->one_rank || check_capacity(on->topo, a->name, on->count, on->dtype, o, on->run.buffer, &e) != AR_OK ||
-        !plan_counted(on, a->name, o, 1, AR_CASE_TUNE_MAX_OPS, &ops, &srcs) || ops + srcs > AR_CASE_TUNE_MAX_OPS)
+        !rank0_within(on, a->name, o, AR_CASE_TUNE_MAX_OPS))
         return INFINITY;
     ar_algo_opts_t k = *o;
     k.buffer = on->run.buffer;
@@ -635,12 +633,13 @@ static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_alg
     const int rc = ar_algo_build(a->name, on->topo, on->count, on->dtype, &k, &p, &e);
     const double floor = rc == AR_OK ? ar_bound_own_links(on->topo, p, on->run.buffer) : INFINITY;
     ar_plan_free(p);
+    if (!(floor < best)) return INFINITY;
+    /* the whole plan, counted once: its size, and the memory it would take (--max-mem) */
     const uint64_t most = o->max_ops && o->max_ops < AR_CASE_CHOOSE_MAX_OPS ? o->max_ops : AR_CASE_CHOOSE_MAX_OPS;
-    if (!(floor < best) || !plan_counted(on, a->name, o, 0, most, &ops, &srcs) || ops <= AR_CASE_TUNE_MAX_OPS ||
-        ops + srcs > most)
+    ar_case_memory_t m;
+    if (ar_case_memory(on, a->name, o, most, &m, &e) != AR_OK || m.over || m.ops <= AR_CASE_TUNE_MAX_OPS ||
+        m.ops + m.srcs > most || (on->max_mem > 0 && m.bytes > on->max_mem))
         return INFINITY;
-    ar_error_clear(&e);
-    if (check_memory(on, a->name, o, &e) != AR_OK) return INFINITY;
     k = *o;
     k.buffer = on->run.buffer;
     k.max_ops = most;

@@ -95,6 +95,7 @@ typedef struct ar_case_memory_s {
     double run;        /* what the run holds beside the plan (the backend's state), or the
                         * analytic backend's for the defaults' search where that is more */
     uint64_t ops;      /* the plan's ops (when over: where counting stopped) */
+    uint64_t srcs;     /* ... and their source addresses */
     int over;          /* counting stopped past max_ops: the plan, and bytes, are larger still */
 } ar_case_memory_t;
 /* For algorithm algo (a registered name) with these options, as c would run it; counting
