@@ -24,7 +24,7 @@ int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, a
                     const ar_algo_opts_t *o, ar_plan_t **out, ar_error_t *err);
 /* Part b of [lo, hi) cut into n near-equal parts, the cuts on whole lines, blocks or vectors
  * of the element index where the parts are large enough (algorithms/util.c). */
-#define AR__SPLIT_LINE 64u
+#define AR__SPLIT_LINE AR_ALGO_SPLIT_LINE
 #define AR__SPLIT_BLOCK 16u
 #define AR__SPLIT_VEC 8u
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);

@@ -605,6 +605,23 @@ static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count
     return p ? AR_OK : AR_EUNFIT;
 }
 
+int ar_algo_rank0_stands(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                         const ar_algo_opts_t *opts) {
+    const ar_algo_t *a = ar_algo_find(name);
+    if (!a || a->probe || a->chooser || !opts || opts->symmetry == AR_SYMMETRY_OFF || ar_coll_fused(opts->coll) ||
+        !a->one_rank || !ar_topo_translatable(topo, 0) || count == 0)
+        return 0;
+    ar_algo_opts_t k = *opts;
+    k.sizing = NULL;
+    k.symmetry = AR_SYMMETRY_ON; /* the verdict, whatever every rank's plan would hold */
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const int rc = rank0_alone(a, topo, count, dtype, &k, &p, &e);
+    ar_plan_free(p);
+    return rc == AR_OK;
+}
+
 /* The ring_1d along t's ring of ranks (ar_algo_topology), or NULL where it has none that
  * is not a translate of itself already, or where its rotations would not let rank 0's ops
  * stand for all (ranks that share a device: every rank's ops, on t as on it). */

@@ -283,6 +283,16 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     }
                     goto out;
                 }
+                if (co.even_hi && !o->quiet) {
+                    /* the row's time is of the even count above (AR_CASE_EVEN_SPAN) */
+                    const double ds = ar_dtype_size(dt);
+                    fprintf(stderr,
+                            "%s: %s at %" PRIu64 " B: timed at %" PRIu64 " B, whose ranks' parts are even (rank 0's "
+                            "ops for all); %" PRIu64 " B %.2f%% less\n",
+                            s->who, aname, bytes, (uint64_t)(co.even_hi * ds), (uint64_t)(co.even_lo * ds),
+                            100 * (1 - co.even_lo_s / co.res.time_s));
+                    fflush(stderr);
+                }
                 const ar_row_t row = co.row;
                 const ar_result_t res = co.res;
                 if (header_due) header(s, backend, t, spec, buffer, o->channels[ic], o->chunks[ik]);

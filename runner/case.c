@@ -166,11 +166,29 @@ static double time_plan(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t
     return rc == AR_OK ? res.time_s : INFINITY;
 }
 
-static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                      ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
-                      uint64_t *nops0, ar_error_t *err) {
+/* Rank 0's ops in o's plan (rank0_ops), counted without building it, rank 0's alone (no
+ * other rank's ops, nor the plans of other ranks that would show whether rank 0's stand for
+ * theirs); 0 where it cannot be built. */
+static uint64_t count_rank0_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                                const ar_algo_opts_t *o, ar_mem_t buffer) {
+    ar_plan_size_t size;
+    ar_algo_opts_t k = sizing_opts(o, &size, 0, buffer);
+    k.symmetry = AR_SYMMETRY_OFF;
+    k.one_rank = 1;
+    ar_plan_t *p = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const int rc = ar_algo_build(algo, t, count, dt, &k, &p, &e);
+    ar_plan_free(p);
+    return rc == AR_OK ? size.ops : 0;
+}
+
+static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                            const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops,
+                            int *build_rc, uint64_t *nops, uint64_t *nops0, int *by_rank0, ar_error_t *err) {
     ar_plan_t *p = NULL;
     *nops = 0;
+    *by_rank0 = 0;
     if (nops0) *nops0 = 0;
     ar_algo_opts_t at = *o;
     at.buffer = buffer;
@@ -189,6 +207,7 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     if (*build_rc != AR_OK) return INFINITY;
     *nops = (uint64_t)p->nops + far_hops(t, p);
     if (nops0) *nops0 = rank0_ops(p);
+    *by_rank0 = p->only_rank >= 0;
     if (max_ops && *nops > max_ops) {
         ar_plan_free(p);
         return INFINITY;
@@ -196,21 +215,65 @@ static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_d
     return time_plan(t, p, o->max_s, buffer, target, NULL, err);
 }
 
-/* Rank 0's ops in o's plan (rank0_ops), counted without building it, rank 0's alone (no
- * other rank's ops, nor the plans of other ranks that would show whether rank 0's stand for
- * theirs); 0 where it cannot be built. */
-static uint64_t count_rank0_ops(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
-                                const ar_algo_opts_t *o, ar_mem_t buffer) {
-    ar_plan_size_t size;
-    ar_algo_opts_t k = sizing_opts(o, &size, 0, buffer);
-    k.symmetry = AR_SYMMETRY_OFF;
-    k.one_rank = 1;
-    ar_plan_t *p = NULL;
-    ar_error_t e;
-    ar_error_clear(&e);
-    const int rc = ar_algo_build(algo, t, count, dt, &k, &p, &e);
-    ar_plan_free(p);
-    return rc == AR_OK ? size.ops : 0;
+/* The step of the even counts around count (AR_CASE_EVEN_SPAN): ranks x a line x the most
+ * lanes, a power of two up to the algorithm's most, that keep it within count /
+ * AR_CASE_EVEN_STEP; 0 where a line a rank is past that already. */
+static uint64_t even_step(const ar_topo_t *t, const ar_algo_t *a, uint64_t count) {
+    const uint64_t most = count / AR_CASE_EVEN_STEP;
+    uint64_t m = (uint64_t)t->nranks * AR_ALGO_SPLIT_LINE;
+    if (m > most) return 0;
+    for (int lanes = 2; lanes <= a->max_channels && 2 * m <= most; lanes *= 2) m *= 2;
+    return m;
+}
+
+/* Whether count is one to time at the even counts around it with options o on t: rank 0's
+ * plan may stand for every rank's, every rank's would hold AR_ALGO_ONE_RANK_MIN_OPS or more,
+ * and the count is not even itself; *step, the even counts' step. Whether rank 0's stands at
+ * count is the caller's to ask (ar_algo_rank0_stands). */
+static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                         ar_mem_t buffer, uint64_t *step) {
+    const ar_algo_t *a = ar_algo_find(algo);
+    if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
+    *step = even_step(t, a, count);
+    if (!*step || count % *step == 0) return 0;
+    const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
+    return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;
+}
+
+/* The predicted time of o's plan (predict_count), at the even counts around count where rank
+ * 0's ops do not stand for all at it (AR_CASE_EVEN_SPAN): the count above's time, its plan's
+ * ops; where those two are too far apart, not timed (AR_ELIMIT, INFINITY). */
+static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                      ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
+                      uint64_t *nops0, ar_error_t *err) {
+    uint64_t step;
+    ar_algo_opts_t at = *o;
+    at.buffer = buffer;
+    if (!(target && (target->caps & AR_BACKEND_HARDWARE)) && even_eligible(t, algo, count, dt, &at, buffer, &step) &&
+        !ar_algo_rank0_stands(algo, t, count, dt, &at)) {
+        const uint64_t lo = count / step * step, hi = lo + step;
+        int rc_hi, rc_lo, r_hi = 0, r_lo = 0;
+        uint64_t n_hi, n0_hi, n_lo;
+        ar_error_t e;
+        ar_error_clear(&e);
+        const double s_hi = predict_count(t, algo, hi, dt, o, buffer, target, max_ops, &rc_hi, &n_hi, &n0_hi, &r_hi, &e);
+        const double s_lo = r_hi && isfinite(s_hi) ? predict_count(t, algo, lo, dt, o, buffer, target, max_ops, &rc_lo,
+                                                                   &n_lo, NULL, &r_lo, &e)
+                                                   : INFINITY;
+        if (isfinite(s_lo) && r_lo && fabs(s_hi - s_lo) <= AR_CASE_EVEN_SPAN * s_hi) {
+            *build_rc = AR_OK;
+            *nops = n_hi;
+            if (nops0) *nops0 = n0_hi;
+            return s_hi;
+        }
+        /* not timed: every rank's ops, a million or more, would cost seconds a try */
+        *build_rc = AR_ELIMIT;
+        *nops = 0;
+        if (nops0) *nops0 = 0;
+        return INFINITY;
+    }
+    int by_rank0;
+    return predict_count(t, algo, count, dt, o, buffer, target, max_ops, build_rc, nops, nops0, &by_rank0, err);
 }
 
 /* The vector's bytes rounded up to a power of two, 16 KiB at least: a chunk that leaves
@@ -572,6 +635,18 @@ static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts
     return check_memory_at(c, algo, o, NULL, err);
 }
 
+/* check_memory at the count c is timed at: the even count above where it is timed at the even
+ * counts around its own (AR_CASE_EVEN_SPAN, plan_even). */
+static int check_memory_as_timed(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
+    uint64_t step;
+    if (!case_may_stand_for_all(c) || !even_eligible(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &step) ||
+        ar_algo_rank0_stands(algo, c->topo, c->count, c->dtype, o))
+        return check_memory(c, algo, o, err);
+    ar_case_t at = *c;
+    at.count = c->count / step * step + step;
+    return check_memory(&at, algo, o, err);
+}
+
 /* Before the defaults' search, which builds and times plans (seconds at 16384 ranks): the
  * plan of fewest ops it could choose, one channel and one chunk, over c->max_mem already is
  * refused now. Where that plan cannot be built, the search says why. */
@@ -692,7 +767,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
             if (pass == 0 && !isfinite(s) && nuntimed < UNTIMED_MOST) untimed[nuntimed] = *a, untimed_o[nuntimed++] = o;
             if (!(s < best)) continue;
             ar_error_clear(&e);
-            if (check_memory(&on, (*a)->name, &o, &e) != AR_OK) {
+            if (check_memory_as_timed(&on, (*a)->name, &o, &e) != AR_OK) {
                 if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
                 continue;
             }
@@ -731,6 +806,62 @@ static int build_checked(const ar_case_t *c, const ar_algo_t *a, const char *alg
     return ar_algo_build(algo, c->topo, c->count, c->dtype, o, plan, err);
 }
 
+/* The plan of c at count, rank 0's for all: NULL where it does not stand (or cannot be built). */
+static ar_plan_t *rank0_plan_at(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
+                                uint64_t count, ar_error_t *err) {
+    ar_case_t at = *c;
+    at.count = count;
+    ar_algo_opts_t k = *o;
+    k.symmetry = AR_SYMMETRY_ON;
+    ar_plan_t *p = NULL;
+    if (build_checked(&at, a, algo, &k, &p, err) != AR_OK || p->only_rank < 0) {
+        ar_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* c timed at the even counts around its own (AR_CASE_EVEN_SPAN) with options o: AR_OK with the
+ * count above's plan and result in out (out->ran); AR_EUNFIT where it is not to be, the plans'
+ * times too far apart or either not rank 0's for all (the case's own count is then planned);
+ * a limit of the count above's plan (--max-mem) as it is. */
+static int plan_even(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
+                     ar_case_out_t *out, ar_error_t *err) {
+    uint64_t step;
+    if (!even_eligible(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &step) ||
+        ar_algo_rank0_stands(algo, c->topo, c->count, c->dtype, o))
+        return AR_EUNFIT;
+    const uint64_t lo = c->count / step * step, hi = lo + step;
+    ar_error_t e;
+    ar_error_clear(&e);
+    ar_plan_t *p_lo = NULL, *p_hi = rank0_plan_at(c, a, algo, o, hi, &e);
+    if (!p_hi && e.code == AR_ELIMIT) {
+        if (err) *err = e;
+        return AR_ELIMIT;
+    }
+    if (p_hi) p_lo = rank0_plan_at(c, a, algo, o, lo, &e);
+    ar_result_t r_lo;
+    memset(&r_lo, 0, sizeof r_lo);
+    int rc = p_lo ? ar_backend_run(c->backend, c->topo, p_lo, &c->run, &r_lo, &e) : AR_EUNFIT;
+    if (rc == AR_OK) rc = ar_backend_run(c->backend, c->topo, p_hi, &c->run, &out->res, &e);
+    if (rc == AR_OK && fabs(out->res.time_s - r_lo.time_s) <= AR_CASE_EVEN_SPAN * out->res.time_s) {
+        out->plan = p_hi;
+        out->even_hi = hi;
+        out->even_lo = lo;
+        out->even_lo_s = r_lo.time_s;
+        out->ran = 1;
+        ar_plan_free(p_lo);
+        ar_result_free(&r_lo);
+        return AR_OK;
+    }
+    ar_result_free(&out->res);
+    memset(&out->res, 0, sizeof out->res);
+    ar_result_free(&r_lo);
+    ar_plan_free(p_lo);
+    ar_plan_free(p_hi);
+    return AR_EUNFIT;
+}
+
 int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     memset(out, 0, sizeof *out);
     out->stage = AR_CASE_BUILD;
@@ -758,7 +889,11 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
             out->stage = AR_CASE_RUN; /* the run's refusal (ar_cost_check_capacity), said first */
             return AR_ELIMIT;
         }
-        if (a && !a->probe) AR_TRY(check_memory_floor(c, &c->algo_opts, err));
+        /* (a count timed at the even counts around it is checked at the count above) */
+        uint64_t step;
+        if (a && !a->probe &&
+            !even_eligible(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &step))
+            AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check; the buffers, counted above, are not counted again) */
         AR_TRY(case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, checked,
@@ -766,7 +901,9 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     }
     opts.buffer = c->run.buffer;
     if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
-    int brc = build_checked(c, a, algo, &opts, &out->plan, err);
+    const int even = plan_even(c, a, algo, &opts, out, err);
+    if (even != AR_EUNFIT && even != AR_OK) return even;
+    int brc = even == AR_OK ? AR_OK : build_checked(c, a, algo, &opts, &out->plan, err);
     /* The defaults' plan over a plan's limits or --max-mem (the search timed rank 0's ops,
      * which did not stand for every rank's at this chunk): one piece a lane, the fewest ops
      * at these channels, then at one channel. */
@@ -827,7 +964,7 @@ double ar_row_efficiency(const ar_row_t *r) {
 }
 
 int ar_case_execute(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
-    AR_TRY(ar_backend_run(c->backend, out->topo ? out->topo : c->topo, out->plan, &c->run, &out->res, err));
+    if (!out->ran) AR_TRY(ar_backend_run(c->backend, out->topo ? out->topo : c->topo, out->plan, &c->run, &out->res, err));
     if (out->res.checked) out->row.check = out->res.check_ok ? "ok" : "FAIL";
     out->stage = AR_CASE_DONE;
     return AR_OK;

@@ -2679,6 +2679,40 @@ START_TEST(test_auto_past_search) {
 }
 END_TEST
 
+/* A count whose ranks' parts are uneven (10^8 bytes on 256 ranks: 8 lanes' parts of 24414
+ * and 24415 elements, not whole lines) is timed at the even counts around it, rank 0's ops
+ * for all: the row takes the one above's time, and every rank's ops, run at the same options,
+ * take a time between the two, within AR_CASE_EVEN_SPAN of it. */
+START_TEST(test_even_counts) {
+    ar_topo_t *t = tu_topo_open("ring_1d:256", NULL);
+    const uint64_t count = 50000000, step = 256 * AR_ALGO_SPLIT_LINE * 8;
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "ring", .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = 8;
+    c.algo_opts.chunk_bytes = 32 << 10;
+    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
+    ck_assert_uint_eq(co.even_lo, count / step * step);
+    ck_assert_uint_eq(co.even_hi, co.even_lo + step);
+    ck_assert(co.plan->only_rank == 0 && co.row.count == count && co.row.bytes == 2 * count);
+    const double hi = co.res.time_s, lo = co.even_lo_s;
+    ar_case_out_free(&co);
+    const double every = case_run_sym(t, "ring", count, 8, 32 << 10, AR_SYMMETRY_OFF, NULL, NULL, NULL, 0);
+    ck_assert_msg(lo <= every && every <= hi && hi - every <= AR_CASE_EVEN_SPAN * every,
+                  "even counts %g .. %g s, every rank's ops %g s", lo, hi, every);
+    /* an even count itself runs as it is */
+    c.count = co.even_hi;
+    ck_assert_int_eq(ar_case_run(&c, &co, &err), AR_OK);
+    ck_assert(co.even_hi == 0 && co.plan->only_rank == 0);
+    EQ(co.res.time_s, hi);
+    ar_case_out_free(&co);
+    ar_topo_free(t);
+}
+END_TEST
+
 Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
@@ -2743,6 +2777,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_auto_picks_least);
     tcase_add_test(tc, test_plan_links_floor);
     tcase_add_test(tc, test_auto_past_search);
+    tcase_add_test(tc, test_even_counts);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");

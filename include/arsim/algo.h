@@ -22,6 +22,9 @@
 typedef enum ar_symmetry_e { AR_SYMMETRY_OFF = 0, AR_SYMMETRY_AUTO, AR_SYMMETRY_ON } ar_symmetry_t;
 #define AR_ALGO_ONE_RANK_MIN_OPS (1u << 20)
 #define AR_ALGO_SYMMETRY_PROBES 4
+/* The algorithms cut parts of 64 lines or more on whole lines of this many elements (a
+ * 128-byte line of bf16): parts are even where the count splits into whole lines. */
+#define AR_ALGO_SPLIT_LINE 64u
 #define AR_ALGO_MIRROR_MAX_WORK (1u << 25)
 
 typedef struct ar_algo_opts_s {
@@ -116,6 +119,11 @@ const ar_algo_t *ar_algo_probe(int i);
  * t where o asks for every rank's ops (AR_SYMMETRY_OFF), or no such ring exists. The view is
  * made once and kept with t. */
 const ar_topo_t *ar_algo_topology(const ar_algo_t *a, const ar_topo_t *t, const ar_algo_opts_t *o);
+
+/* Whether rank 0's plan stands for every rank's with these options (the probes' verdict,
+ * kept with the topology), whatever every rank's would hold; 0 where it is not tried. */
+int ar_algo_rank0_stands(const char *name, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                         const ar_algo_opts_t *opts);
 
 /* Find + build + verify-free convenience: AR_EINVAL for an unknown name. The plan is
  * built twice, counted and then written in the exact room the count found (plan.h's

@@ -63,6 +63,11 @@ typedef struct ar_case_out_s {
     ar_result_t res;
     ar_row_t row;      /* its identity from ar_case_plan, its result once done */
     char algo_label[64]; /* --algo auto: what it picked, "auto:NAME/CHANNELS" (the row's algo) */
+    /* Timed at even counts (AR_CASE_EVEN_SPAN): the count above whose plan ran, the count below
+     * and its time; 0 where the case's own count was timed. */
+    uint64_t even_hi, even_lo;
+    double even_lo_s;
+    int ran; /* the result is in: ar_case_execute runs nothing */
 } ar_case_out_t;
 
 /* `--algo auto`: every registered algorithm that computes c's collective and fits, each at
@@ -150,6 +155,19 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * ops on a mesh of thousands) where it may win, up to this many ops: the run it stands for
  * costs as much again. */
 #define AR_CASE_CHOOSE_MAX_OPS ((uint64_t)1 << 25)
+/* Even counts. A timing backend runs rank 0's ops for all where they stand for every rank's
+ * (--symmetry); at a count whose parts cannot all be whole lines of AR_ALGO_SPLIT_LINE
+ * elements (a count that is not a multiple of ranks x lanes x a line: 10^9 bytes on 1024
+ * ranks) the ranks' parts differ by a line, and every rank's ops ran: 100 times the time and
+ * memory, or past a plan's most. Such a case, where every rank's plan would hold
+ * AR_ALGO_ONE_RANK_MIN_OPS ops or more, is timed at the nearest counts above and below whose
+ * parts are even (multiples of ranks x a line x the most lanes, a power of two, that keep
+ * them within count / AR_CASE_EVEN_STEP of it), each rank 0's ops for all, with the options the
+ * count above takes: where the two times are within AR_CASE_EVEN_SPAN, the row takes the
+ * time above (a count's parts lie between theirs), else every rank's ops run. The search for
+ * defaults and --algo auto time such counts alike. */
+#define AR_CASE_EVEN_SPAN 0.005
+#define AR_CASE_EVEN_STEP 256
 /* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
 /* The same for the chunk, tighter: a smaller chunk's gain is a deeper pipeline, which sim
