@@ -215,15 +215,11 @@ static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count
     return time_plan(t, p, o->max_s, buffer, target, NULL, err);
 }
 
-/* The step of the even counts around count (AR_CASE_EVEN_SPAN): ranks x a line x the most
- * lanes, a power of two up to the algorithm's most, that keep it within count /
- * AR_CASE_EVEN_STEP; 0 where a line a rank is past that already. */
-static uint64_t even_step(const ar_topo_t *t, const ar_algo_t *a, uint64_t count) {
-    const uint64_t most = count / AR_CASE_EVEN_STEP;
-    uint64_t m = (uint64_t)t->nranks * AR_ALGO_SPLIT_LINE;
-    if (m > most) return 0;
-    for (int lanes = 2; lanes <= a->max_channels && 2 * m <= most; lanes *= 2) m *= 2;
-    return m;
+/* The step of the even counts around count with `lanes` lanes (AR_CASE_EVEN_SPAN): ranks x a
+ * line x the lanes, where that is count / AR_CASE_EVEN_STEP or less; else 0. */
+static uint64_t even_step(const ar_topo_t *t, uint64_t count, int lanes) {
+    const uint64_t m = (uint64_t)t->nranks * AR_ALGO_SPLIT_LINE * (uint64_t)(lanes > 0 ? lanes : 1);
+    return m <= count / AR_CASE_EVEN_STEP ? m : 0;
 }
 
 /* Whether count is one to time at the even counts around it with options o on t: rank 0's
@@ -234,7 +230,7 @@ static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, a
                          ar_mem_t buffer, uint64_t *step) {
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
-    *step = even_step(t, a, count);
+    *step = even_step(t, count, o->channels);
     if (!*step || count % *step == 0) return 0;
     const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
     return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;

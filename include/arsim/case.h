@@ -158,16 +158,16 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
 /* Even counts. A timing backend runs rank 0's ops for all where they stand for every rank's
  * (--symmetry); at a count whose parts cannot all be whole lines of AR_ALGO_SPLIT_LINE
  * elements (a count that is not a multiple of ranks x lanes x a line: 10^9 bytes on 1024
- * ranks) the ranks' parts differ by a line, and every rank's ops ran: 100 times the time and
+ * ranks) the ranks' parts differ by a line, and every rank's ops ran: 20 times the time and
  * memory, or past a plan's most. Such a case, where every rank's plan would hold
  * AR_ALGO_ONE_RANK_MIN_OPS ops or more, is timed at the nearest counts above and below whose
- * parts are even (multiples of ranks x a line x the most lanes, a power of two, that keep
- * them within count / AR_CASE_EVEN_STEP of it), each rank 0's ops for all, with the options the
- * count above takes: where the two times are within AR_CASE_EVEN_SPAN, the row takes the
- * time above (a count's parts lie between theirs), else every rank's ops run. The search for
- * defaults and --algo auto time such counts alike. */
+ * parts are even at its lanes (multiples of ranks x lanes x a line, where that step is
+ * count / AR_CASE_EVEN_STEP or less), each rank 0's ops for all, at the same options: where
+ * the two times are within AR_CASE_EVEN_SPAN, the row takes the time above (a count's parts
+ * lie between theirs), else every rank's ops run. The search for defaults and --algo auto
+ * time such counts alike, and leave out the options whose two times are further apart. */
 #define AR_CASE_EVEN_SPAN 0.005
-#define AR_CASE_EVEN_STEP 256
+#define AR_CASE_EVEN_STEP 64
 /* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
 /* The same for the chunk, tighter: a smaller chunk's gain is a deeper pipeline, which sim
