@@ -6,6 +6,7 @@
  * nccl-tests-shaped table, flushed as soon as it is known. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,9 +289,9 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     const double ds = ar_dtype_size(dt);
                     fprintf(stderr,
                             "%s: %s at %" PRIu64 " B: timed at %" PRIu64 " B, whose ranks' parts are even (rank 0's "
-                            "ops for all); %" PRIu64 " B %.2f%% less\n",
+                            "ops for all); %" PRIu64 " B takes %.2f%% %s\n",
                             s->who, aname, bytes, (uint64_t)(co.even_hi * ds), (uint64_t)(co.even_lo * ds),
-                            100 * (1 - co.even_lo_s / co.res.time_s));
+                            100 * fabs(1 - co.even_lo_s / co.res.time_s), co.even_lo_s <= co.res.time_s ? "less" : "more");
                     fflush(stderr);
                 }
                 const ar_row_t row = co.row;

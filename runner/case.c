@@ -287,7 +287,7 @@ static int even_lanes_period(const ar_algo_t *a, const ar_topo_t *t, int hardwar
     return a->lane_period && !hardware && chosen ? a->lane_period(t) : 1;
 }
 
-static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
+static int default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s);
 
@@ -989,7 +989,7 @@ void ar_case_out_free(ar_case_out_t *out) {
  * plan is timed whatever it holds where first_max_ops is 0, else only up to that many ops
  * (past them the ladder alone). from_top: the ladder without the own chunk, from one piece a
  * lane (the vector's bytes) down. */
-static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
+static int default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
                           const ar_backend_ops_t *target, uint64_t first_max_ops, int from_top,
                           ar_algo_opts_t *out, double *predicted_s) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
@@ -1029,7 +1029,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
         /* down the ladder each chunk a quarter, about four times the ops */
         if (n++ > 0 && 4 * nops[n - 1] > AR_CASE_TUNE_PLAN_OPS) break;
     }
-    if (!n) return;
+    if (!n) return 0;
     /* Where the op cap stops the ladder, the smallest power of two it admits, found from the
      * last plan's ops (ops go as 1/chunk): doubling with the size, so the pipeline keeps its
      * depth as sizes grow, where the ladder's next rung, four times the ops, would leave a
@@ -1065,6 +1065,7 @@ static void default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, 
     }
     out->chunk_bytes = chunk[pick];
     *predicted_s = time[pick];
+    return n;
 }
 
 /* Another lane count for the defaults found (*out, *predicted_s): timed with its chunk chosen
@@ -1194,8 +1195,22 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
      * (2stage on switch:256 at 64 MB under h200_sxm: its mirror offsets past their budget,
      * every rank's 42 M ops, 36 s to time, where the ladder's 64 KB won): capped as another
      * count's try is. */
-    default_chunk(t, algo, count, dt, buffer, target, may_stand_for_all(a, t, o) ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out,
-                  predicted_s);
+    const int timed = default_chunk(t, algo, count, dt, buffer, target,
+                                    may_stand_for_all(a, t, o) ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out, predicted_s);
+    /* No plan at these lanes timed at the count (every rank's ops past the search's, where the
+     * lanes leave the ranks' parts uneven and the even counts around it are too far apart:
+     * 2stage on switch:256 at 10^8 bytes, 128 lanes): the most lanes, halved, that are. */
+    for (int lanes = out->channels / 2; !timed && !hardware && !lanes_asked && lanes >= 1 && may_stand_for_all(a, t, o);
+         lanes /= 2) {
+        ar_algo_opts_t fewer = *out;
+        fewer.channels = lanes;
+        fewer.chunk_bytes = 0;
+        double fewer_s = INFINITY;
+        if (default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, &fewer, &fewer_s)) {
+            *out = fewer, *predicted_s = fewer_s;
+            break;
+        }
+    }
     /* The channels were found each at its own chunk, and twice the lanes can gain more from a
      * chunk of their own (torus2d on full:8, h200_sxm, 16 MB: 32 and 64 lanes within 0.1% at
      * their own chunks, 384.7 and 371.5 us at their best): on a model backend twice the lanes
