@@ -2679,10 +2679,10 @@ START_TEST(test_auto_past_search) {
 }
 END_TEST
 
-/* A count whose ranks' parts are uneven (10^8 bytes on 256 ranks: 8 lanes' parts of 24414
- * and 24415 elements, not whole lines) is timed at the even counts around it, rank 0's ops
- * for all: the row takes the one above's time, and every rank's ops, run at the same options,
- * take a time between the two, within AR_CASE_EVEN_SPAN of it. */
+/* A count whose ranks' parts are uneven (10^8 bytes on 256 ranks in 8 lanes: parts cut on
+ * whole lines, of 24384 and 24448 elements) is timed at the even counts around it, rank 0's
+ * ops for all: the row takes the one above's time, and every rank's ops, run at the same
+ * options, take a time between the two, within AR_CASE_EVEN_SPAN of it. */
 START_TEST(test_even_counts) {
     ar_topo_t *t = tu_topo_open("ring_1d:256", NULL);
     const uint64_t count = 50000000, step = 256 * AR_ALGO_SPLIT_LINE * 8;
