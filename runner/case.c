@@ -236,18 +236,28 @@ static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, a
     return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;
 }
 
+/* Whether o's plan at count is timed at the even counts around it (AR_CASE_EVEN_SPAN): it is
+ * even_eligible, and rank 0's ops do not stand for all at count itself; *lo and *hi, those
+ * counts. */
+static int even_counts(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                       ar_mem_t buffer, uint64_t *lo, uint64_t *hi) {
+    uint64_t step;
+    if (!even_eligible(t, algo, count, dt, o, buffer, &step) || ar_algo_rank0_stands(algo, t, count, dt, o)) return 0;
+    *lo = count / step * step;
+    *hi = *lo + step;
+    return 1;
+}
+
 /* The predicted time of o's plan (predict_count), at the even counts around count where rank
  * 0's ops do not stand for all at it (AR_CASE_EVEN_SPAN): the count above's time, its plan's
  * ops; where those two are too far apart, not timed (AR_ELIMIT, INFINITY). */
 static double predict(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops, int *build_rc, uint64_t *nops,
                       uint64_t *nops0, ar_error_t *err) {
-    uint64_t step;
+    uint64_t lo, hi;
     ar_algo_opts_t at = *o;
     at.buffer = buffer;
-    if (!(target && (target->caps & AR_BACKEND_HARDWARE)) && even_eligible(t, algo, count, dt, &at, buffer, &step) &&
-        !ar_algo_rank0_stands(algo, t, count, dt, &at)) {
-        const uint64_t lo = count / step * step, hi = lo + step;
+    if (!(target && (target->caps & AR_BACKEND_HARDWARE)) && even_counts(t, algo, count, dt, &at, buffer, &lo, &hi)) {
         int rc_hi, rc_lo, r_hi = 0, r_lo = 0;
         uint64_t n_hi, n0_hi, n_lo;
         ar_error_t e;
@@ -634,12 +644,10 @@ static int check_memory(const ar_case_t *c, const char *algo, const ar_algo_opts
 /* check_memory at the count c is timed at: the even count above where it is timed at the even
  * counts around its own (AR_CASE_EVEN_SPAN, plan_even). */
 static int check_memory_as_timed(const ar_case_t *c, const char *algo, const ar_algo_opts_t *o, ar_error_t *err) {
-    uint64_t step;
-    if (!case_may_stand_for_all(c) || !even_eligible(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &step) ||
-        ar_algo_rank0_stands(algo, c->topo, c->count, c->dtype, o))
-        return check_memory(c, algo, o, err);
+    uint64_t lo;
     ar_case_t at = *c;
-    at.count = c->count / step * step + step;
+    if (!case_may_stand_for_all(c) || !even_counts(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &lo, &at.count))
+        return check_memory(c, algo, o, err);
     return check_memory(&at, algo, o, err);
 }
 
@@ -823,11 +831,8 @@ static ar_plan_t *rank0_plan_at(const ar_case_t *c, const ar_algo_t *a, const ch
  * a limit of the count above's plan (--max-mem) as it is. */
 static int plan_even(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
                      ar_case_out_t *out, ar_error_t *err) {
-    uint64_t step;
-    if (!even_eligible(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &step) ||
-        ar_algo_rank0_stands(algo, c->topo, c->count, c->dtype, o))
-        return AR_EUNFIT;
-    const uint64_t lo = c->count / step * step, hi = lo + step;
+    uint64_t lo, hi;
+    if (!even_counts(c->topo, algo, c->count, c->dtype, o, c->run.buffer, &lo, &hi)) return AR_EUNFIT;
     ar_error_t e;
     ar_error_clear(&e);
     ar_plan_t *p_lo = NULL, *p_hi = rank0_plan_at(c, a, algo, o, hi, &e);
@@ -1068,21 +1073,31 @@ static int default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, a
     return n;
 }
 
-/* Another lane count for the defaults found (*out, *predicted_s): timed with its chunk chosen
- * as default_chunk chooses, and taken where it predicts a share `gain` less. */
-static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
-                                 ar_mem_t buffer, const ar_backend_ops_t *target, int channels, double gain,
-                                 ar_algo_opts_t *out, double *predicted_s) {
-    ar_algo_opts_t alt = *out;
-    alt.channels = channels;
-    alt.chunk_bytes = 0;
-    double alt_s = INFINITY;
+/* The defaults o found, at another lane count: its chunk chosen as default_chunk chooses, into
+ * *alt and *alt_s (INFINITY where none was timed); how many plans were timed. */
+static int other_lanes(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, ar_mem_t buffer,
+                       const ar_backend_ops_t *target, int channels, const ar_algo_opts_t *o, ar_algo_opts_t *alt,
+                       double *alt_s) {
+    *alt = *o;
+    alt->channels = channels;
+    alt->chunk_bytes = 0;
+    *alt_s = INFINITY;
     /* another count is a try, capped at 8x the whole search's ops: its own chunk can hold far
      * more than the count chosen (a plan of one rank at one count, every rank's at twice it:
      * 1stage on switch:256 at 16 MB, 82 K ops at 64 channels, 41.8 M at 128), where the
      * plans it ought to time hold a few million (1stage on torus_2d_4x4 at 1 GB, 16
      * channels: 1.5 M) */
-    default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, &alt, &alt_s);
+    return default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, alt, alt_s);
+}
+
+/* Another lane count for the defaults found (*out, *predicted_s): timed with its chunk chosen
+ * as default_chunk chooses, and taken where it predicts a share `gain` less. */
+static void take_lanes_if_faster(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
+                                 ar_mem_t buffer, const ar_backend_ops_t *target, int channels, double gain,
+                                 ar_algo_opts_t *out, double *predicted_s) {
+    ar_algo_opts_t alt;
+    double alt_s;
+    other_lanes(t, algo, count, dt, buffer, target, channels, out, &alt, &alt_s);
     if (alt_s < *predicted_s * (1 - gain)) *out = alt, *predicted_s = alt_s;
 }
 
@@ -1195,18 +1210,16 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
      * (2stage on switch:256 at 64 MB under h200_sxm: its mirror offsets past their budget,
      * every rank's 42 M ops, 36 s to time, where the ladder's 64 KB won): capped as another
      * count's try is. */
-    const int timed = default_chunk(t, algo, count, dt, buffer, target,
-                                    may_stand_for_all(a, t, o) ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out, predicted_s);
+    const int may_stand = may_stand_for_all(a, t, o);
+    const int timed = default_chunk(t, algo, count, dt, buffer, target, may_stand ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out,
+                                    predicted_s);
     /* No plan at these lanes timed at the count (every rank's ops past the search's, where the
      * lanes leave the ranks' parts uneven and the even counts around it are too far apart:
      * 2stage on switch:256 at 10^8 bytes, 128 lanes): the most lanes, halved, that are. */
-    for (int lanes = out->channels / 2; !timed && !hardware && !lanes_asked && lanes >= 1 && may_stand_for_all(a, t, o);
-         lanes /= 2) {
-        ar_algo_opts_t fewer = *out;
-        fewer.channels = lanes;
-        fewer.chunk_bytes = 0;
-        double fewer_s = INFINITY;
-        if (default_chunk(t, algo, count, dt, buffer, target, 8 * AR_CASE_TUNE_MAX_OPS, 0, &fewer, &fewer_s)) {
+    for (int lanes = out->channels / 2; !timed && !hardware && !lanes_asked && may_stand && lanes >= 1; lanes /= 2) {
+        ar_algo_opts_t fewer;
+        double fewer_s;
+        if (other_lanes(t, algo, count, dt, buffer, target, lanes, out, &fewer, &fewer_s)) {
             *out = fewer, *predicted_s = fewer_s;
             break;
         }
