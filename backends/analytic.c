@@ -27,9 +27,12 @@
 #include "backends/internal.h"
 #include "arsim/util.h"
 
-/* ---- a binary heap of events, ordered by (time, sequence) ----
- * The heap moves small keys; the events (80 bytes, mostly an arrival's path) stay where
- * they were put, in a pool whose freed places are used again. */
+/* ---- the channels' events in time order, equal times in the order they came ----
+ * Most events fall at a moment another pending event already holds (every rank taking the
+ * same step at once), so they are kept per distinct moment, each moment's in arrival order
+ * (a bucket), and only the moments are ordered: a binary heap of buckets by time, and a
+ * hash from a time to its bucket. Popping walks a bucket's events in the order they were
+ * stored, which a heap of single events, scattered over a pool, did not. */
 
 enum { EV_READY, EV_ARRIVE };
 
@@ -42,59 +45,165 @@ typedef struct event_s {
     double terms[AR_NTERM];    /* EV_ARRIVE: the sender's path + signal latency */
 } event_t;
 
-typedef struct hkey_s {
+/* A bucket's events lie in blocks of QUEUE_BLOCK, chained in arrival order; a block whose
+ * events are all popped is free for any bucket, so the queue holds about the events pending. */
+#define QUEUE_BLOCK 32
+
+typedef struct block_s {
+    event_t ev[QUEUE_BLOCK];
+    int next; /* the bucket's next block, or -1 */
+} block_t;
+
+typedef struct bucket_s {
     double t;
-    uint64_t seq;
-    size_t at; /* the event's place in the pool */
-} hkey_t;
+    int first, last;  /* its blocks: popped from first[head], pushed to last[tail] */
+    int head, tail;
+    int next;         /* the next bucket in its hash chain, or -1 */
+} bucket_t;
 
-typedef struct heap_s {
-    hkey_t *k;
-    size_t n, cap;
-    uint64_t seq;
-    event_t *pool;
-    size_t npool, cap_pool;
-    size_t *freed;
-    size_t nfreed, cap_freed;
-} heap_t;
+typedef struct queue_s {
+    bucket_t *b;
+    size_t nb, cap_b;
+    int *spare;      /* free buckets */
+    size_t nspare, cap_spare;
+    block_t *blk;
+    size_t nblk, cap_blk;
+    int free_blk;    /* free blocks, chained by next, or -1 */
+    int *order;      /* the live buckets, a binary heap by time (no two share one) */
+    size_t n, cap_order;
+    int *chain;      /* per hash value: the first live bucket of that value, or -1 */
+    unsigned hbits;  /* the hash has 2^hbits values */
+    int last;        /* the bucket last pushed to, or -1 */
+} queue_t;
 
-static int key_less(const hkey_t *a, const hkey_t *b) {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+/* A free block, or -1 out of memory. */
+static int queue_block(queue_t *q) {
+    int k = q->free_blk;
+    if (k >= 0) {
+        q->free_blk = q->blk[k].next;
+    } else {
+        if (ar_grow(&q->blk, &q->cap_blk, q->nblk, sizeof *q->blk) != AR_OK) return -1;
+        k = (int)q->nblk++;
+    }
+    q->blk[k].next = -1;
+    return k;
 }
 
-static int heap_push(heap_t *h, const event_t *e) {
-    if (ar_grow(&h->k, &h->cap, h->n, sizeof *h->k) != AR_OK) return AR_ENOMEM;
-    /* the freed list grows with the pool, so that popping never needs memory */
-    if (!h->nfreed && (ar_grow(&h->pool, &h->cap_pool, h->npool, sizeof *h->pool) != AR_OK ||
-                       ar_grow(&h->freed, &h->cap_freed, h->npool, sizeof *h->freed) != AR_OK))
-        return AR_ENOMEM;
-    const size_t at = h->nfreed ? h->freed[--h->nfreed] : h->npool++;
-    h->pool[at] = *e;
-    const hkey_t key = {e->t, h->seq++, at};
-    size_t i = h->n++;
-    while (i > 0 && key_less(&key, &h->k[(i - 1) / 2])) {
-        h->k[i] = h->k[(i - 1) / 2];
-        i = (i - 1) / 2;
+static size_t queue_hash(const queue_t *q, double t) {
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return (size_t)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - q->hbits));
+}
+
+/* The hash twice as wide: its chains rebuilt from the live buckets. */
+static int queue_rehash(queue_t *q) {
+    const unsigned hbits = q->hbits ? q->hbits + 1 : 10;
+    int *chain = malloc(((size_t)1 << hbits) * sizeof *chain);
+    if (!chain) return AR_ENOMEM;
+    free(q->chain);
+    q->chain = chain;
+    q->hbits = hbits;
+    for (size_t i = 0; i < (size_t)1 << hbits; i++) chain[i] = -1;
+    for (size_t i = 0; i < q->n; i++) {
+        bucket_t *b = &q->b[q->order[i]];
+        const size_t h = queue_hash(q, b->t);
+        b->next = chain[h];
+        chain[h] = q->order[i];
     }
-    h->k[i] = key;
     return AR_OK;
 }
 
-/* The first event, out of the heap; its place in the pool is free again. */
-static event_t heap_pop(heap_t *h) {
-    const hkey_t top = h->k[0], last = h->k[--h->n];
-    h->freed[h->nfreed++] = top.at;
+static int queue_before(const queue_t *q, int a, int b) { return q->b[a].t < q->b[b].t; }
+
+/* The live bucket of moment t, or a new one: entered in the heap and the hash. */
+static int queue_bucket(queue_t *q, double t, int *id) {
+    if (q->last >= 0 && q->b[q->last].t == t && q->b[q->last].first >= 0) return *id = q->last, AR_OK;
+    if (q->chain) /* the previous pushes missed: look t up */
+        for (int i = q->chain[queue_hash(q, t)]; i >= 0; i = q->b[i].next)
+            if (q->b[i].t == t) return *id = q->last = i, AR_OK;
+    if (q->n + 1 > ((size_t)1 << q->hbits) / 2 && queue_rehash(q) != AR_OK) return AR_ENOMEM;
+    if (ar_grow(&q->order, &q->cap_order, q->n, sizeof *q->order) != AR_OK) return AR_ENOMEM;
+    int b;
+    if (q->nspare) {
+        b = q->spare[--q->nspare];
+    } else {
+        if (ar_grow(&q->b, &q->cap_b, q->nb, sizeof *q->b) != AR_OK ||
+            ar_grow(&q->spare, &q->cap_spare, q->nb, sizeof *q->spare) != AR_OK)
+            return AR_ENOMEM;
+        b = (int)q->nb++;
+        memset(&q->b[b], 0, sizeof q->b[b]);
+    }
+    bucket_t *k = &q->b[b];
+    k->t = t;
+    k->first = k->last = queue_block(q);
+    k->head = k->tail = 0;
+    if (k->first < 0) {
+        q->spare[q->nspare++] = b;
+        return AR_ENOMEM;
+    }
+    const size_t h = queue_hash(q, t);
+    k->next = q->chain[h];
+    q->chain[h] = b;
+    size_t i = q->n++;
+    while (i > 0 && queue_before(q, b, q->order[(i - 1) / 2])) {
+        q->order[i] = q->order[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->order[i] = b;
+    *id = q->last = b;
+    return AR_OK;
+}
+
+static int queue_push(queue_t *q, const event_t *e) {
+    int id;
+    if (queue_bucket(q, e->t + 0.0 /* -0 is +0's moment */, &id) != AR_OK) return AR_ENOMEM;
+    if (q->b[id].tail == QUEUE_BLOCK) {
+        const int k = queue_block(q); /* may move the blocks */
+        if (k < 0) return AR_ENOMEM;
+        q->blk[q->b[id].last].next = k;
+        q->b[id].last = k;
+        q->b[id].tail = 0;
+    }
+    bucket_t *b = &q->b[id];
+    q->blk[b->last].ev[b->tail++] = *e;
+    return AR_OK;
+}
+
+/* The time of the first event (INFINITY: none). */
+static double queue_first(const queue_t *q) { return q->n ? q->b[q->order[0]].t : INFINITY; }
+
+/* The first event, out of the queue; its bucket, emptied, leaves the heap and the hash. */
+static event_t queue_pop(queue_t *q) {
+    const int id = q->order[0];
+    bucket_t *b = &q->b[id];
+    const event_t e = q->blk[b->first].ev[b->head++];
+    if (b->first == b->last ? b->head < b->tail : b->head < QUEUE_BLOCK) return e;
+    const int done = b->first;
+    b->first = q->blk[done].next;
+    b->head = 0;
+    q->blk[done].next = q->free_blk;
+    q->free_blk = done;
+    if (b->first >= 0) return e;
+    int *link = &q->chain[queue_hash(q, b->t)];
+    while (*link != id) link = &q->b[*link].next;
+    *link = b->next;
+    q->spare[q->nspare++] = id;
+    const int last = q->order[--q->n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && key_less(&h->k[c + 1], &h->k[c])) c++;
-        if (!key_less(&h->k[c], &last)) break;
-        h->k[i] = h->k[c];
+        if (c >= q->n) break;
+        if (c + 1 < q->n && queue_before(q, q->order[c + 1], q->order[c])) c++;
+        if (!queue_before(q, q->order[c], last)) break;
+        q->order[i] = q->order[c];
         i = c;
     }
-    if (h->n) h->k[i] = last;
-    return h->pool[top.at];
+    if (q->n) q->order[i] = last;
+    return e;
+}
+
+static void queue_free(queue_t *q) {
+    AR_FREE_EACH(q->b, q->spare, q->blk, q->order, q->chain);
 }
 
 /* ---- an indexed binary heap: ids ordered by key[id] (ties by id), each id's place in
@@ -275,7 +384,7 @@ typedef struct walk_s {
     ar_clock_t clk;           /* the channel clock (cost.h): every channel's time and path */
     chan_state_t *ch;
     uint64_t *flags;          /* per flag counter (ar_plan_flag): arrivals so far */
-    heap_t heap;              /* the channels' events */
+    queue_t queue;            /* the channels' events */
     /* The flows' events, one per id at most: a resource's next end (id: its slot), a
      * channel's flow's first byte, or its end where no resource binds it (nslots + channel). */
     iheap_t events;
@@ -304,7 +413,7 @@ typedef struct walk_s {
 /* Channel gi goes on once every event before its clock has happened. */
 static int requeue(walk_t *w, int gi, ar_error_t *err) {
     event_t e = {.t = ar_clock_now(&w->clk, gi), .kind = EV_READY, .chan = gi};
-    if (heap_push(&w->heap, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+    if (queue_push(&w->queue, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
     return AR_OK;
 }
 
@@ -685,7 +794,7 @@ static int advance(walk_t *w, int gi, ar_error_t *err) {
         case AR_OP_SIGNAL: {
             event_t e = {.kind = EV_ARRIVE, .rank = ar_plan_signal_rank(p, op), .flag = op->flag};
             e.t = ar_clock_signal(&w->clk, gi, c->pc, op, e.terms);
-            if (heap_push(&w->heap, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
+            if (queue_push(&w->queue, &e) != AR_OK) return AR_ERR(err, AR_ENOMEM, "analytic: out of memory");
             break;
         }
         default: /* a flow: end_flow() moves the channel on once its bytes have crossed */
@@ -732,6 +841,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     int nch = ar_plan_run_chans(p), rc = AR_OK;
     walk_t w;
     memset(&w, 0, sizeof w);
+    w.queue.last = w.queue.free_blk = -1;
     w.t = t;
     w.p = p;
     w.breakdown = opts->breakdown;
@@ -778,8 +888,8 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     for (;;) {
         const double next_flow = w.events.n ? w.ekey[w.events.id[0]] : INFINITY;
-        if (w.heap.n && w.heap.k[0].t < next_flow) {
-            event_t e = heap_pop(&w.heap);
+        if (queue_first(&w.queue) < next_flow) {
+            event_t e = queue_pop(&w.queue);
             ar_progress_tick(&pg, e.t, w.ops);
             if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
             else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);
@@ -850,7 +960,7 @@ out:
     free(w.ch);
     free(w.flags);
     ar_clock_free(&w.clk);
-    AR_FREE_EACH(w.heap.k, w.heap.pool, w.heap.freed);
+    queue_free(&w.queue);
     res->sim_wall_s = ar_now_s() - t0;
     return rc;
 }
