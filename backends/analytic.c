@@ -206,62 +206,70 @@ static void queue_free(queue_t *q) {
     AR_FREE_EACH(q->b, q->spare, q->blk, q->order, q->chain);
 }
 
-/* ---- an indexed binary heap: ids ordered by key[id] (ties by id), each id's place in
- * pos[id] (-1: absent), so that an id's key can move without leaving a stale entry ---- */
+/* ---- an indexed binary heap: ids ordered by key (ties by id), each id's place in pos[id]
+ * (-1: absent), so that an id's key can move without leaving a stale entry. Each entry
+ * holds its key, so that ordering reads the heap alone. ---- */
+
+typedef struct ih_ent_s {
+    double key;
+    int id;
+} ih_ent_t;
 
 typedef struct iheap_s {
-    int *id;
+    ih_ent_t *e;
     size_t n, cap;
 } iheap_t;
 
-static int ih_before(const double *key, int a, int b) { return key[a] < key[b] || (key[a] == key[b] && a < b); }
+static int ih_before(ih_ent_t a, ih_ent_t b) { return a.key < b.key || (a.key == b.key && a.id < b.id); }
 
-static void ih_place(iheap_t *h, int *pos, size_t i, int id) {
-    h->id[i] = id;
-    pos[id] = (int)i;
+static void ih_place(iheap_t *h, int *pos, size_t i, ih_ent_t x) {
+    h->e[i] = x;
+    pos[x.id] = (int)i;
 }
 
-static void ih_up(iheap_t *h, const double *key, int *pos, size_t i) {
-    const int id = h->id[i];
-    while (i > 0 && ih_before(key, id, h->id[(i - 1) / 2])) {
-        ih_place(h, pos, i, h->id[(i - 1) / 2]);
+static void ih_up(iheap_t *h, int *pos, size_t i) {
+    const ih_ent_t x = h->e[i];
+    while (i > 0 && ih_before(x, h->e[(i - 1) / 2])) {
+        ih_place(h, pos, i, h->e[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    ih_place(h, pos, i, id);
+    ih_place(h, pos, i, x);
 }
 
-static void ih_down(iheap_t *h, const double *key, int *pos, size_t i) {
-    const int id = h->id[i];
+static void ih_down(iheap_t *h, int *pos, size_t i) {
+    const ih_ent_t x = h->e[i];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && ih_before(key, h->id[c + 1], h->id[c])) c++;
-        if (!ih_before(key, h->id[c], id)) break;
-        ih_place(h, pos, i, h->id[c]);
+        if (c + 1 < h->n && ih_before(h->e[c + 1], h->e[c])) c++;
+        if (!ih_before(h->e[c], x)) break;
+        ih_place(h, pos, i, h->e[c]);
         i = c;
     }
-    ih_place(h, pos, i, id);
+    ih_place(h, pos, i, x);
 }
 
 /* id enters at key[id], or moves there. */
 static int ih_set(iheap_t *h, const double *key, int *pos, int id) {
     if (pos[id] < 0) {
-        if (ar_grow(&h->id, &h->cap, h->n, sizeof *h->id) != AR_OK) return AR_ENOMEM;
-        ih_place(h, pos, h->n++, id);
+        if (ar_grow(&h->e, &h->cap, h->n, sizeof *h->e) != AR_OK) return AR_ENOMEM;
+        ih_place(h, pos, h->n++, (ih_ent_t){key[id], id});
+    } else {
+        h->e[pos[id]].key = key[id];
     }
-    ih_up(h, key, pos, (size_t)pos[id]);
-    ih_down(h, key, pos, (size_t)pos[id]);
+    ih_up(h, pos, (size_t)pos[id]);
+    ih_down(h, pos, (size_t)pos[id]);
     return AR_OK;
 }
 
-static void ih_remove(iheap_t *h, const double *key, int *pos, int id) {
+static void ih_remove(iheap_t *h, int *pos, int id) {
     const size_t i = (size_t)pos[id];
     pos[id] = -1;
-    const int last = h->id[--h->n];
+    const ih_ent_t last = h->e[--h->n];
     if (i == h->n) return;
     ih_place(h, pos, i, last);
-    ih_up(h, key, pos, i);
-    ih_down(h, key, pos, (size_t)pos[last]);
+    ih_up(h, pos, i);
+    ih_down(h, pos, (size_t)pos[last.id]);
 }
 
 /* ---- per link direction: bytes and the intervals it carried data ---- */
@@ -354,7 +362,12 @@ typedef struct member_s {
  * the share does meanwhile: a change of share moves one event, the resource's next end,
  * not one per flow. */
 typedef struct slot_s {
+    /* what every flow beginning or ending on it reads and writes first, in one cache line */
+    uint64_t mark;  /* touched at this moment */
+    uint64_t dirty; /* its next end to be placed again at this moment */
     double cap, weight, share, before, vclock, vtime;
+    member_t *m;
+    size_t n, capm;
     /* Which flows on it may stream faster than its share: those it does not bind whose
      * binding is listed among its binders stream at that binding's share; the others at no
      * more than `most` (an upper bound). Its share falling below either, those flows are
@@ -369,11 +382,7 @@ typedef struct slot_s {
      * thousands of flows rises without looking at each. */
     double least;
     int unlisted;
-    member_t *m;
-    size_t n, capm;
     iheap_t bound;  /* the flows it binds, by tag */
-    uint64_t mark;  /* touched at this moment */
-    uint64_t dirty; /* its next end to be placed again at this moment */
 } slot_t;
 
 typedef struct walk_s {
@@ -478,7 +487,7 @@ static int place_event(walk_t *w, int id, double t) {
 }
 
 static void drop_event(walk_t *w, int id) {
-    if (w->epos[id] >= 0) ih_remove(&w->events, w->ekey, w->epos, id);
+    if (w->epos[id] >= 0) ih_remove(&w->events, w->epos, id);
 }
 
 /* Resource s's next end: its first tag at its share, or none. */
@@ -488,7 +497,7 @@ static int place_slot(walk_t *w, int s) {
         drop_event(w, s);
         return AR_OK;
     }
-    return place_event(w, s, sl->vtime + (w->tag[sl->bound.id[0]] - sl->vclock) / sl->share);
+    return place_event(w, s, sl->vtime + (sl->bound.e[0].key - sl->vclock) / sl->share);
 }
 
 /* Bytes/s of the op that flow gi streams at now. */
@@ -602,7 +611,7 @@ static void unbind_flow(walk_t *w, int gi) {
         if (f->use[i].listed) binder_drop(&w->slot[f->use[i].slot], f->bind);
         else s->unlisted--;
     }
-    ih_remove(&s->bound, w->tag, w->tpos, gi);
+    ih_remove(&s->bound, w->tpos, gi);
     if (!s->bound.n) s->least = INFINITY;
     slot_dirty(w, f->bind);
 }
@@ -706,9 +715,9 @@ static int end_flow(walk_t *w, int gi, double t, ar_error_t *err) {
 static int flows_at(walk_t *w, double t, ar_error_t *err) {
     w->epoch++;
     w->ntouched = w->ndirty = w->nbegun = 0;
-    while (w->events.n && near_or_below(w->ekey[w->events.id[0]], t)) {
-        const int id = w->events.id[0];
-        ih_remove(&w->events, w->ekey, w->epos, id);
+    while (w->events.n && near_or_below(w->events.e[0].key, t)) {
+        const int id = w->events.e[0].id;
+        ih_remove(&w->events, w->epos, id);
         if (id >= w->nslots) {
             const int gi = id - w->nslots;
             AR_TRY(w->flow[gi].streaming ? end_flow(w, gi, t, err) : begin_flow(w, gi, t, err));
@@ -718,7 +727,7 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
         slot_dirty(w, id);
         slot_sync(s, t);
         while (s->bound.n) {
-            const int gi = s->bound.id[0];
+            const int gi = s->bound.e[0].id;
             if (!near_or_below(s->vtime + (w->tag[gi] - s->vclock) / s->share, t)) break;
             AR_TRY(end_flow(w, gi, t, err));
         }
@@ -733,8 +742,8 @@ static int flows_at(walk_t *w, double t, ar_error_t *err) {
             size_t n = 0;
             double least = INFINITY;
             for (size_t j = 0; j < s->bound.n; j++) {
-                const flow_t *f = &w->flow[s->bound.id[j]];
-                if (f->mark != w->epoch) w->scratch[n++] = s->bound.id[j];
+                const flow_t *f = &w->flow[s->bound.e[j].id];
+                if (f->mark != w->epoch) w->scratch[n++] = s->bound.e[j].id;
                 else least = fmin(least, other_rate(w, f));
             }
             for (size_t j = 0; j < n; j++) {
@@ -887,7 +896,7 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     ar_progress_start(&pg, opts, p->nops);
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
     for (;;) {
-        const double next_flow = w.events.n ? w.ekey[w.events.id[0]] : INFINITY;
+        const double next_flow = w.events.n ? w.events.e[0].key : INFINITY;
         if (queue_first(&w.queue) < next_flow) {
             event_t e = queue_pop(&w.queue);
             ar_progress_tick(&pg, e.t, w.ops);
@@ -942,7 +951,7 @@ out:
     free(w.traffic);
     for (size_t k = 0; w.slot && k < nslots; k++) {
         free(w.slot[k].m);
-        free(w.slot[k].bound.id);
+        free(w.slot[k].bound.e);
     }
     free(w.slot);
     free(w.touched);
@@ -954,7 +963,7 @@ out:
     free(w.epos);
     free(w.tag);
     free(w.tpos);
-    free(w.events.id);
+    free(w.events.e);
     for (int gi = 0; w.flow && gi < nch; gi++) free(w.flow[gi].use);
     free(w.flow);
     free(w.ch);
