@@ -147,9 +147,11 @@ static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, 
  * NULL) rank 0's ops. */
 /* p's time on the analytic backend, p freed; INFINITY where target would not run it or its
  * links alone take longer than max_s (0: any). shown (may be NULL): whose progress notes a
- * long run gives (a run the caller waits for). */
-static double time_plan(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t buffer, const ar_backend_ops_t *target,
-                        const ar_run_opts_t *shown, ar_error_t *err) {
+ * long run gives (a run the caller waits for). keep (may be NULL): where it ran, its result,
+ * the caller's to free. */
+static double time_plan_kept(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t buffer,
+                             const ar_backend_ops_t *target, const ar_run_opts_t *shown, ar_result_t *keep,
+                             ar_error_t *err) {
     ar_run_opts_t run = AR_RUN_OPTS_DEFAULT;
     run.buffer = buffer;
     if (shown) run.progress = shown->progress, run.progress_ctx = shown->progress_ctx;
@@ -162,8 +164,14 @@ static double time_plan(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t
     ar_result_t res;
     const int rc = ar_backend_run("analytic", t, p, &run, &res, err);
     ar_plan_free(p);
-    ar_result_free(&res);
+    if (keep && rc == AR_OK) *keep = res;
+    else ar_result_free(&res);
     return rc == AR_OK ? res.time_s : INFINITY;
+}
+
+static double time_plan(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t buffer, const ar_backend_ops_t *target,
+                        const ar_run_opts_t *shown, ar_error_t *err) {
+    return time_plan_kept(t, p, max_s, buffer, target, shown, NULL, err);
 }
 
 /* Rank 0's ops in o's plan (rank0_ops), counted without building it, rank 0's alone (no
@@ -697,8 +705,11 @@ static int rank0_within(const ar_case_t *on, const char *algo, const ar_algo_opt
  * AR_CASE_CHOOSE_MAX_OPS ops and sources and the memory allowed, whose links alone must not
  * take longer either. An algorithm that cannot build rank 0's ops alone has no such floor
  * (mesh2d: P^2 ops built to find one) and is not timed. INFINITY where it cannot win or is not
- * timed (one the search timed: its time was its own). */
-static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_algo_opts_t *o, double best) {
+ * timed (one the search timed: its time was its own). Where it ran, *ran its result (else
+ * zeroed; the caller's to free) and *ran_ops its plan's ops. */
+static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_algo_opts_t *o, double best, ar_result_t *ran,
+                           uint32_t *ran_ops) {
+    memset(ran, 0, sizeof *ran);
     ar_error_t e;
     ar_error_clear(&e);
     if (!a->one_rank || check_capacity(on->topo, a->name, on->count, on->dtype, o, on->run.buffer, &e) != AR_OK ||
@@ -728,11 +739,21 @@ static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_alg
         return INFINITY;
     }
     /* the run of such a plan takes seconds: its progress shows, as the case's own will */
-    return time_plan(on->topo, p, best, on->run.buffer, ar_backend_find(on->backend), &on->run, &e);
+    *ran_ops = p->nops;
+    return time_plan_kept(on->topo, p, best, on->run.buffer, ar_backend_find(on->backend), &on->run, ran, &e);
 }
 
-int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
+/* What auto's choice ran of the algorithm it chose: the whole plan's result on the analytic
+ * backend, where it was timed whole (time_untimed); held 0 otherwise. */
+typedef struct chosen_run_s {
+    int held;
+    uint32_t nops; /* the plan's ops */
+    ar_result_t res;
+} chosen_run_t;
+
+static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, chosen_run_t *kept, ar_error_t *err) {
     double best = INFINITY;
+    kept->held = 0;
     ar_error_t too_large;
     ar_error_clear(&too_large);
     /* those the search gave no time: each with the options its defaults chose (room for more
@@ -783,8 +804,16 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
     for (int i = 0; i < nuntimed && isfinite(best); i++) {
         if (!strcmp(untimed[i]->name, *algo)) continue;
         const ar_case_t on = case_on(c, untimed[i]);
-        const double s = time_untimed(&on, untimed[i], &untimed_o[i], best);
-        if (s < best) best = s, *algo = untimed[i]->name, *opts = untimed_o[i];
+        ar_result_t ran;
+        uint32_t ran_ops = 0;
+        const double s = time_untimed(&on, untimed[i], &untimed_o[i], best, &ran, &ran_ops);
+        if (s < best) {
+            best = s, *algo = untimed[i]->name, *opts = untimed_o[i];
+            if (kept->held) ar_result_free(&kept->res);
+            kept->held = 1, kept->nops = ran_ops, kept->res = ran;
+        } else {
+            ar_result_free(&ran);
+        }
     }
     if (!isfinite(best)) {
         if (too_large.code == AR_ELIMIT) { /* the memory of the last one left out */
@@ -795,6 +824,13 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
                       c->topo->name);
     }
     return AR_OK;
+}
+
+int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, ar_error_t *err) {
+    chosen_run_t kept;
+    const int rc = choose(c, algo, opts, &kept, err);
+    if (kept.held) ar_result_free(&kept.res);
+    return rc;
 }
 
 /* ar_case_defaults; capacity_checked: the caller found the buffers fit (check_capacity with
@@ -870,8 +906,9 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     ar_algo_opts_t opts = c->algo_opts;
     const char *algo = c->algo;
     const int chosen = a && a->chooser; /* its options are the chooser's */
+    chosen_run_t kept = {0};
     if (chosen) {
-        AR_TRY(ar_case_choose(c, &algo, &opts, err));
+        AR_TRY(choose(c, &algo, &opts, &kept, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
         a = ar_algo_find(algo);
     }
@@ -903,8 +940,20 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     opts.buffer = c->run.buffer;
     if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
     const int even = plan_even(c, a, algo, &opts, out, err);
-    if (even != AR_EUNFIT && even != AR_OK) return even;
+    if (even != AR_EUNFIT && even != AR_OK) {
+        if (kept.held) ar_result_free(&kept.res);
+        return even;
+    }
     int brc = even == AR_OK ? AR_OK : build_checked(c, a, algo, &opts, &out->plan, err);
+    /* The choice timed this very plan whole, every rank's ops, on the backend that would run
+     * it again: its result is the run's, as long as the run is asked for nothing more */
+    if (kept.held && brc == AR_OK && !out->ran && out->plan->only_rank < 0 && out->plan->nops == kept.nops &&
+        !strcmp(c->backend, "analytic") && !c->run.breakdown) {
+        out->res = kept.res;
+        out->ran = 1;
+        kept.held = 0;
+    }
+    if (kept.held) ar_result_free(&kept.res);
     /* The defaults' plan over a plan's limits or --max-mem (the search timed rank 0's ops,
      * which did not stand for every rank's at this chunk): one piece a lane, the fewest ops
      * at these channels, then at one channel. */
