@@ -465,8 +465,13 @@ static void verdict_keep(const ar_topo_t *t, const verdict_t *v) {
     vc->e[vc->n++] = *v;
 }
 
+/* How rank0_plan finds the translations: from the plan (RANK0_PROBED: its grid's, or its rows'
+ * where the topology has only those), as *shifts says without probes (RANK0_KEPT: a verdict
+ * kept), or as *shifts says, probed (RANK0_ROW: a row, where rank 0 alone did not stand). */
+enum { RANK0_KEPT, RANK0_PROBED, RANK0_ROW };
+
 /* Rank 0's plan (or its row's, shifts < 0) built, and under a model that tracks warmth its
- * mirror offsets found; probed: the probes built and compared first. NULL where it does not
+ * mirror offsets found; probed (above): the probes built and compared first. NULL where it does not
  * stand for every rank's; *decided then says whether that is a verdict (a plan not a
  * translate, mirrors past their budget: *mirrors, their work) or a build that failed (out of
  * memory, max_ops). */
@@ -482,7 +487,7 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
     *decided = 0;
     *mirrors = 0;
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
-    if (probed) {
+    if (probed == RANK0_PROBED) {
         *shifts = p->shift_w;
         if (!ar_topo_translatable(topo, *shifts) && *shifts > 0 && ar_topo_translatable(topo, -*shifts)) {
             /* its grid's rows shift onto themselves, its columns do not: rank 0's row for all */
@@ -587,9 +592,19 @@ static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count
     verdict_t v = {.key = key};
     if (kept) {
         v = *kept;
-        if (v.stands && !opts->sizing) p = rank0_plan(a, topo, count, dtype, opts, 0, &v.shifts, &decided, &v.mirrors);
+        if (v.stands && !opts->sizing) p = rank0_plan(a, topo, count, dtype, opts, RANK0_KEPT, &v.shifts, &decided, &v.mirrors);
     } else {
-        p = rank0_plan(a, topo, count, dtype, opts, 1, &v.shifts, &decided, &v.mirrors);
+        p = rank0_plan(a, topo, count, dtype, opts, RANK0_PROBED, &v.shifts, &decided, &v.mirrors);
+        /* Rank 0 alone does not stand, its grid's rows may: a torus2d whose columns' allreduce
+         * splits a block of fewer elements than the ranks of a row, or not on the same
+         * alignment, gives each rank of a row its own ops, but every row the same */
+        const int w = v.shifts;
+        if (!p && decided && w > 0 && w < topo->nranks && ar_topo_translatable(topo, w) &&
+            ar_topo_translatable(topo, -w)) {
+            v.shifts = -w;
+            p = rank0_plan(a, topo, count, dtype, opts, RANK0_ROW, &v.shifts, &decided, &v.mirrors);
+            if (!p) v.shifts = w;
+        }
         v.stands = p != NULL;
         if (p || decided) verdict_keep(topo, &v);
     }

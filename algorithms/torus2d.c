@@ -35,12 +35,15 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
                 cols[d * P + x * H + i] = rank_at[(d ? (H - i) % H : i) * W + x];
     }
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
-        /* lanes take the four ways in turn: each ring direction, rows first or columns
+        /* lanes take the four ways in turn: each ring direction, columns first or rows
          * first, so that with four lanes or more every link direction of both
          * dimensions carries a first phase's bulk */
         /* on a torus the second order loads the other dimension's links; where every pair
-         * is linked (a grid laid over full or switch) each ring has links of its own anyway */
-        const int d = c % 2, yx = t->kind == AR_TOPO_TORUS_2D && W > 1 && H > 1 && (c / 2) % 2;
+         * is linked (a grid laid over full or switch) each ring has links of its own anyway.
+         * Columns first on a torus's first two lanes: where a row's allreduce of its block
+         * splits it unevenly over the row (fewer elements than ranks), every row still runs
+         * the same ops, and a row's stand for all (a plan of a row, arsim/plan.h) */
+        const int d = c % 2, yx = t->kind == AR_TOPO_TORUS_2D && W > 1 && H > 1 && !((c / 2) % 2);
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         for (int i = 0; i < 2 * P; i++) nrecv[i] = 0;

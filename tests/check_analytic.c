@@ -1445,9 +1445,9 @@ START_TEST(test_ring_closed_form) {
 }
 END_TEST
 
-/* torus2d on torus_2d:WxH (sides >= 3: single links): reduce-scatter along the X
- * ring (blocks n/W), the Y ring allreduce of the block held (blocks n/(WH)), then
- * all-gather along X. WxH and HxW differ. */
+/* torus2d on torus_2d:WxH (sides >= 3: single links), one lane, columns first:
+ * reduce-scatter along the Y ring (blocks n/H), the X ring allreduce of the block held
+ * (blocks n/(WH)), then all-gather along Y. WxH and HxW differ. */
 START_TEST(test_torus2d_closed_form) {
     static const int dims[][2] = {{3, 3}, {3, 4}, {4, 3}, {5, 3}};
     for (int i = 0; i < 4; i++) {
@@ -1456,11 +1456,11 @@ START_TEST(test_torus2d_closed_form) {
         snprintf(spec, sizeof spec, "torus_2d:%dx%d", W, H);
         ar_topo_t *t = round_topo(spec);
         mp_t m = params(t, 1);
-        double n = NEL * 4.0, bx = n / W, by = n / (W * H);
+        double n = NEL * 4.0, by = n / H, bx = n / (W * H);
         ar_result_t r;
         run_algo(t, "torus2d", NEL, AR_FP32, &r);
-        EQ(r.time_s, m.launch + ring_rs(&m, W, bx) + ring_rs(&m, H, by) + ring_ag(&m, H, by) +
-                         ring_ag(&m, W, bx));
+        EQ(r.time_s, m.launch + ring_rs(&m, H, by) + ring_rs(&m, W, bx) + ring_ag(&m, W, bx) +
+                         ring_ag(&m, H, by));
         EQ(r.terms_s[AR_TERM_SYNC], (2 * (W - 1) + 2 * (H - 1)) * m.sig);
         ar_topo_free(t);
     }

@@ -910,7 +910,9 @@ END_TEST
 /* A grid of ranks laid over a ring (torus2d on ring_1d) is a translate of itself under the
  * ring's rotations by whole rows, not by one rank: the ops of rank 0's row stand for every
  * rank's, each link and memory folded onto the one of its orbit the row uses, to the last
- * digit on both backends; the row holds W/P of the ops. */
+ * digit on both backends; the row holds W/P of the ops. So is torus2d on a torus where the
+ * rows' allreduce of the block each holds splits it unevenly over the row (384 elements on
+ * 16 x 16: columns' parts of 24, a row's of 1 and 2), where rank 0's alone do not stand. */
 START_TEST(test_row_plan) {
     static const struct {
         const char *topo;
@@ -921,6 +923,8 @@ START_TEST(test_row_plan) {
         {"ring_1d:16", 1u << 21, 16, 4},
         {"ring_1d:32", 3u << 18, 8, 8},
         {"ring_1d:64", 1u << 20, 2, 8},
+        {"torus_2d:16x16", 384, 1, 16},
+        {"torus_2d:8x4", 64, 2, 8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ar_topo_t *t = tu_topo_open(cases[i].topo, "accel_tcm");
