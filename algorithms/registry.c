@@ -471,8 +471,8 @@ static void verdict_keep(const ar_topo_t *t, const verdict_t *v) {
 enum { RANK0_KEPT, RANK0_PROBED, RANK0_ROW };
 
 /* Rank 0's plan (or its row's, shifts < 0) built, and under a model that tracks warmth its
- * mirror offsets found; probed (above): the probes built and compared first. NULL where it does not
- * stand for every rank's; *decided then says whether that is a verdict (a plan not a
+ * mirror offsets found; probed (above): the probes built and compared first. NULL where it
+ * does not stand for every rank's; *decided then says whether that is a verdict (a plan not a
  * translate, mirrors past their budget: *mirrors, their work) or a build that failed (out of
  * memory, max_ops). */
 static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
@@ -595,9 +595,9 @@ static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count
         if (v.stands && !opts->sizing) p = rank0_plan(a, topo, count, dtype, opts, RANK0_KEPT, &v.shifts, &decided, &v.mirrors);
     } else {
         p = rank0_plan(a, topo, count, dtype, opts, RANK0_PROBED, &v.shifts, &decided, &v.mirrors);
-        /* Rank 0 alone does not stand, its grid's rows may: a torus2d whose columns' allreduce
-         * splits a block of fewer elements than the ranks of a row, or not on the same
-         * alignment, gives each rank of a row its own ops, but every row the same */
+        /* Rank 0 alone does not stand, its grid's rows may: a torus2d whose rows' allreduce
+         * splits each row's block over more ranks than it has elements, or on cuts of other
+         * alignments, gives each rank of a row its own ops, but every row the same */
         const int w = v.shifts;
         if (!p && decided && w > 0 && w < topo->nranks && ar_topo_translatable(topo, w) &&
             ar_topo_translatable(topo, -w)) {
