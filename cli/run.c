@@ -288,9 +288,10 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                     /* the row's time is of the even count above (AR_CASE_EVEN_SPAN) */
                     const double ds = ar_dtype_size(dt);
                     fprintf(stderr,
-                            "%s: %s at %" PRIu64 " B: timed at %" PRIu64 " B, whose ranks' parts are even (rank 0's "
+                            "%s: %s at %" PRIu64 " B: timed at %" PRIu64 " B, whose ranks' parts are even (%s "
                             "ops for all); %" PRIu64 " B takes %.2f%% %s\n",
-                            s->who, aname, bytes, (uint64_t)(co.even_hi * ds), (uint64_t)(co.even_lo * ds),
+                            s->who, aname, bytes, (uint64_t)(co.even_hi * ds),
+                            co.plan && co.plan->only_span > 1 ? "a row's" : "rank 0's", (uint64_t)(co.even_lo * ds),
                             100 * fabs(1 - co.even_lo_s / co.res.time_s), co.even_lo_s <= co.res.time_s ? "less" : "more");
                     fflush(stderr);
                 }

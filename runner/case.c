@@ -224,33 +224,55 @@ static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count
 }
 
 /* The step of the even counts around count with `lanes` lanes (AR_CASE_EVEN_SPAN): ranks x a
- * line x the lanes, where that is count / AR_CASE_EVEN_STEP or less; else 0. */
-static uint64_t even_step(const ar_topo_t *t, uint64_t count, int lanes) {
-    const uint64_t m = (uint64_t)t->nranks * AR_ALGO_SPLIT_LINE * (uint64_t)(lanes > 0 ? lanes : 1);
+ * line x the lanes, where that is count / AR_CASE_EVEN_STEP or less; else 0. by_rows: the
+ * step where a row of t's grid stands for all (a plan of a row, arsim/plan.h), the grid's
+ * rows x a line x the lanes, parts even along the columns (a torus_2d, a rank a device);
+ * else 0. */
+static uint64_t even_step(const ar_topo_t *t, uint64_t count, int lanes, int by_rows) {
+    uint64_t parts = (uint64_t)t->nranks;
+    if (by_rows) {
+        if (t->kind != AR_TOPO_TORUS_2D || t->nranks != t->ndevices || t->grid_w < 2 || t->grid_w >= t->nranks) return 0;
+        parts = (uint64_t)(t->nranks / t->grid_w);
+    }
+    const uint64_t m = parts * AR_ALGO_SPLIT_LINE * (uint64_t)(lanes > 0 ? lanes : 1);
     return m <= count / AR_CASE_EVEN_STEP ? m : 0;
 }
 
 /* Whether count is one to time at the even counts around it with options o on t: rank 0's
  * plan may stand for every rank's, every rank's would hold AR_ALGO_ONE_RANK_MIN_OPS or more,
- * and the count is not even itself; *step, the even counts' step. Whether rank 0's stands at
- * count is the caller's to ask (ar_algo_rank0_stands). */
+ * and the count is not even itself at a step (even_step's, by rows or not); *step, the
+ * coarser such step. Whether rank 0's stands at count is the caller's to ask
+ * (ar_algo_rank0_stands). */
 static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                          ar_mem_t buffer, uint64_t *step) {
     const ar_algo_t *a = ar_algo_find(algo);
     if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
-    *step = even_step(t, count, o->channels);
-    if (!*step || count % *step == 0) return 0;
+    *step = 0;
+    for (int by_rows = 1; by_rows >= 0; by_rows--) {
+        const uint64_t s = even_step(t, count, o->channels, by_rows);
+        if (s && count % s) *step = s;
+    }
+    if (!*step) return 0;
     const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
     return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;
 }
 
 /* Whether o's plan at count is timed at the even counts around it (AR_CASE_EVEN_SPAN): it is
  * even_eligible, and rank 0's ops do not stand for all at count itself; *lo and *hi, those
- * counts. */
+ * counts: at the rows' step where a row's ops stand for all at both (torus2d on a torus,
+ * whose rows' allreduce cuts the rows' blocks unevenly: 8192 elements apart on 64 x 64 at 2
+ * lanes, where the whole grid's step is 524288), else at the whole grid's. */
 static int even_counts(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                        ar_mem_t buffer, uint64_t *lo, uint64_t *hi) {
     uint64_t step;
     if (!even_eligible(t, algo, count, dt, o, buffer, &step) || ar_algo_rank0_stands(algo, t, count, dt, o)) return 0;
+    const uint64_t rows = even_step(t, count, o->channels, 1);
+    if (rows && count % rows) {
+        *lo = count / rows * rows;
+        *hi = *lo + rows;
+        if (*lo && ar_algo_rank0_stands(algo, t, *lo, dt, o) && ar_algo_rank0_stands(algo, t, *hi, dt, o)) return 1;
+    }
+    if (count % step == 0 || step == rows) return 0;
     *lo = count / step * step;
     *hi = *lo + step;
     return 1;

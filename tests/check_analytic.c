@@ -2727,6 +2727,36 @@ START_TEST(test_even_counts) {
 }
 END_TEST
 
+/* On a torus, where a row of the grid stands for all (torus2d, whose rows' allreduce cuts
+ * the rows' blocks unevenly), the even counts are a row step apart: the grid's rows x lanes x
+ * a line (32 x 2 x 64 = 4096 elements on 32 x 32), where the whole grid's step (131072) is
+ * too coarse for the count (5e6 elements). Both are timed as a row's ops, and every rank's
+ * ops at the count itself take a time between them. */
+START_TEST(test_even_counts_by_rows) {
+    ar_topo_t *t = tu_topo_open("torus_2d:32x32", NULL);
+    const uint64_t count = 5000000, step = 32 * AR_ALGO_SPLIT_LINE * 2;
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "torus2d", .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = 2;
+    c.algo_opts.chunk_bytes = 64 << 10;
+    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
+    ck_assert_uint_eq(co.even_lo, count / step * step);
+    ck_assert_uint_eq(co.even_hi, co.even_lo + step);
+    ck_assert_msg(co.plan->only_rank == 0 && co.plan->only_span == 32, "rank %d, span %d", co.plan->only_rank,
+                  co.plan->only_span);
+    const double hi = co.res.time_s, lo = co.even_lo_s;
+    ar_case_out_free(&co);
+    const double every = case_run_sym(t, "torus2d", count, 2, 64 << 10, AR_SYMMETRY_OFF, NULL, NULL, NULL, 0);
+    ck_assert_msg(lo <= every && every <= hi && hi - every <= AR_CASE_EVEN_SPAN * every,
+                  "even counts %g .. %g s, every rank's ops %g s", lo, hi, every);
+    ar_topo_free(t);
+}
+END_TEST
+
 Suite *suite_analytic(void) {
     Suite *s = suite_create("analytic");
     TCase *tc = tcase_create("analytic_execute");
@@ -2792,6 +2822,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_plan_links_floor);
     tcase_add_test(tc, test_auto_past_search);
     tcase_add_test(tc, test_even_counts);
+    tcase_add_test(tc, test_even_counts_by_rows);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);
     tc = tcase_create("analytic_algorithms");

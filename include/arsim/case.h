@@ -162,7 +162,9 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * memory, or past a plan's most. Such a case, where every rank's plan would hold
  * AR_ALGO_ONE_RANK_MIN_OPS ops or more, is timed at the nearest counts above and below whose
  * parts are even at its lanes (multiples of ranks x lanes x a line, where that step is
- * count / AR_CASE_EVEN_STEP or less), each rank 0's ops for all, at the same options: where
+ * count / AR_CASE_EVEN_STEP or less; on a torus first of its grid's rows x lanes x a line,
+ * where a row's ops stand for all at both), each rank 0's (or a row's) ops for all, at the
+ * same options: where
  * the two times differ by AR_CASE_EVEN_SPAN or less, the row takes the time above (a count's
  * parts lie between theirs), else every rank's ops run. The search for defaults and --algo
  * auto time such counts alike, and leave out the options whose two times are further apart
