@@ -2693,6 +2693,39 @@ START_TEST(test_auto_past_search) {
 }
 END_TEST
 
+/* The case of algo on t at count, channels and chunk given, bf16, --symmetry auto, analytic. */
+static ar_case_t sym_case(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk) {
+    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = algo, .count = count,
+                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
+    c.algo_opts.channels = channels;
+    c.algo_opts.chunk_bytes = chunk;
+    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    return c;
+}
+
+/* sym_case's case timed at the even counts step apart, the plan run a span of ranks standing for
+ * all (1: rank 0's, else a row's), and every rank's ops at the count itself between the two
+ * times, within AR_CASE_EVEN_SPAN of the row's. The row's time. */
+static double check_even_counts(ar_topo_t *t, const char *algo, uint64_t count, int channels, uint64_t chunk,
+                                uint64_t step, int span) {
+    const ar_case_t c = sym_case(t, algo, count, channels, chunk);
+    ar_case_out_t co;
+    ar_error_t err;
+    ar_error_clear(&err);
+    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
+    ck_assert_uint_eq(co.even_lo, count / step * step);
+    ck_assert_uint_eq(co.even_hi, co.even_lo + step);
+    ck_assert_msg(co.plan->only_rank == 0 && co.plan->only_span == span, "rank %d, span %d", co.plan->only_rank,
+                  co.plan->only_span);
+    ck_assert(co.row.count == count && co.row.bytes == 2 * count);
+    const double hi = co.res.time_s, lo = co.even_lo_s;
+    ar_case_out_free(&co);
+    const double every = case_run_sym(t, algo, count, channels, chunk, AR_SYMMETRY_OFF, NULL, NULL, NULL, 0);
+    ck_assert_msg(lo <= every && every <= hi && hi - every <= AR_CASE_EVEN_SPAN * every,
+                  "even counts %g .. %g s, every rank's ops %g s", lo, hi, every);
+    return hi;
+}
+
 /* A count whose ranks' parts are uneven (10^8 bytes on 256 ranks in 8 lanes: parts cut on
  * whole lines, of 24384 and 24448 elements) is timed at the even counts around it, rank 0's
  * ops for all: the row takes the one above's time, and every rank's ops, run at the same
@@ -2700,25 +2733,12 @@ END_TEST
 START_TEST(test_even_counts) {
     ar_topo_t *t = tu_topo_open("ring_1d:256", NULL);
     const uint64_t count = 50000000, step = 256 * AR_ALGO_SPLIT_LINE * 8;
-    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "ring", .count = count,
-                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
-    c.algo_opts.channels = 8;
-    c.algo_opts.chunk_bytes = 32 << 10;
-    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
+    const double hi = check_even_counts(t, "ring", count, 8, 32 << 10, step, 1);
+    /* an even count itself runs as it is */
+    const ar_case_t c = sym_case(t, "ring", count / step * step + step, 8, 32 << 10);
     ar_case_out_t co;
     ar_error_t err;
     ar_error_clear(&err);
-    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
-    ck_assert_uint_eq(co.even_lo, count / step * step);
-    ck_assert_uint_eq(co.even_hi, co.even_lo + step);
-    ck_assert(co.plan->only_rank == 0 && co.row.count == count && co.row.bytes == 2 * count);
-    const double hi = co.res.time_s, lo = co.even_lo_s;
-    ar_case_out_free(&co);
-    const double every = case_run_sym(t, "ring", count, 8, 32 << 10, AR_SYMMETRY_OFF, NULL, NULL, NULL, 0);
-    ck_assert_msg(lo <= every && every <= hi && hi - every <= AR_CASE_EVEN_SPAN * every,
-                  "even counts %g .. %g s, every rank's ops %g s", lo, hi, every);
-    /* an even count itself runs as it is */
-    c.count = co.even_hi;
     ck_assert_int_eq(ar_case_run(&c, &co, &err), AR_OK);
     ck_assert(co.even_hi == 0 && co.plan->only_rank == 0);
     EQ(co.res.time_s, hi);
@@ -2730,29 +2750,10 @@ END_TEST
 /* On a torus, where a row of the grid stands for all (torus2d, whose rows' allreduce cuts
  * the rows' blocks unevenly), the even counts are a row step apart: the grid's rows x lanes x
  * a line (32 x 2 x 64 = 4096 elements on 32 x 32), where the whole grid's step (131072) is
- * too coarse for the count (5e6 elements). Both are timed as a row's ops, and every rank's
- * ops at the count itself take a time between them. */
+ * too coarse for the count (5e6 elements). Both are timed as a row's ops. */
 START_TEST(test_even_counts_by_rows) {
     ar_topo_t *t = tu_topo_open("torus_2d:32x32", NULL);
-    const uint64_t count = 5000000, step = 32 * AR_ALGO_SPLIT_LINE * 2;
-    ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "torus2d", .count = count,
-                   .dtype = AR_BF16, .algo_opts = AR_ALGO_OPTS_DEFAULT, .run = AR_RUN_OPTS_DEFAULT, .verify = 0};
-    c.algo_opts.channels = 2;
-    c.algo_opts.chunk_bytes = 64 << 10;
-    c.algo_opts.symmetry = AR_SYMMETRY_AUTO;
-    ar_case_out_t co;
-    ar_error_t err;
-    ar_error_clear(&err);
-    ck_assert_msg(ar_case_run(&c, &co, &err) == AR_OK, "%s", err.message);
-    ck_assert_uint_eq(co.even_lo, count / step * step);
-    ck_assert_uint_eq(co.even_hi, co.even_lo + step);
-    ck_assert_msg(co.plan->only_rank == 0 && co.plan->only_span == 32, "rank %d, span %d", co.plan->only_rank,
-                  co.plan->only_span);
-    const double hi = co.res.time_s, lo = co.even_lo_s;
-    ar_case_out_free(&co);
-    const double every = case_run_sym(t, "torus2d", count, 2, 64 << 10, AR_SYMMETRY_OFF, NULL, NULL, NULL, 0);
-    ck_assert_msg(lo <= every && every <= hi && hi - every <= AR_CASE_EVEN_SPAN * every,
-                  "even counts %g .. %g s, every rank's ops %g s", lo, hi, every);
+    check_even_counts(t, "torus2d", 5000000, 2, 64 << 10, 32 * AR_ALGO_SPLIT_LINE * 2, 32);
     ar_topo_free(t);
 }
 END_TEST
