@@ -1084,14 +1084,17 @@ static int default_chunk(const ar_topo_t *t, const char *algo, uint64_t count, a
     const uint64_t top = vector_chunk(count, dt);
     for (uint64_t c = top, rung = 0; c >= (uint64_t)16 << 10 && n < NCAND; c /= 4, rung++) {
         k.chunk_bytes = rung || from_top ? c : 0;
+        uint64_t cap = first_max_ops;
         if (n > 0) {
             const uint64_t ops0 = count_rank0_ops(t, algo, count, dt, &k, buffer);
             if (ops0 == nops0[n - 1]) continue;
             if (hardware && ops0 > nops0[0]) break; /* the rungs below have more still */
+            /* a rung whose rank 0 holds no more ops than the first plan's is no dearer to time
+             * than that plan was (a row's ops standing for all: 128 ranks' on 128 x 128) */
+            cap = ops0 <= nops0[0] && nops[0] > AR_CASE_TUNE_PLAN_OPS ? nops[0] : AR_CASE_TUNE_PLAN_OPS;
         }
         ar_error_clear(&e);
-        time[n] = predict(t, algo, count, dt, &k, buffer, target, n ? AR_CASE_TUNE_PLAN_OPS : first_max_ops, &brc,
-                          &nops[n], &nops0[n], &e);
+        time[n] = predict(t, algo, count, dt, &k, buffer, target, cap, &brc, &nops[n], &nops0[n], &e);
         chunk[n] = k.chunk_bytes;
         if (!isfinite(time[n]) && n == 0 && !from_top && !k.chunk_bytes && first_max_ops &&
             (brc == AR_ELIMIT || (brc == AR_OK && nops[0] > first_max_ops))) {
