@@ -467,8 +467,52 @@ static void verdict_keep(const ar_topo_t *t, const verdict_t *v) {
 
 /* How rank0_plan finds the translations: from the plan (RANK0_PROBED: its grid's, or its rows'
  * where the topology has only those), as *shifts says without probes (RANK0_KEPT: a verdict
- * kept), or as *shifts says, probed (RANK0_ROW: a row, where rank 0 alone did not stand). */
+ * kept), or as *shifts says, a row whose probes are compared rank by rank before it is built
+ * (RANK0_ROW: where rank 0 alone did not stand; row_probes_hold). */
 enum { RANK0_KEPT, RANK0_PROBED, RANK0_ROW };
+
+/* Whether probe rank q's plan, built alone at k's options, is the translate of the ops in ref
+ * of the rank standing for q (translates, routes too); *built, whether its build succeeded. */
+static int probe_holds(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype, ar_algo_opts_t *k,
+                       route_check_t *rc, const ar_plan_t *ref, int q, int *built) {
+    ar_plan_t *plan = NULL;
+    ar_error_t e;
+    ar_error_clear(&e);
+    k->one_rank = q + 1;
+    *built = build_in_place(a, topo, count, dtype, k, &plan, &e) == AR_OK;
+    const int ok = *built && translates(rc, ref, plan, q, 1);
+    ar_plan_free(plan);
+    return ok;
+}
+
+/* Whether the probes of a plan of a row (shifts -S) hold, each compared with the rank of the
+ * first row in its column, that rank built alone: a row that does not stand is found at a few
+ * ranks' cost, before the row's ops are built (S ranks' worth: 6 M ops for torus2d on 128 x 128
+ * at 10^9 bytes in 4 lanes, whose lanes' orders differ and no row stands). *built, whether
+ * every build succeeded. */
+static int row_probes_hold(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
+                           const ar_algo_opts_t *opts, int shifts, int *built) {
+    route_check_t rc;
+    *built = 1;
+    if (!route_check_init(&rc, topo, shifts)) return 0;
+    int probe[AR_ALGO_SYMMETRY_PROBES];
+    const int n = symmetry_probes(topo, shifts, probe);
+    ar_algo_opts_t k = *opts;
+    k.sizing = NULL;
+    k.one_span = 0;
+    ar_error_t e;
+    ar_error_clear(&e);
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        ar_plan_t *first = NULL;
+        k.one_rank = ar_topo_orbit_device(topo, shifts, probe[i]) + 1;
+        *built = build_in_place(a, topo, count, dtype, &k, &first, &e) == AR_OK;
+        ok = *built && probe_holds(a, topo, count, dtype, &k, &rc, first, probe[i], built);
+        ar_plan_free(first);
+    }
+    route_check_free(&rc);
+    return ok;
+}
 
 /* Rank 0's plan (or its row's, shifts < 0) built, and under a model that tracks warmth its
  * mirror offsets found; probed (above): the probes built and compared first. NULL where it
@@ -486,6 +530,7 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
     k.one_span = *shifts < 0 ? -*shifts : 0;
     *decided = 0;
     *mirrors = 0;
+    if (probed == RANK0_ROW && !row_probes_hold(a, topo, count, dtype, opts, *shifts, decided)) return NULL;
     if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
     if (probed == RANK0_PROBED) {
         *shifts = p->shift_w;
@@ -518,19 +563,14 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
         return NULL;
     }
     int probe[AR_ALGO_SYMMETRY_PROBES];
-    const int n = probed ? symmetry_probes(topo, *shifts, probe) : 0;
+    /* (a row's probes were compared before it was built) */
+    const int n = probed == RANK0_PROBED ? symmetry_probes(topo, *shifts, probe) : 0;
     int built = 1;
-    for (int i = 0; i < n && p; i++) {
-        ar_plan_t *q = NULL;
-        k.one_rank = probe[i] + 1;
-        built = build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK;
-        const int ok = built && translates(&rc, p, q, probe[i], 1);
-        ar_plan_free(q);
-        if (!ok) {
+    for (int i = 0; i < n && p; i++)
+        if (!probe_holds(a, topo, count, dtype, &k, &rc, p, probe[i], &built)) {
             ar_plan_free(p);
             p = NULL;
         }
-    }
     const int exact = work <= AR_ALGO_MIRROR_MAX_WORK;
     if (p && warmth && !mirror_offsets(a, topo, count, dtype, &k, &rc, peer, nneed, exact, p)) {
         ar_plan_free(p);
@@ -541,35 +581,6 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
     free(peer);
     route_check_free(&rc);
     return p;
-}
-
-/* Whether the probes of a plan of a row (shifts -S) hold, each compared with the rank of the
- * first row in its column, that rank built alone: a row that does not stand is found at a few
- * ranks' cost, before the row's ops are built (S ranks' worth: 6 M ops for torus2d on 128 x 128
- * at 10^9 bytes in 4 lanes, whose lanes' orders differ and no row stands). */
-static int row_probes_hold(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, ar_dtype_t dtype,
-                           const ar_algo_opts_t *opts, int shifts) {
-    route_check_t rc;
-    if (!route_check_init(&rc, topo, shifts)) return 0;
-    int probe[AR_ALGO_SYMMETRY_PROBES];
-    const int n = symmetry_probes(topo, shifts, probe);
-    ar_algo_opts_t k = *opts;
-    k.sizing = NULL;
-    k.one_span = 0;
-    ar_error_t e;
-    ar_error_clear(&e);
-    int ok = 1;
-    for (int i = 0; i < n && ok; i++) {
-        ar_plan_t *first = NULL, *q = NULL;
-        k.one_rank = ar_topo_orbit_device(topo, shifts, probe[i]) + 1;
-        ok = build_in_place(a, topo, count, dtype, &k, &first, &e) == AR_OK;
-        k.one_rank = probe[i] + 1;
-        ok = ok && build_in_place(a, topo, count, dtype, &k, &q, &e) == AR_OK && translates(&rc, first, q, probe[i], 1);
-        ar_plan_free(first);
-        ar_plan_free(q);
-    }
-    route_check_free(&rc);
-    return ok;
 }
 
 /* Under AR_SYMMETRY_AUTO, whether every rank's plan is small enough to run as it is. */
@@ -629,7 +640,7 @@ static int rank0_alone(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count
          * alignments, gives each rank of a row its own ops, but every row the same */
         const int w = v.shifts;
         if (!p && decided && w > 0 && w < topo->nranks && ar_topo_translatable(topo, w) &&
-            ar_topo_translatable(topo, -w) && row_probes_hold(a, topo, count, dtype, opts, -w)) {
+            ar_topo_translatable(topo, -w)) {
             v.shifts = -w;
             p = rank0_plan(a, topo, count, dtype, opts, RANK0_ROW, &v.shifts, &decided, &v.mirrors);
             if (!p) v.shifts = w;
