@@ -240,19 +240,19 @@ static uint64_t even_step(const ar_topo_t *t, uint64_t count, int lanes, int by_
 
 /* Whether count is one to time at the even counts around it with options o on t: rank 0's
  * plan may stand for every rank's, every rank's would hold AR_ALGO_ONE_RANK_MIN_OPS or more,
- * and the count is not even itself at a step (even_step's, by rows or not); *step, the
- * coarser such step. Whether rank 0's stands at count is the caller's to ask
- * (ar_algo_rank0_stands). */
+ * and the count is not even itself at a step of even_step's; *rows and *whole, those steps by
+ * rows and by the whole grid (0: none, or count is even at it). Whether rank 0's stands at
+ * count is the caller's to ask (ar_algo_rank0_stands). */
 static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                         ar_mem_t buffer, uint64_t *step) {
+                         ar_mem_t buffer, uint64_t *rows, uint64_t *whole) {
     const ar_algo_t *a = ar_algo_find(algo);
+    *rows = *whole = 0;
     if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
-    *step = 0;
-    for (int by_rows = 1; by_rows >= 0; by_rows--) {
-        const uint64_t s = even_step(t, count, o->channels, by_rows);
-        if (s && count % s) *step = s;
-    }
-    if (!*step) return 0;
+    *rows = even_step(t, count, o->channels, 1);
+    *whole = even_step(t, count, o->channels, 0);
+    if (*rows && count % *rows == 0) *rows = 0;
+    if (*whole && count % *whole == 0) *whole = 0;
+    if (!*rows && !*whole) return 0;
     const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
     return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;
 }
@@ -264,17 +264,17 @@ static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, a
  * lanes, where the whole grid's step is 524288), else at the whole grid's. */
 static int even_counts(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                        ar_mem_t buffer, uint64_t *lo, uint64_t *hi) {
-    uint64_t step;
-    if (!even_eligible(t, algo, count, dt, o, buffer, &step) || ar_algo_rank0_stands(algo, t, count, dt, o)) return 0;
-    const uint64_t rows = even_step(t, count, o->channels, 1);
-    if (rows && count % rows) {
+    uint64_t rows, whole;
+    if (!even_eligible(t, algo, count, dt, o, buffer, &rows, &whole) || ar_algo_rank0_stands(algo, t, count, dt, o))
+        return 0;
+    if (rows) {
         *lo = count / rows * rows;
         *hi = *lo + rows;
         if (*lo && ar_algo_rank0_stands(algo, t, *lo, dt, o) && ar_algo_rank0_stands(algo, t, *hi, dt, o)) return 1;
     }
-    if (count % step == 0 || step == rows) return 0;
-    *lo = count / step * step;
-    *hi = *lo + step;
+    if (!whole) return 0;
+    *lo = count / whole * whole;
+    *hi = *lo + whole;
     return 1;
 }
 
@@ -950,9 +950,9 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
             return AR_ELIMIT;
         }
         /* (a count timed at the even counts around it is checked at the count above) */
-        uint64_t step;
+        uint64_t rows, whole;
         if (a && !a->probe &&
-            !even_eligible(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &step))
+            !even_eligible(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &rows, &whole))
             AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check; the buffers, counted above, are not counted again) */
