@@ -27,185 +27,6 @@
 #include "backends/internal.h"
 #include "arsim/util.h"
 
-/* ---- the channels' events in time order, equal times in the order they came ----
- * Most events fall at a moment another pending event already holds (every rank taking the
- * same step at once), so they are kept per distinct moment, each moment's in arrival order
- * (a bucket), and only the moments are ordered: a binary heap of buckets by time, and a
- * hash from a time to its bucket. Popping walks a bucket's events in the order they were
- * stored, which a heap of single events, scattered over a pool, did not. */
-
-enum { EV_READY, EV_ARRIVE };
-
-typedef struct event_s {
-    double t;
-    int kind;
-    int chan;                  /* EV_READY: global channel index */
-    int rank;                  /* EV_ARRIVE: target rank and flag */
-    uint32_t flag;
-    double terms[AR_NTERM];    /* EV_ARRIVE: the sender's path + signal latency */
-} event_t;
-
-/* A bucket's events lie in blocks of QUEUE_BLOCK, chained in arrival order; a block whose
- * events are all popped is free for any bucket, so the queue holds about the events pending. */
-#define QUEUE_BLOCK 32
-
-typedef struct block_s {
-    event_t ev[QUEUE_BLOCK];
-    int next; /* the bucket's next block, or -1 */
-} block_t;
-
-typedef struct bucket_s {
-    double t;
-    int first, last;  /* its blocks: popped from first[head], pushed to last[tail] */
-    int head, tail;
-    int next;         /* the next bucket in its hash chain, or -1 */
-} bucket_t;
-
-typedef struct queue_s {
-    bucket_t *b;
-    size_t nb, cap_b;
-    int *spare;      /* free buckets */
-    size_t nspare, cap_spare;
-    block_t *blk;
-    size_t nblk, cap_blk;
-    int free_blk;    /* free blocks, chained by next, or -1 */
-    int *order;      /* the live buckets, a binary heap by time (no two share one) */
-    size_t n, cap_order;
-    int *chain;      /* per hash value: the first live bucket of that value, or -1 */
-    unsigned hbits;  /* the hash has 2^hbits values */
-    int last;        /* the bucket last pushed to, or -1 */
-} queue_t;
-
-/* A free block, or -1 out of memory. */
-static int queue_block(queue_t *q) {
-    int k = q->free_blk;
-    if (k >= 0) {
-        q->free_blk = q->blk[k].next;
-    } else {
-        if (ar_grow(&q->blk, &q->cap_blk, q->nblk, sizeof *q->blk) != AR_OK) return -1;
-        k = (int)q->nblk++;
-    }
-    q->blk[k].next = -1;
-    return k;
-}
-
-static size_t queue_hash(const queue_t *q, double t) {
-    uint64_t bits;
-    memcpy(&bits, &t, sizeof bits);
-    return (size_t)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - q->hbits));
-}
-
-/* The hash twice as wide: its chains rebuilt from the live buckets. */
-static int queue_rehash(queue_t *q) {
-    const unsigned hbits = q->hbits ? q->hbits + 1 : 10;
-    int *chain = malloc(((size_t)1 << hbits) * sizeof *chain);
-    if (!chain) return AR_ENOMEM;
-    free(q->chain);
-    q->chain = chain;
-    q->hbits = hbits;
-    for (size_t i = 0; i < (size_t)1 << hbits; i++) chain[i] = -1;
-    for (size_t i = 0; i < q->n; i++) {
-        bucket_t *b = &q->b[q->order[i]];
-        const size_t h = queue_hash(q, b->t);
-        b->next = chain[h];
-        chain[h] = q->order[i];
-    }
-    return AR_OK;
-}
-
-static int queue_before(const queue_t *q, int a, int b) { return q->b[a].t < q->b[b].t; }
-
-/* The live bucket of moment t, or a new one: entered in the heap and the hash. */
-static int queue_bucket(queue_t *q, double t, int *id) {
-    if (q->last >= 0 && q->b[q->last].t == t && q->b[q->last].first >= 0) return *id = q->last, AR_OK;
-    if (q->chain) /* the previous pushes missed: look t up */
-        for (int i = q->chain[queue_hash(q, t)]; i >= 0; i = q->b[i].next)
-            if (q->b[i].t == t) return *id = q->last = i, AR_OK;
-    if (q->n + 1 > ((size_t)1 << q->hbits) / 2 && queue_rehash(q) != AR_OK) return AR_ENOMEM;
-    if (ar_grow(&q->order, &q->cap_order, q->n, sizeof *q->order) != AR_OK) return AR_ENOMEM;
-    int b;
-    if (q->nspare) {
-        b = q->spare[--q->nspare];
-    } else {
-        if (ar_grow(&q->b, &q->cap_b, q->nb, sizeof *q->b) != AR_OK ||
-            ar_grow(&q->spare, &q->cap_spare, q->nb, sizeof *q->spare) != AR_OK)
-            return AR_ENOMEM;
-        b = (int)q->nb++;
-        memset(&q->b[b], 0, sizeof q->b[b]);
-    }
-    bucket_t *k = &q->b[b];
-    k->t = t;
-    k->first = k->last = queue_block(q);
-    k->head = k->tail = 0;
-    if (k->first < 0) {
-        q->spare[q->nspare++] = b;
-        return AR_ENOMEM;
-    }
-    const size_t h = queue_hash(q, t);
-    k->next = q->chain[h];
-    q->chain[h] = b;
-    size_t i = q->n++;
-    while (i > 0 && queue_before(q, b, q->order[(i - 1) / 2])) {
-        q->order[i] = q->order[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->order[i] = b;
-    *id = q->last = b;
-    return AR_OK;
-}
-
-static int queue_push(queue_t *q, const event_t *e) {
-    int id;
-    if (queue_bucket(q, e->t + 0.0 /* -0 is +0's moment */, &id) != AR_OK) return AR_ENOMEM;
-    if (q->b[id].tail == QUEUE_BLOCK) {
-        const int k = queue_block(q); /* may move the blocks */
-        if (k < 0) return AR_ENOMEM;
-        q->blk[q->b[id].last].next = k;
-        q->b[id].last = k;
-        q->b[id].tail = 0;
-    }
-    bucket_t *b = &q->b[id];
-    q->blk[b->last].ev[b->tail++] = *e;
-    return AR_OK;
-}
-
-/* The time of the first event (INFINITY: none). */
-static double queue_first(const queue_t *q) { return q->n ? q->b[q->order[0]].t : INFINITY; }
-
-/* The first event, out of the queue; its bucket, emptied, leaves the heap and the hash. */
-static event_t queue_pop(queue_t *q) {
-    const int id = q->order[0];
-    bucket_t *b = &q->b[id];
-    const event_t e = q->blk[b->first].ev[b->head++];
-    if (b->first == b->last ? b->head < b->tail : b->head < QUEUE_BLOCK) return e;
-    const int done = b->first;
-    b->first = q->blk[done].next;
-    b->head = 0;
-    q->blk[done].next = q->free_blk;
-    q->free_blk = done;
-    if (b->first >= 0) return e;
-    int *link = &q->chain[queue_hash(q, b->t)];
-    while (*link != id) link = &q->b[*link].next;
-    *link = b->next;
-    q->spare[q->nspare++] = id;
-    const int last = q->order[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= q->n) break;
-        if (c + 1 < q->n && queue_before(q, q->order[c + 1], q->order[c])) c++;
-        if (!queue_before(q, q->order[c], last)) break;
-        q->order[i] = q->order[c];
-        i = c;
-    }
-    if (q->n) q->order[i] = last;
-    return e;
-}
-
-static void queue_free(queue_t *q) {
-    AR_FREE_EACH(q->b, q->spare, q->blk, q->order, q->chain);
-}
-
 /* ---- an indexed binary heap: ids ordered by key (ties by id), each id's place in pos[id]
  * (-1: absent), so that an id's key can move without leaving a stale entry. Each entry
  * holds its key, so that ordering reads the heap alone. ---- */
@@ -270,6 +91,177 @@ static void ih_remove(iheap_t *h, int *pos, int id) {
     ih_place(h, pos, i, last);
     ih_up(h, pos, i);
     ih_down(h, pos, (size_t)pos[last.id]);
+}
+
+/* ---- the channels' events in time order, equal times in the order they came ----
+ * Most events fall at a moment another pending event already holds (every rank taking the
+ * same step at once), so they are kept per distinct moment, each moment's in arrival order
+ * (a bucket), and only the moments are ordered: an indexed heap of buckets by time (above),
+ * and a hash from a time to its bucket. Popping walks a bucket's events in the order they were
+ * stored, which a heap of single events, scattered over a pool, did not. */
+
+enum { EV_READY, EV_ARRIVE };
+
+typedef struct event_s {
+    double t;
+    int kind;
+    int chan;                  /* EV_READY: global channel index */
+    int rank;                  /* EV_ARRIVE: target rank and flag */
+    uint32_t flag;
+    double terms[AR_NTERM];    /* EV_ARRIVE: the sender's path + signal latency */
+} event_t;
+
+/* A bucket's events lie in blocks of QUEUE_BLOCK, chained in arrival order; a block whose
+ * events are all popped is free for any bucket, so the queue holds about the events pending. */
+#define QUEUE_BLOCK 32
+
+typedef struct block_s {
+    event_t ev[QUEUE_BLOCK];
+    int next; /* the bucket's next block, or -1 */
+} block_t;
+
+typedef struct bucket_s {
+    int first, last;  /* its blocks: popped from first[head], pushed to last[tail] */
+    int head, tail;
+    int next;         /* the next bucket in its hash chain, or -1 */
+} bucket_t;
+
+typedef struct queue_s {
+    bucket_t *b;
+    size_t nb, cap_b;
+    int *spare;      /* free buckets */
+    size_t nspare, cap_spare;
+    block_t *blk;
+    size_t nblk, cap_blk;
+    int free_blk;    /* free blocks, chained by next, or -1 */
+    iheap_t order;   /* the live buckets by time (no two share one) */
+    double *at;      /* per bucket: its moment */
+    int *pos;        /* per bucket: its place in order, or -1 */
+    size_t cap_at, cap_pos;
+    int *chain;      /* per hash value: the first live bucket of that value, or -1 */
+    unsigned hbits;  /* the hash has 2^hbits values */
+    int last;        /* the bucket last pushed to, or -1 */
+} queue_t;
+
+/* A free block, or -1 out of memory. */
+static int queue_block(queue_t *q) {
+    int k = q->free_blk;
+    if (k >= 0) {
+        q->free_blk = q->blk[k].next;
+    } else {
+        if (ar_grow(&q->blk, &q->cap_blk, q->nblk, sizeof *q->blk) != AR_OK) return -1;
+        k = (int)q->nblk++;
+    }
+    q->blk[k].next = -1;
+    return k;
+}
+
+static size_t queue_hash(const queue_t *q, double t) {
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return (size_t)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - q->hbits));
+}
+
+/* The hash twice as wide: its chains rebuilt from the live buckets. */
+static int queue_rehash(queue_t *q) {
+    const unsigned hbits = q->hbits ? q->hbits + 1 : 10;
+    int *chain = malloc(((size_t)1 << hbits) * sizeof *chain);
+    if (!chain) return AR_ENOMEM;
+    free(q->chain);
+    q->chain = chain;
+    q->hbits = hbits;
+    for (size_t i = 0; i < (size_t)1 << hbits; i++) chain[i] = -1;
+    for (size_t i = 0; i < q->order.n; i++) {
+        const int b = q->order.e[i].id;
+        const size_t h = queue_hash(q, q->at[b]);
+        q->b[b].next = chain[h];
+        chain[h] = b;
+    }
+    return AR_OK;
+}
+
+/* The live bucket of moment t, or a new one: entered in the heap and the hash. */
+static int queue_bucket(queue_t *q, double t, int *id) {
+    if (q->last >= 0 && q->at[q->last] == t && q->b[q->last].first >= 0) return *id = q->last, AR_OK;
+    if (q->chain) /* the previous pushes missed: look t up */
+        for (int i = q->chain[queue_hash(q, t)]; i >= 0; i = q->b[i].next)
+            if (q->at[i] == t) return *id = q->last = i, AR_OK;
+    if (q->order.n + 1 > ((size_t)1 << q->hbits) / 2 && queue_rehash(q) != AR_OK) return AR_ENOMEM;
+    int b;
+    if (q->nspare) {
+        b = q->spare[--q->nspare];
+    } else {
+        if (ar_grow(&q->b, &q->cap_b, q->nb, sizeof *q->b) != AR_OK ||
+            ar_grow(&q->spare, &q->cap_spare, q->nb, sizeof *q->spare) != AR_OK ||
+            ar_grow(&q->at, &q->cap_at, q->nb, sizeof *q->at) != AR_OK ||
+            ar_grow(&q->pos, &q->cap_pos, q->nb, sizeof *q->pos) != AR_OK)
+            return AR_ENOMEM;
+        b = (int)q->nb++;
+        memset(&q->b[b], 0, sizeof q->b[b]);
+        q->pos[b] = -1;
+    }
+    bucket_t *k = &q->b[b];
+    q->at[b] = t;
+    k->first = k->last = queue_block(q);
+    k->head = k->tail = 0;
+    if (k->first < 0) {
+        q->spare[q->nspare++] = b;
+        return AR_ENOMEM;
+    }
+    if (ih_set(&q->order, q->at, q->pos, b) != AR_OK) {
+        q->blk[k->first].next = q->free_blk;
+        q->free_blk = k->first;
+        k->first = -1;
+        q->spare[q->nspare++] = b;
+        return AR_ENOMEM;
+    }
+    const size_t h = queue_hash(q, t);
+    q->b[b].next = q->chain[h];
+    q->chain[h] = b;
+    *id = q->last = b;
+    return AR_OK;
+}
+
+static int queue_push(queue_t *q, const event_t *e) {
+    int id;
+    if (queue_bucket(q, e->t + 0.0 /* -0 is +0's moment */, &id) != AR_OK) return AR_ENOMEM;
+    if (q->b[id].tail == QUEUE_BLOCK) {
+        const int k = queue_block(q); /* may move the blocks */
+        if (k < 0) return AR_ENOMEM;
+        q->blk[q->b[id].last].next = k;
+        q->b[id].last = k;
+        q->b[id].tail = 0;
+    }
+    bucket_t *b = &q->b[id];
+    q->blk[b->last].ev[b->tail++] = *e;
+    return AR_OK;
+}
+
+/* The time of the first event (INFINITY: none). */
+static double queue_first(const queue_t *q) { return q->order.n ? q->order.e[0].key : INFINITY; }
+
+/* The first event, out of the queue; its bucket, emptied, leaves the heap and the hash. */
+static event_t queue_pop(queue_t *q) {
+    const int id = q->order.e[0].id;
+    bucket_t *b = &q->b[id];
+    const event_t e = q->blk[b->first].ev[b->head++];
+    if (b->first == b->last ? b->head < b->tail : b->head < QUEUE_BLOCK) return e;
+    const int done = b->first;
+    b->first = q->blk[done].next;
+    b->head = 0;
+    q->blk[done].next = q->free_blk;
+    q->free_blk = done;
+    if (b->first >= 0) return e;
+    int *link = &q->chain[queue_hash(q, q->at[id])];
+    while (*link != id) link = &q->b[*link].next;
+    *link = b->next;
+    q->spare[q->nspare++] = id;
+    ih_remove(&q->order, q->pos, id);
+    return e;
+}
+
+static void queue_free(queue_t *q) {
+    AR_FREE_EACH(q->b, q->spare, q->blk, q->order.e, q->at, q->pos, q->chain);
 }
 
 /* ---- per link direction: bytes and the intervals it carried data ---- */
