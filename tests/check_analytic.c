@@ -1504,6 +1504,46 @@ START_TEST(test_mesh2d_link_bytes) {
 }
 END_TEST
 
+/* torus2d on a mesh, four lanes: columns first on lanes 0 and 1, rows first on 2 and 3, so
+ * the first phase's bulk loads both dimensions' links. On a square mesh the rows' links then
+ * carry exactly the bytes the columns' do; rows first alone (a grid laid along a ring keeps
+ * it) put (W - 1)/W of the vector on the rows' and 1/W of it on the columns'. */
+START_TEST(test_torus2d_mesh_orders) {
+    static const char *const specs[] = {"mesh_2d:4x4", "mesh_2d:3x3"};
+    for (int i = 0; i < 2; i++) {
+        ar_topo_t *t = round_topo(specs[i]);
+        const int W = t->grid_w;
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        o.channels = 4;
+        ar_plan_t *p;
+        ar_error_t err;
+        ck_assert_msg(ar_algo_build("torus2d", t, NEL, AR_FP32, &o, &p, &err) == AR_OK, "%s", err.message);
+        /* lane 0's first op on rank 0 goes down its column, lane 2's along its row */
+        const int first[4] = {W, W * (W - 1), 1, W - 1};
+        for (int c = 0; c < 4; c++) {
+            const ar_chan_t *ch = ar_plan_chan(p, 0, c);
+            int to = -1;
+            for (uint32_t k = 0; k < ch->nops && to < 0; k++) {
+                const ar_op_t *op = &p->ops[ch->first + k];
+                if ((op->code == AR_OP_COPY || op->code == AR_OP_SIGNAL) && op->dst.rank != 0) to = op->dst.rank;
+            }
+            ck_assert_msg(to == first[c], "%s lane %d: first op to rank %d, not %d", specs[i], c, to, first[c]);
+        }
+        ar_result_t r;
+        run(t, p, 1, &r);
+        ar_plan_free(p);
+        double rows = 0, cols = 0;
+        for (int l = 0; l < r.nlinks; l++) {
+            const ar_link_t *k = &t->links[r.links[l].link];
+            *(abs(k->a - k->b) == 1 ? &rows : &cols) += r.links[l].bytes;
+        }
+        EQ(rows, cols);
+        ar_result_free(&r);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* 1stage on full:p: p-1 pushes of the whole input (n bytes) to every peer, the
  * last peer's signal, a local reduce of p sources; the acknowledgement that the
  * slots were read is taken at the start of the next execution (a WAIT count 0),
@@ -2832,6 +2872,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_shared_share_rises);
     tcase_add_test(tc, test_torus2d_closed_form);
     tcase_add_test(tc, test_mesh2d_link_bytes);
+    tcase_add_test(tc, test_torus2d_mesh_orders);
     tcase_add_test(tc, test_shots_closed_form);
     tcase_add_test(tc, test_center_root_closed_form);
     tcase_add_test(tc, test_naive_closed_form);
