@@ -773,9 +773,47 @@ typedef struct chosen_run_s {
     ar_result_t res;
 } chosen_run_t;
 
+/* On hardware, the candidates within the model's own error (AR_CASE_TUNE_HW_GAIN) of the
+ * least predicted time, which it cannot rank: each run on the backend (AR_CASE_HW_TUNE_ITERS
+ * timed executions after one warm-up, the median), and the fastest measured taken. n: the
+ * candidates, each fitting, with its options and predicted time; the index of the one taken
+ * (best, where no other is within the gain or none could run). */
+static int measured_pick(const ar_case_t *c, const char *const *names, const ar_algo_opts_t *opts, const double *pred,
+                         int n, int best) {
+    int pick = best, ran = 0;
+    double fastest = INFINITY;
+    for (int i = 0; i < n; i++) ran += pred[i] <= pred[best] * (1 + AR_CASE_TUNE_HW_GAIN);
+    if (ran < 2) return best;
+    ar_run_opts_t ro = c->run;
+    ro.iters = AR_CASE_HW_TUNE_ITERS, ro.warmup = 1, ro.check = 0, ro.breakdown = 0, ro.timeline = NULL;
+    ro.progress = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!(pred[i] <= pred[best] * (1 + AR_CASE_TUNE_HW_GAIN))) continue;
+        ar_plan_t *p = NULL;
+        ar_error_t e;
+        ar_error_clear(&e);
+        ar_result_t r;
+        memset(&r, 0, sizeof r);
+        if (ar_algo_build(names[i], c->topo, c->count, c->dtype, &opts[i], &p, &e) == AR_OK &&
+            ar_backend_run(c->backend, c->topo, p, &ro, &r, &e) == AR_OK && r.time_s < fastest)
+            fastest = r.time_s, pick = i;
+        ar_result_free(&r);
+        ar_plan_free(p);
+    }
+    return pick;
+}
+
 static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, chosen_run_t *kept, ar_error_t *err) {
     double best = INFINITY;
     kept->held = 0;
+    const ar_backend_ops_t *target = ar_backend_find(c->backend);
+    const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
+    /* on hardware, every candidate that fits: those the model cannot rank are measured */
+    enum { FIT_MOST = 32 };
+    const char *fit[FIT_MOST];
+    ar_algo_opts_t fit_o[FIT_MOST];
+    double fit_s[FIT_MOST];
+    int nfit = 0;
     ar_error_t too_large;
     ar_error_clear(&too_large);
     /* those the search gave no time: each with the options its defaults chose (room for more
@@ -812,14 +850,22 @@ static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, c
             o.max_ops = c->algo_opts.max_ops;
             o.max_s = c->algo_opts.max_s;
             if (pass == 0 && !isfinite(s) && nuntimed < UNTIMED_MOST) untimed[nuntimed] = *a, untimed_o[nuntimed++] = o;
-            if (!(s < best)) continue;
+            if (!(s < best) && !(hardware && isfinite(s))) continue;
             ar_error_clear(&e);
             if (check_memory_as_timed(&on, (*a)->name, &o, &e) != AR_OK) {
                 if (e.code == AR_ELIMIT) too_large = e; /* said when nothing else fits */
                 continue;
             }
-            best = s, *algo = (*a)->name, *opts = o;
+            if (hardware && nfit < FIT_MOST) fit[nfit] = (*a)->name, fit_o[nfit] = o, fit_s[nfit++] = s;
+            if (s < best) best = s, *algo = (*a)->name, *opts = o;
         }
+    if (hardware && nfit > 1) {
+        int at = 0;
+        for (int i = 1; i < nfit; i++)
+            if (fit_s[i] < fit_s[at]) at = i;
+        at = measured_pick(c, fit, fit_o, fit_s, nfit, at);
+        *algo = fit[at], *opts = fit_o[at];
+    }
     /* Past the search's ops is no reason to lose: torus2d on mesh_2d:64x64 at 1 MB predicts
      * 192 us where center_root, the best the search timed, takes 424 (a mesh has no
      * translations, so every rank's ops are timed: 3 M of them) */

@@ -185,6 +185,10 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * chunks predicted 1.9% faster than its own, measured 17% slower); of the channel counts
  * within it of the least time, the middle one. */
 #define AR_CASE_TUNE_HW_GAIN 0.05
+/* --algo auto on hardware: the algorithms whose predicted times lie within
+ * AR_CASE_TUNE_HW_GAIN of the least, which the model cannot rank, are each run this many
+ * times (after one warm-up) on the backend, and the fastest median is taken. */
+#define AR_CASE_HW_TUNE_ITERS 5
 
 /* Plans up to this much verification work (ops x ranks x channels) are verified when
  * the case says -1. */
