@@ -780,15 +780,16 @@ typedef struct chosen_run_s {
  * (best, where no other is within the gain or none could run). */
 static int measured_pick(const ar_case_t *c, const char *const *names, const ar_algo_opts_t *opts, const double *pred,
                          int n, int best) {
-    int pick = best, ran = 0;
+    const double band = pred[best] * (1 + AR_CASE_TUNE_HW_GAIN);
+    int pick = best, within = 0;
     double fastest = INFINITY;
-    for (int i = 0; i < n; i++) ran += pred[i] <= pred[best] * (1 + AR_CASE_TUNE_HW_GAIN);
-    if (ran < 2) return best;
+    for (int i = 0; i < n; i++) within += pred[i] <= band;
+    if (within < 2) return best;
     ar_run_opts_t ro = c->run;
     ro.iters = AR_CASE_HW_TUNE_ITERS, ro.warmup = 1, ro.check = 0, ro.breakdown = 0, ro.timeline = NULL;
     ro.progress = NULL;
     for (int i = 0; i < n; i++) {
-        if (!(pred[i] <= pred[best] * (1 + AR_CASE_TUNE_HW_GAIN))) continue;
+        if (!(pred[i] <= band)) continue;
         ar_plan_t *p = NULL;
         ar_error_t e;
         ar_error_clear(&e);
