@@ -45,9 +45,9 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
         /* lanes take the four ways in turn: each ring direction, columns first or rows
          * first (where both are taken: mix), so that with four lanes or more every link
          * direction of both dimensions carries a first phase's bulk. Columns first on the
-         * first two lanes: where a row's allreduce of its block splits it
-         * unevenly over the row (fewer elements than ranks), every row still runs the same
-         * ops, and a row's stand for all (a plan of a row, arsim/plan.h) */
+         * first two lanes: where a row's allreduce of its block splits it unevenly over the
+         * row (fewer elements than ranks), every row still runs the same ops, and a row's
+         * stand for all (a plan of a row, arsim/plan.h) */
         const int d = c % 2, yx = mix && !((c / 2) % 2);
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);

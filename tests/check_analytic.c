@@ -1507,7 +1507,7 @@ END_TEST
 /* torus2d on a mesh, four lanes: columns first on lanes 0 and 1, rows first on 2 and 3, so
  * the first phase's bulk loads both dimensions' links. On a square mesh the rows' links then
  * carry exactly the bytes the columns' do; rows first alone (a grid laid along a ring keeps
- * it) put (W - 1)/W of the vector on the rows' and 1/W of it on the columns'. */
+ * it) put the bulk on the rows' links. */
 START_TEST(test_torus2d_mesh_orders) {
     static const char *const specs[] = {"mesh_2d:4x4", "mesh_2d:3x3"};
     for (int i = 0; i < 2; i++) {
