@@ -28,9 +28,6 @@ int ar__fused_build(const ar_algo_t *a, const ar_topo_t *topo, uint64_t count, a
 #define AR__SPLIT_BLOCK 16u
 #define AR__SPLIT_VEC 8u
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len);
-/* The grain ar__split cuts parts of `each` elements on: a cut lies within half of it of the
- * exact one, so a part is at most its exact share and one grain long. */
-uint64_t ar__split_grain(uint64_t each);
 
 /* Number of lanes: from opts->channels, else enough to fill one neighbour link at
  * the model's per-channel push rate for large messages, one for small; never more

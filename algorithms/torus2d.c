@@ -39,8 +39,13 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
      * against 1213 with rows first alone). Rows first alone where the grid is laid over
      * other links: along a ring the columns' rings cross the rows' links (both orders put
      * the bulk on the far rings too: 1.35x the time on ring_1d_8 at 1 MB), and on full or
-     * switch the GPUs' plans keep the order they were measured with. */
+     * switch the GPUs' plans keep the order they were measured with. But a square grid on a
+     * switch goes columns first on every lane: that is rows first transposed, the same plan
+     * but for which of the switch's alike devices is which (the same times), and its rows
+     * stand for all where a row's allreduce cuts parts finer than 16 bytes (switch:16384 at
+     * 8 KB: a row's 65 K ops, not every rank's 8.3 M). */
     const int mix = (t->kind == AR_TOPO_TORUS_2D || t->kind == AR_TOPO_MESH_2D) && W > 1 && H > 1;
+    const int transposed = t->kind == AR_TOPO_SWITCH && W == H && W > 1;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         /* lanes take the four ways in turn: each ring direction, columns first or rows
          * first (where both are taken: mix), so that with four lanes or more every link
@@ -48,7 +53,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
          * first two lanes: where a row's allreduce of its block splits it unevenly over the
          * row (fewer elements than ranks), every row still runs the same ops, and a row's
          * stand for all (a plan of a row, arsim/plan.h) */
-        const int d = c % 2, yx = mix && !((c / 2) % 2);
+        const int d = c % 2, yx = mix ? !((c / 2) % 2) : transposed;
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
         for (int i = 0; i < 2 * P; i++) nrecv[i] = 0;

@@ -17,7 +17,7 @@ static uint64_t split_at(uint64_t lo, uint64_t hi, int n, int b, uint64_t grain)
     return grain > 1 ? (at + grain / 2) / grain * grain : at;
 }
 
-uint64_t ar__split_grain(uint64_t each) {
+uint64_t ar_algo_split_grain(uint64_t each) {
     /* Cuts on whole lines of 64 elements (128 bytes of bf16, 256 of fp32) where every part
      * holds 64 of them: an op streaming from a 128-byte line runs about 19% faster on a GPU
      * than one starting a sector into it (docs/PERFORMANCE.md, "Cuts on whole lines"), and
@@ -33,7 +33,7 @@ uint64_t ar__split_grain(uint64_t each) {
 }
 
 void ar__split(uint64_t lo, uint64_t hi, int n, int b, uint64_t *off, uint64_t *len) {
-    const uint64_t grain = ar__split_grain(n > 0 ? (hi - lo) / (uint64_t)n : 0);
+    const uint64_t grain = ar_algo_split_grain(n > 0 ? (hi - lo) / (uint64_t)n : 0);
     *off = split_at(lo, hi, n, b, grain);
     *len = split_at(lo, hi, n, b + 1, grain) - *off;
 }

@@ -223,59 +223,72 @@ static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count
     return time_plan(t, p, o->max_s, buffer, target, NULL, err);
 }
 
-/* The step of the even counts around count with `lanes` lanes (AR_CASE_EVEN_SPAN): ranks x a
- * line x the lanes, where that is count / AR_CASE_EVEN_STEP or less; else 0. by_rows: the
- * step where a row of t's grid stands for all (a plan of a row, arsim/plan.h), the grid's
- * rows x a line x the lanes, parts even along the columns (a torus_2d, a rank a device);
- * else 0. */
-static uint64_t even_step(const ar_topo_t *t, uint64_t count, int lanes, int by_rows) {
+/* The step of the even counts around count with `lanes` lanes (AR_CASE_EVEN_SPAN): ranks x
+ * the grain x the lanes, the grain a line (fine: the grain the algorithms cut parts of that
+ * size on, ar_algo_split_grain; aligned: 16 bytes at least, the alignment a plan of one rank
+ * keeps alike: ring's parts of 31 elements do not), where that is count / AR_CASE_EVEN_STEP
+ * (fine: AR_CASE_EVEN_FINE_STEP) or less; else 0. by_rows: the step where a row of t's grid
+ * stands for all (a plan of a row, arsim/plan.h), the grid's rows in place of the ranks, parts
+ * even along the columns (a torus_2d, a rank a device); else 0. */
+static uint64_t even_step(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, int lanes, int by_rows, int fine,
+                          int aligned) {
     uint64_t parts = (uint64_t)t->nranks;
     if (by_rows) {
         if (t->kind != AR_TOPO_TORUS_2D || t->nranks != t->ndevices || t->grid_w < 2 || t->grid_w >= t->nranks) return 0;
         parts = (uint64_t)(t->nranks / t->grid_w);
     }
-    const uint64_t m = parts * AR_ALGO_SPLIT_LINE * (uint64_t)(lanes > 0 ? lanes : 1);
-    return m <= count / AR_CASE_EVEN_STEP ? m : 0;
+    const uint64_t l = (uint64_t)(lanes > 0 ? lanes : 1), vec = 16 / ar_dtype_size(dt);
+    uint64_t grain = fine ? ar_algo_split_grain(count / l / parts) : AR_ALGO_SPLIT_LINE;
+    if (aligned && grain < vec) grain = vec;
+    const uint64_t m = parts * l * grain;
+    return m <= count / (fine ? AR_CASE_EVEN_FINE_STEP : AR_CASE_EVEN_STEP) ? m : 0;
 }
 
+/* Most steps even_eligible finds: by rows and by the whole grid, each at its parts' grain and
+ * at 16 bytes. */
+#define EVEN_STEPS 4
+
 /* Whether count is one to time at the even counts around it with options o on t: rank 0's
- * plan may stand for every rank's, every rank's would hold AR_ALGO_ONE_RANK_MIN_OPS or more,
- * and the count is not even itself at a step of even_step's; *rows and *whole, those steps by
- * rows and by the whole grid (0: none, or count is even at it). Whether rank 0's stands at
- * count is the caller's to ask (ar_algo_rank0_stands). */
+ * plan may stand for every rank's, and the count is not even itself at a step of
+ * even_step's: at a line's, where every rank's plan would hold AR_ALGO_ONE_RANK_MIN_OPS ops
+ * or more; else at the finer grain of its parts, where it would hold AR_CASE_EVEN_FINE_OPS
+ * or more. steps[*n], those steps to try in turn: by rows first (0: none, or count is even
+ * at it). Whether rank 0's stands at count is the caller's to ask (ar_algo_rank0_stands). */
 static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                         ar_mem_t buffer, uint64_t *rows, uint64_t *whole) {
+                         ar_mem_t buffer, uint64_t steps[EVEN_STEPS], int *n) {
     const ar_algo_t *a = ar_algo_find(algo);
-    *rows = *whole = 0;
+    *n = 0;
     if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
-    *rows = even_step(t, count, o->channels, 1);
-    *whole = even_step(t, count, o->channels, 0);
-    if (*rows && count % *rows == 0) *rows = 0;
-    if (*whole && count % *whole == 0) *whole = 0;
-    if (!*rows && !*whole) return 0;
+    uint64_t least_ops = AR_ALGO_ONE_RANK_MIN_OPS;
+    for (int fine = 0; fine < 2 && !*n; fine++) {
+        for (int k = 0; k < EVEN_STEPS; k++) {
+            const uint64_t m = even_step(t, count, dt, o->channels, k < 2, fine, k % 2);
+            if (m && count % m && (!*n || steps[*n - 1] != m)) steps[(*n)++] = m;
+        }
+        if (fine) least_ops = AR_CASE_EVEN_FINE_OPS;
+    }
+    if (!*n) return 0;
     const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
-    return ops && ops >= AR_ALGO_ONE_RANK_MIN_OPS / (uint64_t)t->nranks;
+    return ops && ops >= least_ops / (uint64_t)t->nranks;
 }
 
 /* Whether o's plan at count is timed at the even counts around it (AR_CASE_EVEN_SPAN): it is
  * even_eligible, and rank 0's ops do not stand for all at count itself; *lo and *hi, those
- * counts: at the rows' step where a row's ops stand for all at both (torus2d on a torus,
- * whose rows' allreduce cuts the rows' blocks unevenly: 8192 elements apart on 64 x 64 at 2
- * lanes, where the whole grid's step is 524288), else at the whole grid's. */
+ * counts, at the first of its steps where rank 0's ops (or a row's) stand for all at both:
+ * by rows first (torus2d on a torus, whose rows' allreduce cuts the rows' blocks unevenly:
+ * 8192 elements apart on 64 x 64 at 2 lanes, where the whole grid's step is 524288). */
 static int even_counts(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                        ar_mem_t buffer, uint64_t *lo, uint64_t *hi) {
-    uint64_t rows, whole;
-    if (!even_eligible(t, algo, count, dt, o, buffer, &rows, &whole) || ar_algo_rank0_stands(algo, t, count, dt, o))
+    uint64_t steps[EVEN_STEPS];
+    int n;
+    if (!even_eligible(t, algo, count, dt, o, buffer, steps, &n) || ar_algo_rank0_stands(algo, t, count, dt, o))
         return 0;
-    if (rows) {
-        *lo = count / rows * rows;
-        *hi = *lo + rows;
+    for (int k = 0; k < n; k++) {
+        *lo = count / steps[k] * steps[k];
+        *hi = *lo + steps[k];
         if (*lo && ar_algo_rank0_stands(algo, t, *lo, dt, o) && ar_algo_rank0_stands(algo, t, *hi, dt, o)) return 1;
     }
-    if (!whole) return 0;
-    *lo = count / whole * whole;
-    *hi = *lo + whole;
-    return 1;
+    return 0;
 }
 
 /* The predicted time of o's plan (predict_count), at the even counts around count where rank
@@ -997,9 +1010,10 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
             return AR_ELIMIT;
         }
         /* (a count timed at the even counts around it is checked at the count above) */
-        uint64_t rows, whole;
+        uint64_t steps[EVEN_STEPS];
+        int nsteps;
         if (a && !a->probe &&
-            !even_eligible(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, &rows, &whole))
+            !even_eligible(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, steps, &nsteps))
             AR_TRY(check_memory_floor(c, &c->algo_opts, err));
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check; the buffers, counted above, are not counted again) */

@@ -25,6 +25,11 @@ typedef enum ar_symmetry_e { AR_SYMMETRY_OFF = 0, AR_SYMMETRY_AUTO, AR_SYMMETRY_
 /* The algorithms cut parts of 64 lines or more on whole lines of this many elements (a
  * 128-byte line of bf16): parts are even where the count splits into whole lines. */
 #define AR_ALGO_SPLIT_LINE 64u
+/* The grain, in elements, the algorithms cut parts of `each` elements on (a line where each
+ * holds 64 lines, else a block of 16 or a vector of 8 where it holds 8 of them, else 1): a
+ * cut lies within half of it of the exact one, so a part is at most its exact share and one
+ * grain long. */
+uint64_t ar_algo_split_grain(uint64_t each);
 #define AR_ALGO_MIRROR_MAX_WORK (1u << 25)
 
 typedef struct ar_algo_opts_s {

@@ -171,6 +171,17 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
  * (fewer lanes, where none at the lanes found is timed). */
 #define AR_CASE_EVEN_SPAN 0.005
 #define AR_CASE_EVEN_STEP 64
+/* Where no line's step is found, the counts whose parts are even at the grain they are cut
+ * on (ar_algo_split_grain: 10^6 bytes on a torus of 128 x 128, each row's block 3906.25
+ * elements, 244.14 blocks of 16), step count / AR_CASE_EVEN_FINE_STEP at most (whether the
+ * time is flat between them is AR_CASE_EVEN_SPAN's to say: 10^6 bytes on a ring of 16384, 24
+ * and 32 elements a rank), stand for a count where every rank's plan would hold
+ * AR_CASE_EVEN_FINE_OPS ops or more: seconds of a walk. Below that every rank's ops run:
+ * where a count's parts are cut finer than on lines, its own plan can lie outside the even
+ * counts' two times (2stage on switch:64, 16 MiB, 63 lanes: 252.11 us, the counts around
+ * 245.6, within 0.06% of each other). */
+#define AR_CASE_EVEN_FINE_STEP 2
+#define AR_CASE_EVEN_FINE_OPS ((uint64_t)1 << 22)
 /* Predictions within this share of the least time count as equal. */
 #define AR_CASE_TUNE_FLAT 0.01
 /* The same for the chunk, tighter: a smaller chunk's gain is a deeper pipeline, which sim
