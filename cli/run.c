@@ -295,6 +295,13 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                             100 * fabs(1 - co.even_lo_s / co.res.time_s), co.even_lo_s <= co.res.time_s ? "less" : "more");
                     fflush(stderr);
                 }
+                if (co.auto_untimed[0] && !o->quiet) {
+                    fprintf(stderr,
+                            "%s: auto at %" PRIu64 " B: %s not timed, each plan past what auto times (every "
+                            "rank's ops past %llu, or --max-mem); named, each is timed alone or says why\n",
+                            s->who, bytes, co.auto_untimed, (unsigned long long)AR_CASE_CHOOSE_MAX_OPS);
+                    fflush(stderr);
+                }
                 const ar_row_t row = co.row;
                 const ar_result_t res = co.res;
                 if (header_due) header(s, backend, t, spec, buffer, o->channels[ic], o->chunks[ik]);

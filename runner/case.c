@@ -140,13 +140,8 @@ static int check_capacity(const ar_topo_t *t, const char *algo, uint64_t count, 
     return rc;
 }
 
-/* The predicted time of the algorithm with these options, INFINITY when its plan cannot
- * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
- * AR_ELIMIT; a plan of one rank's ops counts its far hops as ops too, far_hops); *build_rc the
- * build's status (its error in err), *nops the plan's ops (and far hops), *nops0 (where not
- * NULL) rank 0's ops. */
 /* p's time on the analytic backend, p freed; INFINITY where target would not run it or its
- * links alone take longer than max_s (0: any). shown (may be NULL): whose progress notes a
+ * floor (ar_bound_own_floor) is past max_s (0: any). shown (may be NULL): whose progress notes a
  * long run gives (a run the caller waits for). keep (may be NULL): where it ran, its result,
  * the caller's to free. */
 static double time_plan_kept(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_mem_t buffer,
@@ -157,7 +152,7 @@ static double time_plan_kept(const ar_topo_t *t, ar_plan_t *p, double max_s, ar_
     if (shown) run.progress = shown->progress, run.progress_ctx = shown->progress_ctx;
     ar_error_t refused;
     if ((target && target->admits && target->admits(t, p, &refused) != AR_OK) ||
-        (max_s > 0 && ar_bound_plan_links(t, p, buffer) > max_s)) {
+        (max_s > 0 && ar_bound_own_floor(t, p, buffer, max_s) > max_s)) {
         ar_plan_free(p);
         return INFINITY;
     }
@@ -191,6 +186,11 @@ static uint64_t count_rank0_ops(const ar_topo_t *t, const char *algo, uint64_t c
     return rc == AR_OK ? size.ops : 0;
 }
 
+/* The predicted time of the algorithm with these options, INFINITY when its plan cannot
+ * be built or run, or has more than max_ops ops (0: any; such a plan is not built: *build_rc
+ * AR_ELIMIT; a plan of one rank's ops counts its far hops as ops too, far_hops); *build_rc the
+ * build's status (its error in err), *nops the plan's ops (and far hops), *nops0 (where not
+ * NULL) rank 0's ops. */
 static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, uint64_t max_ops,
                             int *build_rc, uint64_t *nops, uint64_t *nops0, int *by_rank0, ar_error_t *err) {
@@ -743,28 +743,31 @@ static int rank0_within(const ar_case_t *on, const char *algo, const ar_algo_opt
  * timed (one the search timed: its time was its own). Where it ran, *ran its result (else
  * zeroed; the caller's to free) and *ran_ops its plan's ops. */
 static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_algo_opts_t *o, double best, ar_result_t *ran,
-                           uint32_t *ran_ops) {
+                           uint32_t *ran_ops, int *too_large) {
     memset(ran, 0, sizeof *ran);
+    *too_large = 0;
     ar_error_t e;
     ar_error_clear(&e);
     if (!a->one_rank || check_capacity(on->topo, a->name, on->count, on->dtype, o, on->run.buffer, &e) != AR_OK ||
         !rank0_within(on, a->name, o, AR_CASE_TUNE_MAX_OPS))
         return INFINITY;
+    /* the whole plan, counted once: its size, and the memory it would take (--max-mem); first,
+     * as a plan past them is refused at once (2stage on ring_1d:16384, every rank's 1.6 G ops)
+     * where rank 0's floor walks each op's route (its 98299 ops, 3 s) */
+    const uint64_t most = o->max_ops && o->max_ops < AR_CASE_CHOOSE_MAX_OPS ? o->max_ops : AR_CASE_CHOOSE_MAX_OPS;
+    ar_case_memory_t m;
+    const int counted = ar_case_memory(on, a->name, o, most, &m, &e) == AR_OK;
+    *too_large = !counted || m.over || m.ops + m.srcs > most || (on->max_mem > 0 && m.bytes > on->max_mem);
+    if (*too_large || m.ops <= AR_CASE_TUNE_MAX_OPS) return INFINITY;
     ar_algo_opts_t k = *o;
     k.buffer = on->run.buffer;
     k.symmetry = AR_SYMMETRY_OFF;
     k.one_rank = 1;
     ar_plan_t *p = NULL;
     const int rc = ar_algo_build(a->name, on->topo, on->count, on->dtype, &k, &p, &e);
-    const double floor = rc == AR_OK ? ar_bound_own_links(on->topo, p, on->run.buffer) : INFINITY;
+    const double floor = rc == AR_OK ? ar_bound_own_floor(on->topo, p, on->run.buffer, best) : INFINITY;
     ar_plan_free(p);
     if (!(floor < best)) return INFINITY;
-    /* the whole plan, counted once: its size, and the memory it would take (--max-mem) */
-    const uint64_t most = o->max_ops && o->max_ops < AR_CASE_CHOOSE_MAX_OPS ? o->max_ops : AR_CASE_CHOOSE_MAX_OPS;
-    ar_case_memory_t m;
-    if (ar_case_memory(on, a->name, o, most, &m, &e) != AR_OK || m.over || m.ops <= AR_CASE_TUNE_MAX_OPS ||
-        m.ops + m.srcs > most || (on->max_mem > 0 && m.bytes > on->max_mem))
-        return INFINITY;
     k = *o;
     k.buffer = on->run.buffer;
     k.max_ops = most;
@@ -784,6 +787,7 @@ typedef struct chosen_run_s {
     int held;
     uint32_t nops; /* the plan's ops */
     ar_result_t res;
+    char too_large[sizeof ((ar_case_out_t *)0)->auto_untimed]; /* ar_case_out_t.auto_untimed */
 } chosen_run_t;
 
 /* On hardware, the candidates within the model's own error (AR_CASE_TUNE_HW_GAIN) of the
@@ -820,6 +824,7 @@ static int measured_pick(const ar_case_t *c, const char *const *names, const ar_
 static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, chosen_run_t *kept, ar_error_t *err) {
     double best = INFINITY;
     kept->held = 0;
+    kept->too_large[0] = 0;
     const ar_backend_ops_t *target = ar_backend_find(c->backend);
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     /* on hardware, every candidate that fits: those the model cannot rank are measured */
@@ -888,7 +893,12 @@ static int choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, c
         const ar_case_t on = case_on(c, untimed[i]);
         ar_result_t ran;
         uint32_t ran_ops = 0;
-        const double s = time_untimed(&on, untimed[i], &untimed_o[i], best, &ran, &ran_ops);
+        int too_large_i;
+        const double s = time_untimed(&on, untimed[i], &untimed_o[i], best, &ran, &ran_ops, &too_large_i);
+        if (too_large_i) {
+            const size_t at = strlen(kept->too_large);
+            snprintf(kept->too_large + at, sizeof kept->too_large - at, "%s%s", at ? ", " : "", untimed[i]->name);
+        }
         if (s < best) {
             best = s, *algo = untimed[i]->name, *opts = untimed_o[i];
             if (kept->held) ar_result_free(&kept->res);
@@ -992,6 +1002,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
     if (chosen) {
         AR_TRY(choose(c, &algo, &opts, &kept, err));
         snprintf(out->algo_label, sizeof out->algo_label, "auto:%s/%d", algo, opts.channels);
+        snprintf(out->auto_untimed, sizeof out->auto_untimed, "%s", kept.too_large);
         a = ar_algo_find(algo);
     }
     /* from here on, the case on the topology its algorithm is timed on; the row's bound is

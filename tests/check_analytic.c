@@ -2695,7 +2695,8 @@ END_TEST
  * where no translation lets rank 0's stand for them) when it may win: torus2d on
  * mesh_2d:48x48 at 1 MB, 2304 ranks' rings, 153 us where the search's best, center_root, takes
  * 307. The choice is the one whose options predict the least; the others' floors screen them.
- * The row is that timing's, not a second walk of the plan. */
+ * The row is that timing's, not a second walk of the plan. Where that plan is past the memory
+ * allowed, the case names it among those not timed. */
 START_TEST(test_auto_past_search) {
     ar_topo_t *t = tu_topo_open("mesh_2d:48x48", NULL);
     ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "auto", .count = 1u << 19,
@@ -2725,8 +2726,20 @@ START_TEST(test_auto_past_search) {
         ck_assert_int_eq(ar_case_execute(&c, &co, &err), AR_OK);
         ck_assert_double_eq(co.res.time_s, r.time_s);
         ck_assert(breakdown ? co.res.links != NULL : co.res.links == NULL);
+        ck_assert_msg(!strstr(co.auto_untimed, "torus2d"), "%s", co.auto_untimed);
         ar_case_out_free(&co);
     }
+    /* Under a --max-mem that torus2d's whole plan passes, it is not timed, and the case says
+     * so (auto_untimed, which `arsim run` prints): its pick is center_root's */
+    ar_case_memory_t m;
+    c.run.breakdown = 0;
+    ck_assert_int_eq(ar_case_memory(&c, "torus2d", &o, AR_CASE_CHOOSE_MAX_OPS, &m, &err), AR_OK);
+    c.max_mem = 0.9 * m.bytes;
+    ar_case_out_t co;
+    ck_assert_msg(ar_case_plan(&c, &co, &err) == AR_OK, "%s", err.message);
+    ck_assert_msg(!strncmp(co.algo_label, "auto:center_root/", 17), "%s", co.algo_label);
+    ck_assert_msg(!strncmp(co.auto_untimed, "torus2d", 7), "%s", co.auto_untimed);
+    ar_case_out_free(&co);
     ar_result_free(&r);
     ar_plan_free(p);
     ar_topo_free(t);
@@ -2817,6 +2830,49 @@ START_TEST(test_even_counts_fine) {
     ck_assert(co.even_hi == 0 && co.plan->only_rank < 0);
     ar_case_out_free(&co);
     ar_topo_free(t);
+}
+END_TEST
+
+/* One rank's chain of ops (ar_bound_own_chain): a plan of one COPY is its latency and its
+ * bytes at its own rate; on every plan below, a floor of the analytic walk's time, and where
+ * latency rules (torus2d on ring_1d:64 at 8 KB, each column's step 8 hops) far above the
+ * links' floor. ar_bound_own_floor is the larger of the two; asked only whether a plan may
+ * beat `limit`, it stops past it, a floor still. */
+START_TEST(test_plan_chain_floor) {
+    ar_error_t err;
+    ar_topo_t *t = tu_topo_open("ring_1d:2", NULL);
+    ar_plan_t *p;
+    ck_assert_int_eq(ar_plan_new("one", 2, 1, 4096, AR_BF16, &p), AR_OK);
+    ck_assert_int_eq(ar_plan_copy(p, 0, 0, (ar_addr_t){1, AR_BUF_OUT, 0}, (ar_addr_t){0, AR_BUF_IN, 0}, 4096), AR_OK);
+    ck_assert_int_eq(ar_plan_finish(p), AR_OK);
+    ar_op_cost_t cost;
+    int n = 0;
+    ck_assert_int_eq(ar_cost_op(t, p, &p->ops[0], 0, AR_MEM_HBM, &cost, NULL, 0, &n, NULL), AR_OK);
+    EQ(ar_bound_own_chain(t, p, AR_MEM_HBM), cost.lat_s + cost.move_s);
+    ar_plan_free(p);
+    ar_topo_free(t);
+    static const struct { const char *topo, *algo, *model; uint64_t count; } cases[] = {
+        {"ring_1d:8", "ring", NULL, 1u << 19},          {"torus_2d:4x4", "torus2d", NULL, 1u << 19},
+        {"full:8", "2stage", "h200_sxm", 1u << 19},     {"switch:8", "center_root", "h200_sxm", 4096},
+        {"ring_1d:64", "torus2d", NULL, 4096},          {"mesh_2d:4x4", "mesh2d", NULL, 1u << 16}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        t = tu_topo_open(cases[i].topo, cases[i].model);
+        ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
+        ck_assert_int_eq(ar_algo_build(cases[i].algo, t, cases[i].count, AR_BF16, &o, &p, &err), AR_OK);
+        const double chain = ar_bound_own_chain(t, p, AR_MEM_HBM), links = ar_bound_own_links(t, p, AR_MEM_HBM);
+        ar_result_t r;
+        run(t, p, 0, &r);
+        ck_assert_msg(chain > 0 && chain <= r.time_s, "%s on %s: chain %g s, run %g s", cases[i].algo, cases[i].topo,
+                      chain, r.time_s);
+        EQ(ar_bound_own_floor(t, p, AR_MEM_HBM, 0), fmax(chain, links));
+        const double part = ar_bound_own_floor(t, p, AR_MEM_HBM, chain / 4);
+        ck_assert(part > chain / 4 && part <= fmax(chain, links));
+        if (!strcmp(cases[i].topo, "ring_1d:64"))
+            ck_assert_msg(chain > 10 * links, "chain %g s, links %g s", chain, links);
+        ar_result_free(&r);
+        ar_plan_free(p);
+        ar_topo_free(t);
+    }
 }
 END_TEST
 
@@ -2915,6 +2971,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_even_counts);
     tcase_add_test(tc, test_even_counts_by_rows);
     tcase_add_test(tc, test_even_counts_fine);
+    tcase_add_test(tc, test_plan_chain_floor);
     tcase_add_test(tc, test_torus2d_switch_rows);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);

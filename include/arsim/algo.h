@@ -56,9 +56,10 @@ typedef struct ar_algo_opts_s {
     uint64_t max_ops;      /* a plan of more ops than this is not built: ar_algo_build stops
                             * counting there and returns AR_ELIMIT (a search that would not time
                             * it); 0: any */
-    double max_s;          /* the case runner's search need not time a plan whose links alone
-                            * take longer (ar_bound_plan_links; `auto`, past the best found so
-                            * far); 0: any. The builders ignore it */
+    double max_s;          /* the case runner's search need not time a plan whose floor is
+                            * later (its links, ar_bound_own_links, or one rank's chain of ops,
+                            * ar_bound_own_chain; `auto`, past the best found so far); 0: any.
+                            * The builders ignore it */
 } ar_algo_opts_t;
 
 #define AR_ALGO_OPTS_DEFAULT {0, 0, -1, 0, 0, 0, NULL, NULL, AR_MEM_HBM, AR_COLL_ALLREDUCE, {0, 0, 0}, 0, AR_SYMMETRY_OFF, 0, 0, 0, 0}

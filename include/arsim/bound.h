@@ -92,5 +92,15 @@ double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
  * not its translates'): a floor of the whole plan's, whose other ranks only add bytes to the
  * links, found at one rank's cost (auto, before it builds a plan of millions of ops). */
 double ar_bound_own_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
+/* A floor of the analytic walk's time for plan p from one rank's channels alone (the first
+ * rank p holds): the longest of them, its ops one after another, each at its own latency and
+ * its bytes at its own rate, every byte warm, nothing shared, no WAIT held. Where latency
+ * rules the links' floor is near 0 and this one is not (torus2d laid over ring_1d:16384 at
+ * 8 KB, each column's step 128 hops: rank 0's chain alone, not its 8 M ops of every rank). */
+double ar_bound_own_chain(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
+/* The larger of the two (ar_bound_own_links, ar_bound_own_chain), in one pass over the ops;
+ * past `limit` seconds (0: none), a floor past it found so far (a search asks whether a plan
+ * may beat the best it has, not by how much it cannot). */
+double ar_bound_own_floor(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer, double limit);
 
 #endif

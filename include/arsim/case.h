@@ -68,6 +68,11 @@ typedef struct ar_case_out_s {
     uint64_t even_hi, even_lo;
     double even_lo_s;
     int ran; /* the result is in: ar_case_execute runs nothing */
+    /* --algo auto: the algorithms its search could not time whose whole plan was past what it
+     * times after it (AR_CASE_CHOOSE_MAX_OPS, --max-ops, --max-mem), comma-separated: never
+     * timed, whatever they would take (torus2d on mesh_2d:128x128 at 10^6 bytes: 348 us, where
+     * auto takes center_root's 5418); "" where none. */
+    char auto_untimed[128];
 } ar_case_out_t;
 
 /* `--algo auto`: every registered algorithm that computes c's collective and fits, each at
