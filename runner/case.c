@@ -756,8 +756,11 @@ static double time_untimed(const ar_case_t *on, const ar_algo_t *a, const ar_alg
      * where rank 0's floor walks each op's route (its 98299 ops, 3 s) */
     const uint64_t most = o->max_ops && o->max_ops < AR_CASE_CHOOSE_MAX_OPS ? o->max_ops : AR_CASE_CHOOSE_MAX_OPS;
     ar_case_memory_t m;
-    const int counted = ar_case_memory(on, a->name, o, most, &m, &e) == AR_OK;
-    *too_large = !counted || m.over || m.ops + m.srcs > most || (on->max_mem > 0 && m.bytes > on->max_mem);
+    if (ar_case_memory(on, a->name, o, most, &m, &e) != AR_OK) {
+        *too_large = e.code == AR_ELIMIT; /* past a plan's most (its sources) */
+        return INFINITY;
+    }
+    *too_large = m.over || m.ops + m.srcs > most || (on->max_mem > 0 && m.bytes > on->max_mem);
     if (*too_large || m.ops <= AR_CASE_TUNE_MAX_OPS) return INFINITY;
     ar_algo_opts_t k = *o;
     k.buffer = on->run.buffer;
