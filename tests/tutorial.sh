@@ -30,6 +30,6 @@ while read -r name least files; do
     done
     echo "tutorial: $nblocks blocks of docs/$name ran"
 done <<'DOCS'
-TUTORIAL.md 8 study.csv study.png study_time.png buffers.csv buffers.png
+TUTORIAL.md 9 study.csv study.png study_time.png buffers.csv buffers.png
 WHATIF.md 5 fat_ring.yaml whatif.csv whatif_efficiency.png innet.csv innet_busbw.png
 DOCS
