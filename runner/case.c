@@ -259,13 +259,13 @@ static int even_eligible(const ar_topo_t *t, const char *algo, uint64_t count, a
     const ar_algo_t *a = ar_algo_find(algo);
     *n = 0;
     if (!a || a->probe || a->chooser || !may_stand_for_all(a, t, o) || ar_coll_fused(o->coll)) return 0;
-    uint64_t least_ops = AR_ALGO_ONE_RANK_MIN_OPS;
+    uint64_t least_ops = 0;
     for (int fine = 0; fine < 2 && !*n; fine++) {
+        least_ops = fine ? AR_CASE_EVEN_FINE_OPS : AR_ALGO_ONE_RANK_MIN_OPS;
         for (int k = 0; k < EVEN_STEPS; k++) {
             const uint64_t m = even_step(t, count, dt, o->channels, k < 2, fine, k % 2);
             if (m && count % m && (!*n || steps[*n - 1] != m)) steps[(*n)++] = m;
         }
-        if (fine) least_ops = AR_CASE_EVEN_FINE_OPS;
     }
     if (!*n) return 0;
     const uint64_t ops = count_rank0_ops(t, algo, count, dt, o, buffer);
