@@ -5,6 +5,17 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
+/* The place along a line of n of ring position i: in order, or (folded) out on the even
+ * places and back on the odd ones (n = 5: 0, 2, 4, 3, 1). ring_pos is its inverse. */
+static int ring_place(int i, int n, int folded) {
+    if (!folded) return i;
+    return i < (n + 1) / 2 ? 2 * i : 2 * (n - 1 - i) + 1;
+}
+static int ring_pos(int x, int n, int folded) {
+    if (!folded) return x;
+    return x % 2 == 0 ? x / 2 : n - 1 - (x - 1) / 2;
+}
+
 int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                       ar_plan_t **out, ar_error_t *err) {
     int P = t->nranks, W, H;
@@ -25,14 +36,18 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     if (rc == AR_OK) p->shift_w = W; /* rows of W ranks: their grid's shifts map it onto itself */
     const uint64_t stride = ar__slot_stride(count, dt); /* the second dimension's rings from here */
     if (rc == AR_OK) p->scratch_elems = 2 * stride;
-    /* rows[dir][y*W + i]: rank at ring position i of row y; cols likewise */
+    /* rows[dir][y*W + i]: rank at ring position i of row y; cols likewise. A mesh's row
+     * is a line: its ring goes out on the even places and back on the odd ones, no hop
+     * longer than two links and every link direction carrying one, where the ring in
+     * order would come back from the far end in one hop across the whole line. */
+    const int line = t->kind == AR_TOPO_MESH_2D;
     for (int d = 0; d < 2 && rc == AR_OK; d++) {
         for (int y = 0; y < H; y++)
             for (int i = 0; i < W; i++)
-                rows[d * P + y * W + i] = rank_at[y * W + (d ? (W - i) % W : i)];
+                rows[d * P + y * W + i] = rank_at[y * W + ring_place(d ? (W - i) % W : i, W, line)];
         for (int x = 0; x < W; x++)
             for (int i = 0; i < H; i++)
-                cols[d * P + x * H + i] = rank_at[(d ? (H - i) % H : i) * W + x];
+                cols[d * P + x * H + i] = rank_at[ring_place(d ? (H - i) % H : i, H, line) * W + x];
     }
     /* Both orders on a torus or a mesh, whose two dimensions are links of their own: the
      * first phase's bulk then loads both alike (mesh_2d_2x3 at 64 MB, accel_tcm: 750 us
@@ -76,7 +91,8 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             /* second ring j holds block (pos(j) + 1) % n1 of the first rings' split, pos(j)
              * its ranks' position along the first rings */
             for (int j = 0; j < ns && rc == AR_OK; j++) {
-                int pos = d ? (n1 - j) % n1 : j;
+                const int at = ring_pos(j, n1, line);
+                int pos = d ? (n1 - at) % n1 : at;
                 uint64_t bo, bl;
                 ar__split(g, ge, n1, (pos + 1) % n1, &bo, &bl);
                 rc = ar__ring_rs(&second[j], bo, bo + bl, AR_BUF_OUT);

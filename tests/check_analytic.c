@@ -1518,8 +1518,10 @@ START_TEST(test_torus2d_mesh_orders) {
         ar_plan_t *p;
         ar_error_t err;
         ck_assert_msg(ar_algo_build("torus2d", t, NEL, AR_FP32, &o, &p, &err) == AR_OK, "%s", err.message);
-        /* lane 0's first op on rank 0 goes down its column, lane 2's along its row */
-        const int first[4] = {W, W * (W - 1), 1, W - 1};
+        /* lane 0's first op on rank 0 goes down its column, lane 2's along its row; a mesh's
+         * line is a ring folded (out on the even places, back on the odd), so rank 0's next
+         * is two places on one way and one place on the other, never the line's far end */
+        const int first[4] = {2 * W, W, 2, 1};
         for (int c = 0; c < 4; c++) {
             const ar_chan_t *ch = ar_plan_chan(p, 0, c);
             int to = -1;
@@ -1529,6 +1531,23 @@ START_TEST(test_torus2d_mesh_orders) {
             }
             ck_assert_msg(to == first[c], "%s lane %d: first op to rank %d, not %d", specs[i], c, to, first[c]);
         }
+        /* every operand and flag of every rank's ops lies in its row or column, two places
+         * away at most */
+        for (int q = 0; q < t->nranks; q++)
+            for (int c = 0; c < 4; c++) {
+                const ar_chan_t *ch = ar_plan_chan(p, q, c);
+                for (uint32_t k = 0; k < ch->nops; k++) {
+                    const ar_op_t *op = &p->ops[ch->first + k];
+                    const int code = op->code, nsrc = code == AR_OP_SIGNAL ? -1 : (int)op->nsrc;
+                    if (code != AR_OP_COPY && code != AR_OP_REDUCE && code != AR_OP_SIGNAL) continue;
+                    for (int s = -1; s <= nsrc; s++) {
+                        const int to = s < 0 ? op->dst.rank : ar_op_operand(p, op, (uint32_t)s)->rank;
+                        const int dx = abs(to % W - q % W), dy = abs(to / W - q / W);
+                        ck_assert_msg((dx == 0 || dy == 0) && dx + dy <= 2, "%s: rank %d lane %d op %u reaches rank %d",
+                                      specs[i], q, c, k, to);
+                    }
+                }
+            }
         ar_result_t r;
         run(t, p, 1, &r);
         ar_plan_free(p);
