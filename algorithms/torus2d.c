@@ -5,15 +5,17 @@
 #include <stdlib.h>
 #include "algorithms/internal.h"
 
-/* The place along a line of n of ring position i: in order, or (folded) out on the even
- * places and back on the odd ones (n = 5: 0, 2, 4, 3, 1). ring_pos is its inverse. */
-static int ring_place(int i, int n, int folded) {
+/* The place along a line of n of ring position i, the ring going forwards (d 0) or
+ * backwards (d 1): in order, or (folded) out on the even places and back on the odd ones
+ * (n = 5: 0, 2, 4, 3, 1). ring_pos is its inverse. */
+static int ring_place(int i, int n, int d, int folded) {
+    if (d) i = (n - i) % n;
     if (!folded) return i;
     return i < (n + 1) / 2 ? 2 * i : 2 * (n - 1 - i) + 1;
 }
-static int ring_pos(int x, int n, int folded) {
-    if (!folded) return x;
-    return x % 2 == 0 ? x / 2 : n - 1 - (x - 1) / 2;
+static int ring_pos(int x, int n, int d, int folded) {
+    const int i = !folded ? x : x % 2 == 0 ? x / 2 : n - 1 - (x - 1) / 2;
+    return d ? (n - i) % n : i;
 }
 
 int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
@@ -44,10 +46,10 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
     for (int d = 0; d < 2 && rc == AR_OK; d++) {
         for (int y = 0; y < H; y++)
             for (int i = 0; i < W; i++)
-                rows[d * P + y * W + i] = rank_at[y * W + ring_place(d ? (W - i) % W : i, W, line)];
+                rows[d * P + y * W + i] = rank_at[y * W + ring_place(i, W, d, line)];
         for (int x = 0; x < W; x++)
             for (int i = 0; i < H; i++)
-                cols[d * P + x * H + i] = rank_at[ring_place(d ? (H - i) % H : i, H, line) * W + x];
+                cols[d * P + x * H + i] = rank_at[ring_place(i, H, d, line) * W + x];
     }
     /* Both orders on a torus or a mesh, whose two dimensions are links of their own: the
      * first phase's bulk then loads both alike (mesh_2d_2x3 at 64 MB, accel_tcm: 750 us
@@ -91,8 +93,7 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
             /* second ring j holds block (pos(j) + 1) % n1 of the first rings' split, pos(j)
              * its ranks' position along the first rings */
             for (int j = 0; j < ns && rc == AR_OK; j++) {
-                const int at = ring_pos(j, n1, line);
-                int pos = d ? (n1 - at) % n1 : at;
+                const int pos = ring_pos(j, n1, d, line);
                 uint64_t bo, bl;
                 ar__split(g, ge, n1, (pos + 1) % n1, &bo, &bl);
                 rc = ar__ring_rs(&second[j], bo, bo + bl, AR_BUF_OUT);

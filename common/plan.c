@@ -134,7 +134,7 @@ int ar_plan_layout(ar_plan_t *p, const ar_plan_size_t *s) {
 
 /* The flag counters of the kept ranks, each rank's own. */
 static uint64_t kept_flags(const ar_plan_t *p) {
-    const int first = p->only_rank >= 0 ? p->only_rank : 0, n = ar_plan_kept_ranks(p);
+    const int first = ar_plan_first_kept(p), n = ar_plan_kept_ranks(p);
     uint64_t total = 0;
     for (int k = 0; k < n; k++) total += p->rank_flags[first + k];
     return total;
@@ -335,7 +335,7 @@ int ar_plan_finish(ar_plan_t *p) {
     uint64_t total = 0;
     for (uint64_t i = lo; i < hi; i++) total += cb[i].n;
     if (total > UINT32_MAX) return over_limit(p, "ops", UINT32_MAX);
-    const int first = p->only_rank >= 0 ? p->only_rank : 0;
+    const int first = ar_plan_first_kept(p);
     const uint64_t counters = kept_flags(p);
     if (counters == 0) p->rank_flags[first] = 1; /* a counter at least, as a run keeps one */
     if (counters > AR_PLAN_MAX_FLAGS) return over_limit(p, "flags", AR_PLAN_MAX_FLAGS);

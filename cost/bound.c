@@ -303,27 +303,24 @@ static double links_alone(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffe
     return most;
 }
 
-/* The first rank p holds: only_rank in a plan of one rank or a row, else 0. */
-static int first_kept(const ar_plan_t *p) { return p->only_rank >= 0 ? p->only_rank : 0; }
-
 double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
     return p->only_rank >= 0 ? 0 : links_alone(t, p, buffer, 0, p->nranks, NULL, 0);
 }
 
 double ar_bound_own_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
-    const int lo = first_kept(p);
+    const int lo = ar_plan_first_kept(p);
     return links_alone(t, p, buffer, lo, lo + ar_plan_kept_ranks(p), NULL, 0);
 }
 
 double ar_bound_own_chain(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer) {
-    const int lo = first_kept(p);
+    const int lo = ar_plan_first_kept(p);
     double chain;
     links_alone(t, p, buffer, lo, lo + 1, &chain, 0);
     return chain;
 }
 
 double ar_bound_own_floor(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer, double limit) {
-    const int lo = first_kept(p);
+    const int lo = ar_plan_first_kept(p);
     double chain;
     const double links = links_alone(t, p, buffer, lo, lo + ar_plan_kept_ranks(p), &chain, limit);
     return links > chain ? links : chain;

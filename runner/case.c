@@ -60,7 +60,7 @@ static void tune_keep(const ar_topo_t *t, const tune_key_t *k, const ar_algo_opt
  * plans of one algorithm at one count hold as many as they have pieces. */
 static uint64_t rank0_ops(const ar_plan_t *p) {
     uint64_t n = 0;
-    for (int c = 0; c < p->nchannels; c++) n += ar_plan_chan(p, p->only_rank >= 0 ? p->only_rank : 0, c)->nops;
+    for (int c = 0; c < p->nchannels; c++) n += ar_plan_chan(p, ar_plan_first_kept(p), c)->nops;
     return n;
 }
 

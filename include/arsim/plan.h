@@ -333,6 +333,8 @@ static inline ar_addr_t ar_addr_parity(int rank, ar_buf_t buf, uint64_t off) {
 static inline int ar_plan_keeps_rank(const ar_plan_t *p, int rank) {
     return p->only_rank < 0 || (rank >= p->only_rank && rank < p->only_rank + p->only_span);
 }
+/* The first rank whose ops p holds: only_rank in a plan of one rank or a row, else 0. */
+static inline int ar_plan_first_kept(const ar_plan_t *p) { return p->only_rank >= 0 ? p->only_rank : 0; }
 /* How many ranks' ops p holds. */
 static inline int ar_plan_kept_ranks(const ar_plan_t *p) { return p->only_rank >= 0 ? p->only_span : p->nranks; }
 /* The channels a run of p executes are [0, ar_plan_run_chans(p)): every rank's, or in a plan
