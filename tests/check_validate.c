@@ -573,6 +573,20 @@ START_TEST(calib_write_one_gpu) {
     ck_assert_double_eq(m->chan_read_lat_ns, base->chan_read_lat_ns);
     ck_assert_double_eq(m->signal_lat_ns, base->signal_lat_ns);
     ck_assert_double_eq_tol(m->signal_lat_local_ns, 1400 - (40.0 - 7.0) * 1e3 / 33, 0.5); /* measured: hop - wait */
+    {
+        /* and says the hop was the 2 ranks' on the GPU, not hops alternating across a link */
+        FILE *y = fopen(mp, "r");
+        char line[512];
+        int said = 0;
+        ck_assert_ptr_nonnull(y);
+        while (fgets(line, sizeof line, y))
+            if (!strncmp(line, "signal_lat_local_ns:", 20)) {
+                ck_assert_msg(strstr(line, "2 ranks on the GPU") && !strstr(line, "alternating"), "%s", line);
+                said = 1;
+            }
+        fclose(y);
+        ck_assert(said);
+    }
     ck_assert_double_eq_tol(m->mem[AR_MEM_HBM].read_gbps, 4300, 1e-9);
     ck_assert_int_eq(m->calib.gpus, 1);
     int n;

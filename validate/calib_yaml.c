@@ -408,10 +408,16 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
             "measured: executor, x-rings%d/%d (every rank SIGNALs the next, WAITs for the previous),\n"
             "2 ranks: %.0f ns per hop across the link, minus %s",
             c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[0], less);
-        put(F, R, "signal_lat_local_ns", 0, fmax(0, c->ring_hop_ns[1] - wait - fence), 0,
-            "measured: the same with 4 ranks, hops alternating inside a GPU and across:\n"
-            "%.0f ns per hop inside a GPU, minus %s",
-            c->ring_hop_ns[1], less);
+        /* on one GPU the 2 ranks' hop is inside it (calib_rings) */
+        char hop[160];
+        if (pair)
+            snprintf(hop, sizeof hop, "the same with 4 ranks, hops alternating inside a GPU and across:\n%.0f ns per "
+                     "hop inside a GPU", c->ring_hop_ns[1]);
+        else
+            snprintf(hop, sizeof hop, "executor, x-rings%d/%d with 2 ranks on the GPU (every rank SIGNALs the\n"
+                     "next, WAITs for the previous): %.0f ns per hop", c->exec_n_lo, c->exec_n_hi, c->ring_hop_ns[1]);
+        put(F, R, "signal_lat_local_ns", 0, fmax(0, c->ring_hop_ns[1] - wait - fence), 0, "measured: %s, minus %s", hop,
+            less);
         if (c->fence_done)
             put(F, R, "signal_fence_ns", 0, c->fence_ns, 0,
                 "measured: executor, x-spairs%d/%d (a local 16-byte COPY and a SIGNAL) against\n"
