@@ -436,6 +436,69 @@ def fig_validation(results, out):
         note("validation: needs compare_*.csv in %s" % ", ".join(os.path.join(results, r) for r in VALIDATION_RUNS))
 
 
+# The latest runs of fresh rows, each drawn whole: a panel per measured file (placement, dtype,
+# counts or channels), every algorithm in its colour.
+VALIDATION_SETS = ["h100/fresh_2026-12-05T1406_1gpu", "h200/fresh_2026-12-04T0820_1gpu",
+                   "h200/fresh_2026-12-04T0837_1gpu", "h200/fresh_2026-12-04T1216_1gpu"]
+
+
+def fig_validation_sets(results, out):
+    """A run of fresh rows in one figure: predicted against measured, a panel per file."""
+    drawn = 0
+    for run in VALIDATION_SETS:
+        paths = sorted(glob.glob(os.path.join(results, run, "compare_*.csv")),
+                       key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)])
+        files = [(p, read_csv(p)) for p in paths]
+        files = [(p, rows) for p, rows in files if rows]
+        if not files:
+            continue
+        cols = min(5, len(files))
+        nrow = (len(files) + cols - 1) // cols
+        fig, axes = plt.subplots(nrow, cols, figsize=(3.0 * cols, 3.0 * nrow), squeeze=False)
+        met = [0, 0]
+        for i, (path, rows) in enumerate(files):
+            ax = axes[i // cols][i % cols]
+            for a in algo_order({r["algo"] for r in rows}):
+                c, m = style(a)
+                pts = [(float(r["measured_us"]), float(r["predicted_us"])) for r in rows if r["algo"] == a]
+                ax.loglog([p[0] for p in pts], [p[1] for p in pts], linestyle="none", marker=m, color=c, ms=3,
+                          alpha=0.8, label=a)
+            lo = min(min(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 0.8
+            hi = max(max(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 1.25
+            ax.plot([lo, hi], [lo, hi], color="black", lw=0.7)
+            ax.fill_between([lo, hi], [lo * 0.85, hi * 0.85], [lo * 1.15, hi * 1.15], color="#2ca02c", alpha=0.12, lw=0)
+            errs = sorted(abs(float(r["error_pct"])) for r in rows)
+            med, top = (errs[(len(errs) - 1) // 2] + errs[len(errs) // 2]) / 2, errs[-1]  # as validate's summary
+            met[0] += med <= 5
+            met[1] += top <= 15
+            name = os.path.basename(path)[len("compare_measured_1gpu_"):-len(".csv")].replace("_", " ")
+            ax.set_title("%s: %.1f%% / %.1f%%" % (name, med, top), fontsize=8.5)
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+            ax.tick_params(labelsize=6.5)
+            if i % cols == 0:
+                ax.set_ylabel("predicted (us)", fontsize=8)
+            if i + cols >= len(files):
+                ax.set_xlabel("measured (us)", fontsize=8)
+            if i == 0:
+                ax.legend(fontsize=6, loc="upper left")
+        for i in range(len(files), nrow * cols):
+            axes[i // cols][i % cols].axis("off")
+        meta = comments(files[0][0])
+        rows = files[0][1]
+        fig.suptitle("%s, fresh rows %s UTC, predicted by %s on %s\nmedian / max |error| per file: "
+                     "median <= 5%% in %d of %d files, max <= 15%% in %d; the band: within 15%%" %
+                     (meta.get("device", "?"), meta.get("measured on", "?")[:16].replace("T", " "),
+                      rows[0].get("predict_backend", "?"), rows[0].get("model", "?"), met[0], len(files), met[1]),
+                     fontsize=9)
+        fig.tight_layout()
+        kind, when = run.split("/")[0], run.split("/")[-1].replace("fresh_", "")
+        save(fig, out, "validation_set_%s_%s.png" % (kind, when))
+        drawn += 1
+    if not drawn:
+        note("validation_sets: needs compare_*.csv in %s" % ", ".join(os.path.join(results, r) for r in VALIDATION_SETS))
+
+
 # ------------------------------------------------------------ model vs reference
 
 def broken_pair(fig, spec, lo, hi):
@@ -625,6 +688,7 @@ FIGS = {
     "topology": lambda a: fig_topologies(a.data, a.out),
     "model_vs_measured": lambda a: fig_model_vs_measured(a.results, a.out),
     "validation": lambda a: fig_validation(a.validation, a.out),
+    "validation_sets": lambda a: fig_validation_sets(a.validation, a.out),
     "model_vs_reference": lambda a: fig_model_vs_reference(a.data, a.results, a.out),
     "busbw": lambda a: fig_busbw(a.data, a.results, a.out),
     "symm_mem": lambda a: [fig_symm_mem(b, a.out) for b in a.bench.split(",")],
