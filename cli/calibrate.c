@@ -181,7 +181,7 @@ int ar_cli_calibrate(int argc, char **argv) {
         goto out;
     }
     if (cx.ngpus == 1 && !base) {
-        const char *kind = strstr(cal.device, "H100") ? "h100_sxm" : strstr(cal.device, "H200") ? "h200_sxm" : NULL;
+        const char *kind = ar_calib_board_model(cal.device);
         if (!kind) {
             rc = ar_cli_fail("calibrate", "one GPU (%s) measures no link terms and no shipped model is of its kind: "
                                           "give --base MODEL to take them from", cal.device);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "config.h"
 #include "cli/opts.h"
+#include "validate/calib.h"
 
 int ar_cli_fail(const char *cmd, const char *fmt, ...) {
     char msg[1024];
@@ -178,7 +179,8 @@ static const struct { unsigned opt; const char *text; } usage_lines[] = {
     {AR_CLI_O(BACKEND), "  --backend ref|analytic|sim|cuda   executor (default: sim when built, else analytic)\n"},
     {AR_CLI_O(TOPOLOGY), "  --topology FILE|SPEC   YAML file, shipped name, or ring_1d:N, torus_2d:WxH, mesh_2d:WxH,\n"
                          "                         full:N, switch:N (default " AR_CLI_DEFAULT_TOPOLOGY ")\n"},
-    {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own\n"},
+    {AR_CLI_O(MODEL), "  --model FILE|NAME      hardware model replacing the topology's own (on the GPUs,\n"
+     "                         full:N and switch:N take their kind's: h100_sxm, h200_sxm)\n"},
     {AR_CLI_O(SET), "  --set KEY=V[,KEY=V..]  change model keys for a what-if: a key of arsim model keys, or\n"
                     "                         memory.LEVEL.KEY, links.KIND.KEY (e.g. switch_reduce=1)\n"},
     {AR_CLI_O(OP), "  --op allreduce|reducescatter|allgather|matmul-allreduce|allgather-matmul   the\n"
@@ -872,12 +874,22 @@ static int apply_set(const ar_cli_opts_t *o, ar_topo_t *t) {
     return AR_CLI_OK;
 }
 
+/* Whether the command runs on this machine's GPUs: bench, or a cuda backend among those asked. */
+static int on_gpus(const ar_cli_opts_t *o) {
+    if (!strcmp(o->cmd, "bench")) return 1;
+    for (int i = 0; i < o->nbackends; i++)
+        if (!strcmp(o->backends[i], "cuda")) return 1;
+    return 0;
+}
+
 int ar_cli_topo_open(const ar_cli_opts_t *o, const char *spec, ar_topo_t **out) {
     ar_error_t err;
     ar_error_clear(&err);
     ar_topo_t *t = NULL;
     *out = NULL;
-    if (ar_topo_open(spec, o->model, &t, &err) != AR_OK) {
+    /* on the GPUs, a board's defaults (channels, chunks, auto's choice) come from their own kind's model */
+    const char *model = o->model ? o->model : on_gpus(o) ? ar_calib_gpu_model(spec) : NULL;
+    if (ar_topo_open(spec, model, &t, &err) != AR_OK) {
         if (!err.message[0] && !err.file[0]) snprintf(err.file, sizeof err.file, "%s", spec);
         return ar_cli_fail_err(o->cmd, &err) ? 2 : 2;
     }

@@ -693,6 +693,29 @@ START_TEST(calib_run_without_gpu) {
 }
 END_TEST
 
+/* ---- the model a run on the GPUs takes ---- */
+
+/* A GPU's kind names its shipped model; a board the builders lay out takes the model of the
+ * machine's GPUs, where there are some of a shipped kind; a grid or a file keeps its own. */
+START_TEST(calib_gpu_model_by_kind) {
+    ck_assert_str_eq(ar_calib_board_model("1 x NVIDIA H100 80GB HBM3 (132 SMs, 79 GiB), CUDA driver 13.0"), "h100_sxm");
+    ck_assert_str_eq(ar_calib_board_model("2 x NVIDIA H200 (132 SMs, 140 GiB)"), "h200_sxm");
+    ck_assert_ptr_null(ar_calib_board_model("1 x NVIDIA A100-SXM4-80GB"));
+    ck_assert_ptr_null(ar_calib_gpu_model("torus_2d:4x4"));
+    ck_assert_ptr_null(ar_calib_gpu_model("hgx_h100_8"));
+    ck_assert_ptr_null(ar_calib_gpu_model(NULL));
+    char dev[256];
+    ar_error_t err;
+    ar_error_clear(&err);
+    const char *want = ar_calib_device_info(dev, sizeof dev, &err) == AR_OK ? ar_calib_board_model(dev) : NULL;
+    for (int i = 0; i < 2; i++) {
+        const char *got = ar_calib_gpu_model(i ? "switch:4" : "full:2");
+        if (want) ck_assert_str_eq(got, want);
+        else ck_assert_ptr_null(got);
+    }
+}
+END_TEST
+
 /* ---- the commands (the built binary) ---- */
 
 /* Names of this process's own (two test runs at once must not share files). */
@@ -810,6 +833,7 @@ Suite *suite_validate(void) {
         {"model calibration block", calib_block_unknown_key},
         {"ar_validate_calib_write products", calib_gemm_from_products},
         {"ar_calib_run", calib_run_without_gpu},
+        {"ar_calib_gpu_model", calib_gpu_model_by_kind},
         {"arsim calibrate/validate refusals", cli_calibrate_and_validate_refusals},
         {"arsim validate --refs", cli_validate_refs},
         {"ar_bench_csv_row", bench_rows_format},

@@ -212,6 +212,16 @@ typedef struct ar_calib_s {
  * when there is none, AR_ENOTSUP in a build without CUDA. */
 int ar_calib_device_info(char *buf, unsigned long len, ar_error_t *err);
 
+/* The shipped model of the GPU kind ar_calib_device_info names ("h100_sxm", "h200_sxm"), or
+ * NULL where none is of its kind. */
+const char *ar_calib_board_model(const char *device);
+
+/* The model a run on this machine's GPUs takes on topology `spec` where none was asked:
+ * the shipped model of the GPUs' kind on a board the builders lay out (full:N, switch:N),
+ * whose own default is one kind's (h200_sxm); NULL otherwise (a file's topology keeps its
+ * own model, as does a machine without a GPU of a shipped kind). */
+const char *ar_calib_gpu_model(const char *spec);
+
 /* Run every benchmark: those across the link only when opts->dev1 >= 0. AR_EDEVICE when
  * a GPU asked for is not there or two have no peer access; AR_ENOTSUP in a build
  * without CUDA. */

@@ -675,3 +675,15 @@ int ar_validate_calib_write(FILE *f, const ar_calib_t *c, const ar_calib_fit_t *
     fprintf(f, "#   calibration wall time: %.1f s\n", c->wall_s);
     return ferror(f) ? AR_ERR(err, AR_EIO, "calibrate: write error") : AR_OK;
 }
+
+const char *ar_calib_board_model(const char *device) {
+    return strstr(device, "H100") ? "h100_sxm" : strstr(device, "H200") ? "h200_sxm" : NULL;
+}
+
+const char *ar_calib_gpu_model(const char *spec) {
+    if (!spec || (strncmp(spec, "full:", 5) && strncmp(spec, "switch:", 7))) return NULL;
+    char device[256];
+    ar_error_t err;
+    ar_error_clear(&err);
+    return ar_calib_device_info(device, sizeof device, &err) == AR_OK ? ar_calib_board_model(device) : NULL;
+}

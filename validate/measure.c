@@ -142,7 +142,8 @@ int ar_validate_measure(const ar_measure_t *o, FILE *csv, ar_vrows_t *keep, ar_e
             const size_t es = ar_dtype_size(dt);
             for (int is = 0; is < nsizes; is++) sizes[is] = o->counts ? o->sizes[is] * es : (o->sizes[is] + es - 1) / es * es;
             ar_topo_t *t = NULL;
-            if ((rc = ar_topo_open(spec, o->model, &t, err)) != AR_OK) break;
+            const char *model = o->model ? o->model : ar_calib_gpu_model(spec);
+            if ((rc = ar_topo_open(spec, model, &t, err)) != AR_OK) break;
             int nranks = placements[ip] * t->ndevices;
             if (nranks != t->nranks && (rc = ar_topo_place_blocks(t, nranks, err)) != AR_OK) {
                 ar_topo_free(t);
