@@ -5,7 +5,6 @@
 #include "arsim/bound.h"
 #include "arsim/cost.h"
 #include "arsim/util.h"
-#include "cost/internal.h"
 
 /* Past this many devices the cut term is left out (0): any cut gives a valid bound, the
  * narrowest only a tighter one, and finding it costs a max-flow per device. */
@@ -282,14 +281,6 @@ static double links_alone(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffe
             double sum = 0;
             for (uint32_t i = 0; i < ch->nops && !(most > past) && !(sum > past); i++) {
                 const ar_op_t *op = &p->ops[ch->first + i];
-                if (chain && r == lo && op->code == AR_OP_WAIT) { /* its overhead, its flag there at once */
-                    sum += ar_cost_wait_s(t);
-                    continue;
-                }
-                if (chain && r == lo && op->code == AR_OP_SIGNAL) { /* a run's fence, the run at once */
-                    if (i == 0 || p->ops[ch->first + i - 1].code != AR_OP_SIGNAL) sum += ar_cost_fence_s(t);
-                    continue;
-                }
                 const int timed = chain && r == lo && op->code != AR_OP_WAIT && op->code != AR_OP_SIGNAL;
                 if (!ar_op_moves_data(op) && !timed) continue;
                 ar_op_cost_t cost;

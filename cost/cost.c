@@ -679,8 +679,6 @@ int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start) {
 
 double ar_cost_wait_s(const ar_topo_t *t) { return t->model->wait_overhead_ns * 1e-9; }
 
-double ar_cost_fence_s(const ar_topo_t *t) { return t->model->signal_fence_ns * 1e-9; }
-
 double ar_cost_land_s(const ar_topo_t *t, double bytes) {
     double g = t->model->chan_write_land_gbps;
     return g > 0 ? bytes / (g * 1e9) : 0;
@@ -725,7 +723,7 @@ double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op
 
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,
                                double at) {
-    const double fence = ar_cost_fence_s(t), ns = t->model->signal_release_chan_ns;
+    const double fence = t->model->signal_fence_ns * 1e-9, ns = t->model->signal_release_chan_ns;
     const ar_chan_t *c = &p->chans[gi];
     if (!(ns > 0) || (pc > 0 && p->ops[c->first + pc - 1].code == AR_OP_SIGNAL)) return fence;
     const int across = ar_cost_cross_count(x, t->placement[gi / p->nchannels], at);

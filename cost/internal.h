@@ -54,9 +54,6 @@ double ar_cost_launch_s(const ar_topo_t *t);
 int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start);
 /* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
 double ar_cost_wait_s(const ar_topo_t *t);
-/* The least a SIGNAL's release fence takes (signal_fence_ns): every SIGNAL that begins a run
- * takes it at least (ar_cost_release_floor_s), the run's others nothing. */
-double ar_cost_fence_s(const ar_topo_t *t);
 /* 1 when a COPY/REDUCE of p has a pointer not 16-byte aligned at its start or end (the
  * executor moves that head or tail element by element). */
 int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op);

@@ -94,8 +94,7 @@ double ar_bound_plan_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buff
 double ar_bound_own_links(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
 /* A floor of the analytic walk's time for plan p from one rank's channels alone (the first
  * rank p holds): the longest of them, its ops one after another, each at its own latency and
- * its bytes at its own rate, every byte warm, nothing shared, no WAIT held (each its own
- * overhead), each run of SIGNALs its release fence. Where latency
+ * its bytes at its own rate, every byte warm, nothing shared, no WAIT held. Where latency
  * rules the links' floor is near 0 and this one is not (torus2d laid over ring_1d:16384 at
  * 8 KB, each column's step 128 hops: rank 0's chain alone, not its 8 M ops of every rank). */
 double ar_bound_own_chain(const ar_topo_t *t, const ar_plan_t *p, ar_mem_t buffer);
