@@ -504,7 +504,11 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
         if (brc == AR_ELIMIT) break;
-        if (ch == lo && !isfinite(s)) break; /* it does not run (a buffer too small): its run says why */
+        /* it does not run (a buffer too small): its run says why; but past a time asked
+         * (k.max_s, auto's twice the best so far) the fewest channels are only too slow, and
+         * more may not be (1stage on 2 ranks of one H100 at 256 KB: one channel past 13.7
+         * us, 64 take 4.06, where auto had taken 2stage's 6.10) */
+        if (ch == lo && !isfinite(s) && !(k.max_s > 0)) break;
         time[n] = s, chans[n++] = ch;
         spent += nops;
         /* more channels, more ops (about twice): stop before the search costs more than
@@ -1362,6 +1366,12 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
     const int may_stand = may_stand_for_all(a, t, o);
     const int timed = default_chunk(t, algo, count, dt, buffer, target, may_stand ? 8 * AR_CASE_TUNE_MAX_OPS : 0, 0, out,
                                     predicted_s);
+    /* The channels' search ran at AR_CASE_TUNE_MAX_BYTES at most: where no plan was timed at
+     * the count itself (its floor past o->max_s, auto's twice the best so far), its time there
+     * is not known, and the search's, of a smaller size, is no time of this case (1stage, 8
+     * ranks on one H100 at 256 MB: 1084 us at 16 MB, which auto took over 2stage's 3058, to
+     * run 23838). */
+    if (!timed && count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES) *predicted_s = INFINITY;
     /* No plan at these lanes timed at the count (every rank's ops past the search's, where the
      * lanes leave the ranks' parts uneven and the even counts around it are too far apart:
      * 2stage on switch:256 at 10^8 bytes, 128 lanes): the most lanes, halved, that are. */

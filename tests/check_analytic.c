@@ -2577,6 +2577,35 @@ START_TEST(test_auto_picks_least) {
 }
 END_TEST
 
+/* auto on ranks sharing one H100: the least of the algorithms at their defaults where a
+ * candidate's fewest channels are past twice the best so far (1stage on 2 ranks at 256 KB:
+ * one channel past 13.7 us, its defaults 4.06, where auto took 2stage's 6.10) and past the
+ * size the channels are searched at (AR_CASE_TUNE_MAX_BYTES: 1stage on 8 ranks at 256 MB,
+ * whose 16 MB time, 1084 us, took auto over 2stage's 3058, to run 23838). */
+START_TEST(test_auto_least_sharing_gpu) {
+    static const struct { int ranks; uint64_t count; } cases[] = {{2, (uint64_t)1 << 17}, {8, (uint64_t)1 << 27}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_topo_t *t = tu_topo_open("full:1", "h100_sxm");
+        ar_error_t err;
+        ck_assert_msg(ar_topo_place_blocks(t, cases[i].ranks, &err) == AR_OK, "%s", err.message);
+        char label[64], want[64] = "";
+        const double got = case_time(t, "auto", cases[i].count, 0, NULL, label, sizeof label);
+        double least = INFINITY;
+        for (const ar_algo_t *const *a = ar_algo_all(); *a; a++) {
+            if (!ar_algo_computes(*a, AR_COLL_ALLREDUCE) || (*a)->chooser) continue;
+            char l[64];
+            const double s = case_time(t, (*a)->name, cases[i].count, 0, NULL, l, sizeof l);
+            if (s < least) least = s, snprintf(want, sizeof want, "auto:%s/", (*a)->name);
+        }
+        ck_assert_msg(got <= least * (1 + 1e-9), "%d ranks: auto %g s (%s), least %g s (%s)", cases[i].ranks, got, label,
+                      least, want);
+        ck_assert_msg(!strncmp(label, want, strlen(want)), "%d ranks: auto's row says %s, want %s..", cases[i].ranks,
+                      label, want);
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* No row of a backend predicts below the bound where channels do not share links; and
  * the bound is what rows carry. */
 START_TEST(test_bound_row) {
@@ -2985,6 +3014,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_fewer_lanes_large);
     tcase_add_test(tc, test_default_channels_fit_units);
     tcase_add_test(tc, test_auto_picks_least);
+    tcase_add_test(tc, test_auto_least_sharing_gpu);
     tcase_add_test(tc, test_plan_links_floor);
     tcase_add_test(tc, test_auto_past_search);
     tcase_add_test(tc, test_even_counts);
