@@ -2899,12 +2899,15 @@ START_TEST(test_plan_chain_floor) {
     EQ(ar_bound_own_chain(t, p, AR_MEM_HBM), cost.lat_s + cost.move_s);
     ar_plan_free(p);
     ar_topo_free(t);
-    static const struct { const char *topo, *algo, *model; uint64_t count; } cases[] = {
-        {"ring_1d:8", "ring", NULL, 1u << 19},          {"torus_2d:4x4", "torus2d", NULL, 1u << 19},
-        {"full:8", "2stage", "h200_sxm", 1u << 19},     {"switch:8", "center_root", "h200_sxm", 4096},
-        {"ring_1d:64", "torus2d", NULL, 4096},          {"mesh_2d:4x4", "mesh2d", NULL, 1u << 16}};
+    static const struct { const char *topo, *algo, *model; uint64_t count; int ranks; } cases[] = {
+        {"ring_1d:8", "ring", NULL, 1u << 19, 0},       {"torus_2d:4x4", "torus2d", NULL, 1u << 19, 0},
+        {"full:8", "2stage", "h200_sxm", 1u << 19, 0},  {"switch:8", "center_root", "h200_sxm", 4096, 0},
+        {"ring_1d:64", "torus2d", NULL, 4096, 0},       {"mesh_2d:4x4", "mesh2d", NULL, 1u << 16, 0},
+        /* ranks sharing one GPU under a GPU's model, fences and all */
+        {"full:1", "torus2d", "h100_sxm", 1u << 17, 2}, {"full:1", "1stage", "h100_sxm", 1u << 17, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         t = tu_topo_open(cases[i].topo, cases[i].model);
+        if (cases[i].ranks) ck_assert_msg(ar_topo_place_blocks(t, cases[i].ranks, &err) == AR_OK, "%s", err.message);
         ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT;
         ck_assert_int_eq(ar_algo_build(cases[i].algo, t, cases[i].count, AR_BF16, &o, &p, &err), AR_OK);
         const double chain = ar_bound_own_chain(t, p, AR_MEM_HBM), links = ar_bound_own_links(t, p, AR_MEM_HBM);
