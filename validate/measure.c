@@ -126,6 +126,8 @@ int ar_validate_measure(const ar_measure_t *o, FILE *csv, ar_vrows_t *keep, ar_e
     const int np = o->nplacements ? o->nplacements : 3;
     uint64_t sizes[AR_MEASURE_MAX_SIZES];
     const int nsizes = o->nsizes < AR_MEASURE_MAX_SIZES ? o->nsizes : AR_MEASURE_MAX_SIZES;
+    /* the GPUs' own kind's model on a board, where none was asked (ar_calib_gpu_model) */
+    const char *model = o->model ? o->model : ar_calib_gpu_model(spec);
     double t0 = ar_now_s();
     int rc = AR_OK, nrows = 0;
     for (int ip = 0; ip < np && rc == AR_OK; ip++) {
@@ -142,7 +144,6 @@ int ar_validate_measure(const ar_measure_t *o, FILE *csv, ar_vrows_t *keep, ar_e
             const size_t es = ar_dtype_size(dt);
             for (int is = 0; is < nsizes; is++) sizes[is] = o->counts ? o->sizes[is] * es : (o->sizes[is] + es - 1) / es * es;
             ar_topo_t *t = NULL;
-            const char *model = o->model ? o->model : ar_calib_gpu_model(spec);
             if ((rc = ar_topo_open(spec, model, &t, err)) != AR_OK) break;
             int nranks = placements[ip] * t->ndevices;
             if (nranks != t->nranks && (rc = ar_topo_place_blocks(t, nranks, err)) != AR_OK) {
