@@ -375,6 +375,16 @@ def fig_model_vs_measured(results, out):
 VALIDATION_RUNS = ["h200/fresh_2026-11-28T1248", "h200/fresh_2026-12-02T2252_1gpu", "h200/fresh_2026-12-02T0531_1gpu", "h200/fresh_2026-12-02T0126_1gpu", "h200/fresh_2026-12-01T1739_1gpu", "h200/fresh_2026-12-01T2200_1gpu", "h100/fresh_2026-11-27T2130", "h100/fresh_2026-11-28T0620_1gpu"]
 
 
+def diagonal_band(ax, rows):
+    """Predicted against measured: the diagonal, the band within 15%, both axes over the rows."""
+    lo = min(min(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 0.8
+    hi = max(max(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 1.25
+    ax.plot([lo, hi], [lo, hi], color="black", lw=0.7)
+    ax.fill_between([lo, hi], [lo * 0.85, hi * 0.85], [lo * 1.15, hi * 1.15], color="#2ca02c", alpha=0.12, lw=0)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+
+
 def fig_validation(results, out):
     """Predicted against measured, log-log, a panel per algorithm, for each compared file."""
     drawn = 0
@@ -402,15 +412,9 @@ def fig_validation(results, out):
                         ax.loglog([p[0] for p in pts], [p[1] for p in pts], linestyle="none",
                                   marker=marks[j % len(marks)], color=c, ms=3.5, alpha=0.85,
                                   label="%d rank%s a GPU" % (rp, "" if rp == 1 else "s"))
-                lo = min(min(float(r["measured_us"]), float(r["predicted_us"])) for r in sub) * 0.8
-                hi = max(max(float(r["measured_us"]), float(r["predicted_us"])) for r in sub) * 1.25
-                ax.plot([lo, hi], [lo, hi], color="black", lw=0.7)
-                ax.fill_between([lo, hi], [lo * 0.85, hi * 0.85], [lo * 1.15, hi * 1.15], color="#2ca02c", alpha=0.12,
-                                lw=0)
+                diagonal_band(ax, sub)
                 errs = sorted(abs(float(r["error_pct"])) for r in sub)
                 ax.set_title("%s: median %.1f%%, max %.1f%%" % (a, errs[len(errs) // 2], errs[-1]), fontsize=8.5)
-                ax.set_xlim(lo, hi)
-                ax.set_ylim(lo, hi)
                 ax.tick_params(labelsize=7)
                 if i % cols == 0:
                     ax.set_ylabel("predicted (us)", fontsize=8)
@@ -463,18 +467,13 @@ def fig_validation_sets(results, out):
                 pts = [(float(r["measured_us"]), float(r["predicted_us"])) for r in rows if r["algo"] == a]
                 ax.loglog([p[0] for p in pts], [p[1] for p in pts], linestyle="none", marker=m, color=c, ms=3,
                           alpha=0.8, label=a)
-            lo = min(min(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 0.8
-            hi = max(max(float(r["measured_us"]), float(r["predicted_us"])) for r in rows) * 1.25
-            ax.plot([lo, hi], [lo, hi], color="black", lw=0.7)
-            ax.fill_between([lo, hi], [lo * 0.85, hi * 0.85], [lo * 1.15, hi * 1.15], color="#2ca02c", alpha=0.12, lw=0)
+            diagonal_band(ax, rows)
             errs = sorted(abs(float(r["error_pct"])) for r in rows)
             med, top = (errs[(len(errs) - 1) // 2] + errs[len(errs) // 2]) / 2, errs[-1]  # as validate's summary
             met[0] += med <= 5
             met[1] += top <= 15
             name = os.path.basename(path)[len("compare_measured_1gpu_"):-len(".csv")].replace("_", " ")
             ax.set_title("%s: %.1f%% / %.1f%%" % (name, med, top), fontsize=8.5)
-            ax.set_xlim(lo, hi)
-            ax.set_ylim(lo, hi)
             ax.tick_params(labelsize=6.5)
             if i % cols == 0:
                 ax.set_ylabel("predicted (us)", fontsize=8)
