@@ -427,6 +427,28 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     return AR_OK;
 }
 
+/* Whether o's plan at `channels` is bound by its latencies, not its bytes, in the model: half
+ * the count predicts no less than AR_CASE_TUNE_HW_GAIN below the count. Both are whole
+ * 16-byte vectors (the count rounded up), so that an op's scalar tail, which a count's half
+ * may not have, is no part of the difference. */
+static int latency_bound(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
+                         int channels, ar_mem_t buffer, const ar_backend_ops_t *target) {
+    const uint64_t v = 16 / ar_dtype_size(dt), whole = (count + v - 1) / v * v, half = (whole / 2 + v - 1) / v * v;
+    if (half >= whole) return 0;
+    ar_algo_opts_t k = *o;
+    k.channels = channels;
+    double s[2];
+    for (int i = 0; i < 2; i++) {
+        int brc;
+        uint64_t nops;
+        ar_error_t e;
+        ar_error_clear(&e);
+        s[i] = predict(t, algo, i ? half : whole, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+        if (brc != AR_OK || !isfinite(s[i])) return 0;
+    }
+    return s[1] >= s[0] * (1 - AR_CASE_TUNE_HW_GAIN);
+}
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -436,6 +458,16 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
     key.algo = a, key.model = t->model, key.count = count < most ? count : most, key.chunk_bytes = o->chunk_bytes;
+    /* On hardware the channels are those of the count's whole 16-byte vectors: an op's
+     * scalar tail costs about alike at every count of channels (one H100, 1001 elements
+     * against 1008: 0.4-1.4 us more at 1 to 8), while the model's share of it moves its
+     * ranking within the error the counts are not ranked by, and an odd count took other
+     * channels than its neighbour (2stage, 2 ranks, fp32 at 65537: 64, at 65540: 32,
+     * measured 1.11x). */
+    if (hardware) {
+        const uint64_t v = 16 / ar_dtype_size(dt);
+        key.count = (key.count + v - 1) / v * v;
+    }
     key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
     key.channels = o->channels, key.hardware = hardware, key.coll = o->coll;
@@ -534,11 +566,33 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
          * the model has 0.2% apart), and cost where every block's flags and launch weigh
          * more than its bytes (4 x H100, 2stage at 1 MB: 26.7 us at 128, 22.6 at 32, which
          * the model has 2% apart the other way). The middle of the counts it cannot rank
-         * (the lower one of two) is at most half their span from the best of them. */
+         * is at most half their span from the best of them; of two, the one the model has
+         * faster (one H100, 2 ranks, 1stage at 2 MB: 64 channels 4.5% faster than 32 in the
+         * model, measured 7.53 us against 8.94; so taken, every one of 198 cells of 2, 4 and
+         * 8 ranks, 4 KB to 256 MB, within 1.10x of its best count, the lower of two 1.22x). But a
+         * count the model has slower than fewer channels, by more than it tells from its
+         * rounding (AR_CASE_TUNE_FLAT), is no hedge: there the model already sees what more
+         * blocks cost, and the hardware's own share of that cost is larger (one H100, 4
+         * ranks, 2stage at 1001 elements: 4 channels, 1.6% slower than 2 in the model,
+         * measured 1.14x one channel's time at 1008, where the model ranks more channels
+         * 6% slower and one is taken). Nor is there a hedge where the fewest channels are
+         * already within the model's error of the least and the plan is bound by its
+         * latencies (latency_bound): more channels have no bytes to share there, only blocks
+         * to add, whose flags the model has fast at such sizes (one H100, 4 ranks, ring at
+         * 1001 elements: 4 channels within 0.4% of one in the model, measured 18.77 us
+         * against 17.81). Where bytes cost but the model is flat in channels (naive, bound
+         * by the host link), the middle stays: more channels there keep more of the host's
+         * reads in flight, which the model does not count (4 ranks at 32 KB: 21.0 us on 4,
+         * 23.6 on one). */
         int flat[32], nflat = 0;
-        for (int i = 0; i < n; i++)
-            if (time[i] <= least * (1 + AR_CASE_TUNE_HW_GAIN)) flat[nflat++] = i;
-        const int mid = flat[(nflat - 1) / 2];
+        double fewer_least = INFINITY;
+        for (int i = 0; i < n; i++) {
+            if (time[i] <= least * (1 + AR_CASE_TUNE_HW_GAIN) && time[i] <= fewer_least * (1 + AR_CASE_TUNE_FLAT))
+                flat[nflat++] = i;
+            fewer_least = fmin(fewer_least, time[i]);
+        }
+        int mid = nflat == 2 ? (time[flat[1]] < time[flat[0]] ? flat[1] : flat[0]) : flat[(nflat - 1) / 2];
+        if (flat[0] == 0 && nflat > 1 && latency_bound(t, algo, key.count, dt, &k, chans[0], buffer, target)) mid = 0;
         out->channels = chans[mid], *predicted_s = time[mid];
     }
     if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
@@ -1419,6 +1473,18 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
             if (fewer[i].channels >= 1)
                 take_lanes_if_faster(t, algo, count, dt, buffer, target, fewer[i].channels, fewer[i].gain, out,
                                      predicted_s);
+    }
+    /* On hardware too the lanes found at AR_CASE_TUNE_MAX_BYTES are not those of a larger
+     * count: twice and half as many are timed at the count, each with its chunk chosen alike,
+     * and taken where they predict what the model can rank, AR_CASE_TUNE_HW_GAIN less
+     * (torus2d, 4 ranks on one H100 at 128 MB: 16 lanes found at 16 MB, where 32 are 4.6%
+     * slower; at 128 MB 32 predict 14.5% less, and run 876 us against 16's 1034). */
+    if (count * ar_dtype_size(dt) > AR_CASE_TUNE_MAX_BYTES && hardware && !lanes_asked && isfinite(*predicted_s)) {
+        const int found = out->channels;
+        if (2 * found <= a->max_channels && (uint64_t)(2 * found) <= count)
+            take_lanes_if_faster(t, algo, count, dt, buffer, target, 2 * found, AR_CASE_TUNE_HW_GAIN, out, predicted_s);
+        if (out->channels == found && found / 2 >= 1)
+            take_lanes_if_faster(t, algo, count, dt, buffer, target, found / 2, AR_CASE_TUNE_HW_GAIN, out, predicted_s);
     }
     if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
     return AR_OK;

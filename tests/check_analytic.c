@@ -2371,6 +2371,83 @@ START_TEST(test_default_hardware_chunk) {
 }
 END_TEST
 
+/* The channels hardware takes (the cuda backend's rules; no GPU is needed to ask them), ranks
+ * sharing one H100: the channels, and the model's time of the plan chosen. */
+static int hardware_channels(ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, int channels, double *s) {
+    ar_error_t err;
+    ar_algo_opts_t o = AR_ALGO_OPTS_DEFAULT, out;
+    o.channels = channels;
+    ck_assert_msg(ar_case_defaults(t, algo, count, dt, &o, AR_MEM_HBM, "cuda", &out, s, &err) == AR_OK, "%s",
+                  err.message);
+    return out.channels;
+}
+
+/* On hardware the channels of a count are those of its whole 16-byte vectors: an odd count
+ * takes its aligned neighbour's (2stage, 2 ranks of one H100, fp32 at 65537 took 64 where
+ * 65540 took 32, measured 1.11x). Where the fewest channels are within the model's error of
+ * the best and the plan is bound by its latencies, they are taken (ring and 2stage on 4 ranks
+ * at 1001 and 1008 elements: one, where 4 to 8 ran up to 1.14x slower); where bytes cost but
+ * the model is flat in channels (naive at 32 KB, the host link), not. */
+START_TEST(test_default_hardware_channels) {
+    if (!ar_backend_find("cuda")) return;
+    ar_error_t err;
+    static const struct { int ranks; const char *algo; ar_dtype_t dt; uint64_t odd, aligned; } pairs[] = {
+        {2, "2stage", AR_FP32, 65537, 65540}, {2, "1stage", AR_FP32, 1000003, 1000004},
+        {4, "ring", AR_BF16, 1001, 1008},     {4, "2stage", AR_BF16, 1001, 1008},
+        {8, "torus2d", AR_BF16, 65537, 65544}, {8, "1stage", AR_FP32, 16777259, 16777260},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        ar_topo_t *t = shipped_topo("h100_sxm", "full:1");
+        ck_assert_int_eq(ar_topo_place_blocks(t, pairs[i].ranks, &err), AR_OK);
+        double s;
+        const int odd = hardware_channels(t, pairs[i].algo, pairs[i].odd, pairs[i].dt, 0, &s);
+        const int aligned = hardware_channels(t, pairs[i].algo, pairs[i].aligned, pairs[i].dt, 0, &s);
+        ck_assert_msg(odd == aligned, "%s, %d ranks: %d channels at %llu, %d at %llu", pairs[i].algo, pairs[i].ranks,
+                      odd, (unsigned long long)pairs[i].odd, aligned, (unsigned long long)pairs[i].aligned);
+        if (pairs[i].odd == 1001) ck_assert_int_eq(odd, 1);
+        ar_topo_free(t);
+    }
+    ar_topo_t *t = shipped_topo("h100_sxm", "full:1");
+    ck_assert_int_eq(ar_topo_place_blocks(t, 4, &err), AR_OK);
+    double s1, s;
+    hardware_channels(t, "naive", 16384, AR_BF16, 1, &s1);
+    const int ch = hardware_channels(t, "naive", 16384, AR_BF16, 0, &s);
+    ck_assert_msg(ch > 1 && s <= s1 * (1 + AR_CASE_TUNE_HW_GAIN), "naive at 32 KB: %d channels, %g s (one: %g s)", ch, s,
+                  s1);
+    ar_topo_free(t);
+}
+END_TEST
+
+/* Past AR_CASE_TUNE_MAX_BYTES, where the channels were found, hardware takes twice or half
+ * of them where the model has them AR_CASE_TUNE_HW_GAIN faster at the count itself (1stage on
+ * 8 ranks of one H100 at 32 MB, 2stage on 4 at 128 MB); none of the three then predicts that
+ * much less than the one taken. */
+START_TEST(test_default_hardware_past_search) {
+    if (!ar_backend_find("cuda")) return;
+    ar_error_t err;
+    static const struct { const char *algo; int ranks; uint64_t count; } cases[] = {{"1stage", 8, (uint64_t)16 << 20},
+                                                                                     {"2stage", 4, (uint64_t)64 << 20}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ar_topo_t *t = shipped_topo("h100_sxm", "full:1");
+        ck_assert_int_eq(ar_topo_place_blocks(t, cases[i].ranks, &err), AR_OK);
+        double s, found_s, at_16m;
+        const int ch = hardware_channels(t, cases[i].algo, cases[i].count, AR_BF16, 0, &s);
+        const int found = hardware_channels(t, cases[i].algo, (uint64_t)8 << 20, AR_BF16, 0, &at_16m);
+        hardware_channels(t, cases[i].algo, cases[i].count, AR_BF16, found, &found_s);
+        ck_assert_msg(ch != found && s < found_s * (1 - AR_CASE_TUNE_HW_GAIN),
+                      "%s: %d channels (%g s), %d found at 16 MB (%g s at the count)", cases[i].algo, ch, s, found,
+                      found_s);
+        for (int k = ch / 2; k <= 2 * ch; k *= 2) {
+            double other;
+            hardware_channels(t, cases[i].algo, cases[i].count, AR_BF16, k, &other);
+            ck_assert_msg(other >= s * (1 - AR_CASE_TUNE_HW_GAIN), "%s: %d channels %g s, %d %g s", cases[i].algo, ch, s,
+                          k, other);
+        }
+        ar_topo_free(t);
+    }
+}
+END_TEST
+
 /* A fused op's defaults: a model backend overlaps partitions where they predict less
  * (16384 x 8192 x 8192 on 2 x H100); hardware keeps the product whole, alone on every SM;
  * partitions asked are kept on both. */
@@ -3012,6 +3089,8 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_ladder_rank0_on);
     tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);
+    tcase_add_test(tc, test_default_hardware_channels);
+    tcase_add_test(tc, test_default_hardware_past_search);
     tcase_add_test(tc, test_default_even_lanes);
     tcase_add_test(tc, test_default_chunk_channels_asked);
     tcase_add_test(tc, test_default_fewer_lanes_large);

@@ -127,7 +127,11 @@ double ar_case_default_max_mem(void);
  * chosen as below);
  * for a model backend the fewest within AR_CASE_TUNE_FLAT of the least time (the fewest ops to simulate for what
  * the model cannot tell apart), for hardware (bench, cuda) the middle one of those within
- * AR_CASE_TUNE_HW_GAIN, the model's own error. Then, where the
+ * AR_CASE_TUNE_HW_GAIN, the model's own error (of two, the faster; none more than
+ * AR_CASE_TUNE_FLAT slower than fewer channels; the fewest where those are within it and the
+ * plan is bound by its latencies), found at the count's whole 16-byte vectors, and past
+ * AR_CASE_TUNE_MAX_BYTES twice or half those where they predict AR_CASE_TUNE_HW_GAIN less at
+ * the case's count. Then, where the
  * channels were chosen (not asked) and no chunk was asked, the chunk, at those channels and
  * the case's count: the algorithm's own, then the vector's bytes (to a power of two) over
  * powers of four down to 16 KiB, and where AR_CASE_TUNE_PLAN_OPS stops that ladder the
