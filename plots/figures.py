@@ -652,10 +652,10 @@ def fig_symm_mem(bench, out):
     """busbw against size on the GPUs of one call: arsim's auto and NCCL (arsim bench, its CSV) beside
     PyTorch's symmetric-memory one-shot and two-shot and NCCL through torch (bench/symm_mem.py,
     the same machine and call), with the floor: bytes over the measured two-way link ceiling."""
-    ours = read_csv(os.path.join(bench, "bench_auto.csv"))
+    ours = read_csv(os.path.join(bench, "bench_auto.csv")) or read_csv(os.path.join(bench, "auto.csv"))
     symm = read_csv(os.path.join(bench, "symm_mem.csv"))
     if not ours or not symm:
-        note("symm_mem: needs bench_auto.csv and symm_mem.csv in %s (bench/symm_mem.py, arsim bench)" % bench)
+        note("symm_mem: needs bench_auto.csv (or auto.csv) and symm_mem.csv in %s (bench/symm_mem.py, arsim bench)" % bench)
         return
     device = ours[0].get("device", "?")
     ngpus = int(ours[0].get("ngpus") or 2)
@@ -703,7 +703,7 @@ def main():
     ap.add_argument("--validation", default=os.path.join(top, "validate", "results"),
                     help="the per-kind validation runs (KIND/fresh_DATE/compare_*.csv)")
     ap.add_argument("--bench", default=",".join(os.path.join(top, "bench", "results", d) for d in
-                                                 ("h200_2026-11-27T1627", "h200x4_2026-11-27T1635")),
+                                                 ("h200x2_2026-11-28T1335_auto_symm", "h200x4_2026-11-27T1635")),
                     help="folders (comma list) of a GPU call's arsim bench and bench/symm_mem.py CSVs")
     ap.add_argument("--out", "-o", default=os.path.join(top, "docs", "figures"), help="output folder (or file for --topology)")
     ap.add_argument("--only", default="", help="comma list of: " + ", ".join(FIGS))
