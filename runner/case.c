@@ -427,26 +427,28 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     return AR_OK;
 }
 
-/* Whether o's plan at `channels` is bound by its latencies, not its bytes, in the model: half
- * the count predicts no less than AR_CASE_TUNE_HW_GAIN below the count. Both are whole
- * 16-byte vectors (the count rounded up), so that an op's scalar tail, which a count's half
- * may not have, is no part of the difference. */
+/* count rounded up to whole 16-byte vectors (the executor's, the model's op_misalign_ns). */
+static uint64_t whole_vectors(uint64_t count, ar_dtype_t dt) {
+    const uint64_t v = 16 / ar_dtype_size(dt);
+    return (count + v - 1) / v * v;
+}
+
+/* Whether o's plan at `channels`, predicted to take s at count (whole vectors), is bound by
+ * its latencies, not its bytes, in the model: half the count (whole vectors too, so that an
+ * op's scalar tail, which a count's half may not have, is no part of the difference)
+ * predicts no less than AR_CASE_TUNE_HW_GAIN below s. */
 static int latency_bound(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
-                         int channels, ar_mem_t buffer, const ar_backend_ops_t *target) {
-    const uint64_t v = 16 / ar_dtype_size(dt), whole = (count + v - 1) / v * v, half = (whole / 2 + v - 1) / v * v;
-    if (half >= whole) return 0;
+                         int channels, double s, ar_mem_t buffer, const ar_backend_ops_t *target) {
+    const uint64_t half = whole_vectors(count / 2, dt);
+    if (half >= count) return 0;
     ar_algo_opts_t k = *o;
     k.channels = channels;
-    double s[2];
-    for (int i = 0; i < 2; i++) {
-        int brc;
-        uint64_t nops;
-        ar_error_t e;
-        ar_error_clear(&e);
-        s[i] = predict(t, algo, i ? half : whole, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
-        if (brc != AR_OK || !isfinite(s[i])) return 0;
-    }
-    return s[1] >= s[0] * (1 - AR_CASE_TUNE_HW_GAIN);
+    int brc;
+    uint64_t nops;
+    ar_error_t e;
+    ar_error_clear(&e);
+    const double s_half = predict(t, algo, half, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+    return brc == AR_OK && isfinite(s_half) && s_half >= s * (1 - AR_CASE_TUNE_HW_GAIN);
 }
 
 /* The channels: ar_case_defaults without the chunk. */
@@ -464,10 +466,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
      * ranking within the error the counts are not ranked by, and an odd count took other
      * channels than its neighbour (2stage, 2 ranks, fp32 at 65537: 64, at 65540: 32,
      * measured 1.11x). */
-    if (hardware) {
-        const uint64_t v = 16 / ar_dtype_size(dt);
-        key.count = (key.count + v - 1) / v * v;
-    }
+    if (hardware) key.count = whole_vectors(key.count, dt);
     key.dtype = dt, key.buffer = buffer, key.root = o->root;
     key.grid_w = o->grid_w, key.grid_h = o->grid_h, key.slots = o->slots;
     key.channels = o->channels, key.hardware = hardware, key.coll = o->coll;
@@ -503,6 +502,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
     if (by_rank0) k.symmetry = AR_SYMMETRY_ON; /* the same times as every rank's, 1/P of the ops */
     double time[32];
     int chans[32], n = 0, brc;
+    uint64_t first_ops = 0; /* the first count's plan */
     ar_error_t e;
     /* every count, at the chunk asked or the algorithm's own (or the one asked) */
     uint64_t spent = 0; /* ops of the plans timed so far */
@@ -541,6 +541,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
          * more may not be (1stage on 2 ranks of one H100 at 256 KB: one channel past 13.7
          * us, 64 take 4.06, where auto had taken 2stage's 6.10) */
         if (ch == lo && !isfinite(s) && !(k.max_s > 0)) break;
+        if (!n) first_ops = nops;
         time[n] = s, chans[n++] = ch;
         spent += nops;
         /* more channels, more ops (about twice): stop before the search costs more than
@@ -592,7 +593,11 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
             fewer_least = fmin(fewer_least, time[i]);
         }
         int mid = nflat == 2 ? (time[flat[1]] < time[flat[0]] ? flat[1] : flat[0]) : flat[(nflat - 1) / 2];
-        if (flat[0] == 0 && nflat > 1 && latency_bound(t, algo, key.count, dt, &k, chans[0], buffer, target)) mid = 0;
+        /* (the first count's time is at key.count, its whole vectors; within a plan's cap as
+         * another count's try is) */
+        if (flat[0] == 0 && nflat > 1 && first_ops <= AR_CASE_TUNE_PLAN_OPS &&
+            latency_bound(t, algo, key.count, dt, &k, chans[0], time[0], buffer, target))
+            mid = 0;
         out->channels = chans[mid], *predicted_s = time[mid];
     }
     if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
