@@ -94,7 +94,7 @@ int ar__build_direct(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const ar
     ar_plan_t *p;
     AR_TRY(ar__plan_new(o, "direct", P, lanes, count, dt, &p));
     /* a peer's slot: the largest shard, from its place in a vector on (shard_at) */
-    const uint64_t stride = ar__slot_stride((count + (uint64_t)P - 1) / (uint64_t)P + ar__vec_elems(dt) - 1, dt);
+    const uint64_t stride = ar__slot_stride((count + (uint64_t)P - 1) / (uint64_t)P + ar_vec_elems(dt) - 1, dt);
     const int slots = P > 1 && count * ar_dtype_size(dt) <= AR__PARITY_SLOTS_MAX_BYTES ? 2 : 1;
     if (coll == AR_COLL_REDUCESCATTER) p->scratch_elems = (uint64_t)slots * P * stride;
     if (coll == AR_COLL_REDUCESCATTER && slots == 2) p->parity_elems = (uint64_t)P * stride;

@@ -62,9 +62,7 @@ uint64_t ar__slot_stride(uint64_t count, ar_dtype_t dt);
  * where the cuts fall on whole vectors, every piece then starts its room, each rank's
  * offsets are its place times a stride, and rank 0's plan stands for all under a model that
  * tracks warmth (its mirror offsets guessed: docs/SIM.md, "Symmetry"). */
-#define AR__VEC_BYTES 16u
-static inline uint64_t ar__vec_elems(ar_dtype_t dt) { return AR__VEC_BYTES / ar_dtype_size(dt); }
-static inline uint64_t ar__vec_residue(uint64_t off, ar_dtype_t dt) { return off % ar__vec_elems(dt); }
+static inline uint64_t ar__vec_residue(uint64_t off, ar_dtype_t dt) { return off % ar_vec_elems(dt); }
 /* Chunk in elements for pipelining a lane of lane_elems elements in `pieces` steps. */
 uint64_t ar__chunk_elems(const ar_algo_opts_t *o, uint64_t lane_elems, ar_dtype_t dt, int pieces);
 

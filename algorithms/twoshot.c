@@ -98,7 +98,7 @@ static int pieces_init(pieces_t *s, const ar_algo_opts_t *o, uint64_t count, ar_
     /* a piece: at most its exact share and a split grain (ar__split), at an offset within a
      * vector (ar__vec_residue) */
     const uint64_t share = (most + (uint64_t)P - 1) / (uint64_t)P;
-    s->cap = ar__slot_stride(share + ar_algo_split_grain(most / (uint64_t)P) + ar__vec_elems(dt) - 1, dt);
+    s->cap = ar__slot_stride(share + ar_algo_split_grain(most / (uint64_t)P) + ar_vec_elems(dt) - 1, dt);
     s->stride = n * s->cap;
     return AR_OK;
 }

@@ -710,7 +710,7 @@ int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
     const uint64_t size = ar_dtype_size(p->dtype);
     for (uint32_t s = 0; s <= op->nsrc; s++) {
         const ar_addr_t *a = ar_op_operand(p, op, s);
-        if ((a->off * size) % 16 || ((a->off + op->n) * size) % 16) return 1;
+        if ((a->off * size) % AR_VEC_BYTES || ((a->off + op->n) * size) % AR_VEC_BYTES) return 1;
     }
     return 0;
 }

@@ -237,7 +237,7 @@ static uint64_t even_step(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, int
         if (t->kind != AR_TOPO_TORUS_2D || t->nranks != t->ndevices || t->grid_w < 2 || t->grid_w >= t->nranks) return 0;
         parts = (uint64_t)(t->nranks / t->grid_w);
     }
-    const uint64_t l = (uint64_t)(lanes > 0 ? lanes : 1), vec = 16 / ar_dtype_size(dt);
+    const uint64_t l = (uint64_t)(lanes > 0 ? lanes : 1), vec = ar_vec_elems(dt);
     uint64_t grain = fine ? ar_algo_split_grain(count / l / parts) : AR_ALGO_SPLIT_LINE;
     if (aligned && grain < vec) grain = vec;
     const uint64_t m = parts * l * grain;
@@ -427,9 +427,9 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     return AR_OK;
 }
 
-/* count rounded up to whole 16-byte vectors (the executor's, the model's op_misalign_ns). */
+/* count rounded up to whole vectors (AR_VEC_BYTES: the executor's, the model's op_misalign_ns). */
 static uint64_t whole_vectors(uint64_t count, ar_dtype_t dt) {
-    const uint64_t v = 16 / ar_dtype_size(dt);
+    const uint64_t v = ar_vec_elems(dt);
     return (count + v - 1) / v * v;
 }
 

@@ -12,6 +12,11 @@ typedef enum ar_dtype_e { AR_BF16 = 0, AR_FP16 = 1, AR_FP32 = 2, AR_NDTYPE } ar_
 typedef enum ar_mem_e { AR_MEM_TCM = 0, AR_MEM_SRAM = 1, AR_MEM_HBM = 2, AR_NMEM } ar_mem_t;
 
 size_t ar_dtype_size(ar_dtype_t t);
+/* The vector the GPU executor moves (16 bytes): an op whose pointers sit on it moves whole
+ * vectors; one off it takes a scalar head or tail, which the model charges (op_misalign_ns).
+ * Plans cut on it, and the defaults round odd counts to it. */
+#define AR_VEC_BYTES 16u
+static inline uint64_t ar_vec_elems(ar_dtype_t t) { return AR_VEC_BYTES / ar_dtype_size(t); }
 const char *ar_dtype_name(ar_dtype_t t);
 int ar_dtype_parse(const char *s, ar_dtype_t *out); /* AR_OK or AR_EINVAL */
 /* The one number reader of every flag and file: the number starts at once (no space, no
