@@ -295,6 +295,15 @@ static int run_topo(run_state_t *s, const char *backend, const char *spec) {
                             100 * fabs(1 - co.even_lo_s / co.res.time_s), co.even_lo_s <= co.res.time_s ? "less" : "more");
                     fflush(stderr);
                 }
+                if (co.defaults_fewest && !o->quiet) {
+                    fprintf(stderr,
+                            "%s: %s at %" PRIu64 " B: its channels were searched at one piece a lane, where its "
+                            "plans hold the fewest ops: at its own chunk they pass the %llu ops the search of the "
+                            "defaults times (every rank's ops where rank 0's cannot stand for all); --channels and "
+                            "--chunk ask for others\n",
+                            s->who, aname, bytes, (unsigned long long)AR_CASE_TUNE_MAX_OPS);
+                    fflush(stderr);
+                }
                 if (co.auto_untimed[0] && !o->quiet) {
                     fprintf(stderr,
                             "%s: auto at %" PRIu64 " B: %s not timed, each plan past what auto times (every "

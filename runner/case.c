@@ -454,7 +454,7 @@ static int latency_bound(const ar_topo_t *t, const char *algo, uint64_t count, a
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
-                            ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
+                            ar_algo_opts_t *out, double *predicted_s, int *fewest, ar_error_t *err) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
@@ -495,8 +495,10 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
             const uint64_t ops0 = count_rank0_ops(t, algo, key.count, dt, &r0, buffer);
             by_rank0 = ops0 > 0 && (AR_ALGO_SYMMETRY_PROBES + 1) * ops0 <= AR_CASE_TUNE_MAX_OPS / 2;
         }
-        if (size.over && !by_rank0) return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out,
-                                                               predicted_s);
+        if (size.over && !by_rank0) {
+            *fewest = !hardware && o->channels == 0 && o->chunk_bytes == 0;
+            return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
+        }
     }
     ar_algo_opts_t k = *o;
     if (by_rank0) k.symmetry = AR_SYMMETRY_ON; /* the same times as every rank's, 1/P of the ops */
@@ -527,11 +529,12 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
          * above), but not where its far hops make it cost as many (far_hops) */
         const uint64_t cap = ch == lo && !by_rank0 ? AR_CASE_TUNE_MAX_OPS / 2 : AR_CASE_TUNE_PLAN_OPS;
         const double s = predict(t, algo, key.count, dt, &k, buffer, target, cap, &brc, &nops, NULL, &e);
-        if (ch == lo && !by_rank0 && brc == AR_OK && nops > cap)
+        if ((ch == lo && !by_rank0 && brc == AR_OK && nops > cap) ||
+            /* rank 0's ops did not stand for every rank's after all: the plan of fewest ops */
+            (by_rank0 && ch == lo && (brc != AR_OK || !isfinite(s)))) {
+            *fewest = !hardware && o->channels == 0 && o->chunk_bytes == 0;
             return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
-        /* rank 0's ops did not stand for every rank's after all: the plan of fewest ops */
-        if (by_rank0 && ch == lo && (brc != AR_OK || !isfinite(s)))
-            return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
+        }
         /* the fewest channels not built: neither is any other count (more hold more) */
         if (brc != AR_OK && ch == lo)
             return ar_error_set(err, brc, e.file[0] ? e.file : NULL, e.line, e.column, "%s", e.message);
@@ -546,7 +549,19 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         spent += nops;
         /* more channels, more ops (about twice): stop before the search costs more than
          * AR_CASE_TUNE_MAX_OPS in all */
-        if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) break;
+        if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) {
+            /* The first count alone timed, at the algorithm's own chunk, leaves nothing to rank:
+             * a model backend searches the counts where their plans are smallest instead, one
+             * piece a lane, then the chunk (fewest_ops_default), as for a first plan past half
+             * the search (torus2d on torus_2d:16x16 at 64 MB: 1 channel's plan of 377 K ops
+             * took 2 channels, 1202 us; the plans of one piece a lane take 64 and 65 KB
+             * chunks, 365 us) */
+            if (n == 1 && !hardware && !by_rank0 && o->channels == 0 && o->chunk_bytes == 0 && lo < hi) {
+                *fewest = 1;
+                return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
+            }
+            break;
+        }
     }
     double least = INFINITY;
     for (int i = 0; i < n; i++) least = fmin(least, time[i]);
@@ -995,7 +1010,7 @@ int ar_case_choose(const ar_case_t *c, const char **algo, ar_algo_opts_t *opts, 
  * these very arguments), and they are not counted again. */
 static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                          ar_mem_t buffer, const char *backend, int capacity_checked, ar_algo_opts_t *out,
-                         double *predicted_s, ar_error_t *err);
+                         double *predicted_s, int *fewest, ar_error_t *err);
 
 /* The case's plan with these options, its memory checked first (--max-mem). */
 static int build_checked(const ar_case_t *c, const ar_algo_t *a, const char *algo, const ar_algo_opts_t *o,
@@ -1095,7 +1110,7 @@ int ar_case_plan(const ar_case_t *c, ar_case_out_t *out, ar_error_t *err) {
         /* (the defaults time no plan of more than AR_CASE_TUNE_MAX_OPS / 2 ops here: the plan
          * chosen is the one to check; the buffers, counted above, are not counted again) */
         AR_TRY(case_defaults(c->topo, c->algo, c->count, c->dtype, &c->algo_opts, c->run.buffer, c->backend, checked,
-                             &opts, NULL, err));
+                             &opts, NULL, &out->defaults_fewest, err));
     }
     opts.buffer = c->run.buffer;
     if (!case_may_stand_for_all(c)) opts.symmetry = AR_SYMMETRY_OFF;
@@ -1376,12 +1391,12 @@ int ar_case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dt
                      ar_mem_t buffer, const char *backend, ar_algo_opts_t *out, double *predicted_s, ar_error_t *err) {
     const ar_backend_ops_t *b = backend ? ar_backend_find(backend) : NULL;
     if (b && (b->caps & AR_BACKEND_MODEL)) t = ar_algo_topology(ar_algo_find(algo), t, o); /* as it is timed */
-    return case_defaults(t, algo, count, dt, o, buffer, backend, 0, out, predicted_s, err);
+    return case_defaults(t, algo, count, dt, o, buffer, backend, 0, out, predicted_s, NULL, err);
 }
 
 static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, ar_dtype_t dt, const ar_algo_opts_t *o,
                          ar_mem_t buffer, const char *backend, int capacity_checked, ar_algo_opts_t *out,
-                         double *predicted_s, ar_error_t *err) {
+                         double *predicted_s, int *fewest, ar_error_t *err) {
     if (ar_coll_fused(o->coll) && o->gemm.m) {
         const ar_algo_t *fa = ar_algo_find(algo);
         if (fa && !fa->probe && !fa->chooser && t->model && count)
@@ -1400,7 +1415,9 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
     ar_error_t cap;
     if (!hardware && !capacity_checked && check_capacity(t, algo, count, dt, o, buffer, &cap) != AR_OK)
         return AR_OK; /* the algorithm's own, whose run says why */
-    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, err));
+    int fewest_ops = 0;
+    AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, &fewest_ops, err));
+    if (fewest) *fewest = fewest_ops;
     /* the chunk is chosen with the channels (there where a first plan was all the search
      * would time), for channels asked too: the algorithm's own chunk at channels it did not
      * choose can be far from the best (2stage, 6 ranks on one H200 at 32 MB on 16 channels:

@@ -2307,6 +2307,22 @@ START_TEST(test_default_fewest_ops_lanes) {
 }
 END_TEST
 
+/* Where the search of the defaults times its first count alone (one channel at the
+ * algorithm's own chunk, 377 K ops, and two would pass the 1 M it times), the counts are
+ * searched at one piece a lane, as for a first plan past half: torus2d on torus_2d:16x16 at
+ * 64 MB took 2 channels and 2 MB chunks, 1202 us; now 64 channels, 365 us (bound 336). */
+START_TEST(test_default_one_count_searched) {
+    ar_topo_t *t = tu_topo_open("torus_2d:16x16", "accel_tcm");
+    const uint64_t count = (uint64_t)32 << 20; /* 64 MiB of bf16 */
+    int ch = 0;
+    const ar_symmetry_t sym = AR_SYMMETRY_AUTO;
+    const double def = case_run_sym(t, "torus2d", count, 0, 0, sym, &ch, NULL, NULL, 0);
+    const double two = case_run_sym(t, "torus2d", count, 2, 0, sym, NULL, NULL, NULL, 0);
+    ck_assert_msg(ch >= 16 && def < 0.5 * two, "%d lanes: %g s; 2 lanes at the own chunk: %g s", ch, def, two);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* A plan the defaults would time whose every rank's ops pass the cap is timed as rank 0's
  * where that stands for all: 2stage on full:32 at 16 MB (h200_sxm), whose channel search
  * stopped at 2 channels, took 4, 628 us, where 32 channels at the algorithm's own chunk
@@ -3086,6 +3102,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_default_untimed_tree);
     tcase_add_test(tc, test_default_rank0_search);
     tcase_add_test(tc, test_default_fewest_ops_lanes);
+    tcase_add_test(tc, test_default_one_count_searched);
     tcase_add_test(tc, test_default_ladder_rank0_on);
     tcase_add_test(tc, test_default_far_hops);
     tcase_add_test(tc, test_default_hardware_chunk);

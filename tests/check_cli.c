@@ -467,6 +467,24 @@ START_TEST(test_all_goes_on_past_limit) {
 }
 END_TEST
 
+START_TEST(test_defaults_searched_note) {
+    /* Defaults found where the plans are smallest (one piece a lane) are said so on stderr,
+     * with what asks for others; not under -q, nor where the channels are asked. */
+    cmd_result_t *r = arsim("run", "--backend", "analytic", "--topology", "torus_2d:16x16", "--algo", "torus2d",
+                            "--size", "64M", NULL);
+    ck_assert_msg(r->status == 0, "exit %d: %s", r->status, r->err);
+    ck_assert_msg(strstr(r->err, "torus2d at 67108864 B: its channels were searched at one piece a lane") &&
+                      strstr(r->err, "--channels and --chunk ask for others"),
+                  "%s", r->err);
+    r = arsim("run", "--backend", "analytic", "--topology", "torus_2d:16x16", "--algo", "torus2d", "--size", "64M", "-q",
+              NULL);
+    ck_assert_msg(r->status == 0 && !r->err[0], "exit %d, stderr under -q: %s", r->status, r->err);
+    r = arsim("run", "--backend", "analytic", "--topology", "torus_2d:16x16", "--algo", "torus2d", "--size", "64M",
+              "--channels", "4", NULL);
+    ck_assert_msg(r->status == 0 && !strstr(r->err, "searched"), "exit %d: %s", r->status, r->err);
+}
+END_TEST
+
 Suite *suite_cli(void) {
     Suite *s = suite_create("cli");
     struct { const char *name; const TTest *t; } cases[] = {
@@ -474,6 +492,7 @@ Suite *suite_cli(void) {
         {"unknown_algo", test_unknown_algo},
         {"algo_unfit", test_algo_unfit},
         {"all_goes_on_past_limit", test_all_goes_on_past_limit},
+        {"defaults_searched_note", test_defaults_searched_note},
         {"count_zero", test_count_zero},
         {"unknown_dtype", test_unknown_dtype},
         {"bad_size", test_bad_size},

@@ -73,6 +73,12 @@ typedef struct ar_case_out_s {
      * timed, whatever they would take (torus2d on mesh_2d:128x128 at 10^6 bytes: 348 us, where
      * auto takes center_root's 5418); "" where none. */
     char auto_untimed[128];
+    /* Its channels, not asked, were searched at one piece a lane, the plans of fewest ops (a
+     * model backend): at the algorithm's own chunk its plans pass what the search of the
+     * defaults times (AR_CASE_TUNE_MAX_OPS; every rank's ops where no translation maps rank
+     * 0's onto the others': torus2d on mesh_2d:128x128); 0 where they were searched at its
+     * own chunk, or asked. */
+    int defaults_fewest;
 } ar_case_out_t;
 
 /* `--algo auto`: every registered algorithm that computes c's collective and fits, each at
@@ -141,7 +147,9 @@ double ar_case_default_max_mem(void);
  * AR_CASE_TUNE_PLAN_OPS ops is chosen but the first timed; a first plan of more than half
  * AR_CASE_TUNE_MAX_OPS, which leaves the search nothing else to time, is not timed (counted,
  * not built) unless predicted_s asks for its time: one channel, and unless either was asked
- * the chunk of fewest ops (one piece a lane). Found once per
+ * the chunk of fewest ops (one piece a lane); for a model backend, with neither asked, the
+ * channels are then searched at one piece a lane, as they are where the first count is timed
+ * but a second would pass AR_CASE_TUNE_MAX_OPS. Found once per
  * topology and case shape, then kept with the topology. backend names where the case runs (NULL: a model): a
  * hardware backend's rules apply, and no plan it would not admit (ar_backend_ops_t.admits) is
  * chosen. out is o with the channels and chunk filled (as given
