@@ -135,7 +135,7 @@ __device__ __forceinline__ void elem_op(typename Elt<DT>::raw *dst, void *const 
     }
     /* The sources' loads issued together, ELEM_GROUP at a time, then summed in order: one
      * thread's loads one after another cost a round trip each, which a tail of host memory
-     * (naive) pays once per source (8 ranks at 1001 elements: 14 us the REDUCE, 7.7 at 1008,
+     * (naive) pays once per source (8 ranks at 1001 elements: 14.5 us the REDUCE, 9.6 at 1008,
      * one H100; docs/PERFORMANCE.md, "A tail's loads together"). */
     float acc = 0.f;
     for (int j0 = 0; j0 < k; j0 += ELEM_GROUP) {
