@@ -554,7 +554,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
              * a model backend searches the counts where their plans are smallest instead, one
              * piece a lane, then the chunk (fewest_ops_default), as for a first plan past half
              * the search (torus2d on torus_2d:16x16 at 64 MB: 1 channel's plan of 377 K ops
-             * took 2 channels, 1202 us; the plans of one piece a lane take 64 and 65 KB
+             * took 2 channels, 1202 us; searched at one piece a lane, 64 channels of 64 KB
              * chunks, 365 us) */
             if (n == 1 && !hardware && !by_rank0 && o->channels == 0 && o->chunk_bytes == 0 && lo < hi) {
                 *fewest = 1;
