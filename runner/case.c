@@ -451,6 +451,11 @@ static int latency_bound(const ar_topo_t *t, const char *algo, uint64_t count, a
     return brc == AR_OK && isfinite(s_half) && s_half >= s * (1 - AR_CASE_TUNE_HW_GAIN);
 }
 
+/* How default_channels' *fewest says it went: the channels searched at one piece a lane
+ * (fewest_ops_default), or to be where that predicts less than the first count alone timed
+ * leads to (case_defaults). */
+enum { FEWEST_NOT = 0, FEWEST_TAKEN = 1, FEWEST_WEIGHED = 2 };
+
 /* The channels: ar_case_defaults without the chunk. */
 static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *algo, uint64_t count, ar_dtype_t dt,
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
@@ -556,10 +561,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
              * the search (torus2d on torus_2d:16x16 at 64 MB: 1 channel's plan of 377 K ops
              * took 2 channels, 1202 us; searched at one piece a lane, 64 channels of 64 KB
              * chunks, 365 us) */
-            if (n == 1 && !hardware && !by_rank0 && o->channels == 0 && o->chunk_bytes == 0 && lo < hi) {
-                *fewest = 1;
-                return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
-            }
+            if (n == 1 && !hardware && !by_rank0 && o->channels == 0 && o->chunk_bytes == 0 && lo < hi)
+                *fewest = FEWEST_WEIGHED; /* against what this count leads to (case_defaults) */
             break;
         }
     }
@@ -615,7 +618,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
             mid = 0;
         out->channels = chans[mid], *predicted_s = time[mid];
     }
-    if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
+    /* (a search cut short is not this key's, nor one whose count is yet to be weighed) */
+    if (!(o->max_s > 0) && *fewest != FEWEST_WEIGHED) tune_keep(t, &key, out, *predicted_s);
     return AR_OK;
 }
 
@@ -1417,7 +1421,7 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
         return AR_OK; /* the algorithm's own, whose run says why */
     int fewest_ops = 0;
     AR_TRY(default_channels(t, a, algo, count, dt, o, buffer, target, want_time, out, predicted_s, &fewest_ops, err));
-    if (fewest) *fewest = fewest_ops;
+    if (fewest) *fewest = fewest_ops == FEWEST_TAKEN;
     /* the chunk is chosen with the channels (there where a first plan was all the search
      * would time), for channels asked too: the algorithm's own chunk at channels it did not
      * choose can be far from the best (2stage, 6 ranks on one H200 at 32 MB on 16 channels:
@@ -1507,6 +1511,19 @@ static int case_defaults(const ar_topo_t *t, const char *algo, uint64_t count, a
             take_lanes_if_faster(t, algo, count, dt, buffer, target, 2 * found, AR_CASE_TUNE_HW_GAIN, out, predicted_s);
         if (out->channels == found && found / 2 >= 1)
             take_lanes_if_faster(t, algo, count, dt, buffer, target, found / 2, AR_CASE_TUNE_HW_GAIN, out, predicted_s);
+    }
+    /* The first count alone timed (default_channels): the channels searched at one piece a
+     * lane instead where they predict less (torus2d on torus_2d:16x16 at 64 MB: 64 channels,
+     * 365 us, where the one count led to 2 and 1202 us; ring on mesh_2d:12x12 at 4 MB keeps
+     * its 2 channels in 8 KB chunks, 144.6 us, where the ladder at one piece a lane stops at
+     * 14.6 KB chunks, 152.8) */
+    if (fewest_ops == FEWEST_WEIGHED) {
+        ar_algo_opts_t alt = *o;
+        double alt_s = INFINITY;
+        fewest_ops_default(t, algo, count, dt, o, buffer, target, 1, 1, &alt, &alt_s);
+        const int take = alt_s < *predicted_s;
+        if (take) *out = alt, *predicted_s = alt_s;
+        if (fewest) *fewest = take;
     }
     if (!(o->max_s > 0)) tune_keep(t, &key, out, *predicted_s); /* (a search cut short is not this key's) */
     return AR_OK;
