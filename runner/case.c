@@ -461,6 +461,8 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
                             const ar_algo_opts_t *o, ar_mem_t buffer, const ar_backend_ops_t *target, int want_time,
                             ar_algo_opts_t *out, double *predicted_s, int *fewest, ar_error_t *err) {
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
+    /* whether fewest_ops_default, where it is taken, searches the channels (at one piece a lane) */
+    const int fewest_searches = !hardware && o->channels == 0 && o->chunk_bytes == 0;
     const uint64_t most = AR_CASE_TUNE_MAX_BYTES / ar_dtype_size(dt);
     tune_key_t key;
     memset(&key, 0, sizeof key); /* compared whole, padding included */
@@ -501,7 +503,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
             by_rank0 = ops0 > 0 && (AR_ALGO_SYMMETRY_PROBES + 1) * ops0 <= AR_CASE_TUNE_MAX_OPS / 2;
         }
         if (size.over && !by_rank0) {
-            *fewest = !hardware && o->channels == 0 && o->chunk_bytes == 0;
+            *fewest = fewest_searches ? FEWEST_TAKEN : FEWEST_NOT;
             return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
         }
     }
@@ -537,7 +539,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
         if ((ch == lo && !by_rank0 && brc == AR_OK && nops > cap) ||
             /* rank 0's ops did not stand for every rank's after all: the plan of fewest ops */
             (by_rank0 && ch == lo && (brc != AR_OK || !isfinite(s)))) {
-            *fewest = !hardware && o->channels == 0 && o->chunk_bytes == 0;
+            *fewest = fewest_searches ? FEWEST_TAKEN : FEWEST_NOT;
             return fewest_ops_default(t, algo, count, dt, o, buffer, target, want_time, lo, out, predicted_s);
         }
         /* the fewest channels not built: neither is any other count (more hold more) */
@@ -561,7 +563,7 @@ static int default_channels(const ar_topo_t *t, const ar_algo_t *a, const char *
              * the search (torus2d on torus_2d:16x16 at 64 MB: 1 channel's plan of 377 K ops
              * took 2 channels, 1202 us; searched at one piece a lane, 64 channels of 64 KB
              * chunks, 365 us) */
-            if (n == 1 && !hardware && !by_rank0 && o->channels == 0 && o->chunk_bytes == 0 && lo < hi)
+            if (n == 1 && fewest_searches && !by_rank0 && lo < hi)
                 *fewest = FEWEST_WEIGHED; /* against what this count leads to (case_defaults) */
             break;
         }
