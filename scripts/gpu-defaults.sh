@@ -18,7 +18,7 @@ what=${1:-tests}
 G=${2:-2}
 algos=${DEFAULTS_ALGOS:-ring,1stage,2stage}
 sizes=${DEFAULTS_SIZES:-1M,16M,256M}
-case $G in '' | *[!0-9]* | 0*) echo "gpu-defaults.sh: '$G' is no count of GPUs or ranks (1 or more)" >&2; exit 2 ;; esac
+need_count gpu-defaults.sh "$G"
 vis=$(seq -s, 0 $((G - 1)))
 place="" nccl="" span=8K:1G maxch=128
 if [ "$what" = shared ]; then # G is the ranks, all on GPU 0

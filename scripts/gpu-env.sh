@@ -9,3 +9,7 @@ export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$top/.devcarry${LD_LIBRARY_PATH:+:$LD
 export ARSIM_DATADIR="${ARSIM_DATADIR:-$top}"
 a="${ARSIM_BIN:-$top/.devcarry/arsim}" # ARSIM_BIN: another build, to compare side by side
 [ -x "$a" ] || { echo "no $a: run 'scripts/gpu-check.sh build' first"; exit 2; }
+# A count of GPUs or ranks ($2), 1 or more; else one line naming the script ($1) and exit 2.
+need_count() {
+    case $2 in '' | *[!0-9]* | 0*) echo "$1: '$2' is no count of GPUs or ranks (1 or more)" >&2; exit 2 ;; esac
+}

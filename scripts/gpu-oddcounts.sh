@@ -16,7 +16,7 @@ if [ "${1:-}" = shared ]; then
 else
     G=${1:-2}
 fi
-case $G in '' | *[!0-9]* | 0*) echo "gpu-oddcounts.sh: '$G' is no count of GPUs or ranks (1 or more)" >&2; exit 2 ;; esac
+need_count gpu-oddcounts.sh "$G"
 vis=$(seq -s, 0 $((G - 1)))
 [ -n "$place" ] && vis=0 && G=shared$G
 algos=${ODD_ALGOS:-ring,torus2d,mesh2d,1stage,2stage,center_root,naive}
