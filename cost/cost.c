@@ -705,20 +705,10 @@ void ar_cost_release_wait(int stored, double land, double sig_land, double floor
     *landing = stored && land > now ? land - now : 0;
 }
 
-int ar_cost_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
-    if (!ar_op_moves_data(op)) return 0;
-    const uint64_t size = ar_dtype_size(p->dtype);
-    for (uint32_t s = 0; s <= op->nsrc; s++) {
-        const ar_addr_t *a = ar_op_operand(p, op, s);
-        if ((a->off * size) % AR_VEC_BYTES || ((a->off + op->n) * size) % AR_VEC_BYTES) return 1;
-    }
-    return 0;
-}
-
 double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op) {
     const ar_model_t *m = t->model;
     return (m->op_overhead_ns + (op->code == AR_OP_REDUCE ? m->reduce_op_ns : 0) +
-            (ar_cost_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
+            (ar_op_misaligned(p, op) ? m->op_misalign_ns : 0)) * 1e-9;
 }
 
 double ar_cost_release_floor_s(const ar_topo_t *t, const ar_plan_t *p, const ar_cost_cross_t *x, int gi, uint32_t pc,

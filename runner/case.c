@@ -225,8 +225,9 @@ static double predict_count(const ar_topo_t *t, const char *algo, uint64_t count
 
 /* The step of the even counts around count with `lanes` lanes (AR_CASE_EVEN_SPAN): ranks x
  * the grain x the lanes, the grain a line (fine: the grain the algorithms cut parts of that
- * size on, ar_algo_split_grain; aligned: 16 bytes at least, the alignment a plan of one rank
- * keeps alike: ring's parts of 31 elements do not), where that is count / AR_CASE_EVEN_STEP
+ * size on, ar_algo_split_grain; aligned: 16 bytes at least, where parts at their own grain
+ * may lie on whole vectors on some ranks and off them on others, which a plan of one rank
+ * must keep alike, ar_op_misaligned), where that is count / AR_CASE_EVEN_STEP
  * (fine: AR_CASE_EVEN_FINE_STEP) or less; else 0. by_rows: the step where a row of t's grid
  * stands for all (a plan of a row, arsim/plan.h), the grid's rows in place of the ranks, parts
  * even along the columns (a torus_2d, a rank a device); else 0. */

@@ -12,9 +12,9 @@
  * link), where the whole plan would hold AR_ALGO_ONE_RANK_MIN_OPS ops or more (AUTO: where
  * running every rank costs seconds), or wherever it can (ON). It checks the translation
  * first: the plans of rank 0 and of AR_ALGO_SYMMETRY_PROBES other ranks, spread over the
- * topology, must be each other's translates op for op (sizes, flags, buffers, each offset's
- * alignment to 16 bytes); otherwise every rank's ops are built. Under a model that tracks
- * warmth (arsim/cost.h) it also needs where the other ranks' ops touch rank 0's buffers
+ * topology, must be each other's translates op for op (sizes, flags, buffers, whether each
+ * op starts or ends off a whole vector, ar_op_misaligned); otherwise every rank's ops are
+ * built. Under a model that tracks warmth (arsim/cost.h) it also needs where the other ranks' ops touch rank 0's buffers
  * (ar_plan_t.mirror_off): guessed from its grid neighbours' plans (a stride per rank) and
  * checked on a few ranks' where its ops reach many, else from the plans of the ranks whose
  * translates reach rank 0, walked op for op, at most AR_ALGO_MIRROR_MAX_WORK ops in all (else

@@ -53,7 +53,7 @@
  *   over   = op_overhead_ns             -- the executor's own cost per data op (sync term),
  *            + reduce_op_ns for a REDUCE (x-rchainN: a REDUCE costs more than a COPY even
  *            in one group of loads), + op_misalign_ns when a pointer of the op is not 16-byte aligned at its
- *            start or end (its scalar head or tail, ar_cost_op_misaligned)
+ *            start or end (its scalar head or tail, ar_op_misaligned)
  *   total  = lat + move + reduce + over
  * A COMPUTE (m x N x K, on the executing rank's device) multiplies at the device's matrix
  * units and reads a and b and writes dst once from its memory:

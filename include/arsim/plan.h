@@ -390,6 +390,18 @@ static inline uint64_t ar_op_operand_elems(const ar_op_t *op, uint32_t s) {
 static inline const ar_addr_t *ar_op_operand(const ar_plan_t *p, const ar_op_t *op, uint32_t s) {
     return s == op->nsrc ? &op->dst : &p->srcs[op->src + s];
 }
+/* Whether a data op starts or ends off a whole vector (AR_VEC_BYTES) in any operand: its
+ * scalar head or tail, what the model charges op_misalign_ns for (arsim/cost.h) and all of
+ * an offset that timing reads. */
+static inline int ar_op_misaligned(const ar_plan_t *p, const ar_op_t *op) {
+    if (!ar_op_moves_data(op)) return 0;
+    const uint64_t size = ar_dtype_size(p->dtype);
+    for (uint32_t s = 0; s <= op->nsrc; s++) {
+        const ar_addr_t *a = ar_op_operand(p, op, s);
+        if ((a->off * size) % AR_VEC_BYTES || ((a->off + op->n) * size) % AR_VEC_BYTES) return 1;
+    }
+    return 0;
+}
 /* Where operand a (as ar_op_operand gives it) sits among p's: a source's index in srcs, a
  * destination nsrcs + its op's index in ops. */
 static inline size_t ar_plan_operand_index(const ar_plan_t *p, const ar_addr_t *a) {
