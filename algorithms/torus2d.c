@@ -60,9 +60,15 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
      * switch goes columns first on every lane: that is rows first transposed, the same plan
      * but for which of the switch's alike devices is which (the same times), and its rows
      * stand for all where a row's allreduce cuts parts finer than 16 bytes (switch:16384 at
-     * 8 KB: a row's 65 K ops, not every rank's 8.3 M). */
+     * 8 KB: a row's 65 K ops, not every rank's 8.3 M). Along a ring the columns go first too
+     * where a lane holds fewer elements than there are ranks: the columns' allreduce would
+     * cut each block finer than an element a rank, so rows differ by position and every
+     * rank's ops are timed, where rows first gains nothing, the time being the steps'
+     * latencies over the same routes either way (ring_1d:16384 at 8 KB: 8930 us columns
+     * first, a row's ops timed in 0.3 s, against 8937 us and 22 s). */
     const int mix = (t->kind == AR_TOPO_TORUS_2D || t->kind == AR_TOPO_MESH_2D) && W > 1 && H > 1;
     const int transposed = t->kind == AR_TOPO_SWITCH && W == H && W > 1;
+    const int ring_tiny_first = t->kind == AR_TOPO_RING_1D && W > 1 && H > 1;
     for (int c = 0; c < lanes && rc == AR_OK; c++) {
         /* lanes take the four ways in turn: each ring direction, columns first or rows
          * first (where both are taken: mix), so that with four lanes or more every link
@@ -70,9 +76,9 @@ int ar__build_torus2d(const ar_topo_t *t, uint64_t count, ar_dtype_t dt, const a
          * first two lanes: where a row's allreduce of its block splits it unevenly over the
          * row (fewer elements than ranks), every row still runs the same ops, and a row's
          * stand for all (a plan of a row, arsim/plan.h) */
-        const int d = c % 2, yx = mix ? !((c / 2) % 2) : transposed;
         uint64_t lo, len;
         ar__split(0, count, lanes, c, &lo, &len);
+        const int d = c % 2, yx = mix ? !((c / 2) % 2) : transposed || (ring_tiny_first && len < (uint64_t)P);
         for (int i = 0; i < 2 * P; i++) nrecv[i] = 0;
         ar__ring_t rx[H > 0 ? H : 1], ry[W > 0 ? W : 1];
         for (int y = 0; y < H; y++)
