@@ -24,13 +24,15 @@ trap 'rm -rf "$tmp"' EXIT
 # One case: its CSV line on stdout, arsim's stderr on this script's.
 one() {
     t=$1 a=$2 s=$3 f=$tmp/$1.$2.$3
-    timeout "$limit" /usr/bin/time -f "%e %M" -o "$f.time" "$bin" run -q --backend analytic --topology "$t" \
+    /usr/bin/time -f "%e %M" -o "$f.time" timeout "$limit" "$bin" run -q --backend analytic --topology "$t" \
         --algo "$a" --size "$s" --csv "$f.csv" >/dev/null 2>"$f.err"
     rc=$?
-    [ $rc -eq 124 ] && echo "$limit 0" >"$f.time"
     row=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         { print $col["time_us"] "," $col["algo"] }' "$f.csv" 2>/dev/null)
-    read -r wall rss <"$f.time" 2>/dev/null || wall= rss=
+    # (GNU time puts a line before its own where the command failed)
+    read -r wall rss <<EOF
+$(tail -n 1 "$f.time" 2>/dev/null)
+EOF
     sed "s|^|$t $a $s: |" "$f.err" >&2
     echo "$t,$a,$s,$rc,${wall:-},${rss:-},${row:-,}"
 }
