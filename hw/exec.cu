@@ -39,7 +39,6 @@ constexpr int WIN_OPS = AR_EXEC_WINDOW_OPS; /* ops staged in shared memory at a 
 constexpr int WIN_SRCS = 256; /* source pointers staged in shared memory */
 constexpr int UNROLL = 3;     /* vectors per thread per source in flight (no spills at 128 registers) */
 constexpr int KGROUP = 2;     /* sources loaded together */
-constexpr int ELEM_GROUP = 8; /* sources loaded together by one thread's element (elem_op) */
 
 __device__ __forceinline__ uint64_t gtimer() {
     uint64_t t;
@@ -133,20 +132,8 @@ __device__ __forceinline__ void elem_op(typename Elt<DT>::raw *dst, void *const 
         dst[i] = ld_elt<DT, SYS>((const raw *)fixp<PAR>(src_[0], par) + i);
         return;
     }
-    /* The sources' loads issued together, ELEM_GROUP at a time, then summed in order: one
-     * thread's loads one after another cost a round trip each, which a tail of host memory
-     * (naive) pays once per source (8 ranks at 1001 elements: 14.5 us the REDUCE, 9.6 at 1008,
-     * one H100; docs/PERFORMANCE.md, "A tail's loads together"). */
     float acc = 0.f;
-    for (int j0 = 0; j0 < k; j0 += ELEM_GROUP) {
-        raw v[ELEM_GROUP];
-#pragma unroll
-        for (int j = 0; j < ELEM_GROUP; j++)
-            if (j0 + j < k) v[j] = ld_elt<DT, SYS>((const raw *)fixp<PAR>(src_[j0 + j], par) + i);
-#pragma unroll
-        for (int j = 0; j < ELEM_GROUP; j++)
-            if (j0 + j < k) acc += Elt<DT>::to_f(v[j]);
-    }
+    for (int j = 0; j < k; j++) acc += Elt<DT>::to_f(ld_elt<DT, SYS>((const raw *)fixp<PAR>(src_[j], par) + i));
     dst[i] = Elt<DT>::from_f(acc);
 }
 
