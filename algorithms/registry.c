@@ -532,7 +532,8 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
     *decided = 0;
     *mirrors = 0;
     if (probed == RANK0_ROW && !row_probes_hold(a, topo, count, dtype, opts, *shifts, decided)) return NULL;
-    if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+    /* a build that fails (past max_ops, out of memory) is no verdict, though the probes held */
+    if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return *decided = 0, NULL;
     if (probed == RANK0_PROBED) {
         *shifts = p->shift_w;
         if (!ar_topo_translatable(topo, *shifts) && *shifts > 0 && ar_topo_translatable(topo, -*shifts)) {
@@ -541,7 +542,7 @@ static ar_plan_t *rank0_plan(const ar_algo_t *a, const ar_topo_t *topo, uint64_t
             p = NULL;
             k.one_span = *shifts;
             *shifts = -*shifts;
-            if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return NULL;
+            if (build_in_place(a, topo, count, dtype, &k, &p, &e) != AR_OK) return *decided = 0, NULL;
         }
     }
     k.one_span = 0;
