@@ -887,10 +887,18 @@ static int analytic_execute(ar_backend_t *be, const ar_plan_t *p, const ar_run_o
     ar_progress_t pg;
     ar_progress_start(&pg, opts, p->nops);
     for (int gi = 0; gi < nch; gi++) AR_TRY_GOTO(advance(&w, gi, err), rc, out);
+    /* a channel's clock at an event is a floor of the execution's time (its launch comes on top) */
+    const double stop_at = opts->stop_past_s > 0 ? opts->stop_past_s : INFINITY;
     for (;;) {
         const double next_flow = w.events.n ? w.events.e[0].key : INFINITY;
         if (queue_first(&w.queue) < next_flow) {
             event_t e = queue_pop(&w.queue);
+            if (e.kind == EV_READY && e.t > stop_at) {
+                memset(res, 0, sizeof *res);
+                res->time_s = INFINITY;
+                res->ops_executed = w.ops;
+                goto out;
+            }
             ar_progress_tick(&pg, e.t, w.ops);
             if (e.kind == EV_READY) AR_TRY_GOTO(advance(&w, e.chan, err), rc, out);
             else AR_TRY_GOTO(arrive(&w, &e, err), rc, out);

@@ -3020,6 +3020,35 @@ START_TEST(test_plan_chain_floor) {
 }
 END_TEST
 
+/* A walk told where to stop (stop_past_s) ends once a channel's clock passes it: its time
+ * INFINITY and fewer ops walked than the plan's, where the whole run takes longer; the same
+ * result as without it where the whole run takes less. */
+START_TEST(test_stop_past) {
+    ar_topo_t *t = tu_topo_open("torus_2d:4x4", NULL);
+    ar_algo_opts_t ao = AR_ALGO_OPTS_DEFAULT;
+    ao.channels = 2;
+    ar_plan_t *p;
+    ar_error_t err;
+    ck_assert_int_eq(ar_algo_build("torus2d", t, 1u << 18, AR_BF16, &ao, &p, &err), AR_OK);
+    ar_result_t whole, cut, past;
+    run(t, p, 0, &whole);
+    ck_assert_uint_eq(whole.ops_executed, p->nops);
+    ar_run_opts_t o = AR_RUN_OPTS_DEFAULT;
+    o.stop_past_s = whole.time_s / 2;
+    ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &cut, &err), AR_OK);
+    ck_assert(isinf(cut.time_s) && cut.ops_executed > 0 && cut.ops_executed < p->nops);
+    o.stop_past_s = whole.time_s * 1.001;
+    ck_assert_int_eq(ar_backend_run("analytic", t, p, &o, &past, &err), AR_OK);
+    EQ(past.time_s, whole.time_s);
+    ck_assert_uint_eq(past.ops_executed, p->nops);
+    ar_result_free(&whole);
+    ar_result_free(&cut);
+    ar_result_free(&past);
+    ar_plan_free(p);
+    ar_topo_free(t);
+}
+END_TEST
+
 /* torus2d on a square grid of a switch goes columns first, as on a torus: at a count
  * whose rows' allreduce cuts each block unevenly (switch:64, 8 x 8, 328 elements: blocks of
  * 41, parts of 5 and 6), every row runs the same ops, and a row's stand for all (rows first,
@@ -3120,6 +3149,7 @@ Suite *suite_analytic(void) {
     tcase_add_test(tc, test_even_counts_by_rows);
     tcase_add_test(tc, test_even_counts_fine);
     tcase_add_test(tc, test_plan_chain_floor);
+    tcase_add_test(tc, test_stop_past);
     tcase_add_test(tc, test_torus2d_switch_rows);
     tcase_add_test(tc, test_ordered_links_closed_form);
     suite_add_tcase(s, tc);

@@ -38,9 +38,13 @@ typedef struct ar_run_opts_s {
     /* cuda: write when each op of the last execution started and ended, from the GPUs'
      * clocks, to this file (CSV; NULL: the environment's ARSIM_CUDA_TIMELINE, else none) */
     const char *timeline;
+    /* analytic: a walk that reaches this time (seconds, > 0) stops there, its result's
+     * time_s INFINITY: where only a time below it is of use (auto ruling out a plan too
+     * large for its search), the rest of the walk is not. 0: every walk runs to its end. */
+    double stop_past_s;
 } ar_run_opts_t;
 
-#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0, NULL, NULL, NULL}
+#define AR_RUN_OPTS_DEFAULT {AR_MEM_HBM, 1, 0, 0, 1, 0, 5.0, 0, NULL, NULL, NULL, 0}
 
 /* A backend's side of opts->progress: ar_progress_start when the run begins, then
  * ar_progress_tick after every op (cheap: the clock is read every 4096 ticks). */
