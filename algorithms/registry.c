@@ -173,8 +173,9 @@ static int route_alike(route_check_t *c, int k, int to) {
  * k, op for op, and its routes that rank's moved alike: what a plan of one rank or a row
  * stands for (arsim/plan.h). Offsets may differ (each rank has its own part of the vector),
  * not whether an op starts or ends off a vector (ar_op_misaligned), which the model charges:
- * parts of 2 bytes each (torus2d on ring_1d:16384 at 32 KB) are misaligned wherever they lie. The routes too where with_routes:
- * the probes' check, which says whether the plan stands; the mirror plans' compares ops alone. */
+ * parts of 2 bytes each (torus2d on ring_1d:16384 at 32 KB) are misaligned wherever they
+ * lie. The routes too where with_routes: the probes' check, which says whether the plan
+ * stands; the mirror plans' compares ops alone. */
 static int translates(route_check_t *rc, const ar_plan_t *a, const ar_plan_t *b, int k, int with_routes) {
     const ar_topo_t *t = rc->t;
     const int routes = with_routes && !rc->alike;

@@ -54,8 +54,6 @@ double ar_cost_launch_s(const ar_topo_t *t);
 int ar_cost_chan_starts(const ar_topo_t *t, const ar_plan_t *p, double *start);
 /* Seconds a WAIT adds after its flag reached the count (the model's wait_overhead_ns). */
 double ar_cost_wait_s(const ar_topo_t *t);
-/* 1 when a COPY/REDUCE of p has a pointer not 16-byte aligned at its start or end (the
- * executor moves that head or tail element by element). */
 /* The executor's own cost of a COPY/REDUCE: op_overhead_ns, reduce_op_ns more for a REDUCE,
  * and op_misalign_ns more when the op is misaligned (the `over` term above). */
 double ar_cost_op_overhead_s(const ar_topo_t *t, const ar_plan_t *p, const ar_op_t *op);

@@ -14,11 +14,11 @@
  * first: the plans of rank 0 and of AR_ALGO_SYMMETRY_PROBES other ranks, spread over the
  * topology, must be each other's translates op for op (sizes, flags, buffers, whether each
  * op starts or ends off a whole vector, ar_op_misaligned); otherwise every rank's ops are
- * built. Under a model that tracks warmth (arsim/cost.h) it also needs where the other ranks' ops touch rank 0's buffers
- * (ar_plan_t.mirror_off): guessed from its grid neighbours' plans (a stride per rank) and
- * checked on a few ranks' where its ops reach many, else from the plans of the ranks whose
- * translates reach rank 0, walked op for op, at most AR_ALGO_MIRROR_MAX_WORK ops in all (else
- * every rank's ops). */
+ * built. Under a model that tracks warmth (arsim/cost.h) it also needs where the other
+ * ranks' ops touch rank 0's buffers (ar_plan_t.mirror_off): guessed from its grid
+ * neighbours' plans (a stride per rank) and checked on a few ranks' where its ops reach
+ * many, else from the plans of the ranks whose translates reach rank 0, walked op for op, at
+ * most AR_ALGO_MIRROR_MAX_WORK ops in all (else every rank's ops). */
 typedef enum ar_symmetry_e { AR_SYMMETRY_OFF = 0, AR_SYMMETRY_AUTO, AR_SYMMETRY_ON } ar_symmetry_t;
 #define AR_ALGO_ONE_RANK_MIN_OPS (1u << 20)
 #define AR_ALGO_SYMMETRY_PROBES 4
