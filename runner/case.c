@@ -360,6 +360,11 @@ static int fewest_within_flat(const double *time, int n) {
     return -1;
 }
 
+/* The ops fewest_ops_default's lanes may time in all, at one piece a lane: four times the
+ * search's, where the search itself could not time two counts (a plan of a grid of a
+ * thousand devices, every rank's ops: about a second here). */
+#define FEWEST_MAX_OPS (4 * AR_CASE_TUNE_MAX_OPS)
+
 /* The defaults where the search would time one plan at most (its first, of lo channels, has
  * more than half the ops it may time): lo channels, and the chunk from the ladder of one piece
  * a lane down. Not kept: the search's key is another count's. */
@@ -370,30 +375,37 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     const int hardware = target && (target->caps & AR_BACKEND_HARDWARE);
     const ar_algo_t *a = ar_algo_find(algo);
     /* The channels at one piece a lane, whose plans hold the fewest ops each count can: powers
-     * of two from lo, each plan of at most AR_CASE_TUNE_PLAN_OPS ops, AR_CASE_TUNE_MAX_OPS in
-     * all, the fewest within AR_CASE_TUNE_FLAT of the least time. A model backend only, as
-     * with the search these stand in for; lanes, the count found. */
+     * of two from lo, the fewest within AR_CASE_TUNE_FLAT of the least time. A model backend
+     * only, as with the search these stand in for; lanes, the count found. */
     int lanes = lo;
+    double lo_s = INFINITY, lanes_s = INFINITY; /* each at one piece a lane, where timed */
     if (o->chunk_bytes == 0 && o->channels == 0 && !hardware && a) {
         ar_algo_opts_t k = *o;
         k.chunk_bytes = vector_chunk(count, dt);
         double time[32];
         int chans[32], n = 0;
         uint64_t spent = 0;
+        /* The plans here are those the search could not afford at the algorithm's own chunk:
+         * they are given FEWEST_MAX_OPS, half of it to one plan, whatever the caller's cap (auto
+         * runs an algorithm as its name does). Without it a grid of a thousand devices has its
+         * lanes chosen unseen (torus2d on mesh_2d:32x32 at 64 MB: one lane's plan of 380 K
+         * ops, 2428 us, where two predict 1318 and four 807) */
+        const uint64_t budget = FEWEST_MAX_OPS, plan_cap = FEWEST_MAX_OPS / 2;
         for (int ch = lo; ch <= a->max_channels && (uint64_t)ch <= count && n < 32; ch *= 2) {
             int brc;
             uint64_t nops;
             ar_error_t e;
             ar_error_clear(&e);
             k.channels = ch;
-            const double s = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_PLAN_OPS, &brc, &nops, NULL, &e);
+            const double s =
+                predict(t, algo, count, dt, &k, buffer, target, plan_cap, &brc, &nops, NULL, &e);
             if (brc != AR_OK || !isfinite(s)) break;
             time[n] = s, chans[n++] = ch;
             spent += nops;
-            if (spent + 2 * nops > AR_CASE_TUNE_MAX_OPS) break;
+            if (spent + 2 * nops > budget) break;
         }
         const int pick = fewest_within_flat(time, n);
-        if (pick >= 0) lanes = chans[pick];
+        if (pick >= 0) lanes = chans[pick], lanes_s = time[pick], lo_s = time[0];
     }
     /* Nor is the own chunk timed: the chunk ladder from one piece a lane down, each plan of at
      * most AR_CASE_TUNE_PLAN_OPS ops, the least time of those (the own chunk's plan is larger
@@ -404,6 +416,8 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0) {
         double s = INFINITY;
         default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
+        /* the ladder's plans past its cap: one piece a lane, as the lanes were timed */
+        if (!isfinite(s) && isfinite(lo_s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
         /* The lanes found, each with the ladder too, where they predict less: more lanes gain
          * where one piece a lane already pipelines (2stage on switch:1024 at 64 MB under
          * h200_sxm: 4 channels, 3609 us, where one took 9864), while a tree, pipelined only by
@@ -415,6 +429,7 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
             alt.channels = lanes;
             alt.chunk_bytes = 0;
             default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, &alt, &alt_s);
+            if (!isfinite(alt_s)) alt.chunk_bytes = vector_chunk(count, dt), alt_s = lanes_s;
             if (alt_s < s) *out = alt, s = alt_s;
         }
         if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
