@@ -360,9 +360,9 @@ static int fewest_within_flat(const double *time, int n) {
     return -1;
 }
 
-/* The ops fewest_ops_default's lanes may time in all, at one piece a lane: four times the
- * search's, where the search itself could not time two counts (a plan of a grid of a
- * thousand devices, every rank's ops: about a second here). */
+/* fewest_ops_default's lanes at one piece a lane: the ops they may time in all, as a multiple
+ * of the first plan's (one lane's), and at most. */
+#define FEWEST_RUNS 4
 #define FEWEST_MAX_OPS (4 * AR_CASE_TUNE_MAX_OPS)
 
 /* The defaults where the search would time one plan at most (its first, of lo channels, has
@@ -385,24 +385,35 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
         double time[32];
         int chans[32], n = 0;
         uint64_t spent = 0;
-        /* The plans here are those the search could not afford at the algorithm's own chunk:
-         * they are given FEWEST_MAX_OPS, half of it to one plan, whatever the caller's cap (auto
-         * runs an algorithm as its name does). Without it a grid of a thousand devices has its
-         * lanes chosen unseen (torus2d on mesh_2d:32x32 at 64 MB: one lane's plan of 380 K
-         * ops, 2428 us, where two predict 1318 and four 807) */
-        const uint64_t budget = FEWEST_MAX_OPS, plan_cap = FEWEST_MAX_OPS / 2;
+        /* Each plan of at most AR_CASE_TUNE_PLAN_OPS ops, AR_CASE_TUNE_MAX_OPS in all. Where
+         * even the first, one lane's, is past that cap, it holds the ops the run walks at
+         * least: it is timed up to AR_CASE_TUNE_MAX_OPS, and the search may spend FEWEST_RUNS
+         * times its ops (FEWEST_MAX_OPS at most), each further count built where it fits what
+         * is left. Otherwise a grid of a thousand devices has its lanes chosen unseen (torus2d
+         * on mesh_2d:32x32 at 64 MB: one lane's plan of 381 K ops, 2428 us, where two predict
+         * 1250), while a plan of 16384 devices, dear to walk, is searched no further than its
+         * first plan allows. */
+        uint64_t budget = AR_CASE_TUNE_MAX_OPS, plan_cap = AR_CASE_TUNE_PLAN_OPS;
+        int extended = 0;
         for (int ch = lo; ch <= a->max_channels && (uint64_t)ch <= count && n < 32; ch *= 2) {
             int brc;
             uint64_t nops;
             ar_error_t e;
             ar_error_clear(&e);
             k.channels = ch;
-            const double s =
-                predict(t, algo, count, dt, &k, buffer, target, plan_cap, &brc, &nops, NULL, &e);
+            double s = predict(t, algo, count, dt, &k, buffer, target, plan_cap, &brc, &nops, NULL, &e);
+            if (n == 0 && !isfinite(s) && (brc == AR_ELIMIT || (brc == AR_OK && nops > plan_cap))) {
+                extended = 1;
+                ar_error_clear(&e);
+                s = predict(t, algo, count, dt, &k, buffer, target, AR_CASE_TUNE_MAX_OPS, &brc, &nops, NULL, &e);
+                if (brc == AR_OK && isfinite(s) && FEWEST_RUNS * nops > budget)
+                    budget = FEWEST_RUNS * nops < FEWEST_MAX_OPS ? FEWEST_RUNS * nops : FEWEST_MAX_OPS;
+            }
             if (brc != AR_OK || !isfinite(s)) break;
             time[n] = s, chans[n++] = ch;
             spent += nops;
-            if (spent + 2 * nops > budget) break;
+            if (extended) plan_cap = budget - spent;
+            if (spent + 2 * nops > budget) break; /* more lanes, about twice the ops */
         }
         const int pick = fewest_within_flat(time, n);
         if (pick >= 0) lanes = chans[pick], lanes_s = time[pick], lo_s = time[0];
@@ -416,8 +427,13 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0) {
         double s = INFINITY;
         default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
-        /* the ladder's plans past its cap: one piece a lane, as the lanes were timed */
-        if (!isfinite(s) && isfinite(lo_s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
+        /* The ladder's plans all past its cap: one piece a lane, as the lanes were timed, and
+         * the lanes found weighed so against it. Where the ladder timed plans of lo, the lanes
+         * found are weighed by their own ladder alone: one piece a lane is not their best
+         * chunk, and taking it over lo's (ring on ring_1d:256 at 1 MB: 158.19 us) leaves
+         * what the search does next from lo (151.29) */
+        const int ladder_timed = isfinite(s);
+        if (!ladder_timed && isfinite(lo_s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
         /* The lanes found, each with the ladder too, where they predict less: more lanes gain
          * where one piece a lane already pipelines (2stage on switch:1024 at 64 MB under
          * h200_sxm: 4 channels, 3609 us, where one took 9864), while a tree, pipelined only by
@@ -429,7 +445,7 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
             alt.channels = lanes;
             alt.chunk_bytes = 0;
             default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, &alt, &alt_s);
-            if (!isfinite(alt_s)) alt.chunk_bytes = vector_chunk(count, dt), alt_s = lanes_s;
+            if (!isfinite(alt_s) && !ladder_timed) alt.chunk_bytes = vector_chunk(count, dt), alt_s = lanes_s;
             if (alt_s < s) *out = alt, s = alt_s;
         }
         if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */
