@@ -427,11 +427,10 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0) {
         double s = INFINITY;
         default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
-        /* The ladder's plans all past its cap: one piece a lane, as the lanes were timed, and
-         * the lanes found weighed so against it. Where the ladder timed plans of lo, the lanes
-         * found are weighed by their own ladder alone: one piece a lane is not their best
-         * chunk, and taking it over lo's (ring on ring_1d:256 at 1 MB: 158.19 us) leaves
-         * what the search does next from lo (151.29) */
+        /* The ladder's plans all past its cap (the lanes were searched past it): one piece a
+         * lane, as the lanes were timed, and the lanes found weighed so against it. Where the
+         * ladder timed plans of lo, the lanes are weighed by their own ladder alone, like
+         * against like (one piece a lane is not a ladder's best chunk). */
         const int ladder_timed = isfinite(s);
         if (!ladder_timed && isfinite(lo_s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
         /* The lanes found, each with the ladder too, where they predict less: more lanes gain
