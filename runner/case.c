@@ -389,10 +389,11 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
          * even the first, one lane's, is past that cap, it holds the ops the run walks at
          * least: it is timed up to AR_CASE_TUNE_MAX_OPS, and the search may spend FEWEST_RUNS
          * times its ops (FEWEST_MAX_OPS at most), each further count built where it fits what
-         * is left. Otherwise a grid of a thousand devices has its lanes chosen unseen (torus2d
-         * on mesh_2d:32x32 at 64 MB: one lane's plan of 381 K ops, 2428 us, where two predict
-         * 1250), while a plan of 16384 devices, dear to walk, is searched no further than its
-         * first plan allows. */
+         * is left. (First at the cap all the same: past it, a plan whose rank 0 stands for
+         * every rank is timed as rank 0's.) Otherwise a grid of a thousand devices has its
+         * lanes chosen unseen (torus2d on mesh_2d:32x32 at 64 MB: one lane's plan of 381 K
+         * ops, 2428 us, where two predict 1250), while a plan of 16384 devices, dear to walk,
+         * is searched no further than its first plan allows. */
         uint64_t budget = AR_CASE_TUNE_MAX_OPS, plan_cap = AR_CASE_TUNE_PLAN_OPS;
         int extended = 0;
         for (int ch = lo; ch <= a->max_channels && (uint64_t)ch <= count && n < 32; ch *= 2) {
@@ -427,12 +428,9 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
     if (o->chunk_bytes == 0 && o->channels == 0) {
         double s = INFINITY;
         default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, out, &s);
-        /* The ladder's plans all past its cap (the lanes were searched past it): one piece a
-         * lane, as the lanes were timed, and the lanes found weighed so against it. Where the
-         * ladder timed plans of lo, the lanes are weighed by their own ladder alone, like
-         * against like (one piece a lane is not a ladder's best chunk). */
-        const int ladder_timed = isfinite(s);
-        if (!ladder_timed && isfinite(lo_s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
+        /* The ladder's plans all past its cap (the lanes were searched past it, and its first
+         * rung is their plan of one piece a lane): that piece, as the lanes timed it. */
+        if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt), s = lo_s;
         /* The lanes found, each with the ladder too, where they predict less: more lanes gain
          * where one piece a lane already pipelines (2stage on switch:1024 at 64 MB under
          * h200_sxm: 4 channels, 3609 us, where one took 9864), while a tree, pipelined only by
@@ -444,7 +442,7 @@ static int fewest_ops_default(const ar_topo_t *t, const char *algo, uint64_t cou
             alt.channels = lanes;
             alt.chunk_bytes = 0;
             default_chunk(t, algo, count, dt, buffer, target, AR_CASE_TUNE_PLAN_OPS, 1, &alt, &alt_s);
-            if (!isfinite(alt_s) && !ladder_timed) alt.chunk_bytes = vector_chunk(count, dt), alt_s = lanes_s;
+            if (!isfinite(alt_s)) alt.chunk_bytes = vector_chunk(count, dt), alt_s = lanes_s;
             if (alt_s < s) *out = alt, s = alt_s;
         }
         if (!isfinite(s)) out->chunk_bytes = vector_chunk(count, dt); /* none fit the cap */

@@ -2842,9 +2842,9 @@ END_TEST
 /* auto times the algorithm its search could not (a plan of every rank's ops past the search's,
  * even one lane's in one piece, where no translation lets rank 0's stand for them) when it may
  * win: torus2d on mesh_2d:48x48 at 1 MB, 2304 ranks' rings, 139 us where the search's best,
- * center_root, takes 307. The choice is the one whose options predict the least; the others' floors screen them.
- * The row is that timing's, not a second walk of the plan. Where that plan is past what auto
- * times, the case names it among those not timed. */
+ * center_root, takes 307. The choice is the one whose options predict the least; the others'
+ * floors screen them. The row is that timing's, not a second walk of the plan. Where that plan
+ * is past what auto times, the case names it among those not timed. */
 START_TEST(test_auto_past_search) {
     ar_topo_t *t = tu_topo_open("mesh_2d:48x48", NULL);
     ar_case_t c = {.backend = "analytic", .topo = t, .topology = t->name, .algo = "auto", .count = 1u << 19,
